@@ -1,0 +1,122 @@
+"""Thresholds and settings: the course's constants as defaults, every one configurable.
+
+Values come, in rising priority, from the defaults, a ``ctxlab.toml`` in the workspace, and
+command-line flags. A bad value names its key in the error so the user can fix it.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+
+class ConfigError(ValueError):
+    """A setting has a bad value; the message names the key."""
+
+
+@dataclass(frozen=True)
+class Thresholds:
+    """The knobs of the compaction pipeline (names follow the contract's flags)."""
+
+    context_limit: int = 50_000  # CONTEXT_CHAR_LIMIT: the trigger
+    batch_limit: int = 200_000  # TOOL_RESULT_BATCH_CHAR_LIMIT
+    large_result: int = 30_000  # LARGE_RESULT_CHAR_LIMIT (a result must be > this)
+    keep_recent: int = 3  # KEEP_RECENT_RESULTS
+    max_messages: int = 50  # snip_compact max_messages
+    snip_head: int = 3  # snip head size
+    reactive_keep: int = 5  # KEEP_RECENT_MESSAGES for reactive compact
+    summary_input_limit: int = 80_000  # SUMMARY_INPUT_CHAR_LIMIT
+    summary_head: int = 20_000  # head kept when the summary input is cut
+    summary_tail: int = 60_000  # tail kept when the summary input is cut
+    micro_short: int = 120  # content this short is never micro-compacted
+    target_ratio: float = 0.8  # reduction target = int(context_limit * ratio)
+    budget_preview: int = 2_000  # preview in the budget wrapper
+    fit_preview: int = 1_000  # preview in fit_tool_results
+    max_reactive_retries: int = 1
+    summary_max_tokens: int = 2_000
+    main_max_tokens: int = 8_000
+
+    @property
+    def target(self) -> int:
+        """Where micro/fit stop: ``int(context_limit * 0.8)`` (40,000 by default)."""
+        return int(self.context_limit * self.target_ratio)
+
+    @property
+    def snip_tail(self) -> int:
+        """Messages kept at the end by snip: ``max_messages - head - 1`` (46)."""
+        return self.max_messages - self.snip_head - 1
+
+    def validate(self) -> Thresholds:
+        for f in dataclasses.fields(self):
+            value = getattr(self, f.name)
+            if f.name == "target_ratio":
+                if not isinstance(value, int | float) or not 0 < value <= 1:
+                    raise ConfigError(f"{f.name}: must be a number in (0, 1], got {value!r}")
+                continue
+            if isinstance(value, bool) or not isinstance(value, int):
+                raise ConfigError(f"{f.name}: must be an integer, got {value!r}")
+            if value < 0 or (value == 0 and f.name not in {"keep_recent", "max_reactive_retries"}):
+                raise ConfigError(f"{f.name}: must be positive, got {value!r}")
+        if self.max_messages < self.snip_head + 2:
+            raise ConfigError(
+                f"max_messages: must be at least snip_head + 2 ({self.snip_head + 2}),"
+                f" got {self.max_messages}"
+            )
+        return self
+
+    def replace(self, **changes: Any) -> Thresholds:
+        return dataclasses.replace(self, **changes).validate()
+
+
+THRESHOLD_KEYS = tuple(f.name for f in dataclasses.fields(Thresholds))
+
+
+@dataclass(frozen=True)
+class Settings:
+    """Everything a run needs to know that is not a message."""
+
+    thresholds: Thresholds = field(default_factory=Thresholds)
+    model: str | None = None
+    lang: str = "en"
+    theme: str | None = None
+    breaks: frozenset[str] = frozenset()
+
+
+def thresholds_from_mapping(data: dict[str, Any], base: Thresholds | None = None,
+                            source: str = "settings") -> Thresholds:
+    """Apply ``data`` (keys with ``-`` or ``_``) over ``base``; unknown keys are an error."""
+    changes: dict[str, Any] = {}
+    for key, value in data.items():
+        name = key.replace("-", "_")
+        if name not in THRESHOLD_KEYS:
+            raise ConfigError(f"{source}: unknown setting {key!r}")
+        changes[name] = value
+    try:
+        return dataclasses.replace(base or Thresholds(), **changes).validate()
+    except ConfigError as exc:
+        raise ConfigError(f"{source}: {exc}") from None
+
+
+def load_toml(workspace: Path) -> dict[str, Any]:
+    """Read ``ctxlab.toml`` from the workspace (empty when absent)."""
+    path = workspace / "ctxlab.toml"
+    if not path.is_file():
+        return {}
+    try:
+        return tomllib.loads(path.read_text(encoding="utf-8"))
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"{path}: {exc}") from None
+
+
+def load_thresholds(workspace: Path, overrides: dict[str, Any] | None = None) -> Thresholds:
+    """Defaults, then ``ctxlab.toml`` (top level or a ``[thresholds]`` table), then flags."""
+    data = load_toml(workspace)
+    table = data.get("thresholds", {k: v for k, v in data.items() if not isinstance(v, dict)})
+    table = {k: v for k, v in table.items() if k.replace("-", "_") in THRESHOLD_KEYS}
+    thresholds = thresholds_from_mapping(table, source=str(workspace / "ctxlab.toml"))
+    if overrides:
+        thresholds = thresholds_from_mapping(overrides, thresholds, source="command line")
+    return thresholds

@@ -1,0 +1,297 @@
+"""Typed events: the only way the engine talks to the UI, the headless log and JSONL.
+
+Every event is a frozen dataclass with a class-level ``type`` (the contract's name) and a
+``t`` field (seconds since the run started) that the :class:`Emitter` stamps. ``to_json``
+turns one into the plain object the ``--json`` modes print, so the UI and a script see the
+very same stream.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
+
+EVENT_TYPES: dict[str, type[Event]] = {}
+
+
+@dataclass(frozen=True, kw_only=True)
+class Event:
+    """Base of every event; ``t`` is filled in by the emitter."""
+
+    type: ClassVar[str] = "event"
+    t: float = 0.0
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        EVENT_TYPES[cls.type] = cls
+
+    def to_json(self) -> dict[str, Any]:
+        data = {"type": self.type}
+        for f in dataclasses.fields(self):
+            data[f.name] = _plain(getattr(self, f.name))
+        data["t"] = round(self.t, 4)
+        return data
+
+
+def _plain(value: Any) -> Any:
+    if isinstance(value, tuple):
+        return [_plain(v) for v in value]
+    if isinstance(value, list):
+        return [_plain(v) for v in value]
+    if isinstance(value, dict):
+        return {k: _plain(v) for k, v in value.items()}
+    return value
+
+
+def event_from_json(data: dict[str, Any]) -> Event:
+    """Rebuild an event from its JSON object (used to replay a JSONL log)."""
+    cls = EVENT_TYPES[data["type"]]
+    names = {f.name for f in dataclasses.fields(cls)}
+    return cls(**{k: v for k, v in data.items() if k in names})
+
+
+# -- run and turn ---------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, kw_only=True)
+class RunStart(Event):
+    type: ClassVar[str] = "run_start"
+    provider: str
+    workspace: str
+    scenario: str | None = None
+    model: str | None = None
+    breaks: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, kw_only=True)
+class TurnStart(Event):
+    type: ClassVar[str] = "turn_start"
+    request: str
+
+
+@dataclass(frozen=True, kw_only=True)
+class TurnEnd(Event):
+    type: ClassVar[str] = "turn_end"
+    chars: int
+
+
+@dataclass(frozen=True, kw_only=True)
+class RunEnd(Event):
+    type: ClassVar[str] = "run_end"
+    ok: bool
+    turns: int
+
+
+# -- model calls ----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, kw_only=True)
+class ModelRequest(Event):
+    type: ClassVar[str] = "model_request"
+    purpose: str
+    chars: int
+    est_tokens: int
+    messages: int
+    system_chars: int = 0
+
+
+@dataclass(frozen=True, kw_only=True)
+class ModelResponse(Event):
+    type: ClassVar[str] = "model_response"
+    purpose: str
+    stop_reason: str | None
+    usage: dict[str, Any] | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class AssistantText(Event):
+    """A piece of streamed assistant text (``delta``), in arrival order."""
+
+    type: ClassVar[str] = "assistant_text"
+    delta: str
+
+
+@dataclass(frozen=True, kw_only=True)
+class Retry(Event):
+    """The SDK is retrying a call (429, 5xx, overloaded)."""
+
+    type: ClassVar[str] = "retry"
+    purpose: str
+    attempt: int
+    reason: str
+
+
+@dataclass(frozen=True, kw_only=True)
+class SystemPrompt(Event):
+    type: ClassVar[str] = "system_prompt"
+    sections: tuple[dict[str, Any], ...]
+
+
+# -- tools ----------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, kw_only=True)
+class ToolCall(Event):
+    type: ClassVar[str] = "tool_call"
+    id: str
+    name: str
+    input: dict[str, Any]
+
+
+@dataclass(frozen=True, kw_only=True)
+class ToolResult(Event):
+    type: ClassVar[str] = "tool_result"
+    id: str
+    name: str
+    chars: int
+    is_error: bool = False
+
+
+# -- compaction -----------------------------------------------------------------------------
+
+STAGES = (
+    "tool_result_budget",
+    "snip_compact",
+    "micro_compact",
+    "fit_tool_results",
+    "compact_history",
+    "reactive_compact",
+    "manual_compact",
+)
+
+
+@dataclass(frozen=True, kw_only=True)
+class Stage(Event):
+    """A compaction stage changed something. ``ledger`` holds this stage's ledger entries."""
+
+    type: ClassVar[str] = "stage"
+    stage: str
+    before_chars: int
+    after_chars: int
+    before_messages: int
+    after_messages: int
+    files: tuple[str, ...] = ()
+    tool_use_ids: tuple[str, ...] = ()
+    ledger: tuple[dict[str, Any], ...] = ()
+
+
+@dataclass(frozen=True, kw_only=True)
+class PointerBroken(Event):
+    """A pointer ctxlab wrote no longer resolves (its file was moved or deleted)."""
+
+    type: ClassVar[str] = "pointer_broken"
+    tool_use_id: str
+    path: str
+    reason: str
+
+
+# -- memory ---------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, kw_only=True)
+class MemorySelected(Event):
+    type: ClassVar[str] = "memory_selected"
+    files: tuple[str, ...]
+    method: str
+
+
+@dataclass(frozen=True, kw_only=True)
+class MemoryWritten(Event):
+    type: ClassVar[str] = "memory_written"
+    file: str
+    name: str
+    # The JSON key "type" names the event kind, so the record's type travels as
+    # "record_type" (the contract's `type` field of memory_written).
+    record_type: str
+
+
+@dataclass(frozen=True, kw_only=True)
+class MemoryRejected(Event):
+    type: ClassVar[str] = "memory_rejected"
+    name: str
+    reason: str
+
+
+@dataclass(frozen=True, kw_only=True)
+class MemoryConsolidated(Event):
+    type: ClassVar[str] = "memory_consolidated"
+    before: int
+    after: int
+    batches: int = 1
+
+
+@dataclass(frozen=True, kw_only=True)
+class MemoryConsolidationFailed(Event):
+    type: ClassVar[str] = "memory_consolidation_failed"
+    reason: str
+
+
+@dataclass(frozen=True, kw_only=True)
+class IndexRebuilt(Event):
+    type: ClassVar[str] = "index_rebuilt"
+    trigger: str
+    records: int
+    invalid: int
+    changed: tuple[str, ...] = ()
+
+
+# -- errors ---------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, kw_only=True)
+class Error(Event):
+    type: ClassVar[str] = "error"
+    message: str
+    kind: str
+
+
+# -- emitting -------------------------------------------------------------------------------
+
+Sink = Callable[[Event], None]
+
+
+@dataclass
+class Emitter:
+    """Stamps ``t`` on events and hands them to every sink, in order.
+
+    Sinks run synchronously in the emitting thread; a UI sink must hop threads itself
+    (Textual's ``post_message`` is thread-safe).
+    """
+
+    sinks: list[Sink] = field(default_factory=list)
+    clock: Callable[[], float] = time.monotonic
+    start: float = field(default=-1.0)
+
+    def __post_init__(self) -> None:
+        if self.start < 0:
+            self.start = self.clock()
+
+    def __call__(self, event: Event) -> Event:
+        stamped = dataclasses.replace(event, t=self.clock() - self.start)
+        for sink in list(self.sinks):
+            sink(stamped)
+        return stamped
+
+    def add(self, sink: Sink) -> None:
+        self.sinks.append(sink)
+
+
+class Recorder:
+    """A sink that keeps every event; handy in tests and for ``--json`` summaries."""
+
+    def __init__(self) -> None:
+        self.events: list[Event] = []
+
+    def __call__(self, event: Event) -> None:
+        self.events.append(event)
+
+    def of(self, kind: type[Event]) -> list[Any]:
+        return [e for e in self.events if isinstance(e, kind)]
+
+
+def dumps_event(event: Event) -> str:
+    return json.dumps(event.to_json(), ensure_ascii=False)

@@ -1,0 +1,186 @@
+"""Helpers for Anthropic Messages-format history, and the API validator.
+
+The validator is the judge of every compaction: a history is *API-valid* when every
+``tool_result`` answers a ``tool_use`` of the assistant message right before it, and every
+``tool_use`` is answered in the user message right after it. Break switches (teaching lab)
+are only visible because this check reports what they broke.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+Message = dict[str, Any]
+
+
+class HistoryError(ValueError):
+    """Input that is not a usable message history; the message says what and where."""
+
+
+def blocks(message: Message) -> list[Any]:
+    content = message.get("content")
+    return content if isinstance(content, list) else []
+
+
+def is_block(block: Any, kind: str) -> bool:
+    return isinstance(block, dict) and block.get("type") == kind
+
+
+def tool_use_ids(message: Message) -> list[str]:
+    return [b.get("id", "") for b in blocks(message) if is_block(b, "tool_use")]
+
+
+def tool_result_ids(message: Message) -> list[str]:
+    return [b.get("tool_use_id", "") for b in blocks(message) if is_block(b, "tool_result")]
+
+
+def has_tool_use(message: Message) -> bool:
+    return message.get("role") == "assistant" and any(is_block(b, "tool_use") for b in blocks(message))
+
+
+def has_tool_result(message: Message) -> bool:
+    return message.get("role") == "user" and any(is_block(b, "tool_result") for b in blocks(message))
+
+
+def iter_tool_results(messages: list[Message]) -> Iterator[tuple[int, int, dict[str, Any]]]:
+    """``(message_idx, block_idx, block)`` of every tool_result in a user message, in order."""
+    for mi, message in enumerate(messages):
+        if message.get("role") != "user":
+            continue
+        for bi, block in enumerate(blocks(message)):
+            if is_block(block, "tool_result"):
+                yield mi, bi, block
+
+
+def tool_names(messages: list[Message]) -> dict[str, str]:
+    """Map tool_use id → tool name, for labelling results."""
+    return {
+        b.get("id", ""): b.get("name", "")
+        for m in messages
+        for b in blocks(m)
+        if is_block(b, "tool_use")
+    }
+
+
+def content_text(content: Any) -> str:
+    """The text a tool_result content (string or list of blocks) carries."""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return "\n".join(
+            b.get("text", "") for b in content if isinstance(b, dict) and b.get("type") == "text"
+        )
+    return "" if content is None else str(content)
+
+
+def message_text(message: Message) -> str:
+    """The plain text of a message: a string content, or its ``text`` blocks joined."""
+    content = message.get("content")
+    if isinstance(content, str):
+        return content
+    return "\n".join(
+        b.get("text", "") for b in blocks(message) if is_block(b, "text") and b.get("text")
+    )
+
+
+def splits_pair(messages: list[Message], cut: int) -> bool:
+    """True when cutting before ``messages[cut]`` separates a tool_use from its results."""
+    if cut <= 0 or cut >= len(messages):
+        return False
+    return has_tool_result(messages[cut]) and has_tool_use(messages[cut - 1])
+
+
+@dataclass(frozen=True)
+class Violation:
+    """One way a history would be refused by the Messages API."""
+
+    kind: str  # "orphan_tool_result" | "unanswered_tool_use"
+    message_index: int
+    tool_use_id: str
+
+    def to_json(self) -> dict[str, Any]:
+        return {"kind": self.kind, "message_index": self.message_index,
+                "tool_use_id": self.tool_use_id}
+
+
+def validate_pairs(messages: list[Message], *, allow_pending: bool = True) -> list[Violation]:
+    """Report orphan tool_results and unanswered tool_uses.
+
+    ``allow_pending``: a final assistant message whose tool_uses have not been answered *yet*
+    is not a violation (the loop is about to run the tools).
+    """
+    found: list[Violation] = []
+    for i, message in enumerate(messages):
+        prev = messages[i - 1] if i > 0 else None
+        if message.get("role") == "user":
+            offered = set(tool_use_ids(prev)) if prev and prev.get("role") == "assistant" else set()
+            for rid in tool_result_ids(message):
+                if rid not in offered:
+                    found.append(Violation("orphan_tool_result", i, rid))
+        if message.get("role") == "assistant":
+            uses = tool_use_ids(message)
+            if not uses:
+                continue
+            nxt = messages[i + 1] if i + 1 < len(messages) else None
+            if nxt is None and allow_pending:
+                continue
+            answered = set(tool_result_ids(nxt)) if nxt and nxt.get("role") == "user" else set()
+            found.extend(Violation("unanswered_tool_use", i, u) for u in uses if u not in answered)
+    return found
+
+
+def check_history(data: Any) -> list[Message]:
+    """Validate untrusted input as a message list, or raise :class:`HistoryError`.
+
+    Used by ``ctxlab compact`` and session loading: wrong shapes get a one-line reason that
+    names the message (and block) at fault, never a traceback.
+    """
+    if not isinstance(data, list):
+        raise HistoryError(f"expected a JSON array of messages, got {type(data).__name__}")
+    for i, message in enumerate(data):
+        where = f"message {i}"
+        if not isinstance(message, dict):
+            raise HistoryError(f"{where}: expected an object, got {type(message).__name__}")
+        role = message.get("role")
+        if role not in ("user", "assistant"):
+            raise HistoryError(f"{where}: 'role' must be \"user\" or \"assistant\", got {role!r}")
+        if "content" not in message:
+            raise HistoryError(f"{where}: missing 'content'")
+        content = message["content"]
+        if not isinstance(content, str | list):
+            raise HistoryError(f"{where}: 'content' must be a string or a list of blocks")
+        if isinstance(content, list):
+            _check_blocks(content, role, where)
+    for v in validate_pairs(data):
+        if v.kind == "orphan_tool_result":
+            raise HistoryError(
+                f"message {v.message_index}: tool_result {v.tool_use_id!r} answers no tool_use"
+                " in the assistant message before it"
+            )
+    return data
+
+
+def _check_blocks(content: list[Any], role: str, where: str) -> None:
+    for j, block in enumerate(content):
+        at = f"{where}, block {j}"
+        if not isinstance(block, dict):
+            raise HistoryError(f"{at}: expected an object, got {type(block).__name__}")
+        kind = block.get("type")
+        if not isinstance(kind, str):
+            raise HistoryError(f"{at}: missing 'type'")
+        if kind == "tool_result":
+            if role != "user":
+                raise HistoryError(f"{at}: tool_result outside a user message")
+            if not isinstance(block.get("tool_use_id"), str):
+                raise HistoryError(f"{at}: tool_result without a string 'tool_use_id'")
+            if not isinstance(block.get("content", ""), str | list):
+                raise HistoryError(f"{at}: tool_result 'content' must be a string or a list")
+        elif kind == "tool_use":
+            if role != "assistant":
+                raise HistoryError(f"{at}: tool_use outside an assistant message")
+            if not isinstance(block.get("id"), str):
+                raise HistoryError(f"{at}: tool_use without a string 'id'")
+        elif kind == "text" and not isinstance(block.get("text"), str):
+            raise HistoryError(f"{at}: text block without a string 'text'")

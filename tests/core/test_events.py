@@ -1,0 +1,37 @@
+import json
+
+from core.events import (
+    EVENT_TYPES,
+    Emitter,
+    MemoryWritten,
+    Recorder,
+    Stage,
+    dumps_event,
+    event_from_json,
+)
+
+
+def test_every_contract_event_type_exists():
+    required = {"run_start", "turn_start", "model_request", "model_response", "tool_call",
+                "tool_result", "stage", "memory_selected", "memory_written", "memory_rejected",
+                "memory_consolidated", "memory_consolidation_failed", "index_rebuilt", "error",
+                "turn_end", "run_end"}
+    assert required <= set(EVENT_TYPES)
+
+
+def test_emitter_stamps_time_and_events_round_trip_through_json():
+    ticks = iter([10.0, 12.5])
+    rec = Recorder()
+    emit = Emitter([rec], clock=lambda: next(ticks))
+    emit(Stage(stage="snip_compact", before_chars=10, after_chars=5, before_messages=60,
+               after_messages=50, files=(".transcripts/t.jsonl",)))
+    data = json.loads(dumps_event(rec.events[0]))
+    assert data["type"] == "stage" and data["t"] == 2.5
+    assert data["files"] == [".transcripts/t.jsonl"]
+    again = event_from_json(data)
+    assert again.stage == "snip_compact" and again.t == 2.5
+
+
+def test_memory_written_carries_the_record_type():
+    data = MemoryWritten(file="tabs.md", name="tabs", record_type="user").to_json()
+    assert data["type"] == "memory_written" and data["record_type"] == "user"

@@ -1,0 +1,1 @@
+"""ctxlab's workbench (Textual) and command line. Consumes :mod:`core.events` only."""

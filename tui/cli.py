@@ -1,0 +1,73 @@
+"""The ``ctxlab`` command: a thin argparse front that lazy-imports each subcommand.
+
+Each subcommand lives in its own ``tui.cmd_*`` module exposing ``add_parser(subparsers)``
+and ``run(args) -> int``, so ``ctxlab --version`` or ``ctxlab compact`` never pays for
+importing Textual.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+
+from core import __version__
+
+# (subcommand, module) in the order ``ctxlab --help`` lists them.
+SUBCOMMANDS: tuple[tuple[str, str], ...] = (
+    ("demo", "tui.cmd_app"),
+    ("run", "tui.cmd_run"),
+    ("compact", "tui.cmd_compact"),
+    ("memory", "tui.cmd_memory"),
+    ("compare", "tui.cmd_compare"),
+    ("serve", "tui.cmd_serve"),
+)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="ctxlab",
+        description="Watch an LLM agent's context get budgeted, compacted and remembered.",
+    )
+    parser.add_argument("--version", action="version", version=f"ctxlab {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    seen: set[str] = set()
+    for _name, module_name in SUBCOMMANDS:
+        if module_name in seen:
+            continue
+        try:
+            module = importlib.import_module(module_name)
+        except ModuleNotFoundError as exc:
+            if exc.name == module_name:
+                continue  # not built yet
+            raise
+        seen.add(module_name)
+        module.add_parser(sub)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if args.command is None:
+        handler = getattr(args, "default_handler", None)
+        try:
+            from tui.cmd_app import run_default
+        except ModuleNotFoundError:
+            parser.print_help()
+            return 0
+        return run_default(args) if handler is None else handler(args)
+    try:
+        return int(args.handler(args) or 0)
+    except KeyboardInterrupt:
+        return 130
+    except BrokenPipeError:
+        return 0
+
+
+def entry() -> None:
+    sys.exit(main())
+
+
+if __name__ == "__main__":
+    entry()
