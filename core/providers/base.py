@@ -1,0 +1,103 @@
+"""The Provider protocol: one async call shape for every model purpose.
+
+The agent loop, the summarizer and the memory subsystem all talk to a model through
+:meth:`Provider.complete`, with a ``purpose`` (``main``, ``summary``, ``select``, ``extract``,
+``consolidate``) so events and scripted scenarios can tell the calls apart. Replies are
+plain dicts in Messages-API shape: the engine never holds SDK objects, so the size measure
+and transcripts stay plain JSON.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+PURPOSES = ("main", "summary", "select", "extract", "consolidate")
+
+
+@dataclass(frozen=True)
+class ModelCall:
+    purpose: str
+    messages: list[dict[str, Any]]
+    system: str | None = None
+    max_tokens: int = 8_000
+    tools: list[dict[str, Any]] | None = None
+
+
+@dataclass
+class ModelReply:
+    content: list[dict[str, Any]]  # Messages-API blocks as plain dicts
+    stop_reason: str | None = "end_turn"
+    usage: dict[str, Any] | None = None
+    extras: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def text(self) -> str:
+        """The text blocks joined and stripped (how the course reads side-call answers)."""
+        return "".join(
+            b.get("text", "") for b in self.content if b.get("type") == "text"
+        ).strip()
+
+    @property
+    def tool_uses(self) -> list[dict[str, Any]]:
+        return [b for b in self.content if b.get("type") == "tool_use"]
+
+
+TextSink = Callable[[str], None]
+
+
+class Provider(Protocol):
+    """Something that answers model calls."""
+
+    name: str  # "anthropic" | "scripted"
+    model: str | None
+
+    async def complete(self, call: ModelCall, on_text: TextSink | None = None) -> ModelReply:
+        """Answer one call; stream assistant text pieces to ``on_text`` as they arrive.
+
+        Raises :class:`ProviderError` (or a subclass) for failures the loop must handle.
+        """
+        ...
+
+
+class ProviderError(Exception):
+    """A model call failed. ``kind`` drives what the loop does next."""
+
+    kind = "api"
+
+    def __init__(self, message: str, *, status: int | None = None) -> None:
+        super().__init__(message)
+        self.status = status
+
+
+class ContextOverflow(ProviderError):
+    """The prompt was too long: the one error reactive compaction can fix."""
+
+    kind = "overflow"
+
+
+class AuthError(ProviderError):
+    kind = "auth"
+
+
+class NetworkError(ProviderError):
+    kind = "network"
+
+
+OVERFLOW_MARKERS = (
+    "prompt_too_long",
+    "prompt is too long",
+    "too many tokens",
+    "request_too_large",
+    "context_length_exceeded",
+    "maximum context length",
+    "context window",
+    "input is too long",
+)
+
+
+def is_overflow_message(text: str) -> bool:
+    """The course's three strings plus the forms it missed (spec defect 5)."""
+    low = text.lower()
+    return any(marker in low for marker in OVERFLOW_MARKERS)
