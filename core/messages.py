@@ -37,11 +37,13 @@ def tool_result_ids(message: Message) -> list[str]:
 
 
 def has_tool_use(message: Message) -> bool:
-    return message.get("role") == "assistant" and any(is_block(b, "tool_use") for b in blocks(message))
+    uses = (is_block(b, "tool_use") for b in blocks(message))
+    return message.get("role") == "assistant" and any(uses)
 
 
 def has_tool_result(message: Message) -> bool:
-    return message.get("role") == "user" and any(is_block(b, "tool_result") for b in blocks(message))
+    results = (is_block(b, "tool_result") for b in blocks(message))
+    return message.get("role") == "user" and any(results)
 
 
 def iter_tool_results(messages: list[Message]) -> Iterator[tuple[int, int, dict[str, Any]]]:

@@ -1,0 +1,49 @@
+"""Stage 1 — ``tool_result_budget``: keep one batch of tool results under its budget.
+
+Only the newest message is looked at (the results that just arrived). While their total is
+over ``batch_limit`` (200,000), the largest result over ``large_result`` (30,000) is saved
+to disk and replaced by a ``<persisted-output>`` wrapper with a 2,000-char preview. As in the
+course, a smaller result over 30k may stay inline once the total is under budget.
+"""
+
+from __future__ import annotations
+
+from core.compact.archive import content_as_text, content_size, wrapper_text
+from core.compact.context import CompactContext, StageRun
+from core.measure import Measured
+from core.messages import is_block
+
+
+def tool_result_budget(history: Measured, ctx: CompactContext) -> StageRun:
+    run = StageRun("tool_result_budget", ctx, history)
+    if not history.messages:
+        return run
+    last_idx = len(history) - 1
+    last = history.messages[last_idx]
+    if last.get("role") != "user" or not isinstance(last.get("content"), list):
+        return run
+    limits = ctx.thresholds
+    found = [
+        (bi, block) for bi, block in enumerate(last["content"]) if is_block(block, "tool_result")
+    ]
+    sizes = {bi: content_size(block.get("content", "")) for bi, block in found}
+    total = sum(sizes.values())
+    for bi, block in sorted(found, key=lambda item: -sizes[item[0]]):
+        if total <= limits.batch_limit:
+            break
+        if sizes[bi] <= limits.large_result:
+            continue
+        tool_use_id = block.get("tool_use_id", "")
+        content = block.get("content", "")
+        if ctx.archive.trusted_pointer(tool_use_id, content):
+            continue  # already behind a wrapper ctxlab wrote: nothing more to save
+        path = ctx.archive.path_for(tool_use_id, content)
+        new = wrapper_text(path, content_as_text(content)[: limits.budget_preview])
+        if len(new) >= sizes[bi]:
+            continue  # only with odd thresholds: a wrapper must never grow the batch
+        ctx.archive.persist(tool_use_id, content)
+        run.wrote(path)
+        history.set_content(last_idx, bi, new)
+        total += len(new) - sizes[bi]
+        run.took(tool_use_id, sizes[bi], path)
+    return run

@@ -1,0 +1,97 @@
+"""What every stage needs (thresholds, archive, emitter) and how a stage reports itself.
+
+A stage opens a :class:`StageRun` on the measured history, notes the files it wrote, the
+results it touched and its ledger entries, and ``finish`` emits one ``stage`` event —
+only when the stage changed something, as the contract asks.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from core.compact.archive import Archive
+from core.config import Thresholds
+from core.events import Event, PointerBroken, Stage
+from core.measure import Measured
+
+BREAK_SWITCHES = (
+    "pair-protection",
+    "unseen-guard",
+    "persist-before-placeholder",
+    "pointer-idempotence",
+    "stage-order",
+)
+
+
+def _discard(event: Event) -> Any:
+    return event
+
+
+@dataclass
+class CompactContext:
+    """Shared state of one workspace's compaction."""
+
+    archive: Archive
+    thresholds: Thresholds = field(default_factory=Thresholds)
+    emit: Callable[[Event], Any] = _discard
+    breaks: frozenset[str] = frozenset()
+
+    def broken(self, switch: str) -> bool:
+        """Is this protection deliberately switched off (teaching lab)?"""
+        return switch in self.breaks
+
+
+@dataclass
+class StageRun:
+    """The record of one stage's work on one history."""
+
+    name: str
+    ctx: CompactContext
+    history: Measured
+    before_chars: int = 0
+    before_messages: int = 0
+    files: list[str] = field(default_factory=list)
+    tool_use_ids: list[str] = field(default_factory=list)
+    ledger: list[dict[str, Any]] = field(default_factory=list)
+    changed: bool = False
+
+    def __post_init__(self) -> None:
+        self.before_chars = self.history.chars
+        self.before_messages = len(self.history)
+
+    def wrote(self, path: str) -> None:
+        if path not in self.files:
+            self.files.append(path)
+
+    def took(self, tool_use_id: str, chars: int, where: str, **extra: Any) -> None:
+        """Ledger: ``chars`` of this result left the context; the original is at ``where``."""
+        self.ledger.append(self.ctx.archive.record(tool_use_id, self.name, chars, where, **extra))
+        if tool_use_id not in self.tool_use_ids:
+            self.tool_use_ids.append(tool_use_id)
+        self.changed = True
+
+    def broken_pointer(self, tool_use_id: str, path: str) -> None:
+        self.ctx.emit(PointerBroken(tool_use_id=tool_use_id, path=path,
+                                    reason="the file this pointer names is missing or changed"))
+        self.ledger.append(self.ctx.archive.record(tool_use_id, self.name, 0, path,
+                                                   status="broken"))
+
+    def finish(self) -> Stage | None:
+        self.ctx.archive.flush()
+        if not self.changed and self.history.chars == self.before_chars and \
+                len(self.history) == self.before_messages:
+            return None
+        event = Stage(
+            stage=self.name,
+            before_chars=self.before_chars,
+            after_chars=self.history.chars,
+            before_messages=self.before_messages,
+            after_messages=len(self.history),
+            files=tuple(self.files),
+            tool_use_ids=tuple(self.tool_use_ids),
+            ledger=tuple(self.ledger),
+        )
+        self.ctx.emit(event)
+        return event

@@ -1,0 +1,47 @@
+"""Stage 3b — ``fit_tool_results``: shrink any result, largest first, to a short preview.
+
+Runs only when micro was not enough. It visits every result, unseen ones included, from
+largest to smallest, and swaps in a ``<persisted-output>`` wrapper with a 1,000-char preview
+when that is shorter, until the history is at the target. Unlike the course, it writes a file
+only when the preview is actually used.
+"""
+
+from __future__ import annotations
+
+from core.compact.archive import content_as_text, content_size, wrapper_text
+from core.compact.context import CompactContext, StageRun
+from core.measure import Measured, json_chars
+from core.messages import iter_tool_results
+
+
+def fit_tool_results(history: Measured, ctx: CompactContext, target: int) -> StageRun:
+    run = StageRun("fit_tool_results", ctx, history)
+    preview_chars = ctx.thresholds.fit_preview
+    found = list(iter_tool_results(history.messages))
+    found.sort(key=lambda item: -content_size(item[2].get("content", "")))
+    for mi, bi, _ in found:
+        if history.chars <= target:
+            break
+        block = history.messages[mi]["content"][bi]
+        tool_use_id = block.get("tool_use_id", "")
+        content = block.get("content", "")
+        trusted = ctx.archive.trusted_pointer(tool_use_id, content)
+        if trusted is None and ctx.archive.broken_pointer(tool_use_id, content):
+            run.broken_pointer(tool_use_id, ctx.archive.broken_pointer(tool_use_id, content))
+            continue
+        if trusted:
+            path = trusted
+            preview = ctx.archive.preview(trusted, preview_chars)
+        else:
+            path = ctx.archive.path_for(tool_use_id, content)
+            preview = content_as_text(content)[:preview_chars]
+        new = wrapper_text(path, preview)
+        if json_chars(new) >= json_chars(content):
+            continue  # the preview would not help: write nothing (course defect 4)
+        if not trusted:
+            ctx.archive.persist(tool_use_id, content)
+            run.wrote(path)
+        original = ctx.archive.manifest()[path].chars
+        history.set_content(mi, bi, new)
+        run.took(tool_use_id, original if trusted else content_size(content), path)
+    return run

@@ -1,0 +1,129 @@
+"""``prepare()``: the staged pipeline that runs before every model call.
+
+Order (the course's): ``tool_result_budget`` and ``snip_compact`` always run; above the
+trigger (50,000 chars) ``micro_compact`` runs toward the target (40,000), then — only while
+still above the trigger — ``fit_tool_results``, then ``compact_history``. Each stage that
+changes something emits a ``stage`` event and ledger entries.
+
+:class:`Compactor` also owns the two other ways to compact: reactive (after an overflow
+error, see :meth:`Compactor.call_with_recovery`) and manual (the model's ``compact`` tool,
+deferred to the end of its batch).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Any, TypeVar
+
+from core.compact.archive import Archive
+from core.compact.budget import tool_result_budget
+from core.compact.context import CompactContext
+from core.compact.fit import fit_tool_results
+from core.compact.micro import micro_compact
+from core.compact.reactive import is_overflow_error, reactive_compact
+from core.compact.snip import snip_compact
+from core.compact.summarizer import OfflineSummarizer, Summarizer
+from core.compact.summary import compact_history
+from core.config import Thresholds
+from core.events import Event
+from core.measure import Measured
+
+COMPACT_TOOL = {
+    "name": "compact",
+    "description": "Summarize earlier conversation to free context space.",
+    "input_schema": {"type": "object", "properties": {}},
+}
+COMPACT_TOOL_RESULT = "Compaction requested after this tool batch."
+
+T = TypeVar("T")
+
+
+class Compactor:
+    """The compaction engine of one workspace."""
+
+    def __init__(self, workspace: Path, thresholds: Thresholds | None = None,
+                 summarizer: Summarizer | None = None,
+                 emit: Callable[[Event], Any] | None = None,
+                 breaks: frozenset[str] | set[str] = frozenset()) -> None:
+        self.ctx = CompactContext(
+            archive=Archive(workspace),
+            thresholds=thresholds or Thresholds(),
+            emit=emit or (lambda event: event),
+            breaks=frozenset(breaks),
+        )
+        self.summarizer = summarizer or OfflineSummarizer()
+        self.reactive_retries = 0
+
+    @property
+    def archive(self) -> Archive:
+        return self.ctx.archive
+
+    @property
+    def thresholds(self) -> Thresholds:
+        return self.ctx.thresholds
+
+    @thresholds.setter
+    def thresholds(self, value: Thresholds) -> None:
+        self.ctx.thresholds = value
+
+    @property
+    def ledger(self) -> list[dict[str, Any]]:
+        return self.ctx.archive.ledger
+
+    async def prepare(self, messages: list[dict], active_request: str) -> list[dict]:
+        """Return the history to send; ``messages`` itself is never mutated."""
+        history = Measured(list(messages))
+        limits = self.ctx.thresholds
+        if self.ctx.broken("stage-order") and history.chars > limits.context_limit:
+            micro_compact(history, self.ctx, limits.target).finish()
+        tool_result_budget(history, self.ctx).finish()
+        snip_compact(history, self.ctx).finish()
+        if history.chars > limits.context_limit:
+            micro_compact(history, self.ctx, limits.target).finish()
+            if history.chars > limits.context_limit:
+                fit_tool_results(history, self.ctx, limits.target).finish()
+            if history.chars > limits.context_limit:
+                run = await compact_history(history, self.ctx, self.summarizer, active_request)
+                run.finish()
+        return history.messages
+
+    async def compact(self, messages: list[dict], active_request: str,
+                      stage: str = "manual_compact") -> list[dict]:
+        """Summarise now (the ``compact`` tool, after its batch's results are appended)."""
+        history = Measured(list(messages))
+        run = await compact_history(history, self.ctx, self.summarizer, active_request, stage)
+        run.finish()
+        return history.messages
+
+    async def reactive(self, messages: list[dict], active_request: str) -> list[dict]:
+        history = Measured(list(messages))
+        run = await reactive_compact(history, self.ctx, self.summarizer, active_request)
+        run.finish()
+        return history.messages
+
+    async def call_with_recovery(
+        self,
+        messages: list[dict],
+        active_request: str,
+        send: Callable[[list[dict]], Awaitable[T]],
+    ) -> tuple[list[dict], T]:
+        """prepare → send; on an overflow error, reactive-compact once and try again.
+
+        Returns the history as it was sent (the caller adopts it) and the reply. The retry
+        counter resets after every successful call, so each failing streak gets one recovery.
+        """
+        while True:
+            prepared = await self.prepare(messages, active_request)
+            try:
+                reply = await send(prepared)
+            except Exception as error:
+                if not is_overflow_error(error) or \
+                        self.reactive_retries >= self.ctx.thresholds.max_reactive_retries:
+                    self.reactive_retries = 0  # the streak ends here; the next call starts fresh
+                    raise
+                self.reactive_retries += 1
+                messages = await self.reactive(prepared, active_request)
+                continue
+            self.reactive_retries = 0
+            return prepared, reply
