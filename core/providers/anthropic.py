@@ -1,0 +1,374 @@
+"""The Anthropic provider: the official SDK's ``AsyncAnthropic`` behind the Provider protocol.
+
+Why it looks the way it does:
+
+* **Plain dicts out.** Replies are converted to Messages-API dicts at once, so the size
+  measure, transcripts and events never see SDK objects (the course stringifies them).
+* **One client per provider, made lazily in the running loop.** ``AsyncAnthropic`` is bound
+  to the event loop that first uses it; if the provider is reused under a new loop (tests,
+  a restarted worker) a fresh client is made for it.
+* **The SDK retries; ctxlab shows it.** 429, 5xx and 529-overloaded are retried by the SDK's
+  own policy. A client middleware (the SDK's public extension point, run once per HTTP
+  attempt inside its retry loop) notices a failed attempt that will be retried and reports
+  a :class:`~core.events.Retry` *before* the back-off sleep, so the UI can say why it waits.
+* **Typed failures.** Every SDK or transport error becomes a :class:`ProviderError`
+  subclass the loop can act on: only :class:`ContextOverflow` is fixable by compaction,
+  auth and network errors never are (spec defect 5). A cut or malformed stream is a
+  ``ProviderError`` too, never a stray ``KeyError`` from deep inside a parser.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import logging
+import os
+import re
+from collections.abc import AsyncIterator, Callable
+from contextvars import ContextVar
+from typing import Any
+
+import anthropic
+import httpx2
+
+from core.events import Retry
+from core.providers.base import (
+    AuthError,
+    ContextOverflow,
+    ModelCall,
+    ModelReply,
+    NetworkError,
+    ProviderError,
+    TextSink,
+    is_overflow_message,
+)
+
+log = logging.getLogger(__name__)
+
+DEFAULT_MODEL = "claude-sonnet-4-5"
+DEFAULT_MAX_RETRIES = 2
+DEFAULT_TIMEOUT = anthropic.Timeout(120.0, connect=10.0)
+COUNT_TIMEOUT = anthropic.Timeout(30.0, connect=10.0)
+
+RetrySink = Callable[[Retry], None]
+
+# The purpose of the call in flight in this task; ``None`` means "do not report retries".
+_PURPOSE: ContextVar[str | None] = ContextVar("ctxlab_call_purpose", default=None)
+
+
+# -- retries made visible --------------------------------------------------------------------
+
+
+def sdk_would_retry(response: httpx2.Response) -> bool:
+    """The SDK's documented retry policy: an explicit ``x-should-retry`` wins, else
+    408, 409, 429 and every 5xx (529 overloaded included) are retried."""
+    explicit = response.headers.get("x-should-retry")
+    if explicit in ("true", "false"):
+        return explicit == "true"
+    status = response.status_code
+    return status in (408, 409, 429) or status >= 500
+
+
+def retry_after(headers: httpx2.Headers) -> float | None:
+    """Seconds the server asked us to wait (``retry-after-ms`` or ``retry-after``)."""
+    for name, scale in (("retry-after-ms", 1000.0), ("retry-after", 1.0)):
+        with contextlib.suppress(TypeError, ValueError):
+            return float(headers.get(name)) / scale
+    return None
+
+
+async def status_reason(response: httpx2.Response) -> str:
+    """``HTTP 529 overloaded_error: Overloaded`` from an Anthropic-shaped error body."""
+    detail = ""
+    with contextlib.suppress(Exception):
+        await response.aread()
+        error = json.loads(response.text).get("error", {})
+        detail = f" {error.get('type', '')}: {error.get('message', '')}".rstrip(": ")
+    return f"HTTP {response.status_code}{detail}"
+
+
+class RetryReporter(anthropic.Middleware):
+    """Reports each retry the SDK is about to make, with the reason and the wait."""
+
+    def __init__(self, sink: RetrySink | None, max_retries: int) -> None:
+        self.sink = sink
+        self.max_retries = max_retries
+
+    async def handle_async(
+        self, request: anthropic.APIRequest, call_next: anthropic.AsyncCallNext
+    ) -> anthropic.AsyncAPIResponse[Any]:
+        try:
+            response = await call_next(request)
+        except anthropic.APIConnectionError as exc:
+            self.report(request, f"connection failed: {describe_cause(exc)}")
+            raise
+        raw = response.http_response
+        if not raw.is_success and sdk_would_retry(raw):
+            wait = retry_after(raw.headers)
+            reason = await status_reason(raw)
+            if wait is not None:
+                reason += f" (server asks to wait {wait:g} s)"
+            self.report(request, reason)
+        return response
+
+    def report(self, request: anthropic.APIRequest, reason: str) -> None:
+        purpose = _PURPOSE.get()
+        limit = request.max_retries if isinstance(request.max_retries, int) else self.max_retries
+        if self.sink is None or purpose is None or request.retries_taken >= limit:
+            return
+        try:
+            self.sink(Retry(purpose=purpose, attempt=request.retries_taken + 1, reason=reason))
+        except Exception:  # a broken display must not break the call being retried
+            log.exception("retry sink failed")
+
+
+# -- error mapping ---------------------------------------------------------------------------
+
+
+def one_line(text: str, limit: int = 300) -> str:
+    flat = re.sub(r"\s+", " ", text).strip()
+    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
+
+
+def describe_cause(exc: BaseException) -> str:
+    """The transport's own words (``Connection refused``) rather than the SDK's generic ones."""
+    cause = exc.__cause__ or exc.__context__
+    return one_line(str(cause) or type(cause).__name__) if cause else one_line(str(exc))
+
+
+def map_status_error(exc: anthropic.APIStatusError) -> ProviderError:
+    """By status first, then by wording: 413 and the overflow phrases (any 4xx but 429,
+    whose "too many tokens" means a rate, not a prompt) are the fixable kind."""
+    status = exc.status_code
+    etype = getattr(exc, "type", None) or ""
+    detail = one_line(getattr(exc, "api_message", None) or str(exc.message))
+    # An SSE ``error`` event arrives after a 200: there is no HTTP status to report.
+    http = status if status >= 400 else None
+    label = f"HTTP {status} {etype}".rstrip() if http else f"stream error {etype}".rstrip()
+    if isinstance(exc, anthropic.AuthenticationError | anthropic.PermissionDeniedError):
+        return AuthError(f"the API refused the credentials ({label}): {detail}", status=http)
+    texts = (detail, etype, getattr(exc, "error_code", None) or "")
+    fixable = status != 429 and status < 500 and any(is_overflow_message(t) for t in texts)
+    if status == 413 or fixable:
+        return ContextOverflow(f"the prompt is too long ({label}): {detail}", status=http)
+    return ProviderError(f"{label}: {detail}", status=http)
+
+
+def map_error(exc: Exception, base_url: str) -> ProviderError:
+    """Turn anything the SDK raises into the ProviderError the loop understands."""
+    if isinstance(exc, ProviderError):
+        return exc
+    if isinstance(exc, anthropic.APIStatusError):
+        return map_status_error(exc)
+    if isinstance(exc, anthropic.APITimeoutError):
+        return NetworkError(f"the request to {base_url} timed out")
+    if isinstance(exc, anthropic.APIConnectionError):
+        return NetworkError(f"cannot reach {base_url}: {describe_cause(exc)}")
+    if isinstance(exc, anthropic.CredentialsError) or (
+        isinstance(exc, TypeError) and "authentication" in str(exc).lower()
+    ):
+        return AuthError(f"no usable API credentials (set ANTHROPIC_API_KEY): {one_line(str(exc))}")
+    return ProviderError(f"{type(exc).__name__}: {one_line(str(exc))}")
+
+
+# -- reply conversion ------------------------------------------------------------------------
+
+
+def plain_block(block: Any) -> dict[str, Any]:
+    """A content block as the plain dict the API accepts back (no SDK-only fields)."""
+    data = block.model_dump(mode="json", exclude_none=True)
+    kind = data.get("type")
+    if kind == "text":
+        text = {"type": "text", "text": data.get("text", "")}
+        return {**text, "citations": data["citations"]} if data.get("citations") else text
+    if kind == "tool_use":
+        return {
+            "type": "tool_use",
+            "id": data["id"],
+            "name": data["name"],
+            "input": data.get("input") or {},
+        }
+    data.pop("parsed_output", None)
+    return data
+
+
+def reply_from_message(message: Any) -> ModelReply:
+    usage = message.usage.model_dump(mode="json", exclude_none=True) if message.usage else None
+    return ModelReply(
+        content=[plain_block(b) for b in message.content],
+        stop_reason=message.stop_reason,
+        usage=usage,
+        extras={"id": message.id, "model": message.model},
+    )
+
+
+async def guarded(stream: AsyncIterator[Any]) -> AsyncIterator[Any]:
+    """Yield stream events; a broken or malformed stream becomes a ProviderError.
+
+    Errors raised by the consumer's own body (an ``on_text`` sink) do not pass through
+    here; the consumer wraps them in :class:`SinkFailure` so they keep their type.
+    """
+    iterator = stream.__aiter__()
+    while True:
+        try:
+            event = await iterator.__anext__()
+        except StopAsyncIteration:
+            return
+        except anthropic.APIError:
+            raise  # typed API errors (an SSE ``error`` event) are mapped by the caller
+        except httpx2.TimeoutException as exc:
+            raise NetworkError(f"the response stream stalled: {one_line(str(exc))}") from exc
+        except Exception as exc:
+            raise ProviderError(
+                f"malformed or interrupted response stream: {type(exc).__name__}: "
+                f"{one_line(str(exc))}"
+            ) from exc
+        yield event
+
+
+class SinkFailure(Exception):
+    """Carries an exception raised by the caller's ``on_text`` past the error mapping."""
+
+    def __init__(self, error: Exception) -> None:
+        super().__init__(str(error))
+        self.error = error
+
+
+# -- the provider ----------------------------------------------------------------------------
+
+
+class AnthropicProvider:
+    """Answers model calls through the Anthropic Messages API (or a compatible server)."""
+
+    name = "anthropic"
+
+    def __init__(
+        self,
+        model: str | None = None,
+        *,
+        api_key: str | None = None,
+        base_url: str | None = None,
+        max_retries: int = DEFAULT_MAX_RETRIES,
+        timeout: anthropic.Timeout | float = DEFAULT_TIMEOUT,
+        on_retry: RetrySink | None = None,
+    ) -> None:
+        self.model: str | None = model or os.environ.get("CTXLAB_MODEL") or DEFAULT_MODEL
+        self.api_key = api_key  # None: the SDK reads ANTHROPIC_API_KEY
+        self.base_url = base_url  # None: the SDK reads ANTHROPIC_BASE_URL
+        self.max_retries = max_retries
+        self.timeout = timeout
+        self.on_retry = on_retry
+        self._client: anthropic.AsyncAnthropic | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+
+    # -- client ----------------------------------------------------------------------------
+
+    def client(self) -> anthropic.AsyncAnthropic:
+        """The client for the running loop, made on first use there."""
+        loop = asyncio.get_running_loop()
+        if self._client is None or self._loop is not loop:
+            self._client = anthropic.AsyncAnthropic(
+                api_key=self.api_key,
+                base_url=self.base_url,
+                timeout=self.timeout,
+                max_retries=self.max_retries,
+                middleware=[RetryReporter(self.on_retry, self.max_retries)],
+            )
+            self._loop = loop
+        return self._client
+
+    @property
+    def endpoint(self) -> str:
+        """Where calls go, for error messages."""
+        if self._client is not None:
+            return str(self._client.base_url)
+        return self.base_url or os.environ.get("ANTHROPIC_BASE_URL") or "https://api.anthropic.com"
+
+    async def aclose(self) -> None:
+        if self._client is not None and self._loop is asyncio.get_running_loop():
+            await self._client.close()
+        self._client = None
+        self._loop = None
+
+    # -- calls -----------------------------------------------------------------------------
+
+    def params(self, call: ModelCall) -> dict[str, Any]:
+        params: dict[str, Any] = {
+            "model": self.model,
+            "max_tokens": call.max_tokens,
+            "messages": call.messages,
+        }
+        if call.system:
+            params["system"] = call.system
+        if call.tools:
+            params["tools"] = call.tools
+        return params
+
+    async def complete(self, call: ModelCall, on_text: TextSink | None = None) -> ModelReply:
+        """Stream the main call (text reaches ``on_text`` as it arrives); side calls are
+        plain requests unless a text sink asks for streaming."""
+        token = _PURPOSE.set(call.purpose)
+        try:
+            client = self.client()
+            if call.purpose == "main" or on_text is not None:
+                return await self.stream(client, self.params(call), on_text)
+            message = await client.messages.create(**self.params(call))
+            return reply_from_message(message)
+        except SinkFailure as failure:
+            raise failure.error from None  # the caller's own bug, with its own type
+        except ProviderError:
+            raise
+        except Exception as exc:
+            raise map_error(exc, self.endpoint) from exc
+        finally:
+            _PURPOSE.reset(token)
+
+    async def stream(
+        self, client: anthropic.AsyncAnthropic, params: dict[str, Any], on_text: TextSink | None
+    ) -> ModelReply:
+        finished = False
+        async with (
+            client.messages.stream(**params) as stream,
+            contextlib.aclosing(guarded(stream)) as events,
+        ):
+            async for event in events:
+                if event.type == "text" and on_text is not None and event.text:
+                    try:
+                        on_text(event.text)
+                    except Exception as exc:
+                        raise SinkFailure(exc) from exc
+                elif event.type == "message_stop":
+                    finished = True
+            if not finished:
+                raise ProviderError("the response stream ended before message_stop")
+            return reply_from_message(stream.current_message_snapshot)
+
+    async def count_tokens(
+        self,
+        system: str | None,
+        messages: list[dict[str, Any]],
+        tools: list[dict[str, Any]] | None = None,
+    ) -> int | None:
+        """The API's own input-token count, or ``None`` when it cannot be had.
+
+        Advisory only (the meter shows it beside the char measure), so it is never retried
+        and never raises.
+        """
+        token = _PURPOSE.set(None)
+        try:
+            client = self.client().with_options(max_retries=0, timeout=COUNT_TIMEOUT)
+            extra: dict[str, Any] = {}
+            if system:
+                extra["system"] = system
+            if tools:
+                extra["tools"] = tools
+            result = await client.messages.count_tokens(
+                model=self.model, messages=messages, **extra
+            )
+            return int(result.input_tokens)
+        except Exception:
+            log.debug("count_tokens failed", exc_info=True)
+            return None
+        finally:
+            _PURPOSE.reset(token)
