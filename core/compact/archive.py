@@ -19,10 +19,10 @@ All writes are atomic: a temporary file in the same directory, then ``os.replace
 from __future__ import annotations
 
 import hashlib
+import itertools
 import json
 import os
 import re
-import tempfile
 import uuid
 from dataclasses import dataclass
 from pathlib import Path
@@ -38,6 +38,7 @@ WRAPPER_HEAD = "<persisted-output>\n"
 EARLIER_PREFIX = "[Earlier tool result saved at "
 _ARCHIVE_MARKER = re.compile(r"\[(\d+) messages archived at (.+)\]")
 _SAFE = re.compile(r"[^A-Za-z0-9._-]")
+_TMP_SERIAL = itertools.count()
 
 
 def wrapper_text(path: str, preview: str) -> str:
@@ -93,15 +94,21 @@ def safe_id(tool_use_id: str) -> str:
     return _SAFE.sub("_", tool_use_id)[:100] or "unknown"
 
 
-def atomic_write_text(path: Path, text: str) -> None:
-    """Write ``text`` to ``path`` so that readers see the old file or the new one, never half."""
+def atomic_write_text(path: Path, text: str, *, durable: bool = False) -> None:
+    """Write ``text`` to ``path`` so that readers see the old file or the new one, never half.
+
+    ``os.replace`` alone survives a killed process; ``durable`` adds an fsync for data that
+    must also survive a power cut (sessions). Archive files skip it: hundreds of fsyncs per
+    ``prepare()`` would cost more than all of the compaction itself.
+    """
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.{next(_TMP_SERIAL)}.tmp")
     try:
-        with os.fdopen(fd, "w", encoding="utf-8", errors="surrogatepass", newline="") as fh:
+        with open(tmp, "x", encoding="utf-8", errors="surrogatepass", newline="") as fh:
             fh.write(text)
-            fh.flush()
-            os.fsync(fh.fileno())
+            if durable:
+                fh.flush()
+                os.fsync(fh.fileno())
         os.replace(tmp, path)
     except BaseException:
         try:
@@ -145,7 +152,7 @@ class Archive:
             candidate = self.workspace / candidate
         try:
             resolved = candidate.resolve()
-        except (OSError, RuntimeError):
+        except (OSError, RuntimeError, ValueError):  # loops, NUL bytes, lone surrogates
             return None
         root = folder.resolve()
         return resolved if resolved.is_relative_to(root) and resolved != root else None
@@ -165,12 +172,15 @@ class Archive:
         if not self._manifest_dirty:
             return
         data = {"files": {k: vars(v) for k, v in sorted(self._manifest.items())}}
-        atomic_write_text(self.results_dir / MANIFEST, json.dumps(data, ensure_ascii=False,
-                                                                   indent=1))
+        # No indent: an indented dump falls back to the pure-Python encoder.
+        atomic_write_text(self.results_dir / MANIFEST, json.dumps(data, ensure_ascii=False))
         self._manifest_dirty = False
 
     def manifest(self) -> dict[str, Persisted]:
         return dict(self._manifest)
+
+    def manifest_entry(self, rel_path: str) -> Persisted:
+        return self._manifest[rel_path]
 
     # -- tool results -----------------------------------------------------------------------
 
@@ -234,6 +244,10 @@ class Archive:
         return None if inside.is_file() and entry is None else path
 
     def _entry(self, path: str) -> Persisted | None:
+        # Fast path: the exact relative path ctxlab itself wrote (no filesystem call).
+        known = self._manifest.get(path)
+        if known is not None:
+            return known
         inside = self.resolve_inside(path, self.results_dir)
         if inside is None:
             return None

@@ -56,19 +56,22 @@ class StageRun:
     tool_use_ids: list[str] = field(default_factory=list)
     ledger: list[dict[str, Any]] = field(default_factory=list)
     changed: bool = False
+    _seen: set[str] = field(default_factory=set, repr=False)  # keeps wrote/took linear
 
     def __post_init__(self) -> None:
         self.before_chars = self.history.chars
         self.before_messages = len(self.history)
 
     def wrote(self, path: str) -> None:
-        if path not in self.files:
+        if path not in self._seen:
+            self._seen.add(path)
             self.files.append(path)
 
     def took(self, tool_use_id: str, chars: int, where: str, **extra: Any) -> None:
         """Ledger: ``chars`` of this result left the context; the original is at ``where``."""
         self.ledger.append(self.ctx.archive.record(tool_use_id, self.name, chars, where, **extra))
-        if tool_use_id not in self.tool_use_ids:
+        if tool_use_id not in self._seen:
+            self._seen.add(tool_use_id)
             self.tool_use_ids.append(tool_use_id)
         self.changed = True
 

@@ -31,6 +31,10 @@ def fit_tool_results(history: Measured, ctx: CompactContext, target: int) -> Sta
             continue
         if trusted:
             path = trusted
+            shortest = len(wrapper_text(path, "")) + min(preview_chars,
+                                                         ctx.archive.manifest_entry(path).chars)
+            if shortest >= content_size(content):
+                continue  # e.g. an [Earlier …] placeholder: a preview can only be longer
             preview = ctx.archive.preview(trusted, preview_chars)
         else:
             path = ctx.archive.path_for(tool_use_id, content)
@@ -41,7 +45,7 @@ def fit_tool_results(history: Measured, ctx: CompactContext, target: int) -> Sta
         if not trusted:
             ctx.archive.persist(tool_use_id, content)
             run.wrote(path)
-        original = ctx.archive.manifest()[path].chars
+        original = ctx.archive.manifest_entry(path).chars
         history.set_content(mi, bi, new)
         run.took(tool_use_id, original if trusted else content_size(content), path)
     return run

@@ -56,7 +56,7 @@ def micro_compact(history: Measured, ctx: CompactContext, target: int | None = N
             run.wrote(path)
             original = size
         else:
-            original = ctx.archive.manifest()[path].chars
+            original = ctx.archive.manifest_entry(path).chars
         new = earlier_text(path)
         if new == content:
             continue

@@ -59,6 +59,6 @@ def _ledger_for(run: StageRun, block: dict, transcript: str) -> None:
     content = block.get("content", "")
     trusted = run.ctx.archive.trusted_pointer(tool_use_id, content)
     if trusted:
-        run.took(tool_use_id, run.ctx.archive.manifest()[trusted].chars, trusted)
+        run.took(tool_use_id, run.ctx.archive.manifest_entry(trusted).chars, trusted)
     else:
         run.took(tool_use_id, content_size(content), transcript)

@@ -56,7 +56,7 @@ def ledger_to_transcript(run: StageRun, messages: list[dict], transcript: str) -
         content = block.get("content", "")
         trusted = archive.trusted_pointer(tool_use_id, content)
         if trusted:
-            run.took(tool_use_id, archive.manifest()[trusted].chars, trusted)
+            run.took(tool_use_id, archive.manifest_entry(trusted).chars, trusted)
         else:
             run.took(tool_use_id, content_size(content), transcript)
 
