@@ -1,0 +1,228 @@
+"""Scenario files: the format, the dataclasses, and a loader whose errors name file and line.
+
+A scenario is YAML::
+
+    name: refactor-auth
+    title: Refactor an auth module
+    workspace: refactor_auth          # a generator in core/scenarios/workspaces.py
+    thresholds: {context_limit: 12000} # optional: a teaching budget
+    memory:                            # optional: records seeded into .memory/ first
+      - {name: ..., type: user, description: ..., body: ...}
+    sessions:                          # each session is a fresh conversation, same workspace
+      - turns:
+          - user: "Refactor the auth module"
+            replies:                   # one item per main model call, in order
+              - say: "Let me look."
+                tools:
+                  - read_file: {path: auth/session.py}
+              - error: prompt_too_long # a scripted API error at this call
+              - say: "Done."
+            select: [[0]]              # optional scripted side-call answers, one per call
+            extract: [[{name: ..., type: user, scope: persistent, ...}]]
+            probes:                    # optional: facts that should still be visible
+              - {ask: "Which indentation?", expect: "tabs"}
+
+Only the model's words are scripted; tools, compaction and memory are the real engine.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from core.config import THRESHOLD_KEYS
+
+TOOL_NAMES = ("bash", "read_file", "write_file", "edit_file", "glob", "compact")
+SIDE_PURPOSES = ("summary", "select", "extract", "consolidate")
+SCRIPTED_ERROR_NAMES = ("prompt_too_long", "request_too_large", "overloaded", "auth", "network")
+
+
+class ScenarioError(ValueError):
+    """A scenario file is wrong; the message starts with ``file:line:``."""
+
+
+@dataclass(frozen=True)
+class Reply:
+    say: str = ""
+    tools: tuple[tuple[str, dict[str, Any]], ...] = ()
+    error: str | None = None
+
+
+@dataclass(frozen=True)
+class Probe:
+    ask: str
+    expect: str
+
+
+@dataclass(frozen=True)
+class Turn:
+    user: str
+    replies: tuple[Reply, ...]
+    side: dict[str, tuple[Any, ...]] = field(default_factory=dict)
+    probes: tuple[Probe, ...] = ()
+
+
+@dataclass(frozen=True)
+class Session:
+    turns: tuple[Turn, ...]
+
+
+@dataclass(frozen=True)
+class Scenario:
+    name: str
+    title: str
+    workspace: str
+    sessions: tuple[Session, ...]
+    thresholds: dict[str, Any] = field(default_factory=dict)
+    description: str = ""
+    source: str = ""
+    memory: tuple[dict[str, str], ...] = ()  # records seeded into .memory/ before the run
+
+    @property
+    def turn_count(self) -> int:
+        return sum(len(s.turns) for s in self.sessions)
+
+
+def load_scenario(path: Path) -> Scenario:
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ScenarioError(f"{path}: cannot read: {exc}") from None
+    return parse_scenario(text, str(path))
+
+
+def parse_scenario(text: str, source: str = "<scenario>") -> Scenario:
+    try:
+        node = yaml.compose(text, Loader=yaml.SafeLoader)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        line = mark.line + 1 if mark else 1
+        problem = getattr(exc, "problem", None) or str(exc)
+        raise ScenarioError(f"{source}:{line}: invalid YAML: {problem}") from None
+    return _Parser(source).scenario(node)
+
+
+class _Parser:
+    """Walks the YAML node tree so every error can point at a line."""
+
+    def __init__(self, source: str) -> None:
+        self.source = source
+
+    def fail(self, node: yaml.Node | None, message: str) -> ScenarioError:
+        line = node.start_mark.line + 1 if node is not None else 1
+        return ScenarioError(f"{self.source}:{line}: {message}")
+
+    def mapping(self, node: yaml.Node | None, what: str) -> dict[str, yaml.Node]:
+        if not isinstance(node, yaml.MappingNode):
+            raise self.fail(node, f"{what} must be a mapping")
+        out: dict[str, yaml.Node] = {}
+        for key, value in node.value:
+            out[str(key.value)] = value
+        return out
+
+    def seq(self, node: yaml.Node, what: str) -> list[yaml.Node]:
+        if not isinstance(node, yaml.SequenceNode):
+            raise self.fail(node, f"{what} must be a list")
+        return list(node.value)
+
+    def text(self, node: yaml.Node, what: str) -> str:
+        if not isinstance(node, yaml.ScalarNode):
+            raise self.fail(node, f"{what} must be text")
+        return str(node.value)
+
+    def value(self, node: yaml.Node) -> Any:
+        return yaml.safe_load(yaml.serialize(node))
+
+    def scenario(self, node: yaml.Node | None) -> Scenario:
+        top = self.mapping(node, "a scenario")
+        for key in ("name", "workspace", "sessions"):
+            if key not in top:
+                raise self.fail(node, f"missing '{key}'")
+        thresholds = self.value(top["thresholds"]) if "thresholds" in top else {}
+        if not isinstance(thresholds, dict):
+            raise self.fail(top["thresholds"], "thresholds must be a mapping")
+        for key in thresholds:
+            if str(key).replace("-", "_") not in THRESHOLD_KEYS:
+                raise self.fail(top["thresholds"], f"unknown threshold {key!r}")
+        sessions = tuple(self.session(s) for s in self.seq(top["sessions"], "sessions"))
+        if not sessions:
+            raise self.fail(top["sessions"], "a scenario needs at least one session")
+        return Scenario(
+            name=self.text(top["name"], "name"),
+            title=self.text(top["title"], "title") if "title" in top else "",
+            workspace=self.text(top["workspace"], "workspace"),
+            sessions=sessions,
+            thresholds=thresholds,
+            description=self.text(top["description"], "description")
+            if "description" in top else "",
+            source=self.source,
+            memory=tuple(self.record(r) for r in self.seq(top["memory"], "memory"))
+            if "memory" in top else (),
+        )
+
+    def record(self, node: yaml.Node) -> dict[str, str]:
+        data = self.value(node)
+        if not isinstance(data, dict) or not {"name", "type", "description", "body"} <= set(data):
+            raise self.fail(node, "a seeded memory needs name, type, description and body")
+        return {k: str(data[k]) for k in ("name", "type", "description", "body")}
+
+    def session(self, node: yaml.Node) -> Session:
+        data = self.mapping(node, "a session")
+        if "turns" not in data:
+            raise self.fail(node, "a session needs 'turns'")
+        return Session(tuple(self.turn(t) for t in self.seq(data["turns"], "turns")))
+
+    def turn(self, node: yaml.Node) -> Turn:
+        data = self.mapping(node, "a turn")
+        if "user" not in data:
+            raise self.fail(node, "a turn needs 'user' (the request)")
+        replies = tuple(self.reply(r) for r in self.seq(data["replies"], "replies")) \
+            if "replies" in data else ()
+        side: dict[str, tuple[Any, ...]] = {}
+        for purpose in SIDE_PURPOSES:
+            if purpose in data:
+                side[purpose] = tuple(self.value(data[purpose]) if isinstance(
+                    data[purpose], yaml.SequenceNode) else [self.value(data[purpose])])
+        probes = tuple(self.probe(p) for p in self.seq(data["probes"], "probes")) \
+            if "probes" in data else ()
+        unknown = set(data) - {"user", "replies", "probes", *SIDE_PURPOSES}
+        if unknown:
+            raise self.fail(node, f"unknown key(s) in a turn: {', '.join(sorted(unknown))}")
+        return Turn(self.text(data["user"], "user"), replies, side, probes)
+
+    def reply(self, node: yaml.Node) -> Reply:
+        data = self.mapping(node, "a reply")
+        unknown = set(data) - {"say", "tools", "error"}
+        if unknown:
+            raise self.fail(node, f"unknown key(s) in a reply: {', '.join(sorted(unknown))}")
+        if "error" in data:
+            error = self.text(data["error"], "error")
+            if error not in SCRIPTED_ERROR_NAMES:
+                raise self.fail(data["error"], f"unknown error {error!r}; one of "
+                                f"{', '.join(SCRIPTED_ERROR_NAMES)}")
+            return Reply(error=error)
+        tools = []
+        for item in self.seq(data["tools"], "tools") if "tools" in data else []:
+            call = self.mapping(item, "a tool call")
+            if len(call) != 1:
+                raise self.fail(item, "a tool call is one 'name: {input}' pair")
+            (name, args), = call.items()
+            if name not in TOOL_NAMES:
+                raise self.fail(item, f"unknown tool {name!r}; one of {', '.join(TOOL_NAMES)}")
+            value = self.value(args) or {}
+            if not isinstance(value, dict):
+                raise self.fail(args, f"the input of {name} must be a mapping")
+            tools.append((name, value))
+        say = self.text(data["say"], "say") if "say" in data else ""
+        if not say and not tools:
+            raise self.fail(node, "a reply needs 'say', 'tools' or 'error'")
+        return Reply(say=say, tools=tuple(tools))
+
+    def probe(self, node: yaml.Node) -> Probe:
+        data = self.mapping(node, "a probe")
+        if "ask" not in data or "expect" not in data:
+            raise self.fail(node, "a probe needs 'ask' and 'expect'")
+        return Probe(self.text(data["ask"], "ask"), self.text(data["expect"], "expect"))
