@@ -1,0 +1,167 @@
+"""The agent loop: the course's ``agent_loop`` with events out and compaction in.
+
+Per user request: recall memories → build the system prompt from named sections → repeat
+{ prepare() → model call (reactive compact on overflow) → run every tool_use of the batch in
+order, all results in one user message → a ``compact`` call in the batch compacts *after*
+the results are appended } until the model stops calling tools → extract memories from the
+turn as it was before any compaction → consolidate if due.
+
+The loop is plain asyncio: cancelling the task that runs :meth:`Agent.run_turn` stops it at
+the next await (a running bash command is killed with it).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from core.compact.pipeline import COMPACT_TOOL_RESULT, Compactor
+from core.compact.summarizer import ModelSummarizer, OfflineSummarizer
+from core.config import Thresholds
+from core.events import (
+    AssistantText,
+    Event,
+    ModelRequest,
+    ModelResponse,
+    SystemPrompt,
+    ToolCall,
+    ToolResult,
+    TurnEnd,
+    TurnStart,
+)
+from core.gate import Gate
+from core.measure import estimate_tokens, json_chars
+from core.memory_hooks import MemoryHooks
+from core.providers.base import ModelCall, ModelReply, Provider
+from core.system_prompt import Section, base_sections, describe, render
+from core.tools import TOOL_SCHEMAS, ToolRunner
+
+MAX_STEPS_PER_TURN = 60
+
+
+@dataclass
+class TurnLog:
+    """Everything the model and tools said in one request, never compacted (spec item 18)."""
+
+    request: str
+    messages: list[dict] = field(default_factory=list)
+
+
+class Agent:
+    """One conversation in one workspace."""
+
+    def __init__(
+        self,
+        workspace: Path,
+        provider: Provider,
+        *,
+        thresholds: Thresholds | None = None,
+        emit: Callable[[Event], Any] | None = None,
+        breaks: frozenset[str] = frozenset(),
+        memory: bool = True,
+        gate: Gate | None = None,
+        offline_side_calls: bool | None = None,
+        max_steps: int = MAX_STEPS_PER_TURN,
+    ) -> None:
+        self.workspace = Path(workspace).resolve()
+        self.provider = provider
+        self.emit = emit or (lambda event: event)
+        self.gate = gate or Gate()
+        self.max_steps = max_steps
+        # Scripted runs answer side calls offline unless the scenario scripts an answer.
+        self.offline = provider.name == "scripted" if offline_side_calls is None \
+            else offline_side_calls
+        summarizer = OfflineSummarizer() if self.offline else ModelSummarizer(provider, self.emit)
+        self.compactor = Compactor(self.workspace, thresholds, summarizer, self.emit, breaks)
+        self.tools = ToolRunner(self.workspace)
+        self.memory = MemoryHooks(self.workspace, self.emit, enabled=memory)
+        self.messages: list[dict] = []
+        self.full_history: list[dict] = []
+        self.turns = 0
+        self.last_system: list[Section] = []
+
+    # -- side-call routing --------------------------------------------------------------------
+
+    def side_provider(self, purpose: str) -> Provider | None:
+        """The provider for a side call, or None for the offline implementation."""
+        if not self.offline:
+            return self.provider
+        has_script = getattr(self.provider, "has_script", None)
+        return self.provider if has_script and has_script(purpose) else None
+
+    # -- one request ----------------------------------------------------------------------------
+
+    async def run_turn(self, request: str) -> None:
+        self.turns += 1
+        self.emit(TurnStart(request=request))
+        log = TurnLog(request)
+        self._append({"role": "user", "content": request}, log)
+        memory_sections = await self.memory.recall(self.full_history,
+                                                   self.side_provider("select"))
+        sections = base_sections(self.workspace) + memory_sections
+        for _ in range(self.max_steps):
+            reply = await self._call_model(request, sections)
+            self._append({"role": "assistant", "content": reply.content}, log)
+            uses = reply.tool_uses
+            if not uses:
+                break
+            results, wants_compact = await self._run_tools(uses)
+            self._append({"role": "user", "content": results}, log)
+            if wants_compact:
+                self.messages = await self.compactor.compact(self.messages, request)
+        await self.memory.after_turn(log.messages, self.side_provider("extract"),
+                                     self.side_provider("consolidate"))
+        self.emit(TurnEnd(chars=json_chars(self.messages)))
+
+    def _append(self, message: dict, log: TurnLog) -> None:
+        self.messages.append(message)
+        self.full_history.append(message)
+        log.messages.append(message)
+
+    async def _call_model(self, request: str, sections: list[Section]) -> ModelReply:
+        await self.gate.wait()
+        self.last_system = sections
+        system = render(sections)
+
+        async def send(messages: list[dict]) -> ModelReply:
+            chars = json_chars(messages)
+            self.emit(SystemPrompt(sections=describe(sections)))
+            self.emit(ModelRequest(purpose="main", chars=chars,
+                                   est_tokens=estimate_tokens(system) + chars // 4,
+                                   messages=len(messages), system_chars=len(system)))
+            reply = await self.provider.complete(
+                ModelCall(purpose="main", messages=messages, system=system,
+                          max_tokens=self.compactor.thresholds.main_max_tokens,
+                          tools=TOOL_SCHEMAS),
+                on_text=lambda delta: self.emit(AssistantText(delta=delta)),
+            )
+            self.emit(ModelResponse(purpose="main", stop_reason=reply.stop_reason,
+                                    usage=reply.usage))
+            return reply
+
+        self.messages, reply = await self.compactor.call_with_recovery(
+            self.messages, request, send)
+        return reply
+
+    async def _run_tools(self, uses: list[dict]) -> tuple[list[dict], bool]:
+        """Every tool_use gets a result, in order; ``compact`` is deferred, not executed."""
+        results: list[dict] = []
+        wants_compact = False
+        for use in uses:
+            tool_id, name = use.get("id", ""), use.get("name", "")
+            data = use.get("input") if isinstance(use.get("input"), dict) else {}
+            self.emit(ToolCall(id=tool_id, name=name, input=data))
+            if name == "compact":
+                wants_compact = True
+                content, is_error = COMPACT_TOOL_RESULT, False
+            else:
+                outcome = await self.tools.run(name, data)
+                content, is_error = outcome.content, outcome.is_error
+            self.emit(ToolResult(id=tool_id, name=name, chars=len(content), is_error=is_error))
+            block = {"type": "tool_result", "tool_use_id": tool_id, "content": content}
+            if is_error:
+                block["is_error"] = True
+            results.append(block)
+        return results, wants_compact

@@ -1,0 +1,242 @@
+"""Durable file operations for the memory store: atomic writes and a journaled replace.
+
+Memory files are shared by the agent, a second ctxlab and a person's editor, so a write
+must never leave a half-written file, and a consolidation (which removes many files and
+writes many others) must never leave a mix of old and new records if the process dies.
+
+* :func:`atomic_write` writes a temp file in the same directory, fsyncs it and
+  ``os.replace``-s it over the target: readers see the old bytes or the new, never a torn
+  file.
+* :func:`commit_replace` first copies the files it will remove into
+  ``.history/<timestamp>/old/`` and stages the new ones in ``.history/<timestamp>/new/``,
+  then writes ``.journal.json`` (the commit point) and only then touches the live files.
+  Killed before the journal exists, the live store is untouched (the old set); killed
+  after, :func:`recover` rolls the replace forward on the next open (the new set).
+
+:func:`checkpoint` is called between every durable step so a test can stop the process at
+step N and prove the claim above.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import secrets
+import shutil
+from collections.abc import Callable, Mapping, Sequence
+from contextlib import suppress
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+JOURNAL_NAME = ".journal.json"
+HISTORY_DIR = ".history"
+HISTORY_KEEP = 20
+TMP_SUFFIX = ".tmp"
+_TMP_RE = re.compile(r"^\..+\.[0-9a-f]{8}\.tmp$")
+
+# Called with a step label before every durable step. Tests install a hook that stops the
+# process at a chosen step; it is None in normal runs.
+FAULT_HOOK: Callable[[str], None] | None = None
+
+
+class JournalError(RuntimeError):
+    """A journal exists but cannot be applied (unreadable or tampered with)."""
+
+
+def checkpoint(step: str) -> None:
+    """Mark a point between durable steps (see the module docstring)."""
+    if FAULT_HOOK is not None:
+        FAULT_HOOK(step)
+
+
+def fsync_dir(directory: Path) -> None:
+    """Persist a directory entry change (create, rename, unlink) where the OS allows it."""
+    try:
+        fd = os.open(directory, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+
+
+def atomic_write(path: Path, data: bytes) -> None:
+    """Replace ``path`` with ``data`` so readers never see a partial file.
+
+    The temp file is a dotfile in the same directory (so listing and the watcher ignore it)
+    and the rename is atomic on POSIX and Windows alike.
+    """
+    directory = path.parent
+    tmp = directory / f".{path.name}.{secrets.token_hex(4)}{TMP_SUFFIX}"
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+            handle.flush()
+            os.fsync(handle.fileno())
+        checkpoint(f"replace:{path.name}")
+        os.replace(tmp, path)
+    except BaseException:
+        with suppress(OSError):
+            os.unlink(tmp)
+        raise
+    fsync_dir(directory)
+
+
+def remove_stale_temp_files(root: Path) -> list[str]:
+    """Delete temp files left by an interrupted :func:`atomic_write` (call under the lock)."""
+    removed = []
+    with suppress(OSError):
+        for entry in os.scandir(root):
+            if _TMP_RE.match(entry.name) and entry.is_file(follow_symlinks=False):
+                with suppress(OSError):
+                    os.unlink(entry.path)
+                    removed.append(entry.name)
+    return removed
+
+
+@dataclass(frozen=True)
+class Replacement:
+    """What a committed replace did: the snapshot folder and the files it touched."""
+
+    history: Path
+    removed: tuple[str, ...]
+    written: tuple[str, ...]
+
+
+def _bare(name: Any) -> str:
+    if not isinstance(name, str) or not name or Path(name).name != name or "/" in name \
+            or "\\" in name or name in (".", "..") or name.casefold() == "memory.md":
+        raise JournalError(f"journal names an unsafe file: {name!r}")
+    return name
+
+
+def _new_history_dir(root: Path) -> Path:
+    stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S.%fZ")
+    base = root / HISTORY_DIR
+    candidate, n = base / stamp, 1
+    while candidate.exists():
+        candidate, n = base / f"{stamp}-{n}", n + 1
+    candidate.mkdir(parents=True)
+    return candidate
+
+
+class StoreChanged(JournalError):
+    """A file changed between reading it and replacing it (someone else wrote it)."""
+
+
+def commit_replace(root: Path, remove: Sequence[str], add: Mapping[str, bytes],
+                   *, expected: Mapping[str, bytes] | None = None,
+                   reason: str = "consolidate") -> Replacement:
+    """Remove ``remove`` and write ``add`` (name → bytes) as one crash-safe step.
+
+    ``expected`` maps files to the bytes the caller based its plan on; if any differs now
+    (a hand edit, another process) nothing is touched and :class:`StoreChanged` is raised.
+    The caller holds the store lock. Raises :class:`JournalError` when an earlier replace is
+    still pending (it must be recovered first).
+    """
+    journal_path = root / JOURNAL_NAME
+    if journal_path.exists():
+        raise JournalError("an interrupted consolidation is pending; reopen the store first")
+    remove = [_bare(n) for n in remove]
+    add = {_bare(n): data for n, data in add.items()}
+    for name, data in (expected or {}).items():
+        try:
+            current = (root / name).read_bytes()
+        except OSError:
+            current = None
+        if current != data:
+            raise StoreChanged(f"{name} changed while consolidating; nothing was replaced")
+    history = _new_history_dir(root)
+    (history / "old").mkdir()
+    (history / "new").mkdir()
+    for name in remove:
+        source = root / name
+        if source.is_file() and not source.is_symlink():
+            atomic_write(history / "old" / name, source.read_bytes())
+    for name, data in add.items():
+        atomic_write(history / "new" / name, data)
+    manifest = {"version": 1, "reason": reason, "created": history.name,
+                "removed": remove, "written": list(add)}
+    atomic_write(history / "manifest.json", _json(manifest))
+    journal = {"version": 1, "history": history.name, "remove": remove, "add": list(add)}
+    atomic_write(journal_path, _json(journal))  # the commit point
+    checkpoint("committed")
+    _apply(root, journal)
+    prune_history(root)
+    return Replacement(history, tuple(remove), tuple(add))
+
+
+def _json(data: dict[str, Any]) -> bytes:
+    return (json.dumps(data, ensure_ascii=False, indent=2) + "\n").encode("utf-8")
+
+
+def _apply(root: Path, journal: dict[str, Any]) -> None:
+    """Roll a committed journal forward. Idempotent: safe to run again after a crash."""
+    history = root / HISTORY_DIR / _bare(journal.get("history"))
+    remove = [_bare(n) for n in journal.get("remove", [])]
+    add = [_bare(n) for n in journal.get("add", [])]
+    staged = {}
+    for name in add:
+        try:
+            staged[name] = (history / "new" / name).read_bytes()
+        except OSError as exc:
+            raise JournalError(f"staged file missing for {name}: {exc}") from None
+    for name in remove:
+        if name not in staged:
+            checkpoint(f"unlink:{name}")
+            with suppress(FileNotFoundError):
+                (root / name).unlink()
+    for name, data in staged.items():
+        target = root / name
+        try:
+            current = target.read_bytes() if not target.is_symlink() else None
+        except OSError:
+            current = None
+        if current != data:
+            atomic_write(target, data)
+    fsync_dir(root)
+    checkpoint("journal:remove")
+    (root / JOURNAL_NAME).unlink()
+    fsync_dir(root)
+
+
+def pending(root: Path) -> bool:
+    """True when a committed replace has not been fully applied yet."""
+    return (root / JOURNAL_NAME).exists()
+
+
+def recover(root: Path) -> Replacement | None:
+    """Finish an interrupted replace, if any (call under the store lock).
+
+    Returns what was rolled forward, or None when there was nothing to do.
+    """
+    remove_stale_temp_files(root)
+    journal_path = root / JOURNAL_NAME
+    if not journal_path.exists():
+        return None
+    try:
+        journal = json.loads(journal_path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise JournalError(f"{JOURNAL_NAME} is unreadable: {exc}") from None
+    if not isinstance(journal, dict) or journal.get("version") != 1:
+        raise JournalError(f"{JOURNAL_NAME} has an unknown format")
+    _apply(root, journal)
+    history = root / HISTORY_DIR / journal["history"]
+    return Replacement(history, tuple(journal.get("remove", [])), tuple(journal.get("add", [])))
+
+
+def prune_history(root: Path, keep: int = HISTORY_KEEP) -> None:
+    """Keep only the newest ``keep`` snapshots (names sort by time)."""
+    base = root / HISTORY_DIR
+    if not base.is_dir():
+        return
+    folders = sorted(p for p in base.iterdir() if p.is_dir() and not p.is_symlink())
+    for old in folders[:-keep] if keep > 0 else folders:
+        shutil.rmtree(old, ignore_errors=True)

@@ -1,0 +1,476 @@
+"""The memory store: one Markdown file per record in ``.memory/``, validated, never deleted.
+
+A record is YAML frontmatter (``name``, ``description``, ``type``) between two lines that
+are exactly ``---``, a blank line, then the body. People edit these files by hand, so:
+
+* a file whose name does not match its slug is still a record (files get renamed);
+* a file that is not a valid record is reported with a reason and left alone — never
+  rewritten, never deleted, never indexed;
+* every write is atomic and happens under a cross-process lock, so the agent, another
+  ctxlab and an editor cannot tear each other's files;
+* a new name never overwrites a *different* record: colliding slugs are disambiguated
+  (``-2``, ``-3``…) and names that are paths are refused with a reason.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import threading
+import unicodedata
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from datetime import date
+from pathlib import Path
+from typing import Any
+
+import yaml
+from filelock import FileLock
+
+from core.events import Error, Event, IndexRebuilt, MemoryWritten
+from core.memory import journal
+from core.memory.index import (
+    INDEX_NAME,
+    Scan,
+    ScanCache,
+    StatKey,
+    index_changes,
+    load_entry,
+    render_index,
+)
+from core.memory.journal import atomic_write
+
+MEMORY_TYPES = ("user", "feedback", "project", "reference")
+LOCK_NAME = ".lock"
+MAX_RECORD_BYTES = 1_000_000
+SLUG_MAX_BYTES = 100
+RESERVED_SLUGS = frozenset({"memory"})  # memory.md *is* MEMORY.md on case-insensitive disks
+
+_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+Emit = Callable[[Event], Any]
+
+# What each folder looked like at its last index rebuild *in this process*, shared by every
+# MemoryStore on that folder: the agent's store and the UI's watcher store are often two
+# objects, and a write through either must not come back as a "hand edit".
+_INDEXED: dict[str, dict[str, StatKey]] = {}
+_INDEXED_LOCK = threading.Lock()
+
+
+class MemoryStoreError(ValueError):
+    """A refused operation; the message is the one-line reason shown to the user."""
+
+
+class FrontmatterError(ValueError):
+    """A file is not a valid record; the message is the reason ``check`` reports."""
+
+
+@dataclass(frozen=True)
+class Record:
+    """One valid memory record. ``file`` is its name inside the store."""
+
+    file: str
+    name: str
+    description: str
+    type: str
+    body: str
+
+    def document(self) -> str:
+        return render_document(self.name, self.description, self.type, self.body)
+
+    def summary(self) -> dict[str, str]:
+        return {"file": self.file, "name": self.name, "type": self.type,
+                "description": self.description}
+
+
+@dataclass(frozen=True)
+class InvalidFile:
+    """A ``*.md`` file in the store that is not a valid record, and why."""
+
+    file: str
+    reason: str
+
+    def to_json(self) -> dict[str, str]:
+        return {"file": self.file, "reason": self.reason}
+
+
+Entry = Record | InvalidFile
+
+
+# -- document format ------------------------------------------------------------------------
+
+
+def _dump(meta: dict[str, str], allow_unicode: bool) -> str:
+    return yaml.safe_dump(meta, sort_keys=False, allow_unicode=allow_unicode).strip()
+
+
+def _round_trips(frontmatter: str, meta: dict[str, str]) -> bool:
+    if any(line.rstrip("\r") == "---" for line in frontmatter.split("\n")):
+        return False
+    try:
+        return yaml.load(frontmatter, Loader=_LOADER) == meta
+    except yaml.YAMLError:
+        return False
+
+
+def render_document(name: str, description: str, type_: str, body: str) -> str:
+    """The course's layout: ``---``, YAML (name, description, type), ``---``, blank, body.
+
+    Readable Unicode YAML is used when it reads back identically; a few code points
+    (NEL, LINE SEPARATOR…) do not survive PyYAML's Unicode output, and then the values are
+    written with escapes instead — either way every value round-trips exactly.
+    """
+    meta = {"name": name, "description": description, "type": type_}
+    frontmatter = _dump(meta, allow_unicode=True)
+    if not _round_trips(frontmatter, meta):
+        frontmatter = _dump(meta, allow_unicode=False)
+    return f"---\n{frontmatter}\n---\n\n{body.strip()}\n"
+
+
+def parse_document(text: str) -> tuple[dict[str, Any], str]:
+    """Split on lines that are exactly ``---`` (a ``---`` inside a value is not a fence)."""
+    lines = text.split("\n")
+    if lines[0].rstrip("\r") != "---":
+        raise FrontmatterError("no frontmatter (the file must start with a '---' line)")
+    closing = next((i for i, line in enumerate(lines[1:], 1) if line.rstrip("\r") == "---"),
+                   None)
+    if closing is None:
+        raise FrontmatterError("frontmatter is not closed by a '---' line")
+    try:
+        meta = yaml.load("\n".join(lines[1:closing]), Loader=_LOADER)
+    except yaml.YAMLError as exc:
+        problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
+        mark = getattr(exc, "problem_mark", None)
+        where = f" (line {mark.line + 2})" if mark is not None else ""
+        raise FrontmatterError(f"bad YAML in frontmatter: {problem}{where}") from None
+    except Exception as exc:  # e.g. RecursionError on absurd nesting
+        raise FrontmatterError(f"bad YAML in frontmatter: {type(exc).__name__}") from None
+    if meta is None:
+        meta = {}
+    if not isinstance(meta, dict):
+        raise FrontmatterError("frontmatter is not a YAML mapping")
+    return meta, "\n".join(lines[closing + 1:]).strip()
+
+
+def _field(meta: dict[str, Any], key: str) -> str:
+    if key not in meta:
+        raise FrontmatterError(f"missing field '{key}'")
+    value = meta[key]
+    if isinstance(value, bool) or not isinstance(value, str | int | float | date):
+        if value is None:
+            raise FrontmatterError(f"empty field '{key}'")
+        raise FrontmatterError(f"field '{key}' must be text, not {type(value).__name__}")
+    text = value if isinstance(value, str) else str(value)
+    if not text.strip():
+        raise FrontmatterError(f"empty field '{key}'")
+    return text
+
+
+def record_from_text(file: str, text: str) -> Record:
+    """Validate a document; raises :class:`FrontmatterError` with the reason."""
+    meta, body = parse_document(text)
+    name = _field(meta, "name")
+    description = _field(meta, "description")
+    type_ = _field(meta, "type")
+    if type_ not in MEMORY_TYPES:
+        raise FrontmatterError(f"unknown type {type_!r} (expected {', '.join(MEMORY_TYPES)})")
+    if reason := path_like_reason(name):
+        raise FrontmatterError(reason)
+    if not body:
+        raise FrontmatterError("empty body")
+    return Record(file, name, description, type_, body)
+
+
+# -- names and guards ---------------------------------------------------------------------
+
+
+def slugify(name: str) -> str:
+    """The course's slug: lowercase, ``[^\\w]+`` → ``-``, strip ``-_``, empty → ``memory``.
+
+    Also NFC-normalised and clipped to 100 UTF-8 bytes so it is always a legal file name.
+    """
+    text = unicodedata.normalize("NFC", name).lower()
+    slug = re.sub(r"[^\w]+", "-", text).strip("-_")
+    clipped = slug.encode("utf-8")[:SLUG_MAX_BYTES].decode("utf-8", "ignore")
+    return clipped.strip("-_") or "memory"
+
+
+_HOME_OR_DRIVE = re.compile(r"^\s*(?:~(?:[/\\]|\s*$)|[A-Za-z]:[/\\])")
+_ROOTED = re.compile(r"^\s*[/\\]\S*[/\\]")  # /etc/passwd, \\server\share
+_FILE_PATH = re.compile(r"[/\\][^/\\\s]+\.[A-Za-z0-9]{1,8}\s*$")  # dir/file.ext, /x.md
+
+
+def path_like_reason(name: str) -> str | None:
+    """Why ``name`` reads as a file path (and so is refused), or None.
+
+    Rooted and home paths, drive letters, ``.``/``..`` components and ``dir/file.ext`` are
+    paths; a title that merely contains a slash (``TCP/IP setup``, ``CI/CD``,
+    ``/compact usage``) is not.
+    """
+    if "\x00" in name:
+        return "name contains a NUL character"
+    parts = [p.strip() for p in re.split(r"[/\\]", name)]
+    if (_HOME_OR_DRIVE.match(name) or _ROOTED.match(name) or name.strip() in (".", "..")
+            or (len(parts) > 1 and any(p in (".", "..") for p in parts))
+            or _FILE_PATH.search(name)):
+        return f"name {name!r} looks like a file path; a memory name is a title, not a path"
+    return None
+
+
+def check_file_name(file: str) -> None:
+    """Refuse anything that is not a bare ``*.md`` record name inside the store."""
+    if not isinstance(file, str) or not file:
+        raise MemoryStoreError("empty file name")
+    if ("/" in file or "\\" in file or "\x00" in file or file in (".", "..")
+            or Path(file).name != file):
+        raise MemoryStoreError(f"{file!r} is not a bare file name inside the memory folder")
+    if file.casefold() == INDEX_NAME.casefold():
+        raise MemoryStoreError(f"{INDEX_NAME} is the derived index, not a record")
+    if file.startswith(".") or not file.endswith(".md"):
+        raise MemoryStoreError(f"{file!r} is not a record file name (records are visible *.md)")
+
+
+def allocate_file(name: str, taken: set[str]) -> str:
+    """A free ``<slug>.md`` for ``name``; ``taken`` holds casefolded names already in use."""
+    base = slugify(name)
+    if base.casefold() in RESERVED_SLUGS:
+        base = f"{base}-record"
+    candidate, n = base, 2
+    while f"{candidate}.md".casefold() in taken:
+        candidate, n = f"{base}-{n}", n + 1
+    return f"{candidate}.md"
+
+
+def validate_fields(name: str, description: str, type_: str, body: str) -> None:
+    """The write-side rules (the course's, plus path-like names); raises MemoryStoreError."""
+    for label, value in (("name", name), ("description", description), ("body", body)):
+        if not isinstance(value, str) or not value.strip():
+            raise MemoryStoreError(f"memory {label} cannot be empty")
+    if type_ not in MEMORY_TYPES:
+        expected = ", ".join(MEMORY_TYPES)
+        raise MemoryStoreError(f"unknown memory type {type_!r} (expected {expected})")
+    if reason := path_like_reason(name):
+        raise MemoryStoreError(reason)
+    if "\x00" in body:
+        raise MemoryStoreError("memory body contains NUL bytes (records are text)")
+
+
+# -- the store ------------------------------------------------------------------------------
+
+
+class MemoryStore:
+    """A ``.memory`` folder: list, validate, write, delete and index its records.
+
+    ``emit`` receives :class:`MemoryWritten` and :class:`IndexRebuilt` events. Opening a
+    writable store finishes any interrupted consolidation (see :mod:`core.memory.journal`).
+    ``read_only=True`` never creates, locks or repairs anything (``ctxlab memory check``).
+    """
+
+    def __init__(self, root: Path | str, emit: Emit | None = None, *,
+                 read_only: bool = False) -> None:
+        self.root = Path(root).absolute()
+        self.read_only = read_only
+        self._emit = emit
+        self._cache = ScanCache(load_entry)
+        self._mutex = threading.RLock()
+        self._file_lock: FileLock | None = None
+        if not read_only and self.root.is_dir():
+            self.recover()
+
+    @classmethod
+    def open(cls, root: Path | str, emit: Emit | None = None) -> MemoryStore:
+        """Open (recovering if needed) and bring ``MEMORY.md`` up to date (trigger startup)."""
+        store = cls(root, emit)
+        if store.root.is_dir():
+            store.rebuild_index("startup")
+        return store
+
+    def emit(self, event: Event) -> None:
+        if self._emit is not None:
+            self._emit(event)
+
+    @property
+    def index_path(self) -> Path:
+        return self.root / INDEX_NAME
+
+    @contextmanager
+    def locked(self) -> Iterator[None]:
+        """Hold the in-process and cross-process lock (reentrant). Creates the folder."""
+        if self.read_only:
+            raise MemoryStoreError("the memory store was opened read-only")
+        with self._mutex:
+            self.root.mkdir(parents=True, exist_ok=True)
+            if self._file_lock is None:
+                self._file_lock = FileLock(str(self.root / LOCK_NAME))
+            with self._file_lock:
+                yield
+
+    # reading ----------------------------------------------------------------------------
+
+    def scan(self) -> Scan:
+        return self._cache.scan(self.root)
+
+    def records(self) -> list[Record]:
+        return list(self.scan().records)
+
+    def invalid(self) -> list[InvalidFile]:
+        return list(self.scan().invalid)
+
+    def get(self, key: str) -> Record | None:
+        """A record by exact name, then by file name (with or without ``.md``), then slug."""
+        records = self.records()
+        for match in (
+            lambda r: r.name == key,
+            lambda r: r.file in (key, f"{key}.md"),
+            lambda r: r.file == f"{slugify(key)}.md",
+        ):
+            found = next((r for r in records if match(r)), None)
+            if found is not None:
+                return found
+        return None
+
+    @property
+    def files_read(self) -> int:
+        """How many files this store has parsed so far (unchanged files are cached)."""
+        return self._cache.total_reads
+
+    def index_text(self) -> str:
+        return render_index(self.records())
+
+    def pending_recovery(self) -> bool:
+        return journal.pending(self.root)
+
+    # writing ----------------------------------------------------------------------------
+
+    def write(self, name: str, description: str, type: str, body: str,
+              *, emit: Emit | None = None) -> Record:
+        """Create a record, or update the record that already has exactly this ``name``.
+
+        A different record is never overwritten: a taken file name gets a ``-N`` suffix.
+        """
+        validate_fields(name, description, type, body)
+        document = render_document(name, description, type, body)
+        if len(document.encode("utf-8")) > MAX_RECORD_BYTES:
+            raise MemoryStoreError("memory record would be larger than 1 MB")
+        with self.locked():
+            file = self._file_for(name)
+            self._put(file, document)
+            event = self._rebuild_locked("write", (file,))
+        send = emit or self.emit
+        send(MemoryWritten(file=file, name=name, record_type=type))
+        send(event)
+        return Record(file, name, description, type, body.strip())
+
+    def delete(self, file: str, *, emit: Emit | None = None) -> bool:
+        """Delete one record file (never the index, never outside the store)."""
+        check_file_name(file)
+        with self.locked():
+            path = self._guarded(file)
+            if not path.exists() and not path.is_symlink():
+                return False
+            path.unlink()
+            journal.fsync_dir(self.root)
+            event = self._rebuild_locked("write", (file,))
+        (emit or self.emit)(event)
+        return True
+
+    def rebuild_index(self, trigger: str = "command", changed: Sequence[str] | None = None,
+                      *, notify: bool = True) -> IndexRebuilt:
+        """Re-render ``MEMORY.md`` from the records (re-reading only changed files)."""
+        with self.locked():
+            event = self._rebuild_locked(trigger, changed)
+        if notify:
+            self.emit(event)
+        return event
+
+    def sync_index(self, trigger: str = "watch") -> IndexRebuilt | None:
+        """Rebuild only if files changed since the last rebuild *in this process*.
+
+        ctxlab's own writes rebuild the index as they happen, so they leave nothing to do
+        here: the watcher calls this and reports hand edits only. A hand-edited
+        ``MEMORY.md`` is rewritten and reported as the change.
+        """
+        with self.locked():
+            scan = self._cache.scan(self.root)
+            changed = scan.diff(self._indexed)
+            if not changed and self._index_bytes() == render_index(scan.records).encode():
+                return None
+            return self._rebuild_locked(trigger, changed or (INDEX_NAME,), scan)
+
+    def recover(self) -> bool:
+        """Finish an interrupted consolidation; True if one was rolled forward."""
+        try:
+            with self.locked():
+                done = journal.recover(self.root)
+                if done is None:
+                    return False
+                changed = sorted(set(done.removed) | set(done.written))
+                event = self._rebuild_locked("startup", changed)
+        except journal.JournalError as exc:
+            self.emit(Error(message=f"memory recovery failed: {exc}", kind="memory"))
+            return False
+        self.emit(event)
+        return True
+
+    # internals (call with the lock held) ------------------------------------------------
+
+    @property
+    def _indexed(self) -> dict[str, StatKey] | None:
+        with _INDEXED_LOCK:
+            return _INDEXED.get(os.path.realpath(self.root))
+
+    @_indexed.setter
+    def _indexed(self, keys: dict[str, StatKey]) -> None:
+        with _INDEXED_LOCK:
+            _INDEXED[os.path.realpath(self.root)] = keys
+
+    def _guarded(self, file: str) -> Path:
+        check_file_name(file)
+        path = self.root / file
+        real_root = self.root.resolve()
+        if path.is_symlink() and not path.resolve().is_relative_to(real_root):
+            raise MemoryStoreError(f"{file} is a symlink pointing outside the store")
+        if path.resolve().parent != real_root and not path.is_symlink():
+            raise MemoryStoreError(f"{file} resolves outside the store")
+        return path
+
+    def _put(self, file: str, text: str) -> None:
+        atomic_write(self._guarded(file), text.encode("utf-8"))
+
+    def _file_for(self, name: str) -> str:
+        scan = self._cache.scan(self.root)
+        same = [r.file for r in scan.records if r.name == name]
+        if same:
+            slug_file = f"{slugify(name)}.md"
+            return slug_file if slug_file in same else same[0]
+        return allocate_file(name, self.taken_names())
+
+    def taken_names(self) -> set[str]:
+        """Every entry in the folder, casefolded (so ``Tabs.md`` blocks ``tabs.md``)."""
+        try:
+            return {n.casefold() for n in os.listdir(self.root)}
+        except FileNotFoundError:
+            return set()
+
+    def _index_bytes(self) -> bytes | None:
+        try:
+            return self.index_path.read_bytes()
+        except OSError:
+            return None
+
+    def _rebuild_locked(self, trigger: str, changed: Sequence[str] | None,
+                        scan: Scan | None = None) -> IndexRebuilt:
+        scan = scan or self._cache.scan(self.root)
+        text = render_index(scan.records).encode("utf-8")
+        old = self._index_bytes()
+        indexed = self._indexed
+        if changed is None and indexed is not None:
+            changed = scan.diff(indexed) or ((INDEX_NAME,) if old != text else ())
+        elif changed is None:  # nothing scanned yet in this process: compare with the file
+            changed = index_changes(None if old is None else old.decode("utf-8", "replace"),
+                                    text.decode("utf-8"))
+        if old != text:
+            atomic_write(self.index_path, text)
+        self._indexed = dict(scan.keys)
+        return IndexRebuilt(trigger=trigger, records=len(scan.records),
+                            invalid=len(scan.invalid), changed=tuple(changed))

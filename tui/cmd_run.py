@@ -1,0 +1,200 @@
+"""``ctxlab run --headless``: the agent loop without a UI.
+
+``--json`` prints one event per line on stdout and nothing else; without it, a readable
+coloured log (rich) goes to stdout. Exit 0 when the run ends normally; otherwise non-zero
+with a one-line reason on stderr.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import sys
+from pathlib import Path
+from typing import Any, ClassVar
+
+from core.config import THRESHOLD_KEYS, ConfigError, load_thresholds
+from core.events import Event, dumps_event
+from core.scenarios import DEFAULT_SCENARIO, ScenarioError, find_scenario
+from core.session import SessionError
+
+EXIT_USAGE = 2
+EXIT_RUN_FAILED = 1
+
+
+def add_threshold_flags(parser: argparse.ArgumentParser) -> None:
+    """The contract's threshold flags, shared by run, compact and demo."""
+    flags = ("context_limit", "batch_limit", "large_result", "keep_recent", "max_messages",
+             "reactive_keep", "summary_input_limit")
+    for key in flags:
+        assert key in THRESHOLD_KEYS
+        parser.add_argument(f"--{key.replace('_', '-')}", dest=key, type=int, default=None,
+                            metavar="N")
+
+
+def threshold_overrides(args: argparse.Namespace) -> dict[str, Any]:
+    return {k: getattr(args, k) for k in THRESHOLD_KEYS if getattr(args, k, None) is not None}
+
+
+def add_common_flags(parser: argparse.ArgumentParser) -> None:
+    from core.compact.context import BREAK_SWITCHES
+
+    parser.add_argument("--break", dest="breaks", action="append", default=[],
+                        choices=BREAK_SWITCHES, metavar="NAME",
+                        help=f"disable one protection (teaching lab): {', '.join(BREAK_SWITCHES)}")
+    parser.add_argument("--model", default=None, help="model name (or CTXLAB_MODEL)")
+
+
+def add_parser(sub: argparse._SubParsersAction) -> None:
+    parser = sub.add_parser("run", help="run the agent loop without a UI")
+    parser.add_argument("--headless", action="store_true", required=True,
+                        help="required: run without the workbench")
+    source = parser.add_mutually_exclusive_group()
+    source.add_argument("--scenario", metavar="NAME|FILE", help="a bundled scenario or a file")
+    source.add_argument("--prompt", action="append", metavar="TEXT",
+                        help="a user request (repeat for several turns)")
+    parser.add_argument("--workspace", type=Path, default=None,
+                        help="workspace directory (default: the current one; a scenario gets a "
+                             "fresh temporary copy)")
+    parser.add_argument("--provider", choices=("scripted", "anthropic"), default=None)
+    parser.add_argument("--json", action="store_true", help="one JSON event per line")
+    parser.add_argument("--session", help="save the conversation after each turn")
+    parser.add_argument("--resume", help="continue a saved session")
+    parser.add_argument("--no-memory", action="store_true", help="run without long-term memory")
+    add_common_flags(parser)
+    add_threshold_flags(parser)
+    parser.set_defaults(handler=run)
+
+
+def fail(message: str, code: int = EXIT_USAGE) -> int:
+    print(f"ctxlab run: {message}", file=sys.stderr)
+    return code
+
+
+def run(args: argparse.Namespace) -> int:
+    from core.run import Runner, RunOptions
+
+    provider = args.provider or ("anthropic" if os.environ.get("ANTHROPIC_API_KEY")
+                                 and not args.scenario else "scripted")
+    if provider == "scripted" and args.prompt:
+        return fail("--prompt needs a model: set ANTHROPIC_API_KEY or use --scenario")
+    if provider == "anthropic" and args.scenario:
+        return fail("a scenario scripts the model's words: use --provider scripted")
+    try:
+        scenario = None
+        if not args.prompt and not args.resume:
+            scenario = find_scenario(args.scenario or DEFAULT_SCENARIO)
+        workspace = _workspace(args, scenario is not None)
+        overrides = threshold_overrides(args)
+        thresholds = load_thresholds(workspace, overrides) if overrides or \
+            (workspace / "ctxlab.toml").is_file() else None
+    except (ScenarioError, ConfigError, OSError) as exc:
+        return fail(str(exc))
+    options = RunOptions(workspace=workspace, scenario=scenario, prompts=args.prompt or [],
+                         provider=provider, model=args.model, thresholds=thresholds,
+                         breaks=frozenset(args.breaks), memory=not args.no_memory,
+                         session=args.session, resume=args.resume)
+    sink = JsonSink() if args.json else LogSink()
+    try:
+        ok = asyncio.run(Runner(options, sink).run())
+    except SessionError as exc:
+        return fail(str(exc))
+    if not ok:
+        return fail(sink.last_error or "the run did not complete", EXIT_RUN_FAILED)
+    return 0
+
+
+def _workspace(args: argparse.Namespace, scenario: bool) -> Path:
+    if args.workspace is not None:
+        return args.workspace.resolve()
+    if scenario:
+        import tempfile
+
+        return Path(tempfile.mkdtemp(prefix="ctxlab-")).resolve()
+    return Path.cwd().resolve()
+
+
+class JsonSink:
+    """JSONL on stdout, flushed per event so a pipe sees events as they happen."""
+
+    def __init__(self) -> None:
+        self.last_error: str | None = None
+
+    def __call__(self, event: Event) -> None:
+        if event.type == "error":
+            self.last_error = event.message
+        sys.stdout.write(dumps_event(event) + "\n")
+        sys.stdout.flush()
+
+
+class LogSink:
+    """A readable, coloured log of the same events."""
+
+    STYLES: ClassVar[dict[str, str]] = {
+        "stage": "bold magenta", "error": "bold red", "tool_call": "cyan",
+        "memory_written": "green", "memory_rejected": "yellow", "memory_selected": "green",
+        "turn_start": "bold", "run_end": "bold",
+    }
+
+    def __init__(self) -> None:
+        from rich.console import Console
+
+        self.console = Console(highlight=False)
+        self.last_error: str | None = None
+        self._text = False
+
+    def __call__(self, event: Event) -> None:
+        if event.type == "assistant_text":
+            self.console.print(event.delta, end="", style="dim", markup=False)
+            self._text = True
+            return
+        if self._text:
+            self.console.print()
+            self._text = False
+        if event.type == "error":
+            self.last_error = event.message
+        line = describe_event(event)
+        if line:
+            self.console.print(f"[{event.t:7.2f}s] ", end="", style="dim")
+            self.console.print(line, style=self.STYLES.get(event.type, ""), markup=False)
+
+
+def describe_event(e: Any) -> str | None:
+    """One human line per event (None for events not worth a line)."""
+    kind = e.type
+    if kind == "run_start":
+        return f"run start: {e.provider} in {e.workspace}" + (
+            f" (scenario {e.scenario})" if e.scenario else "")
+    if kind == "turn_start":
+        return f"user: {e.request}"
+    if kind == "model_request":
+        return f"→ {e.purpose} call: {e.chars:,} chars, ~{e.est_tokens:,} tokens, " \
+               f"{e.messages} messages"
+    if kind == "tool_call":
+        return f"tool {e.name} {e.input}"
+    if kind == "tool_result":
+        return f"  ← {e.name}: {e.chars:,} chars" + (" (error)" if e.is_error else "")
+    if kind == "stage":
+        files = f", wrote {len(e.files)} file(s)" if e.files else ""
+        return (f"{e.stage}: {e.before_chars:,} → {e.after_chars:,} chars, "
+                f"{e.before_messages} → {e.after_messages} messages{files}")
+    if kind == "memory_selected":
+        return f"memory recalled ({e.method}): {', '.join(e.files) or 'none'}"
+    if kind == "memory_written":
+        return f"memory written: {e.file} ({e.record_type})"
+    if kind == "memory_rejected":
+        return f"memory rejected: {e.name} — {e.reason}"
+    if kind == "memory_consolidated":
+        return f"memory consolidated: {e.before} → {e.after} records"
+    if kind in ("memory_consolidation_failed", "pointer_broken"):
+        return f"{kind}: {e.reason}"
+    if kind == "retry":
+        return f"retrying {e.purpose} call (attempt {e.attempt}): {e.reason}"
+    if kind == "error":
+        return f"error ({e.kind}): {e.message}"
+    if kind == "turn_end":
+        return f"turn end: {e.chars:,} chars in context"
+    if kind == "run_end":
+        return f"run end: {'ok' if e.ok else 'failed'} after {e.turns} turn(s)"
+    return None
