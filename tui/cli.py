@@ -30,6 +30,12 @@ def build_parser() -> argparse.ArgumentParser:
         description="Watch an LLM agent's context get budgeted, compacted and remembered.",
     )
     parser.add_argument("--version", action="version", version=f"ctxlab {__version__}")
+    try:
+        from tui.cmd_app import add_common
+    except ModuleNotFoundError:
+        pass
+    else:
+        add_common(parser)  # plain `ctxlab --theme projector` opens the workbench themed
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     seen: set[str] = set()
     for _name, module_name in SUBCOMMANDS:
@@ -50,13 +56,12 @@ def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     if args.command is None:
-        handler = getattr(args, "default_handler", None)
         try:
             from tui.cmd_app import run_default
         except ModuleNotFoundError:
             parser.print_help()
             return 0
-        return run_default(args) if handler is None else handler(args)
+        return run_default(args)
     try:
         return int(args.handler(args) or 0)
     except KeyboardInterrupt:

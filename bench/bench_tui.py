@@ -1,0 +1,237 @@
+"""Benchmark of the workbench's responsiveness: event-loop stalls and cold start.
+
+* **stall** — the longest gap between ticks of a 5 ms interval timer while the real agent
+  loop reads a 10 MB file and compacts it (tool_result_budget persists it, micro/fit and a
+  snip follow). The engine runs on the app's own event loop, so any synchronous work in it
+  (``prepare()``, a JSON dump of the history) is time the UI cannot draw. Target < 50 ms.
+  Baseline: the same app idle, for the timer's own jitter.
+* **cold start** — ``python -c`` launching the workbench headless until its first
+  ``Ready`` (first frame). Target < 1.5 s. Baseline: an empty Textual app the same way.
+
+Run: ``python bench/bench_tui.py``; ``run()`` returns the rows
+``{name, value, unit, target, baseline, ratio, ok}`` for an aggregating runner.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import subprocess
+import sys
+import tempfile
+import textwrap
+import time
+from pathlib import Path
+from typing import Any
+
+if __package__ in (None, ""):  # run as a script: make the project importable
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+ROOT = Path(__file__).resolve().parents[1]
+Row = dict[str, Any]
+STALL_TARGET_MS = 50.0
+COLD_TARGET_S = 1.5
+BIG_MB = 10
+
+SCENARIO = """
+name: ten-megabytes
+title: One 10 MB tool result, then a few more calls
+workspace: long_chat
+thresholds: {context_limit: 20000, max_messages: 8}
+sessions:
+  - turns:
+      - user: "Read the big log and tell me what is in it."
+        replies:
+          - say: "Reading it."
+            tools: [{read_file: {path: big.log}}]
+          - say: "And the notes module."
+            tools: [{read_file: {path: notes.py}}]
+          - say: "Once more the notes."
+            tools: [{read_file: {path: notes.py}}]
+          - say: "Listing."
+            tools: [{glob: {pattern: "*"}}]
+          - say: "It is a log of repeated lines."
+"""
+
+
+def make_workspace(root: Path) -> tuple[Path, Path]:
+    """A workspace holding a 10 MB log (pre-filled, so no generator runs) and the scenario."""
+    ws = root / "ws"
+    ws.mkdir()
+    line = "2026-11-02T10:00:00Z INFO ingest batch=000000 rows=1000 ok\n"
+    (ws / "big.log").write_text(line * int(BIG_MB * 1_000_000 // len(line)), encoding="utf-8")
+    (ws / "notes.py").write_text("def note(text):\n    return text.strip()\n" * 40)
+    scenario = root / "ten-megabytes.yaml"
+    scenario.write_text(SCENARIO, encoding="utf-8")
+    return ws, scenario
+
+
+class PrepareClock:
+    """Records when the engine's ``prepare()`` ran, without changing it (a wrapper)."""
+
+    def __init__(self) -> None:
+        from core.compact.pipeline import Compactor
+
+        self.spans: list[tuple[float, float]] = []
+        self.cls = Compactor
+        self.original = Compactor.prepare
+        clock = self
+
+        async def timed(self: Any, *args: Any, **kwargs: Any) -> Any:
+            start = time.perf_counter()
+            try:
+                return await clock.original(self, *args, **kwargs)
+            finally:
+                clock.spans.append((start, time.perf_counter()))
+
+        Compactor.prepare = timed  # type: ignore[method-assign]
+
+    def restore(self) -> None:
+        self.cls.prepare = self.original  # type: ignore[method-assign]
+
+    def longest(self) -> float:
+        return max((end - start for start, end in self.spans), default=0.0)
+
+    def outside(self, start: float, end: float) -> float:
+        """How much of the gap ``start..end`` no ``prepare()`` explains."""
+        covered = sum(max(0.0, min(end, e) - max(start, s)) for s, e in self.spans)
+        return end - start - covered
+
+
+async def measure_stall(play: bool) -> tuple[float, float, float, int]:
+    """Max gap (ms) between 5 ms ticks while the scenario plays (or while idle); also the
+    longest ``prepare()`` and the longest gap left once ``prepare()`` time is taken out."""
+    from tui.app import AppConfig, CtxlabApp
+
+    with tempfile.TemporaryDirectory() as tmp:
+        ws, scenario = make_workspace(Path(tmp))
+        app = CtxlabApp(AppConfig(scenario=str(scenario), workspace=ws, speed=1000.0,
+                                  paused=True, display_workspace="bench"))
+        gaps: list[tuple[float, float]] = []
+        last = [0.0]
+        clock = PrepareClock()
+
+        def tick() -> None:
+            now = time.perf_counter()
+            if last[0]:
+                gaps.append((last[0], now))
+            last[0] = now
+
+        async with app.run_test(size=(200, 55)) as pilot:
+            await pilot.pause(0.3)
+            app.set_interval(0.005, tick)
+            await pilot.pause(0.1)
+            gaps.clear()
+            if play:
+                app.gate.resume()
+                for _ in range(1500):
+                    if app.finished:
+                        break
+                    await asyncio.sleep(0.01)
+                await pilot.pause(0.3)
+            else:
+                await asyncio.sleep(1.0)
+            stages = len(app.bridge.stage_log.records) if app.bridge else 0
+        clock.restore()
+        worst = max((end - start for start, end in gaps), default=0.0)
+        ui_only = max((clock.outside(start, end) for start, end in gaps), default=0.0)
+        return worst * 1000, clock.longest() * 1000, ui_only * 1000, stages
+
+
+CHILD = textwrap.dedent("""
+    import sys, tempfile
+    from pathlib import Path
+    {body}
+""")
+CTXLAB_CHILD = """
+from tui.app import AppConfig, CtxlabApp
+
+class Probe(CtxlabApp):
+    def on_ready(self) -> None:
+        print("READY", flush=True)
+        self.exit()
+
+ws = Path(tempfile.mkdtemp()) / "ws"
+Probe(AppConfig(workspace=ws, paused=True)).run(headless=True, size=(200, 55))
+"""
+EMPTY_CHILD = """
+from textual.app import App
+from textual.widgets import Footer, Header
+
+class Probe(App):
+    def compose(self):
+        yield Header()
+        yield Footer()
+
+    def on_ready(self) -> None:
+        print("READY", flush=True)
+        self.exit()
+
+Probe().run(headless=True, size=(200, 55))
+"""
+
+
+def cold_start(body: str, repeats: int = 3) -> float:
+    """Best of ``repeats`` wall times (s) from spawning Python to the app's first Ready."""
+    best = float("inf")
+    for _ in range(repeats):
+        start = time.perf_counter()
+        proc = subprocess.Popen([sys.executable, "-c", CHILD.format(body=body)], cwd=ROOT,
+                                stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+        assert proc.stdout is not None
+        for line in proc.stdout:
+            if line.strip() == "READY":
+                best = min(best, time.perf_counter() - start)
+                break
+        proc.wait(timeout=30)
+    return best
+
+
+def row(name: str, value: float, unit: str, target: float | None,
+        baseline: float | None) -> Row:
+    ratio = value / baseline if baseline else None
+    return {"name": name, "value": round(value, 3), "unit": unit, "target": target,
+            "baseline": None if baseline is None else round(baseline, 3),
+            "ratio": None if ratio is None else round(ratio, 2),
+            "ok": target is None or value < target}
+
+
+def run() -> list[Row]:
+    idle, _, _, _ = asyncio.run(measure_stall(play=False))
+    stall, prepare, ui_only, stages = asyncio.run(measure_stall(play=True))
+    ctxlab = cold_start(CTXLAB_CHILD)
+    empty = cold_start(EMPTY_CHILD)
+    return [
+        row(f"max event-loop stall, {BIG_MB} MB result compacted ({stages} stages)", stall,
+            "ms", STALL_TARGET_MS, idle),
+        row("  of which: longest engine prepare() (synchronous CPU)", prepare, "ms", None,
+            None),
+        row("  stall with prepare() time taken out (the UI's own share)", ui_only, "ms",
+            STALL_TARGET_MS, idle),
+        row("cold start to first frame (python -c … Ready)", ctxlab, "s", COLD_TARGET_S,
+            empty),
+    ]
+
+
+def print_table(rows: list[Row]) -> None:
+    from rich.console import Console
+    from rich.table import Table
+
+    table = Table(title="workbench responsiveness", title_justify="left")
+    for column in ("name", "value", "unit", "target", "baseline", "ratio", "ok"):
+        table.add_column(column, justify="left" if column == "name" else "right")
+    for r in rows:
+        table.add_row(*("—" if r[k] is None else ("yes" if r[k] is True else "NO")
+                        if isinstance(r[k], bool) else str(r[k])
+                        for k in ("name", "value", "unit", "target", "baseline", "ratio",
+                                  "ok")))
+    Console(width=120).print(table)
+
+
+def main() -> int:
+    rows = run()
+    print_table(rows)
+    return 0 if all(r["ok"] for r in rows) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,117 @@
+"""Pilot flows over a real scenario run: the panels follow the engine's own events."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from textual.widgets import DataTable, Input, Static, TabbedContent
+
+from core.compact.archive import RESULTS_DIR, TRANSCRIPT_DIR
+from core.measure import json_chars
+from tests.tui.conftest import play_to_end, wait_for
+from tui.app import CtxlabApp
+from tui.widgets.context_meter import ContextMeter
+from tui.widgets.memory_catalog import MemoryCatalog
+from tui.widgets.model_view import ModelView
+from tui.widgets.stage_timeline import StageTimeline
+from tui.widgets.transcript_list import TranscriptList
+
+pytestmark = pytest.mark.anyio
+
+
+async def test_scenario_played_to_the_end_updates_every_panel(
+        make_app: Callable[..., CtxlabApp], tmp_path: Path) -> None:
+    app = make_app()
+    async with app.run_test(size=(200, 55)) as pilot:
+        await play_to_end(pilot)
+        records = app.bridge.stage_log.records
+        stages = [r.event.stage for r in records]
+        assert {"tool_result_budget", "snip_compact", "micro_compact", "fit_tool_results",
+                "manual_compact"} <= set(stages)
+        # Stages: one row per stage event, in firing order.
+        timeline = app.query_one(StageTimeline)
+        assert timeline.row_count == len(records)
+        assert [timeline.get_row_at(i)[1] for i in range(timeline.row_count)] == stages
+        # Context: one sparkline point per main call; the breakdown measures, exactly, the
+        # list the last call sent.
+        meter = app.query_one(ContextMeter)
+        assert len(meter.history) == app.calls == 10
+        assert meter.chars == meter.history[-1] == json_chars(app.sent_messages())
+        # Transcripts: exactly the files on disk, transcripts and results.
+        ws = tmp_path / "ws"
+        on_disk = {p.relative_to(ws).as_posix() for p in (ws / TRANSCRIPT_DIR).glob("*.jsonl")}
+        on_disk |= {p.relative_to(ws).as_posix() for p in (ws / RESULTS_DIR).glob("*.txt")}
+        listing = app.query_one(TranscriptList)
+        assert {str(k.value) for k in listing.rows} == on_disk
+        assert listing.writers[records[-1].event.files[0]] == "manual_compact"
+        # Memory: the seeded record and the one the run extracted.
+        table = app.query_one(MemoryCatalog).query_one(DataTable)
+        keys = {str(k.value) for k in table.rows}
+        assert {"indentation.md", "i-prefer-short-function-names.md"} <= keys
+        assert app.query_one(MemoryCatalog).recalled == {"i-prefer-short-function-names.md"}
+        # What the model sees: the agent's current list, the summary marked as such.
+        await pilot.press("v")
+        await pilot.pause(0.1)
+        assert app.query_one(TabbedContent).active == "tab-model"
+        view = app.query_one(ModelView)
+        assert view.messages == app.runner.agent.messages[:-1]  # minus the final reply
+        assert "-summary" in view.children[0].classes  # the [Compacted] message
+        await pilot.press("v")
+
+
+async def test_results_and_transcripts_open_in_the_viewer(
+        make_app: Callable[..., CtxlabApp], tmp_path: Path) -> None:
+    from tui.screens.viewer import Viewer
+    from tui.widgets.tool_block import ToolBlock
+
+    app = make_app()
+    async with app.run_test(size=(200, 55)) as pilot:
+        await play_to_end(pilot)
+        block = next(b for b in app.query(ToolBlock) if b.tool_name == "read_file")
+        block.collapsed = False
+        await pilot.pause(0.1)
+        assert "6,000 chars" in str(block.query_one(".tool-body").render())
+        await pilot.click(block.query_one(".tool-open"))
+        await pilot.pause(0.1)
+        assert isinstance(app.screen, Viewer)
+        assert app.screen.text == app.lookup_result(block.tool_use_id)
+        await pilot.press("escape")
+        await pilot.pause(0.1)
+        listing = app.query_one(TranscriptList)
+        rel = next(str(k.value) for k in listing.rows if str(k.value).endswith(".jsonl"))
+        listing.post_message(TranscriptList.Open(rel))
+        await pilot.pause(0.2)
+        assert isinstance(app.screen, Viewer)
+        first = json.loads((tmp_path / "ws" / rel).read_text().splitlines()[0])
+        assert app.screen.text.startswith("// message 0\n" + json.dumps(
+            first, indent=2, ensure_ascii=False))
+
+
+async def test_paused_start_steps_one_call_and_thresholds_apply_live(
+        make_app: Callable[..., CtxlabApp]) -> None:
+    app = make_app(paused=True)
+    async with app.run_test(size=(200, 55)) as pilot:
+        await pilot.pause(0.3)
+        assert app.calls == 0
+        await pilot.press("s")
+        await wait_for(pilot, lambda: app.calls == 1)
+        await pilot.pause(0.2)
+        assert app.calls == 1 and app.gate.paused
+        # Thresholds: refused with the field named, or handed to the running agent.
+        await pilot.press("l")
+        await pilot.pause(0.1)
+        screen = app.screen
+        screen.query_one("#limit-context_limit", Input).value = "0"
+        await pilot.press("ctrl+s")
+        await pilot.pause(0.05)
+        assert "context_limit" in str(screen.query_one("#limits-error", Static).render())
+        screen.query_one("#limit-context_limit", Input).value = "5000"
+        await pilot.press("ctrl+s")
+        await pilot.pause(0.1)
+        assert app.runner.agent.compactor.thresholds.context_limit == 5000
+        assert app.query_one(ContextMeter).limits.context_limit == 5000
+
+

@@ -1,0 +1,81 @@
+"""``ctxlab demo`` / ``ctxlab``: options, routing to demo or live mode, lazy imports."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import tui.cmd_app as cmd_app
+from tui.cli import build_parser
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture
+def launched(monkeypatch: pytest.MonkeyPatch) -> list[tuple[Any, str | None]]:
+    """Capture what would be opened instead of opening a terminal UI."""
+    calls: list[tuple[Any, str | None]] = []
+    monkeypatch.setattr(cmd_app, "launch", lambda config, theme: calls.append((config, theme))
+                        or 0)
+    return calls
+
+
+def test_demo_options_reach_the_app_config(launched: list, tmp_path: Path) -> None:
+    args = build_parser().parse_args([
+        "demo", "long-chat", "--workspace", str(tmp_path), "--theme", "projector",
+        "--speed", "4", "--paused", "--context-limit", "9000", "--break", "unseen-guard"])
+    assert args.handler(args) == 0
+    config, theme = launched[0]
+    assert (config.scenario, config.workspace, config.speed, config.paused) == \
+        ("long-chat", tmp_path, 4.0, True)
+    assert config.thresholds.context_limit == 9000
+    assert config.breaks == frozenset({"unseen-guard"}) and theme == "projector"
+
+
+def test_demo_defaults_to_refactor_auth_in_a_temporary_copy(launched: list) -> None:
+    args = build_parser().parse_args(["demo"])
+    args.handler(args)
+    config, theme = launched[0]
+    assert config.scenario == "refactor-auth" and config.workspace is None
+    assert config.thresholds is None and theme is None  # the scenario's own budget applies
+
+
+def test_plain_ctxlab_is_the_demo_without_a_key_and_live_with_one(
+        launched: list, monkeypatch: pytest.MonkeyPatch) -> None:
+    args = build_parser().parse_args([])
+    monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
+    cmd_app.run_default(args)
+    assert launched[-1][0].scenario == "refactor-auth"
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-test")
+    cmd_app.run_default(args)
+    live = launched[-1][0]
+    assert live.scenario is None and live.provider == "anthropic"
+    assert live.workspace == Path.cwd()
+
+
+def test_bad_break_switch_is_a_usage_error(capsys: pytest.CaptureFixture[str]) -> None:
+    args = build_parser().parse_args(["demo", "--break", "nonsense"])
+    assert args.handler(args) == 2
+    assert "--break 'nonsense'" in capsys.readouterr().err
+
+
+def test_unknown_theme_or_scenario_is_refused_before_the_ui_starts(
+        capsys: pytest.CaptureFixture[str]) -> None:
+    from tui.app import AppConfig
+
+    assert cmd_app.launch(AppConfig(), "no-such-theme") == 2
+    assert "unknown theme" in capsys.readouterr().err
+    assert cmd_app.launch(AppConfig(scenario="no-such-scenario"), None) == 2
+    assert "no scenario" in capsys.readouterr().err
+
+
+def test_version_and_help_do_not_import_textual() -> None:
+    code = ("import sys; from tui.cli import build_parser; build_parser(); "
+            "print(any(m == 'textual' or m.startswith('textual.') for m in sys.modules))")
+    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True,
+                         text=True, check=True)
+    assert out.stdout.strip() == "False"

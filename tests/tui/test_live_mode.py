@@ -1,0 +1,44 @@
+"""Live mode against a local Messages-API server: prompt in, streamed answer and usage out."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from textual.widgets import Input, Markdown
+
+from tests.support.messages_server import MessagesServer
+from tests.tui.conftest import wait_for
+from tui.app import AppConfig, CtxlabApp
+from tui.widgets.context_meter import ContextMeter
+
+pytestmark = pytest.mark.anyio
+
+
+async def test_a_prompt_runs_a_live_turn_and_shows_the_api_usage(
+        messages_server: MessagesServer, monkeypatch: pytest.MonkeyPatch,
+        tmp_path: Path) -> None:
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-test")
+    monkeypatch.setenv("ANTHROPIC_BASE_URL", messages_server.url)
+    messages_server.reply_text("The **workspace** is empty.",
+                               usage={"input_tokens": 1234, "output_tokens": 9})
+    messages_server.reply_text("[]")  # the memory extractor finds nothing durable
+    app = CtxlabApp(AppConfig(scenario=None, workspace=tmp_path, provider="anthropic",
+                              display_workspace="~/project"))
+    async with app.run_test(size=(200, 55)) as pilot:
+        await pilot.pause(0.1)
+        assert "provider anthropic" in app.sub_title
+        prompt = app.query_one("#prompt", Input)
+        prompt.focus()
+        await pilot.press(*"what is here?")
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: app.query_one(ContextMeter).usage_tokens is not None)
+        await app.workers.wait_for_complete()
+        await pilot.pause(0.2)
+        assert app.query_one(ContextMeter).usage_tokens == 1234
+        assert "model claude-" in app.sub_title  # as the run reported it
+        answer = app.query(Markdown).last()
+        assert "workspace" in answer.source
+        sent = messages_server.requests_to()[0].body
+        assert sent["messages"][0]["content"] == "what is here?"
+        assert not app.finished  # live mode waits for the next prompt

@@ -1,0 +1,34 @@
+"""Snapshot tests of the main screen, the inspector and the memory editor.
+
+The scenes are the ones ``python -m tui.screenshots`` uses (on the tiny test scenario, so the
+pictures depend on this suite only): fixed theme, fixed size, a fixed workspace path,
+numbered transcript names, no blinking cursor, no toasts.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+from textual.pilot import Pilot
+
+from tests.tui.conftest import TINY
+from tui import screenshots
+
+SIZE = screenshots.SIZE
+
+
+def scene(name: str, theme: str = "ctxlab-dark") -> Any:
+    return screenshots.scene_app(TINY, theme, f"snapshot-{name}")
+
+
+@pytest.mark.usefixtures("sequential_uuids")
+@pytest.mark.parametrize(("name", "play"), [
+    ("main", screenshots.mid_run),
+    ("inspector", screenshots.inspector),
+    ("editor", screenshots.editor),
+])
+def test_screen_snapshot(snap_compare: Callable[..., bool], name: str,
+                         play: Callable[[Pilot[Any]], Any]) -> None:
+    assert snap_compare(scene(name), terminal_size=SIZE, run_before=play)

@@ -1,0 +1,124 @@
+"""``ctxlab demo`` and plain ``ctxlab``: open the workbench.
+
+Textual is imported only inside the handlers, so ``ctxlab --version`` and the other
+subcommands stay fast. ``ctxlab`` with no subcommand opens the demo unless an API key is
+configured, in which case it opens a live session in the current directory.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+THEMES_HELP = "ctxlab-dark (default), ctxlab-light, projector"
+
+
+def add_common(parser: argparse.ArgumentParser) -> None:
+    """The options every workbench invocation takes."""
+    parser.add_argument("--theme", default=None, metavar="NAME", help=THEMES_HELP)
+    parser.add_argument("--lang", default="en", choices=("en", "zh"), help="UI language")
+    parser.add_argument("--break", action="append", dest="breaks", default=[], metavar="NAME",
+                        help="disable one protection (teaching lab; never on by default)")
+
+
+def add_parser(subparsers: Any) -> argparse.ArgumentParser:
+    from core.scenarios import DEFAULT_SCENARIO
+    from tui.cmd_compact import THRESHOLD_FLAGS
+
+    parser = subparsers.add_parser(
+        "demo", help="open the workbench playing a bundled scenario",
+        description="Open the workbench playing a bundled scenario in a fresh temporary copy "
+                    "of its sample workspace (your directories are never touched).")
+    parser.add_argument("scenario", nargs="?", default=DEFAULT_SCENARIO,
+                        help=f"a bundled scenario name or a scenario file "
+                             f"(default {DEFAULT_SCENARIO})")
+    parser.add_argument("--workspace", type=Path, default=None, metavar="DIR",
+                        help="play in DIR instead of a temporary copy")
+    parser.add_argument("--speed", type=float, default=1.0, metavar="X",
+                        help="pace multiplier (2 = twice as fast; 1000 = no pauses)")
+    parser.add_argument("--paused", action="store_true",
+                        help="start paused: s steps one model call, space plays")
+    for flag, key in THRESHOLD_FLAGS:
+        parser.add_argument(flag, type=int, dest=key, default=None, metavar="N")
+    add_common(parser)
+    parser.set_defaults(handler=run_demo)
+    return parser
+
+
+def run_demo(args: argparse.Namespace) -> int:
+    from tui.app import AppConfig
+
+    try:
+        config = AppConfig(scenario=args.scenario, workspace=args.workspace,
+                           speed=max(args.speed, 0.01), paused=args.paused,
+                           thresholds=thresholds_from_args(args, args.workspace),
+                           breaks=breaks_from_args(args), lang=args.lang)
+    except ValueError as exc:
+        print(f"ctxlab demo: {exc}", file=sys.stderr)
+        return 2
+    return launch(config, args.theme)
+
+
+def run_default(args: argparse.Namespace) -> int:
+    """``ctxlab``: live in the current directory with an API key, else the demo."""
+    from core.scenarios import DEFAULT_SCENARIO
+    from tui.app import AppConfig
+
+    theme = getattr(args, "theme", None)
+    if os.environ.get("ANTHROPIC_API_KEY"):
+        config = AppConfig(scenario=None, workspace=Path.cwd(), provider="anthropic",
+                           model=os.environ.get("CTXLAB_MODEL"),
+                           breaks=breaks_from_args(args))
+    else:
+        config = AppConfig(scenario=DEFAULT_SCENARIO, breaks=breaks_from_args(args))
+    return launch(config, theme)
+
+
+def launch(config: Any, theme: str | None) -> int:
+    from tui.app import CtxlabApp
+    from tui.themes import load_themes
+
+    if theme:
+        names = list(load_themes())
+        if theme not in names:
+            print(f"ctxlab: unknown theme {theme!r}; one of {', '.join(names)}",
+                  file=sys.stderr)
+            return 2
+        config.theme = theme
+    from core.scenarios import ScenarioError, find_scenario
+
+    if config.scenario:
+        try:
+            find_scenario(config.scenario)
+        except ScenarioError as exc:
+            print(f"ctxlab: {exc}", file=sys.stderr)
+            return 2
+    result = CtxlabApp(config).run()
+    return int(result or 0)
+
+
+def thresholds_from_args(args: argparse.Namespace, workspace: Path | None) -> Any:
+    """Flags (and a ``ctxlab.toml`` in ``--workspace``) over the defaults; None if none."""
+    from core.config import load_thresholds, thresholds_from_mapping
+    from tui.cmd_compact import THRESHOLD_FLAGS
+
+    overrides = {key: getattr(args, key) for _, key in THRESHOLD_FLAGS
+                 if getattr(args, key, None) is not None}
+    if workspace is not None and (workspace / "ctxlab.toml").is_file():
+        return load_thresholds(workspace, overrides)
+    if not overrides:
+        return None  # let the scenario's own teaching budget apply
+    return thresholds_from_mapping(overrides, source="command line")
+
+
+def breaks_from_args(args: argparse.Namespace) -> frozenset[str]:
+    from core.compact.context import BREAK_SWITCHES
+
+    names = list(getattr(args, "breaks", None) or [])
+    unknown = [n for n in names if n not in BREAK_SWITCHES]
+    if unknown:
+        raise ValueError(f"--break {unknown[0]!r}: choose from {', '.join(BREAK_SWITCHES)}")
+    return frozenset(names)

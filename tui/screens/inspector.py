@@ -1,0 +1,129 @@
+"""The stage inspector: the history before and after one stage, side by side, and its ledger.
+
+Changed messages are highlighted on both sides (a result swapped for a pointer), removed
+ones on the left (archived by snip, folded into a summary), added ones on the right (the
+marker, the summary). Long runs of unchanged messages are folded so the change is on
+screen. Under the lists, the stage's ledger says where every removed result went; Enter on
+a row opens that file. Each side states where it came from — a live snapshot, the
+transcript the stage saved, or a rebuild from the ledger (see :mod:`.stage_diff`).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import ClassVar
+
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.content import Content
+from textual.screen import Screen
+from textual.widgets import DataTable, Footer, Static
+
+from tui.messages import OpenFile
+from tui.screens.stage_diff import Row, Side, StageRecord, diff_rows, sides
+from tui.widgets.render import message_content, size_label
+from tui.widgets.stage_timeline import STAGE_HINT
+
+FOLD_AT = 4  # runs of unchanged messages longer than this are folded
+
+
+def fold(rows: list[Row]) -> list[Row | int]:
+    """Rows, with long runs of ``kept`` rows replaced by their count."""
+    out: list[Row | int] = []
+    run: list[Row] = []
+
+    def flush() -> None:
+        if len(run) > FOLD_AT:
+            out.extend([run[0], len(run) - 2, run[-1]])
+        else:
+            out.extend(run)
+        run.clear()
+
+    for row in rows:
+        if row.kind == "kept":
+            run.append(row)
+            continue
+        flush()
+        out.append(row)
+    flush()
+    return out
+
+
+class Inspector(Screen[None]):
+    BINDINGS: ClassVar[list[BindingType]] = [Binding("escape,q", "app.pop_screen", "Back")]
+
+    def __init__(self, record: StageRecord, workspace: Path) -> None:
+        super().__init__()
+        self.record = record
+        self.workspace = workspace
+
+    def compose(self) -> ComposeResult:
+        e = self.record.event
+        yield Static(Content.assemble(
+            (f" Stage #{self.record.index} ", "bold reverse"), " ", (e.stage, "bold $warning"),
+            f"  {e.before_chars:,} → {e.after_chars:,} chars · "
+            f"{e.before_messages} → {e.after_messages} messages · ",
+            (STAGE_HINT.get(e.stage, ""), "italic")), id="inspector-title")
+        with Horizontal(id="inspector-sides"):
+            with Vertical(classes="inspector-side"):
+                yield Static(id="before-source", classes="side-source")
+                yield VerticalScroll(id="before-list", classes="side-list")
+            with Vertical(classes="inspector-side"):
+                yield Static(id="after-source", classes="side-source")
+                yield VerticalScroll(id="after-list", classes="side-list")
+        ledger: DataTable[str] = DataTable(id="inspector-ledger", cursor_type="row")
+        ledger.border_title = "Ledger: where each removed result went (Enter opens the file)"
+        yield ledger
+        yield Footer()
+
+    async def on_mount(self) -> None:
+        before, after = sides(self.record, self.workspace)
+        self.query_one("#before-source", Static).update(self.source_line("before", before))
+        self.query_one("#after-source", Static).update(self.source_line("after", after))
+        if before.messages is not None and after.messages is not None:
+            left, right = diff_rows(before.messages, after.messages)
+        else:
+            left = [Row(i, m, "kept") for i, m in enumerate(before.messages or [])]
+            right = [Row(i, m, "kept") for i, m in enumerate(after.messages or [])]
+        await self.query_one("#before-list").mount_all(self.widgets(left))
+        await self.query_one("#after-list").mount_all(self.widgets(right))
+        self.fill_ledger()
+
+    @staticmethod
+    def source_line(label: str, side: Side) -> Content:
+        count = f"{len(side.messages)} message(s)" if side.messages is not None else "—"
+        return Content.assemble((label.upper(), "bold"), f"  {count}  ",
+                                (f"source: {side.source}", "dim italic"))
+
+    @staticmethod
+    def widgets(rows: list[Row]) -> list[Static]:
+        out = []
+        for item in fold(rows):
+            if isinstance(item, int):
+                out.append(Static(Content.styled(f"   … {item} unchanged messages …", "dim"),
+                                  classes="diff-fold"))
+            else:
+                out.append(Static(message_content(item.index, item.message),
+                                  classes=f"diff-row -{item.kind}"))
+        return out
+
+    def fill_ledger(self) -> None:
+        table = self.query_one(DataTable)
+        table.add_columns("tool_use_id", "chars", "where", "status")
+        e = self.record.event
+        for n, entry in enumerate(e.ledger):
+            where = str(entry.get("where", ""))
+            table.add_row(str(entry.get("tool_use_id", "")), size_label(int(entry.get(
+                "chars", 0))), where, str(entry.get("status", "ok")), key=f"{n}:{where}")
+        for rel in e.files:
+            if not any(entry.get("where") == rel for entry in e.ledger):
+                table.add_row("(file written)", "", rel, "", key=f"f:{rel}")
+        if not table.row_count:
+            table.add_row("(no ledger entries)", "", "", "")
+
+    def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
+        key = str(event.row_key.value or "")
+        where = key.split(":", 1)[1] if ":" in key else ""
+        if where and where != "lost":
+            self.app.post_message(OpenFile(where))

@@ -1,0 +1,87 @@
+"""The built-in memory editor: a Markdown code editor that refuses to save an invalid record.
+
+A hand-edited record with broken frontmatter silently drops out of recall, which is the
+kind of invisible failure users complain about. So the document is validated with the
+store's own parser *before* anything is written; an invalid one is refused with the reason
+and the file on disk stays as it was. A valid one is saved through :class:`MemoryStore`
+(atomic write under the store's lock, index rebuilt, ``memory_written`` emitted). Renaming a
+record writes the new file first, then removes the old one.
+"""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import Vertical
+from textual.screen import ModalScreen
+from textual.widgets import Footer, Static, TextArea
+
+from core.memory import MemoryStore, MemoryStoreError
+from core.memory.store import FrontmatterError, record_from_text
+
+NEW_RECORD = """---
+name: ""
+description: ""
+type: project
+---
+
+Write the memory here.
+"""
+
+
+class MemoryEditor(ModalScreen[str | None]):
+    """Edit one record (``file``) or a new one (``file is None``); returns the saved file."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("ctrl+s", "save", "Save"),
+        Binding("escape", "cancel", "Cancel"),
+    ]
+
+    def __init__(self, store: MemoryStore, file: str | None, text: str) -> None:
+        super().__init__()
+        self.store = store
+        self.file = file
+        self.text = text
+
+    def compose(self) -> ComposeResult:
+        with Vertical(id="editor-box") as box:
+            box.border_title = f"Memory · {self.file or 'new record'}"
+            yield Static("---, name / description / type (user · feedback · project · "
+                         "reference), ---, a blank line, the body", id="editor-help")
+            yield TextArea.code_editor(self.text, language="markdown", id="editor-text",
+                                       soft_wrap=True)
+            yield Static("", id="editor-error")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.query_one(TextArea).focus()
+
+    def refuse(self, reason: str) -> None:
+        self.query_one("#editor-error", Static).update(
+            f"⚠ not saved — {reason}. Nothing was written.")
+
+    def action_save(self) -> None:
+        text = self.query_one(TextArea).text
+        try:
+            record = record_from_text(self.file or "new.md", text)
+        except FrontmatterError as exc:
+            self.refuse(f"invalid record: {exc}")
+            return
+        same_name = self.store.get(record.name)
+        if same_name is not None and same_name.name == record.name and \
+                same_name.file != self.file:
+            self.refuse(f"a record named {record.name!r} already exists ({same_name.file})")
+            return
+        try:
+            saved = self.store.write(record.name, record.description, record.type, record.body)
+            if self.file and saved.file != self.file:
+                self.store.delete(self.file)
+        except (MemoryStoreError, OSError) as exc:
+            self.refuse(str(exc))
+            return
+        self.dismiss(saved.file)
+
+    def action_cancel(self) -> None:
+        self.dismiss(None)

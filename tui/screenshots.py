@@ -1,0 +1,158 @@
+"""Regenerate the SVG screenshots in ``screenshots/``: ``python -m tui.screenshots``.
+
+Each screenshot is a *scene*: a fixed scenario, theme and terminal size, driven headless to
+a fixed point, so the pictures only change when the workbench does. The same scene
+functions drive the snapshot tests, which is what keeps the README's pictures honest.
+
+Determinism: the workspace is always the same path (its length reaches the system prompt and
+so the meter), transcript names are numbered instead of random, the header shows a fixed
+label instead of the path, notifications are cleared and cursors do not blink.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import itertools
+import shutil
+import uuid
+from collections.abc import Awaitable, Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+from textual.pilot import Pilot
+from textual.widgets import Input, TextArea
+
+from tui.app import AppConfig, CtxlabApp
+
+SIZE = (200, 55)
+OUT = Path(__file__).resolve().parents[1] / "screenshots"
+SCENE_ROOT = Path("/tmp/ctxlab-scenes")  # fixed: the path's length shows in the meter
+Scene = Callable[[Pilot[Any]], Awaitable[None]]
+
+
+async def wait_until(pilot: Pilot[Any], predicate: Callable[[], bool],
+                     timeout: float = 20.0) -> None:
+    for _ in range(int(timeout / 0.02)):
+        if predicate():
+            return
+        await pilot.pause(0.02)
+    raise TimeoutError("the scene did not reach its point in time")
+
+
+async def settle(pilot: Pilot[Any]) -> None:
+    """Let queued events and the 50 ms view refresh land, then drop the toasts."""
+    await pilot.pause(0.3)
+    pilot.app.clear_notifications()
+    await pilot.pause(0.1)
+
+
+def app_of(pilot: Pilot[Any]) -> CtxlabApp:
+    assert isinstance(pilot.app, CtxlabApp)
+    return pilot.app
+
+
+async def mid_run(pilot: Pilot[Any], calls: int = 7) -> None:
+    """Let ``calls`` model calls through a paused run, then stop there."""
+    app = app_of(pilot)
+    for _ in range(calls):
+        app.gate.step()
+    await wait_until(pilot, lambda: app.calls >= calls)
+    await settle(pilot)
+
+
+async def finished(pilot: Pilot[Any]) -> None:
+    app = app_of(pilot)
+    app.gate.resume()
+    await wait_until(pilot, lambda: app.finished)
+    await app.workers.wait_for_complete()
+    await settle(pilot)
+
+
+async def inspector(pilot: Pilot[Any]) -> None:
+    """The inspector on the first stage that archived messages (a snip, else any)."""
+    from tui.screens.inspector import Inspector
+
+    await finished(pilot)
+    app = app_of(pilot)
+    records = app.bridge.stage_log.records if app.bridge else []
+    record = next((r for r in records if r.event.stage == "snip_compact"), records[0])
+    await app.push_screen(Inspector(record, app.workspace))
+    await settle(pilot)
+
+
+async def editor(pilot: Pilot[Any]) -> None:
+    """The built-in memory editor on the first record, cursor at the start."""
+    from tui.screens.memory_editor import MemoryEditor
+    from tui.widgets.memory_catalog import MemoryCatalog
+
+    await finished(pilot)
+    app = app_of(pilot)
+    store = app.query_one(MemoryCatalog).store
+    assert store is not None
+    record = store.records()[0]
+    text = (store.root / record.file).read_text(encoding="utf-8")
+    await app.push_screen(MemoryEditor(store, record.file, text))
+    await settle(pilot)
+
+
+@contextmanager
+def deterministic() -> Iterator[None]:
+    """Numbered transcript names and still cursors, for the duration of a shot."""
+    counter = itertools.count(1)
+    saved = (uuid.uuid4, Input._toggle_cursor, TextArea._toggle_cursor_blink_visible)
+    uuid.uuid4 = lambda: uuid.UUID(int=next(counter))  # type: ignore[assignment]
+    Input._toggle_cursor = lambda self: None  # type: ignore[method-assign]
+    TextArea._toggle_cursor_blink_visible = lambda self: None  # type: ignore[method-assign]
+    try:
+        yield
+    finally:
+        uuid.uuid4, Input._toggle_cursor, TextArea._toggle_cursor_blink_visible = saved  # type: ignore[method-assign]
+
+
+def scene_app(scenario: str, theme: str = "ctxlab-dark", name: str = "scene") -> CtxlabApp:
+    """A paused app on ``scenario`` in a fresh workspace at a fixed path."""
+    workspace = SCENE_ROOT / name
+    shutil.rmtree(workspace, ignore_errors=True)
+    return CtxlabApp(AppConfig(scenario=scenario, workspace=workspace, theme=theme,
+                               speed=1000.0, paused=True,
+                               display_workspace=f"~/{Path(scenario).stem} (temporary copy)"))
+
+
+SHOTS: dict[str, tuple[str, Scene]] = {
+    "workbench": ("ctxlab-dark", mid_run),
+    "inspector": ("ctxlab-dark", inspector),
+    "memory-editor": ("ctxlab-dark", editor),
+    "projector": ("projector", mid_run),
+}
+
+
+async def shoot(name: str, scenario: str, out: Path) -> Path:
+    theme, scene = SHOTS[name]
+    app = scene_app(scenario, theme, name)
+    with deterministic():
+        async with app.run_test(size=SIZE) as pilot:
+            await scene(pilot)
+            path = out / f"{name}.svg"
+            app.save_screenshot(filename=path.name, path=str(out))
+    return path
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m tui.screenshots",
+                                     description="Regenerate screenshots/*.svg.")
+    parser.add_argument("--scenario", default="refactor-auth")
+    parser.add_argument("--out", type=Path, default=OUT)
+    parser.add_argument("names", nargs="*", choices=[*SHOTS, []], metavar="NAME",
+                        help=f"which shots (default all): {', '.join(SHOTS)}")
+    args = parser.parse_args(argv)
+    args.out.mkdir(parents=True, exist_ok=True)
+    for name in args.names or list(SHOTS):
+        path = asyncio.run(shoot(name, args.scenario, args.out))
+        print(path)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

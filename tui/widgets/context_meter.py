@@ -1,0 +1,221 @@
+"""The "Context" panel: one reconciled meter of how full the context is, and of what.
+
+Users' most frequent complaint about context meters is that the percentage does not match
+when compaction fires — because the tool never says what it divides by. This panel says it:
+the bar is ``json chars of messages ÷ context_limit``, exactly the measure the trigger
+compares, with the target (where micro/fit stop) and the trigger marked on it. The system
+prompt and tool definitions are sent too but the trigger does not count them, so they appear
+in the breakdown, not in the bar. Token figures sit beside the chars: an estimate always,
+and the API's real ``usage.input_tokens`` when a real model answered.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from textual.app import ComposeResult
+from textual.containers import Vertical
+from textual.content import Content
+from textual.widgets import Sparkline, Static
+
+from core.config import Thresholds
+from core.measure import json_chars, list_chars
+from core.tools import TOOL_SCHEMAS
+from tui.widgets.render import text_kind
+
+BAR_WIDTH = 60
+TOOL_DEFINITION_CHARS = json_chars(TOOL_SCHEMAS)
+MESSAGE_CATEGORIES = ("conversation text", "tool calls", "tool results",
+                      "pointers & previews", "summaries & markers", "JSON structure")
+
+
+def message_categories(message: dict[str, Any]) -> dict[str, int]:
+    """Split one message's JSON length into categories that add up to it exactly."""
+    sizes = dict.fromkeys(MESSAGE_CATEGORIES, 0)
+    content = message.get("content")
+    if isinstance(content, str):
+        shape = text_kind(content, message)
+        key = "conversation text" if shape == "text" else (
+            "summaries & markers" if shape in ("summary", "marker") else "pointers & previews")
+        sizes[key] += json_chars(content)
+    else:
+        for block in content or []:
+            if not isinstance(block, dict):
+                continue
+            kind = block.get("type")
+            if kind == "text":
+                sizes["conversation text"] += json_chars(block.get("text", ""))
+            elif kind == "tool_use":
+                sizes["tool calls"] += json_chars(block)
+            elif kind == "tool_result":
+                value = block.get("content", "")
+                shape = text_kind(value)
+                key = "tool results" if shape == "text" else "pointers & previews"
+                sizes[key] += json_chars(value)
+    sizes["JSON structure"] = json_chars(message) - sum(sizes.values())
+    return sizes
+
+
+class CategoryCache:
+    """Per-message category sizes, kept by identity: the engine never mutates a message it
+    has shown (it copies on change), so each message is measured once, however long."""
+
+    def __init__(self) -> None:
+        self._seen: dict[int, tuple[dict[str, Any], dict[str, int]]] = {}
+
+    def totals(self, messages: Sequence[dict[str, Any]]) -> tuple[dict[str, int], int]:
+        fresh: dict[int, tuple[dict[str, Any], dict[str, int]]] = {}
+        totals = dict.fromkeys(MESSAGE_CATEGORIES, 0)
+        sizes: list[int] = []
+        for message in messages:
+            hit = self._seen.get(id(message))
+            if hit is None or hit[0] is not message:
+                hit = (message, message_categories(message))
+            fresh[id(message)] = hit
+            for key, value in hit[1].items():
+                totals[key] += value
+            sizes.append(sum(hit[1].values()))
+        self._seen = fresh
+        chars = list_chars(sizes)
+        totals["JSON structure"] += chars - sum(sizes)  # the list's own brackets and commas
+        return totals, chars
+
+
+def meter_bar(chars: int, limits: Thresholds, width: int = BAR_WIDTH) -> Content:
+    """A bar scaled to 125% of the limit (or to ``chars`` past that), ┊ target, │ trigger."""
+    scale = max(int(limits.context_limit * 1.25), chars, 1)
+    filled = min(width, round(chars / scale * width))
+    target_at = min(width - 1, round(limits.target / scale * width))
+    trigger_at = min(width - 1, round(limits.context_limit / scale * width))
+    parts: list[tuple[str, str]] = []
+    for i in range(width):
+        over = i >= trigger_at
+        if i == trigger_at:
+            parts.append(("│", "bold $error"))
+        elif i == target_at:
+            parts.append(("┊", "bold $warning"))
+        elif i < filled:
+            parts.append(("█", "$meter-over" if over else "$meter-fill"))
+        else:
+            parts.append(("░", "$panel-lighten-2"))
+    return Content.assemble(*parts)
+
+
+class ContextMeter(Vertical):
+    """Meter, figures, a sparkline of chars per main call, and the category breakdown."""
+
+    def __init__(self, *, id: str | None = None) -> None:
+        super().__init__(id=id)
+        self.border_title = "Context"
+        self.limits = Thresholds()
+        self.chars = 0
+        self.est_tokens = 0
+        self.usage_tokens: int | None = None
+        self.history: list[int] = []
+        self.sections: tuple[dict[str, Any], ...] = ()
+        self.cache = CategoryCache()
+        self.categories: dict[str, int] = dict.fromkeys(MESSAGE_CATEGORIES, 0)
+
+    def compose(self) -> ComposeResult:
+        yield Static(id="meter-figures")
+        yield Sparkline([0], summary_function=max, id="meter-spark")
+        yield Static(id="meter-breakdown")
+
+    def on_mount(self) -> None:
+        self.redraw()
+
+    # -- inputs ---------------------------------------------------------------------------
+
+    def reset(self, limits: Thresholds) -> None:
+        self.limits = limits
+        self.chars = self.est_tokens = 0
+        self.usage_tokens = None
+        self.history = []
+        self.sections = ()
+        self.categories = dict.fromkeys(MESSAGE_CATEGORIES, 0)
+        self.query_one(Sparkline).data = [0]
+        self.redraw()
+
+    def set_limits(self, limits: Thresholds) -> None:
+        self.limits = limits
+        self.redraw()
+
+    def model_request(self, chars: int, est_tokens: int) -> None:
+        self.chars, self.est_tokens = chars, est_tokens
+        self.history.append(chars)
+        self.query_one(Sparkline).data = list(self.history)
+        self.redraw()
+
+    def usage(self, usage: dict[str, Any] | None) -> None:
+        if not usage:
+            return
+        self.usage_tokens = sum(int(usage.get(k) or 0) for k in (
+            "input_tokens", "cache_read_input_tokens", "cache_creation_input_tokens"))
+        self.redraw()
+
+    def measure(self, messages: Sequence[dict[str, Any]]) -> None:
+        """Re-measure the history as it stands now (called after stages and turns)."""
+        self.categories, self.chars = self.cache.totals(messages)
+        self.redraw()
+
+    def system(self, sections: tuple[dict[str, Any], ...]) -> None:
+        if sections != self.sections:
+            self.sections = sections
+            self.redraw()
+
+    # -- drawing --------------------------------------------------------------------------
+
+    def redraw(self) -> None:
+        if not self.is_mounted:
+            return
+        limits = self.limits
+        pct = self.chars / limits.context_limit * 100 if limits.context_limit else 0
+        usage = (f"{self.usage_tokens:,} input tokens (API usage)" if self.usage_tokens
+                 is not None else "no API usage yet (scripted model)")
+        figures = Content.assemble(
+            meter_bar(self.chars, limits), "\n",
+            (f"{self.chars:,}", "bold"), f" / {limits.context_limit:,} chars ",
+            (f"{pct:.0f}%", "bold $error" if pct > 100 else "bold"),
+            ("  ┊", "bold $warning"), f" target {limits.target:,}",
+            ("  │", "bold $error"), f" trigger {limits.context_limit:,}\n",
+            f"≈{self.est_tokens:,} tokens (estimate, incl. system) · {usage}\n",
+            ("bar = json chars of messages ÷ context_limit (what the trigger compares)",
+             "dim italic"),
+        )
+        self.query_one("#meter-figures", Static).update(figures)
+        self.query_one("#meter-breakdown", Static).update(self.breakdown())
+
+    def breakdown(self) -> Content:
+        rows = self.system_rows() + [(k, v) for k, v in self.categories.items()]
+        total = sum(v for _, v in rows) or 1
+        cells = [self.cell(name, value, total) for name, value in rows]
+        half = (len(cells) + 1) // 2
+        lines = []
+        for i in range(half):
+            right = cells[i + half] if i + half < len(cells) else Content("")
+            lines.append(Content.assemble(cells[i], "  ", right))
+        title = Content.assemble(("breakdown of one request ", "bold"),
+                                 (f"({total:,} chars: system + tools + messages now)", "dim"))
+        return Content("\n").join([title, *lines])
+
+    def system_rows(self) -> list[tuple[str, int]]:
+        base = catalog = recalled = 0
+        for section in self.sections:
+            name = str(section.get("name", "")).lower()
+            chars = int(section.get("chars", 0))
+            if "relevant" in name or "recall" in name:
+                recalled += chars
+            elif "memory" in name:
+                catalog += chars
+            else:
+                base += chars
+        return [("system prompt", base), ("memory rules+catalog", catalog),
+                ("recalled memories", recalled), ("tool definitions", TOOL_DEFINITION_CHARS)]
+
+    @staticmethod
+    def cell(name: str, value: int, total: int) -> Content:
+        share = value / total
+        bar = "▇" * max(0, round(share * 10)) if value else ""
+        return Content.assemble(f"{name:<20.20}", (f"{value:>8,}", "bold"),
+                                (f" {bar:<10}", "$accent"))

@@ -1,0 +1,114 @@
+"""The conversation as the user lived it: requests, streamed answers, tools, and stage marks.
+
+New widgets are mounted in batches (every :data:`FLUSH_SECONDS`), because each mount costs a
+layout pass of the whole screen and a fast scenario emits dozens of events per frame.
+Assistant text streams into a ``Markdown`` widget through ``Markdown.get_stream`` once that
+widget is on screen; text that arrived before is written in one piece. The scroll view is
+anchored so it follows the stream until the user scrolls away. Each compaction stage leaves
+a one-line mark where it happened, so the history reads as a story: "here the middle was
+archived", "here results became pointers". What the model actually sees is the other tab.
+"""
+
+from __future__ import annotations
+
+from textual.containers import VerticalScroll
+from textual.content import Content
+from textual.widget import Widget
+from textual.widgets import Markdown, Static
+from textual.widgets.markdown import MarkdownStream
+
+from core.events import Stage, ToolCall, ToolResult
+from tui.widgets.tool_block import Lookup, ToolBlock
+
+MAX_WIDGETS = 400  # a long live session keeps the newest; the transcripts keep the rest
+FLUSH_SECONDS = 0.03
+
+
+class Conversation(VerticalScroll):
+    """History view fed by the app's event handlers."""
+
+    def __init__(self, lookup: Lookup, *, id: str | None = None) -> None:
+        super().__init__(id=id)
+        self.lookup = lookup
+        self._pending: list[Widget] = []
+        self._flush_due = False
+        self._md: Markdown | None = None  # the assistant answer being written
+        self._md_text: list[str] = []
+        self._stream: MarkdownStream | None = None
+        self._tools: dict[str, ToolBlock] = {}
+
+    async def reset(self) -> None:
+        await self.end_assistant()
+        self._pending.clear()
+        self._tools.clear()
+        await self.remove_children()
+
+    def _add(self, widget: Widget) -> None:
+        self._pending.append(widget)
+        if not self._flush_due:
+            self._flush_due = True
+            self.set_timer(FLUSH_SECONDS, self.flush)
+
+    async def flush(self) -> None:
+        """Mount what is pending in one go; start streaming into a freshly shown answer."""
+        self._flush_due = False
+        widgets, self._pending = self._pending, []
+        if widgets:
+            await self.mount_all(widgets)
+            extra = len(self.children) - MAX_WIDGETS
+            if extra > 0:
+                await self.remove_children(list(self.children)[:extra])
+            self.anchor()
+        if self._md is not None and self._md.is_mounted and self._stream is None:
+            self._stream = Markdown.get_stream(self._md)
+            await self._stream.write("".join(self._md_text))
+
+    async def user(self, text: str) -> None:
+        await self.end_assistant()
+        self._add(Static(Content.assemble(("you  ", "bold $accent"), text),
+                         classes="msg-user"))
+
+    async def assistant(self, text: str) -> None:
+        if self._md is None:
+            self._md = Markdown(classes="msg-assistant")
+            self._md_text = []
+            self._add(self._md)
+        self._md_text.append(text)
+        if self._stream is not None:
+            await self._stream.write(text)
+
+    async def end_assistant(self) -> None:
+        md, self._md = self._md, None
+        stream, self._stream = self._stream, None
+        if stream is not None:
+            await stream.stop()
+        elif md is not None and md in self._pending:  # never shown yet: mount it whole
+            self._pending[self._pending.index(md)] = Markdown("".join(self._md_text),
+                                                              classes="msg-assistant")
+
+    async def tool_call(self, event: ToolCall) -> None:
+        await self.end_assistant()
+        block = ToolBlock(event.id, event.name, event.input, self.lookup)
+        self._tools[event.id] = block
+        self._add(block)
+
+    def tool_result(self, event: ToolResult) -> None:
+        block = self._tools.get(event.id)
+        if block is not None:
+            block.set_result(event.chars, event.is_error)
+
+    async def stage(self, event: Stage) -> None:
+        await self.end_assistant()
+        saved = event.before_chars - event.after_chars
+        line = Content.assemble(
+            ("▌ ", "$warning"), (event.stage, "bold $warning"),
+            f"  {event.before_chars:,} → {event.after_chars:,} chars ",
+            (f"(−{saved:,})", "dim"),
+            f"  {event.before_messages} → {event.after_messages} messages",
+            (f"  · {len(event.files)} file(s) written" if event.files else "", "dim"),
+        )
+        self._add(Static(line, classes="msg-stage"))
+
+    async def notice(self, text: str, style: str = "dim", classes: str = "msg-notice") -> None:
+        await self.end_assistant()
+        self._add(Static(Content.styled(text, style), classes=classes))

@@ -1,0 +1,264 @@
+"""The "Memory" panel: the records in ``.memory/``, live, with what the agent did with them.
+
+Memory is the part of an agent users trust least because they cannot see it. The panel shows
+every record with a type badge and its description, flags files that are not valid records
+with the reason (they are never touched), marks the records recalled for the current request,
+lists candidates the extractor rejected and why, and picks up hand edits from disk within a
+fraction of a second (the memory subsystem's watcher) with a visible "reloaded" notice.
+
+Editing goes through the store, never around it: the built-in editor validates the document
+first and writes atomically; ``$EDITOR`` edits the file itself and the watcher reports it.
+"""
+
+from __future__ import annotations
+
+import os
+import shlex
+import subprocess
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, ClassVar
+
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import Vertical
+from textual.content import Content
+from textual.widgets import DataTable, Static
+
+from core.events import Error, Event, IndexRebuilt
+from core.memory import INDEX_NAME, MemoryStore, MemoryStoreError, MemoryWatcher
+from tui.messages import MemoryChanged
+
+OWN_WRITE_GRACE = 2.0  # a watcher report this soon after ctxlab changed the file is an echo
+DEBOUNCE_SECONDS = 0.1
+TYPE_STYLE = {
+    "user": "bold $background on $primary",
+    "feedback": "bold $background on $accent",
+    "project": "bold $background on $success",
+    "reference": "bold $background on $secondary",
+}
+
+
+class MemoryCatalog(Vertical):
+    """Records table plus a line of rejected candidates; owns the memory actions."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("enter", "edit", "Edit", show=False),
+        Binding("a", "new", "New memory"),
+        Binding("e", "external", "$EDITOR"),
+        Binding("d", "delete", "Delete"),
+        Binding("m", "index", "MEMORY.md"),
+    ]
+
+    def __init__(self, *, id: str | None = None) -> None:
+        super().__init__(id=id)
+        self.border_title = "Memory"
+        self.store: MemoryStore | None = None
+        self.watcher: MemoryWatcher | None = None
+        self.recalled: set[str] = set()
+        self.rejected: list[tuple[str, str]] = []
+        self._own: dict[str, float] = {}
+        self._changed: set[str] = set()
+
+    def compose(self) -> ComposeResult:
+        table: DataTable[Content | str] = DataTable(id="memory-table", cursor_type="row")
+        yield table
+        yield Static(id="memory-notes")
+
+    def on_mount(self) -> None:
+        table = self.query_one(DataTable)
+        table.add_column("type", key="type", width=11)
+        table.add_column("name", key="name", width=22)
+        table.add_column("description", key="description", width=60)
+
+    # -- watching the folder ----------------------------------------------------------------
+
+    def watch(self, root: Path, emit: Callable[[Event], Any]) -> None:
+        """Show ``root``'s store and follow it on disk; ``emit`` gets the store's own events."""
+        self.unwatch()
+        store = MemoryStore(root, emit)
+        self.reset(store)
+        self.watcher = MemoryWatcher(store, self._from_watcher)
+        try:
+            self.watcher.start()
+        except OSError as exc:
+            self.app.notify(f"memory folder not watched: {exc}", severity="warning")
+            self.watcher = None
+
+    def unwatch(self) -> None:
+        if self.watcher is not None:
+            self.watcher.stop()
+            self.watcher = None
+        self.store = None
+
+    def on_unmount(self) -> None:
+        self.unwatch()
+
+    def _from_watcher(self, event: Event) -> None:
+        """Runs on the watcher's thread: only post (thread-safe), never touch widgets."""
+        self.post_message(MemoryChanged(event))
+
+    def own_change(self, files: tuple[str, ...]) -> None:
+        """ctxlab itself wrote these: the watcher's report of them is no news."""
+        now = time.monotonic()
+        self._own.update(dict.fromkeys(files, now))
+
+    def on_memory_changed(self, message: MemoryChanged) -> None:
+        event = message.event
+        if isinstance(event, IndexRebuilt):
+            self._changed.update(event.changed)
+            self.set_timer(DEBOUNCE_SECONDS, self._flush_changes)
+        elif isinstance(event, Error):
+            self.app.notify(event.message, severity="error")
+
+    def _flush_changes(self) -> None:
+        changed, self._changed = self._changed, set()
+        if not changed:
+            return
+        now = time.monotonic()
+        by_hand = tuple(sorted(f for f in changed
+                               if now - self._own.get(f, -1e9) > OWN_WRITE_GRACE))
+        if by_hand:
+            self.reloaded(by_hand)
+            self.app.notify(f"reloaded: {', '.join(by_hand)}", title="Memory")
+        else:
+            self.refresh_catalog()
+
+    # -- state ----------------------------------------------------------------------------
+
+    def reset(self, store: MemoryStore | None) -> None:
+        self.store = store
+        self.recalled = set()
+        self.rejected = []
+        self.border_subtitle = ""
+        self.refresh_catalog()
+
+    def selected(self, files: tuple[str, ...]) -> None:
+        self.recalled = set(files)
+        self.refresh_catalog()
+
+    def rejected_candidate(self, name: str, reason: str) -> None:
+        self.rejected = [*self.rejected, (name, reason)][-4:]
+        self.refresh_catalog()
+
+    def reloaded(self, changed: tuple[str, ...]) -> None:
+        shown = ", ".join(changed[:3]) + ("…" if len(changed) > 3 else "")
+        self.border_subtitle = f"reloaded: {shown}"
+        self.refresh_catalog()
+
+    def refresh_catalog(self) -> None:
+        table = self.query_one(DataTable)
+        row = table.cursor_row
+        table.clear()
+        store = self.store
+        records = store.records() if store else []
+        invalid = store.invalid() if store else []
+        for r in records:
+            mark = "★ " if r.file in self.recalled else ""
+            name = Content.assemble((mark, "bold $recalled"),
+                                    (r.name, "bold $recalled" if mark else "bold"))
+            badge = Content.styled(f" {r.type} ", TYPE_STYLE.get(r.type, "reverse"))
+            table.add_row(badge, name, r.description, key=r.file)
+        for bad in invalid:
+            table.add_row(Content.styled(" invalid ", "bold $background on $error"),
+                          Content.styled(bad.file, "$error"), bad.reason,
+                          key=f"!{bad.file}")
+        if table.row_count:
+            table.move_cursor(row=min(max(row, 0), table.row_count - 1))
+        notes = [Content.assemble((f"{len(records)} record(s)", "bold"),
+                                  f" · {len(invalid)} invalid · {len(self.recalled)} recalled"
+                                  " (★) · a new · e $EDITOR · d delete · m MEMORY.md")]
+        notes += [Content.assemble(("rejected ", "bold $warning"), f"{name}: ",
+                                   (_cut(reason, 70), "dim")) for name, reason in self.rejected]
+        self.query_one("#memory-notes", Static).update(Content("\n").join(notes))
+
+    def current_file(self) -> str | None:
+        table = self.query_one(DataTable)
+        if not table.row_count:
+            return None
+        key = table.coordinate_to_cell_key((table.cursor_row, 0)).row_key.value
+        return str(key) if key else None
+
+    # -- actions --------------------------------------------------------------------------
+
+    def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
+        event.stop()
+        self.action_edit()
+
+    def action_edit(self) -> None:
+        from tui.screens.memory_editor import MemoryEditor
+
+        file = self.current_file()
+        if self.store is None or file is None:
+            return
+        file = file.lstrip("!")
+        try:
+            text = (self.store.root / file).read_text(encoding="utf-8", errors="replace")
+        except OSError as exc:
+            self.app.notify(f"cannot read {file}: {exc.strerror}", severity="error")
+            return
+        self.app.push_screen(MemoryEditor(self.store, file, text), self._after_edit)
+
+    def action_new(self) -> None:
+        from tui.screens.memory_editor import NEW_RECORD, MemoryEditor
+
+        if self.store is not None:
+            self.app.push_screen(MemoryEditor(self.store, None, NEW_RECORD), self._after_edit)
+
+    def _after_edit(self, saved: str | None) -> None:
+        if saved:
+            self.app.notify(f"saved: {saved}")
+            self.border_subtitle = f"saved: {saved}"
+        self.refresh_catalog()
+
+    def action_delete(self) -> None:
+        from tui.screens.confirm import Confirm
+
+        file = self.current_file()
+        if self.store is None or file is None:
+            return
+        file = file.lstrip("!")
+
+        def done(ok: bool | None) -> None:
+            if not ok or self.store is None:
+                return
+            try:
+                self.store.delete(file)
+            except (MemoryStoreError, OSError) as exc:
+                self.app.notify(str(exc), severity="error")
+                return
+            self.app.notify(f"deleted: {file}")
+            self.refresh_catalog()
+
+        self.app.push_screen(Confirm(f"Delete the memory file {file}?"), done)
+
+    def action_external(self) -> None:
+        file = self.current_file()
+        if self.store is None or file is None:
+            return
+        editor = os.environ.get("VISUAL") or os.environ.get("EDITOR") or "vi"
+        path = self.store.root / file.lstrip("!")
+        with self.app.suspend():
+            try:
+                subprocess.call([*shlex.split(editor), str(path)])
+            except OSError as exc:
+                self.app.notify(f"{editor}: {exc.strerror}", severity="error")
+        self.refresh_catalog()
+
+    def action_index(self) -> None:
+        from tui.messages import OpenText
+
+        if self.store is None:
+            return
+        try:  # the file itself, as the model's catalog is rendered from the same records
+            text = self.store.index_path.read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            text = self.store.index_text()
+        self.post_message(OpenText(INDEX_NAME, text or "(no valid records: empty index)\n",
+                                   "markdown"))
+
+
+def _cut(text: str, width: int) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= width else text[: width - 1] + "…"

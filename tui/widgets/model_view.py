@@ -1,0 +1,73 @@
+"""What the model sees: the message list of the last model call, drawn message by message.
+
+The conversation tab shows what happened; this one shows the list the model was actually
+sent — after snips, pointers, previews and summaries (``runner.agent.messages`` as the agent
+adopted it from ``prepare()``). Putting the two side by side
+is how a learner understands compaction, so special texts (placeholders, persisted previews,
+archive markers, summaries) are coloured and labelled (see :mod:`tui.widgets.render`).
+The list is redrawn only when it changed, compared by message identity (the engine replaces
+a message rather than editing it), and Enter opens the selected message whole in the viewer.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from textual.content import Content
+from textual.widgets import ListItem, ListView, Static
+
+from core.measure import json_chars, list_chars
+from tui.messages import OpenText
+from tui.widgets.render import message_content, size_label, text_kind
+
+
+class ModelView(ListView):
+    """One item per message of the agent's current history."""
+
+    def __init__(self, *, id: str | None = None) -> None:
+        super().__init__(id=id)
+        self.messages: list[dict[str, Any]] = []
+        self._ids: list[int] = []
+        self._sizes: dict[int, tuple[dict[str, Any], int]] = {}
+
+    async def show(self, messages: list[dict[str, Any]]) -> None:
+        ids = [id(m) for m in messages]
+        if ids == self._ids:
+            return
+        self.messages, self._ids = list(messages), ids
+        sizes: dict[int, tuple[dict[str, Any], int]] = {}
+        for m in self.messages:
+            known = self._sizes.get(id(m))
+            sizes[id(m)] = known if known is not None and known[0] is m else (m, json_chars(m))
+        self._sizes = sizes
+        await self.clear()
+        items = [self._item(i, m) for i, m in enumerate(self.messages)]
+        items.append(ListItem(Static(self._footer(), classes="model-footer")))
+        await self.extend(items)
+
+    def _item(self, index: int, message: dict[str, Any]) -> ListItem:
+        shape = text_kind(message.get("content"), message)
+        classes = f"model-msg -{shape}" if shape != "text" else "model-msg"
+        chars = self._sizes[id(message)][1]
+        return ListItem(Static(message_content(index, message, chars=chars)), classes=classes)
+
+    def _footer(self) -> Content:
+        if not self.messages:
+            return Content.styled("(no history yet: the first request has not been sent)",
+                                  "dim")
+        return Content.styled(
+            f"{len(self.messages)} messages · {size_label(self.total_chars())} — the list "
+            "the model was sent on its last call (its reply is in History)", "dim italic")
+
+    def total_chars(self) -> int:
+        return list_chars(size for _, size in self._sizes.values())
+
+    def on_list_view_selected(self, event: ListView.Selected) -> None:
+        event.stop()
+        index = self.index
+        if index is None or index >= len(self.messages):
+            return
+        message = self.messages[index]
+        text = json.dumps(message, ensure_ascii=False, indent=2, default=str)
+        self.post_message(OpenText(f"message #{index} ({message.get('role')})", text, "json"))

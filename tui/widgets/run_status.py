@@ -1,0 +1,46 @@
+"""The status line under the conversation: run state, pace and model calls — and the pace.
+
+A presenter changes pace with ``+``/``-``; the pace is a multiplier on two delays the engine
+already has knobs for — the gate's pause before each main model call and the scripted
+provider's delay per streamed word — so speeding up never skips anything, it only waits
+less. At the top speed both delays are zero.
+"""
+
+from __future__ import annotations
+
+from textual.widgets import Static
+
+SPEEDS = (0.25, 0.5, 1.0, 2.0, 4.0, 8.0, 16.0, 1000.0)
+CALL_DELAY = 0.8  # seconds before each main model call at speed ×1
+WORD_DELAY = 0.03  # seconds per streamed word at speed ×1
+MAX_SPEED = 100.0  # at or above: no delays at all
+
+
+def delays(speed: float) -> tuple[float, float]:
+    """``(gate delay, word delay)`` in seconds for a speed multiplier."""
+    if speed >= MAX_SPEED:
+        return 0.0, 0.0
+    return CALL_DELAY / speed, WORD_DELAY / speed
+
+
+def next_speed(speed: float, direction: int) -> float:
+    """The neighbouring step of :data:`SPEEDS` (from the step nearest to ``speed``)."""
+    nearest = min(range(len(SPEEDS)), key=lambda i: abs(SPEEDS[i] - speed))
+    return SPEEDS[max(0, min(len(SPEEDS) - 1, nearest + direction))]
+
+
+class RunStatus(Static):
+    """One line: ``▶ playing   speed ×2   model calls 7``."""
+
+    def show(self, *, finished: bool, live: bool, paused: bool, speed: float,
+             calls: int) -> None:
+        if finished:
+            state = "■ finished — o: another scenario · ctrl+q: quit"
+        elif live:
+            state = "live — type a request below"
+        elif paused:
+            state = "‖ paused — s: one model call · space: play"
+        else:
+            state = "▶ playing"
+        pace = "max" if speed >= MAX_SPEED else f"×{speed:g}"
+        self.update(f"{state}   speed {pace}   model calls {calls}")

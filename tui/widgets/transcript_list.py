@@ -1,0 +1,104 @@
+"""The "Transcripts" panel: every file the stages wrote, newest first, and who wrote it.
+
+Everything compaction takes out of the context lands in ``.transcripts/`` (whole lists before
+snip and summaries) or ``.task_outputs/tool-results/`` (single results behind pointers).
+Listing them — with the stage that wrote each, known from the ``files`` of stage events —
+shows a learner that nothing was thrown away. Rescanning two small folders is cheap, so the
+list is simply rebuilt after each stage.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from textual.message import Message
+from textual.widgets import DataTable
+
+from core.compact.archive import MANIFEST, RESULTS_DIR, TRANSCRIPT_DIR
+from tui.widgets.render import short_size
+
+
+@dataclass(frozen=True)
+class ArchiveFile:
+    rel: str
+    size: int
+    mtime_ns: int
+
+
+def scan_archive(workspace: Path) -> list[ArchiveFile]:
+    """Transcripts and result files of a workspace, newest first (manifest left out)."""
+    found: list[ArchiveFile] = []
+    for folder, pattern in ((TRANSCRIPT_DIR, "*.jsonl"), (RESULTS_DIR, "*.txt")):
+        try:
+            entries = list((workspace / folder).glob(pattern))
+        except OSError:
+            continue
+        for path in entries:
+            if path.name == MANIFEST or path.name.startswith("."):
+                continue
+            try:
+                st = path.stat()
+            except OSError:
+                continue
+            found.append(ArchiveFile((folder / path.name).as_posix(), st.st_size,
+                                     st.st_mtime_ns))
+    found.sort(key=lambda f: (f.mtime_ns, f.rel), reverse=True)
+    return found
+
+
+def display_name(rel: str) -> str:
+    """A short, still distinctive name: ``transcript 35e40eb0`` or ``toolu_006_0``."""
+    name = Path(rel).name
+    if name.startswith("transcript_") and name.endswith(".jsonl"):
+        return f"transcript {name[len('transcript_'):][:8]}"
+    stem = Path(name).stem.rsplit("-", 1)[0] if "-" in name else Path(name).stem
+    return stem if len(stem) <= 19 else stem[:18] + "…"
+
+
+class TranscriptList(DataTable):
+    """Archive files with size and writer; Enter opens one in the viewer."""
+
+    class Open(Message):
+        def __init__(self, rel: str) -> None:
+            super().__init__()
+            self.rel = rel
+
+    def __init__(self, *, id: str | None = None) -> None:
+        super().__init__(id=id, cursor_type="row", zebra_stripes=True)
+        self.border_title = "Transcripts"
+        self.writers: dict[str, str] = {}
+        self.workspace: Path | None = None
+
+    def on_mount(self) -> None:
+        # Fixed widths: an auto width remembers the widest row ever shown, so it would
+        # depend on how refreshes happened to batch.
+        self.add_column("file", key="file", width=19)
+        self.add_column("size", key="size", width=5)
+        self.add_column("written by", key="stage", width=16)
+
+    def reset(self, workspace: Path) -> None:
+        self.workspace = workspace
+        self.writers.clear()
+        self.refresh_files()
+
+    def note_stage(self, stage: str, files: tuple[str, ...]) -> None:
+        for rel in files:
+            self.writers.setdefault(rel, stage)
+        self.refresh_files()
+
+    def refresh_files(self) -> None:
+        if self.workspace is None:
+            return
+        files = scan_archive(self.workspace)
+        self.clear()
+        for f in files:
+            self.add_row(display_name(f.rel), short_size(f.size),
+                         self.writers.get(f.rel, "(earlier run)"), key=f.rel)
+        n_t = sum(1 for f in files if f.rel.endswith(".jsonl"))
+        self.border_subtitle = f"{n_t} transcript(s) · {len(files) - n_t} result file(s)"
+
+    def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
+        event.stop()
+        if event.row_key.value:
+            self.post_message(self.Open(str(event.row_key.value)))
