@@ -6,6 +6,11 @@ order, all results in one user message → a ``compact`` call in the batch compa
 the results are appended } until the model stops calling tools → extract memories from the
 turn as it was before any compaction → consolidate if due.
 
+Pinned context (``pinned=True``, the default) lives outside ``messages`` and is rebuilt for
+every call: the workspace's rules files (:mod:`core.pinned`, re-read when they change) and
+the harness's work log (:mod:`core.worklog`, fed from every tool result and request, and
+handed to every summary). Compaction never sees either, so it can never lose them.
+
 The loop is plain asyncio: cancelling the task that runs :meth:`Agent.run_turn` stops it at
 the next await (a running bash command is killed with it).
 """
@@ -17,14 +22,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from core.compact.pipeline import COMPACT_TOOL_RESULT, Compactor
-from core.compact.summarizer import ModelSummarizer, OfflineSummarizer
+from core.compact.pipeline import COMPACT_TOOL_RESULT
+from core.compact.truncate import make_compactor
 from core.config import Thresholds
 from core.events import (
     AssistantText,
     Event,
     ModelRequest,
     ModelResponse,
+    PairViolation,
     SystemPrompt,
     ToolCall,
     ToolResult,
@@ -34,9 +40,13 @@ from core.events import (
 from core.gate import Gate
 from core.measure import estimate_tokens, json_chars
 from core.memory_hooks import MemoryHooks
+from core.messages import validate_pairs
+from core.pinned import ProjectRules
 from core.providers.base import ModelCall, ModelReply, Provider
+from core.side_calls import Announced, RoutedSummarizer
 from core.system_prompt import Section, base_sections, describe, render
 from core.tools import TOOL_SCHEMAS, ToolRunner
+from core.worklog import WorkLog
 
 MAX_STEPS_PER_TURN = 60
 
@@ -64,6 +74,9 @@ class Agent:
         gate: Gate | None = None,
         offline_side_calls: bool | None = None,
         max_steps: int = MAX_STEPS_PER_TURN,
+        compaction: str = "s08",
+        pinned: bool = True,
+        worklog: WorkLog | None = None,
     ) -> None:
         self.workspace = Path(workspace).resolve()
         self.provider = provider
@@ -73,8 +86,16 @@ class Agent:
         # Scripted runs answer side calls offline unless the scenario scripts an answer.
         self.offline = provider.name == "scripted" if offline_side_calls is None \
             else offline_side_calls
-        summarizer = OfflineSummarizer() if self.offline else ModelSummarizer(provider, self.emit)
-        self.compactor = Compactor(self.workspace, thresholds, summarizer, self.emit, breaks)
+        self.side = Announced(provider, self.emit)  # side calls show as events too
+        summarizer = RoutedSummarizer(lambda: self.side_provider("summary"),
+                                      (thresholds or Thresholds()).summary_max_tokens)
+        self.compactor = make_compactor(compaction, self.workspace, thresholds, summarizer,
+                                        self.emit, breaks)
+        self.compactor.context_notes = self.summary_notes  # summaries see the work log
+        self.pinned = pinned
+        self.rules = ProjectRules(self.workspace, self.emit)
+        self.worklog = worklog if worklog is not None else WorkLog()
+        self.memory_sections: list[Section] = []
         self.tools = ToolRunner(self.workspace)
         self.memory = MemoryHooks(self.workspace, self.emit, enabled=memory)
         self.messages: list[dict] = []
@@ -86,23 +107,22 @@ class Agent:
 
     def side_provider(self, purpose: str) -> Provider | None:
         """The provider for a side call, or None for the offline implementation."""
-        if not self.offline:
-            return self.provider
-        has_script = getattr(self.provider, "has_script", None)
-        return self.provider if has_script and has_script(purpose) else None
+        if not self.offline or self.side.has_script(purpose):
+            return self.side
+        return None
 
     # -- one request ----------------------------------------------------------------------------
 
     async def run_turn(self, request: str) -> None:
         self.turns += 1
         self.emit(TurnStart(request=request))
+        self.worklog.note_request(request, self.turns)
         log = TurnLog(request)
         self._append({"role": "user", "content": request}, log)
-        memory_sections = await self.memory.recall(self.full_history,
-                                                   self.side_provider("select"))
-        sections = base_sections(self.workspace) + memory_sections
+        self.memory_sections = await self.memory.recall(self.full_history,
+                                                        self.side_provider("select"))
         for _ in range(self.max_steps):
-            reply = await self._call_model(request, sections)
+            reply = await self._call_model(request)
             self._append({"role": "assistant", "content": reply.content}, log)
             uses = reply.tool_uses
             if not uses:
@@ -120,19 +140,40 @@ class Agent:
         self.full_history.append(message)
         log.messages.append(message)
 
-    async def _call_model(self, request: str, sections: list[Section]) -> ModelReply:
+    # -- pinned context -------------------------------------------------------------------------
+
+    def system_sections(self) -> list[Section]:
+        """What the next main call is told: ctxlab's base sections, the pinned project rules
+        (re-read when their files changed), this turn's memory sections, and the work log
+        last (it changes every call; everything before it stays cacheable)."""
+        rules = self.rules.sections() if self.pinned else []
+        log = [Section("worklog", self.worklog.section_text(), "pinned", self.worklog.source)] \
+            if self.pinned else []
+        return base_sections(self.workspace) + rules + self.memory_sections + log
+
+    def summary_notes(self) -> str:
+        """The work log's progress, for every summary (nothing when pinning is off)."""
+        return self.worklog.summary_notes() if self.pinned else ""
+
+    async def _call_model(self, request: str) -> ModelReply:
         await self.gate.wait()
-        self.last_system = sections
-        system = render(sections)
 
         async def send(messages: list[dict]) -> ModelReply:
+            sections = self.system_sections()  # per request: a hand edit applies at once
+            self.last_system = sections
+            system = render(sections)
             chars = json_chars(messages)
+            for v in validate_pairs(messages, allow_pending=False):  # only a break switch can
+                self.emit(PairViolation(kind=v.kind, message_index=v.message_index,
+                                        tool_use_id=v.tool_use_id,
+                                        stage=self.compactor.violation_stage(v)))
             self.emit(SystemPrompt(sections=describe(sections)))
             self.emit(ModelRequest(purpose="main", chars=chars,
                                    est_tokens=estimate_tokens(system) + chars // 4,
                                    messages=len(messages), system_chars=len(system)))
             reply = await self.provider.complete(
-                ModelCall(purpose="main", messages=messages, system=system,
+                # a copy: the loop keeps appending to its own list after the call
+                ModelCall(purpose="main", messages=list(messages), system=system,
                           max_tokens=self.compactor.thresholds.main_max_tokens,
                           tools=TOOL_SCHEMAS),
                 on_text=lambda delta: self.emit(AssistantText(delta=delta)),
@@ -159,6 +200,7 @@ class Agent:
             else:
                 outcome = await self.tools.run(name, data)
                 content, is_error = outcome.content, outcome.is_error
+                self.worklog.note_tool(name, data, outcome, self.turns)
             self.emit(ToolResult(id=tool_id, name=name, chars=len(content), is_error=is_error))
             block = {"type": "tool_result", "tool_use_id": tool_id, "content": content}
             if is_error:

@@ -111,12 +111,14 @@ def load_toml(workspace: Path) -> dict[str, Any]:
         raise ConfigError(f"{path}: {exc}") from None
 
 
-def load_thresholds(workspace: Path, overrides: dict[str, Any] | None = None) -> Thresholds:
-    """Defaults, then ``ctxlab.toml`` (top level or a ``[thresholds]`` table), then flags."""
+def load_thresholds(workspace: Path, overrides: dict[str, Any] | None = None,
+                    base: Thresholds | None = None) -> Thresholds:
+    """``base`` (defaults, or a scenario's teaching budget), then ``ctxlab.toml`` (top level
+    or a ``[thresholds]`` table), then flags: each layer changes only the keys it names."""
     data = load_toml(workspace)
     table = data.get("thresholds", {k: v for k, v in data.items() if not isinstance(v, dict)})
     table = {k: v for k, v in table.items() if k.replace("-", "_") in THRESHOLD_KEYS}
-    thresholds = thresholds_from_mapping(table, source=str(workspace / "ctxlab.toml"))
+    thresholds = thresholds_from_mapping(table, base, source=str(workspace / "ctxlab.toml"))
     if overrides:
         thresholds = thresholds_from_mapping(overrides, thresholds, source="command line")
     return thresholds

@@ -189,6 +189,21 @@ class PointerBroken(Event):
     reason: str
 
 
+@dataclass(frozen=True, kw_only=True)
+class PairViolation(Event):
+    """The history about to be sent breaks tool_use/tool_result pairing (a break switch did it).
+
+    Emitted just before a main model call, once per violation the API validator reports;
+    ``stage`` names the compaction stage that introduced it, when one is known.
+    """
+
+    type: ClassVar[str] = "violation"
+    kind: str  # "orphan_tool_result" | "unanswered_tool_use"
+    message_index: int
+    tool_use_id: str
+    stage: str | None = None
+
+
 # -- memory ---------------------------------------------------------------------------------
 
 
@@ -237,6 +252,25 @@ class IndexRebuilt(Event):
     records: int
     invalid: int
     changed: tuple[str, ...] = ()
+
+
+# -- scenario probes ------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, kw_only=True)
+class ProbeChecked(Event):
+    """After a scenario turn: could the model still answer ``ask``?
+
+    ``answerable`` is whether ``expect`` can be found in what the next main call would
+    send (system prompt + messages); ``found_in`` names where: system-prompt section names
+    (e.g. ``worklog``, ``rules:CTXLAB.md``) and/or ``messages``.
+    """
+
+    type: ClassVar[str] = "probe"
+    ask: str
+    expect: str
+    answerable: bool
+    found_in: tuple[str, ...] = ()
 
 
 # -- errors ---------------------------------------------------------------------------------

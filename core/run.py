@@ -4,11 +4,19 @@ The runner is what ``ctxlab run --headless``, ``ctxlab demo`` and the tests shar
 prepares the workspace, picks the provider, plays each session's turns through a fresh
 :class:`~core.agent.Agent`, saves the session after each turn, and always ends with a
 ``run_end`` event — errors become an ``error`` event and ``ok: false``, never a traceback.
+
+Every run keeps a work log (:mod:`core.worklog`) beside its session — under the
+``--session`` name, else ``default`` — saved after each turn (and after a failed one: what
+the tools did happened), and loaded back by ``--resume``. After each scripted turn, each of
+the turn's probes is checked against what the next main call would send, and reported as a
+``probe`` event.
 """
 
 from __future__ import annotations
 
 import asyncio
+import json
+import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -16,7 +24,7 @@ from typing import Any
 
 from core.agent import Agent
 from core.config import Thresholds, thresholds_from_mapping
-from core.events import Error, Event, RunEnd, RunStart
+from core.events import Error, Event, ProbeChecked, RunEnd, RunStart
 from core.gate import Gate
 from core.memory_hooks import seed_memory
 from core.providers.base import Provider, ProviderError
@@ -24,6 +32,14 @@ from core.providers.scripted import ScriptedProvider
 from core.scenarios.model import Scenario
 from core.scenarios.workspaces import generate
 from core.session import load_session, save_session
+from core.worklog import (
+    DEFAULT_SESSION,
+    WorkLog,
+    WorkLogError,
+    load_worklog,
+    save_worklog,
+    worklog_path,
+)
 
 
 @dataclass
@@ -36,6 +52,8 @@ class RunOptions:
     thresholds: Thresholds | None = None
     breaks: frozenset[str] = frozenset()
     memory: bool = True
+    compaction: str = "s08"  # the engine: "s08" (the course's pipeline) or "truncate"
+    pinned: bool = True  # project rules + work log in every system prompt (off: compare lab)
     session: str | None = None
     resume: str | None = None
     word_delay: float = 0.0
@@ -80,11 +98,24 @@ class Runner:
             return thresholds_from_mapping(scenario.thresholds, base, scenario.source)
         return base
 
-    def new_agent(self, provider: Provider) -> Agent:
+    def new_agent(self, provider: Provider, worklog: WorkLog | None = None) -> Agent:
+        source = self._worklog_rel()  # a bad session name fails here, before any work
         self.agent = Agent(self.options.workspace, provider, thresholds=self.thresholds(),
                            emit=self.emit, breaks=self.options.breaks,
-                           memory=self.options.memory, gate=self.gate)
+                           memory=self.options.memory, gate=self.gate,
+                           compaction=self.options.compaction, pinned=self.options.pinned,
+                           worklog=worklog)
+        self.agent.worklog.source = source
         return self.agent
+
+    @property
+    def session_name(self) -> str:
+        """Where this run's session files go (``default`` when no name was given)."""
+        return self.options.session or self.options.resume or DEFAULT_SESSION
+
+    def _worklog_rel(self) -> str:
+        path = worklog_path(self.options.workspace, self.session_name)
+        return path.relative_to(self.options.workspace).as_posix()
 
     async def run(self) -> bool:
         """Play everything; True when the run ended normally."""
@@ -113,6 +144,8 @@ class Runner:
         except (OSError, ValueError) as exc:
             self.emit(Error(message=str(exc), kind=type(exc).__name__))
         finally:
+            if not ok:
+                self._save_worklog()
             await self._close()
             self.emit(RunEnd(ok=ok, turns=self.turns))
         return ok
@@ -134,13 +167,15 @@ class Runner:
                 if begin:
                     begin(turn)
                 await agent.run_turn(turn.user)
+                for probe in turn.probes:
+                    self.emit(check_probe(agent, probe.ask, probe.expect))
                 self._after_turn(agent)
 
     async def _play_prompts(self, provider: Provider) -> None:
-        agent = self.new_agent(provider)
-        if self.options.resume:
-            agent.messages, agent.turns = load_session(self.options.workspace,
-                                                       self.options.resume)
+        resume = self.options.resume
+        agent = self.new_agent(provider, self._load_worklog(resume) if resume else None)
+        if resume:
+            agent.messages, agent.turns = load_session(self.options.workspace, resume)
             agent.full_history = list(agent.messages)
         for prompt in self.options.prompts:
             await agent.run_turn(prompt)
@@ -151,3 +186,43 @@ class Runner:
         name = self.options.session or self.options.resume
         if name:
             save_session(self.options.workspace, name, agent.messages, agent.turns)
+        save_worklog(self.options.workspace, self.session_name, agent.worklog)
+
+    def _save_worklog(self) -> None:
+        """After a failed run: keep what the tools did, best effort."""
+        if self.agent is None:
+            return
+        try:
+            save_worklog(self.options.workspace, self.session_name, self.agent.worklog)
+        except (OSError, ValueError) as exc:
+            self.emit(Error(message=f"the work log could not be saved: {exc}",
+                            kind="worklog_file"))
+
+    def _load_worklog(self, name: str) -> WorkLog:
+        """The resumed session's work log; an unreadable one is set aside, not fatal."""
+        try:
+            return load_worklog(self.options.workspace, name)
+        except WorkLogError as exc:
+            path = worklog_path(self.options.workspace, name)
+            aside = path.with_name(path.name + ".bad")
+            try:
+                os.replace(path, aside)
+                kept = f"; the file was kept as {aside.name}"
+            except OSError:
+                kept = ""
+            self.emit(Error(message=f"{exc}{kept}; starting a new work log",
+                            kind="worklog_file"))
+            return WorkLog()
+
+
+def check_probe(agent: Agent, ask: str, expect: str) -> ProbeChecked:
+    """Could the model answer ``ask``? Only if ``expect`` is in what the next main call
+    would send: the system prompt's sections (pinned ones re-read) or the kept messages.
+    Case-insensitive; text inside messages is also matched in its JSON-escaped form."""
+    needle = expect.casefold()
+    found = [s.name for s in agent.system_sections()
+             if s.text.strip() and needle in s.text.casefold()]
+    dump = json.dumps(agent.messages, ensure_ascii=False).casefold()
+    if needle in dump or json.dumps(needle, ensure_ascii=False)[1:-1] in dump:
+        found.append("messages")
+    return ProbeChecked(ask=ask, expect=expect, answerable=bool(found), found_in=tuple(found))

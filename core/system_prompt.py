@@ -1,8 +1,13 @@
 """The system prompt, assembled from named sections so every part can be shown and sized.
 
 The course builds one string; ctxlab keeps the pieces (identity, tool rules, memory rules,
-memory catalog, recalled records…) so the workbench can show what the model was told,
-section by section, and the meter can count each one.
+memory catalog, recalled records, pinned project rules and the work log…) so the workbench
+can show what the model was told, section by section, and the meter can count each one.
+
+Every section belongs to one *category* the meter groups by: ``system`` (ctxlab's own
+instructions), ``memory`` (long-term memory rules, catalog and recalled records) and
+``pinned`` (project rules files and the work log: text kept outside the compactable
+history and re-injected on every call, see :mod:`core.pinned` and :mod:`core.worklog`).
 """
 
 from __future__ import annotations
@@ -28,21 +33,41 @@ TOOL_RULES = (
 )
 
 
+CATEGORIES = ("system", "memory", "pinned")
+
+
 @dataclass(frozen=True)
 class Section:
     name: str
     text: str
+    # "system", "memory" or "pinned"; empty means "infer from the name" so sections built
+    # by code that predates categories (memory hooks, older callers) still land correctly.
+    category: str = ""
+    # Where a pinned section comes from (a rules file, the work log file), for the UI.
+    source: str = ""
 
     @property
     def chars(self) -> int:
         return len(self.text)
 
 
+def category_of(section: Section) -> str:
+    """The section's category: its own, else inferred from its name."""
+    if section.category:
+        return section.category
+    name = section.name.lower()
+    if name.startswith("rules:") or name == "worklog":
+        return "pinned"
+    if "memory" in name:
+        return "memory"
+    return "system"
+
+
 def base_sections(workspace: Path) -> list[Section]:
     return [
-        Section("identity", IDENTITY.format(workspace=workspace)),
-        Section("request_rules", REQUEST_RULES),
-        Section("tool_rules", TOOL_RULES),
+        Section("identity", IDENTITY.format(workspace=workspace), "system"),
+        Section("request_rules", REQUEST_RULES, "system"),
+        Section("tool_rules", TOOL_RULES, "system"),
     ]
 
 
@@ -52,5 +77,14 @@ def render(sections: list[Section]) -> str:
 
 
 def describe(sections: list[Section]) -> tuple[dict, ...]:
-    """What a ``system_prompt`` event carries: each section's name and size."""
-    return tuple({"name": s.name, "chars": s.chars} for s in sections if s.text.strip())
+    """What a ``system_prompt`` event carries: each section's name, size and category
+    (plus ``source`` for a pinned section, so the UI can name the file it came from)."""
+    out = []
+    for s in sections:
+        if not s.text.strip():
+            continue
+        item = {"name": s.name, "chars": s.chars, "category": category_of(s)}
+        if s.source:
+            item["source"] = s.source
+        out.append(item)
+    return tuple(out)

@@ -14,8 +14,8 @@ import sys
 from pathlib import Path
 from typing import Any, ClassVar
 
-from core.config import THRESHOLD_KEYS, ConfigError, load_thresholds
-from core.events import Event, dumps_event
+from core.config import THRESHOLD_KEYS, ConfigError, load_thresholds, thresholds_from_mapping
+from core.events import Emitter, Event, dumps_event
 from core.scenarios import DEFAULT_SCENARIO, ScenarioError, find_scenario
 from core.session import SessionError
 
@@ -87,7 +87,9 @@ def run(args: argparse.Namespace) -> int:
             scenario = find_scenario(args.scenario or DEFAULT_SCENARIO)
         workspace = _workspace(args, scenario is not None)
         overrides = threshold_overrides(args)
-        thresholds = load_thresholds(workspace, overrides) if overrides or \
+        base = thresholds_from_mapping(scenario.thresholds, source=scenario.source) \
+            if scenario and scenario.thresholds else None
+        thresholds = load_thresholds(workspace, overrides, base) if overrides or \
             (workspace / "ctxlab.toml").is_file() else None
     except (ScenarioError, ConfigError, OSError) as exc:
         return fail(str(exc))
@@ -97,7 +99,7 @@ def run(args: argparse.Namespace) -> int:
                          session=args.session, resume=args.resume)
     sink = JsonSink() if args.json else LogSink()
     try:
-        ok = asyncio.run(Runner(options, sink).run())
+        ok = asyncio.run(Runner(options, Emitter(sinks=[sink])).run())  # stamps t
     except SessionError as exc:
         return fail(str(exc))
     if not ok:
@@ -134,7 +136,7 @@ class LogSink:
     STYLES: ClassVar[dict[str, str]] = {
         "stage": "bold magenta", "error": "bold red", "tool_call": "cyan",
         "memory_written": "green", "memory_rejected": "yellow", "memory_selected": "green",
-        "turn_start": "bold", "run_end": "bold",
+        "turn_start": "bold", "run_end": "bold", "violation": "bold red",
     }
 
     def __init__(self) -> None:
@@ -193,6 +195,12 @@ def describe_event(e: Any) -> str | None:
         return f"retrying {e.purpose} call (attempt {e.attempt}): {e.reason}"
     if kind == "error":
         return f"error ({e.kind}): {e.message}"
+    if kind == "violation":
+        return f"API violation: {e.kind} {e.tool_use_id} at message {e.message_index}" + (
+            f" (after {e.stage})" if e.stage else "")
+    if kind == "probe":
+        where = f" in {', '.join(e.found_in)}" if e.found_in else ""
+        return f"probe {'answerable' if e.answerable else 'NOT answerable'}{where}: {e.ask}"
     if kind == "turn_end":
         return f"turn end: {e.chars:,} chars in context"
     if kind == "run_end":

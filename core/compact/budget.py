@@ -41,9 +41,11 @@ def tool_result_budget(history: Measured, ctx: CompactContext) -> StageRun:
         new = wrapper_text(path, content_as_text(content)[: limits.budget_preview])
         if len(new) >= sizes[bi]:
             continue  # only with odd thresholds: a wrapper must never grow the batch
-        ctx.archive.persist(tool_use_id, content)
-        run.wrote(path)
+        lose = ctx.broken("persist-before-placeholder")  # teaching lab: wrapper, no file
+        if not lose:
+            ctx.archive.persist(tool_use_id, content)
+            run.wrote(path)
         history.set_content(last_idx, bi, new)
         total += len(new) - sizes[bi]
-        run.took(tool_use_id, sizes[bi], path)
+        run.took(tool_use_id, sizes[bi], "lost" if lose else path)
     return run

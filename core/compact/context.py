@@ -15,6 +15,7 @@ from core.compact.archive import Archive
 from core.config import Thresholds
 from core.events import Event, PointerBroken, Stage
 from core.measure import Measured
+from core.messages import Violation, validate_pairs
 
 BREAK_SWITCHES = (
     "pair-protection",
@@ -37,10 +38,21 @@ class CompactContext:
     thresholds: Thresholds = field(default_factory=Thresholds)
     emit: Callable[[Event], Any] = _discard
     breaks: frozenset[str] = frozenset()
+    # Teaching lab: the stage that first produced each API violation, keyed by
+    # (kind, tool_use_id). Filled only while a switch is on, so the default path pays nothing.
+    violation_origin: dict[tuple[str, str], str] = field(default_factory=dict)
 
     def broken(self, switch: str) -> bool:
         """Is this protection deliberately switched off (teaching lab)?"""
         return switch in self.breaks
+
+    def note_violations(self, stage: str, messages: list[dict[str, Any]]) -> None:
+        """Remember which stage a new violation first appeared after (for ``violation``)."""
+        for v in validate_pairs(messages):
+            self.violation_origin.setdefault((v.kind, v.tool_use_id), stage)
+
+    def violation_stage(self, violation: Violation) -> str | None:
+        return self.violation_origin.get((violation.kind, violation.tool_use_id))
 
 
 @dataclass
@@ -86,6 +98,8 @@ class StageRun:
         if not self.changed and self.history.chars == self.before_chars and \
                 len(self.history) == self.before_messages:
             return None
+        if self.ctx.breaks:
+            self.ctx.note_violations(self.name, self.history.messages)
         event = Stage(
             stage=self.name,
             before_chars=self.before_chars,

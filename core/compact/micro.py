@@ -10,7 +10,9 @@ as it is, never saved as if it were the result.
 
 from __future__ import annotations
 
-from core.compact.archive import content_size, earlier_text
+from typing import Any
+
+from core.compact.archive import content_size, earlier_text, pointer_path
 from core.compact.context import CompactContext, StageRun
 from core.measure import Measured
 from core.messages import iter_tool_results
@@ -29,7 +31,11 @@ def unseen_positions(messages: list[dict]) -> set[tuple[int, int]]:
 def micro_compact(history: Measured, ctx: CompactContext, target: int | None = None) -> StageRun:
     run = StageRun("micro_compact", ctx, history)
     limits = ctx.thresholds
-    unseen = set() if ctx.broken("unseen-guard") else unseen_positions(history.messages)
+    # Break switches (teaching lab) — each flag names the protection it turns off.
+    blind = ctx.broken("unseen-guard")
+    chain = ctx.broken("pointer-idempotence")
+    never_seen = unseen_positions(history.messages)
+    unseen = set() if blind else never_seen
     consumed = [(mi, bi) for mi, bi, _ in iter_tool_results(history.messages)
                 if (mi, bi) not in unseen]
     for mi, bi in consumed[: max(len(consumed) - limits.keep_recent, 0)]:
@@ -39,18 +45,27 @@ def micro_compact(history: Measured, ctx: CompactContext, target: int | None = N
         tool_use_id = block.get("tool_use_id", "")
         content = block.get("content", "")
         size = content_size(content)
-        if size <= limits.micro_short and not ctx.broken("pointer-idempotence"):
+        # Under the break a pointer is re-compacted like content, however short it is.
+        pointer = pointer_path(content) if chain else None
+        if size <= limits.micro_short and pointer is None:
             continue
-        path = ctx.archive.trusted_pointer(tool_use_id, content)
+        # Ledger extras make a break's consequence visible: a result the model never saw,
+        # or a placeholder whose new file holds nothing but the previous pointer.
+        extra: dict[str, Any] = {}
+        if blind and (mi, bi) in never_seen:
+            extra["unseen"] = True
+        if pointer is not None:
+            extra["points_to"] = pointer
+        path = None if chain else ctx.archive.trusted_pointer(tool_use_id, content)
         if path is None:
-            broken = ctx.archive.broken_pointer(tool_use_id, content)
+            broken = None if chain else ctx.archive.broken_pointer(tool_use_id, content)
             if broken is not None:
                 run.broken_pointer(tool_use_id, broken)
                 continue
             if ctx.broken("persist-before-placeholder"):
                 path = ctx.archive.path_for(tool_use_id, content)
                 history.set_content(mi, bi, earlier_text(path))
-                run.took(tool_use_id, size, "lost")
+                run.took(tool_use_id, size, "lost", **extra)
                 continue
             path = ctx.archive.persist(tool_use_id, content)
             run.wrote(path)
@@ -61,5 +76,5 @@ def micro_compact(history: Measured, ctx: CompactContext, target: int | None = N
         if new == content:
             continue
         history.set_content(mi, bi, new)
-        run.took(tool_use_id, original, path)
+        run.took(tool_use_id, original, path, **extra)
     return run

@@ -8,10 +8,15 @@ changes something emits a ``stage`` event and ledger entries.
 :class:`Compactor` also owns the two other ways to compact: reactive (after an overflow
 error, see :meth:`Compactor.call_with_recovery`) and manual (the model's ``compact`` tool,
 deferred to the end of its batch).
+
+``context_notes`` (optional) returns facts the harness recorded outside the history — the
+work log — and every summary this compactor makes is given them (see
+:class:`~core.compact.summarizer.NotedSummarizer`), so no summary contradicts them.
 """
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any, TypeVar
@@ -23,11 +28,12 @@ from core.compact.fit import fit_tool_results
 from core.compact.micro import micro_compact
 from core.compact.reactive import is_overflow_error, reactive_compact
 from core.compact.snip import snip_compact
-from core.compact.summarizer import OfflineSummarizer, Summarizer
+from core.compact.summarizer import NotedSummarizer, OfflineSummarizer, Summarizer
 from core.compact.summary import compact_history
 from core.config import Thresholds
 from core.events import Event
 from core.measure import Measured
+from core.messages import Violation
 
 COMPACT_TOOL = {
     "name": "compact",
@@ -45,7 +51,8 @@ class Compactor:
     def __init__(self, workspace: Path, thresholds: Thresholds | None = None,
                  summarizer: Summarizer | None = None,
                  emit: Callable[[Event], Any] | None = None,
-                 breaks: frozenset[str] | set[str] = frozenset()) -> None:
+                 breaks: frozenset[str] | set[str] = frozenset(),
+                 context_notes: Callable[[], str] | None = None) -> None:
         self.ctx = CompactContext(
             archive=Archive(workspace),
             thresholds=thresholds or Thresholds(),
@@ -53,7 +60,15 @@ class Compactor:
             breaks=frozenset(breaks),
         )
         self.summarizer = summarizer or OfflineSummarizer()
+        self.context_notes = context_notes
         self.reactive_retries = 0
+
+    def _summarizer(self) -> Summarizer:
+        """The summarizer for one summary, given the notes when there is a notes source
+        (wrapped per call, so replacing ``self.summarizer`` keeps the notes)."""
+        if self.context_notes is None:
+            return self.summarizer
+        return NotedSummarizer(self.summarizer, self.context_notes)
 
     @property
     def archive(self) -> Archive:
@@ -71,8 +86,26 @@ class Compactor:
     def ledger(self) -> list[dict[str, Any]]:
         return self.ctx.archive.ledger
 
+    def violation_stage(self, violation: Violation) -> str | None:
+        """The stage that introduced an API violation (only a break switch can)."""
+        return self.ctx.violation_stage(violation)
+
     async def prepare(self, messages: list[dict], active_request: str) -> list[dict]:
-        """Return the history to send; ``messages`` itself is never mutated."""
+        """Return the history to send; ``messages`` itself is never mutated.
+
+        The synchronous stages (measuring, hashing and saving results: tens of milliseconds
+        for a 10 MB result) run in a worker thread so an event loop driving a UI keeps
+        drawing; their events are emitted from that thread. The summary, a model call,
+        runs back on the loop.
+        """
+        history = await asyncio.to_thread(self.prepare_local, messages)
+        if history.chars > self.ctx.thresholds.context_limit:
+            run = await compact_history(history, self.ctx, self._summarizer(), active_request)
+            run.finish()
+        return history.messages
+
+    def prepare_local(self, messages: list[dict]) -> Measured:
+        """Every stage before the summary, in the course's order (no model call)."""
         history = Measured(list(messages))
         limits = self.ctx.thresholds
         if self.ctx.broken("stage-order") and history.chars > limits.context_limit:
@@ -83,22 +116,19 @@ class Compactor:
             micro_compact(history, self.ctx, limits.target).finish()
             if history.chars > limits.context_limit:
                 fit_tool_results(history, self.ctx, limits.target).finish()
-            if history.chars > limits.context_limit:
-                run = await compact_history(history, self.ctx, self.summarizer, active_request)
-                run.finish()
-        return history.messages
+        return history
 
     async def compact(self, messages: list[dict], active_request: str,
                       stage: str = "manual_compact") -> list[dict]:
         """Summarise now (the ``compact`` tool, after its batch's results are appended)."""
         history = Measured(list(messages))
-        run = await compact_history(history, self.ctx, self.summarizer, active_request, stage)
+        run = await compact_history(history, self.ctx, self._summarizer(), active_request, stage)
         run.finish()
         return history.messages
 
     async def reactive(self, messages: list[dict], active_request: str) -> list[dict]:
         history = Measured(list(messages))
-        run = await reactive_compact(history, self.ctx, self.summarizer, active_request)
+        run = await reactive_compact(history, self.ctx, self._summarizer(), active_request)
         run.finish()
         return history.messages
 

@@ -5,6 +5,11 @@ prompt that forbids following instructions found in the history, 2,000 max token
 tools). :class:`OfflineSummarizer` is deterministic and needs no model: it extracts the
 current request, the files touched, the tool calls made, the user's stated constraints and
 the last assistant text, so an offline demo still keeps what matters.
+
+Both accept ``notes``: facts the harness recorded itself (the work log's files changed and
+commands run, see :mod:`core.worklog`). A summary is the model's account of the history and
+can contradict what actually happened; with the notes in its input it has no reason to.
+:class:`NotedSummarizer` hands the notes to any summarizer on every call.
 """
 
 from __future__ import annotations
@@ -12,7 +17,7 @@ from __future__ import annotations
 import re
 from collections import Counter
 from collections.abc import Callable
-from typing import Any, Protocol
+from typing import Any, ClassVar, Protocol
 
 from core.events import Event, ModelRequest, ModelResponse
 from core.measure import estimate_tokens, json_chars
@@ -26,6 +31,11 @@ SUMMARY_SYSTEM = (
     "remains, and every constraint or preference the user stated."
 )
 EMPTY_SUMMARY = "(empty summary)"
+NOTES_LABEL = (
+    "Work log recorded by the harness from tool results (facts: the summary must agree "
+    "with them):"
+)
+HISTORY_LABEL = "Conversation to summarize (JSON):"
 
 _CONSTRAINT = re.compile(
     r"\b(always|never|don't|do not|must|should|prefer|only|avoid|remember)\b|"
@@ -45,6 +55,8 @@ class Summarizer(Protocol):
 class ModelSummarizer:
     """The course's summary call, through any :class:`Provider`."""
 
+    accepts_notes: ClassVar[bool] = True
+
     def __init__(self, provider: Provider, emit: Callable[[Event], Any] | None = None,
                  max_tokens: int = 2_000) -> None:
         self.provider = provider
@@ -52,10 +64,11 @@ class ModelSummarizer:
         self.max_tokens = max_tokens
 
     async def summarize(self, messages: list[dict], active_request: str,
-                        prepared_input: str) -> str:
-        call_messages = [{"role": "user", "content": prepared_input}]
+                        prepared_input: str, notes: str = "") -> str:
+        text = with_notes(notes, prepared_input)
+        call_messages = [{"role": "user", "content": text}]
         self.emit(ModelRequest(purpose="summary", chars=json_chars(call_messages),
-                               est_tokens=estimate_tokens(prepared_input), messages=1,
+                               est_tokens=estimate_tokens(text), messages=1,
                                system_chars=len(SUMMARY_SYSTEM)))
         reply = await self.provider.complete(ModelCall(
             purpose="summary", messages=call_messages, system=SUMMARY_SYSTEM,
@@ -68,12 +81,48 @@ class ModelSummarizer:
 class OfflineSummarizer:
     """A deterministic, extractive summary: no model, same input → same text."""
 
+    accepts_notes: ClassVar[bool] = True
+
     def __init__(self, max_items: int = 12) -> None:
         self.max_items = max_items
 
     async def summarize(self, messages: list[dict], active_request: str,
+                        prepared_input: str, notes: str = "") -> str:
+        summary = offline_summary(messages, active_request, self.max_items)
+        notes = notes.strip()
+        return f"{summary}\n{NOTES_LABEL}\n{notes}" if notes else summary
+
+
+class NotedSummarizer:
+    """Any summarizer, given the harness's notes (``notes()``, read at each summary).
+
+    Summarizers that declare ``accepts_notes`` get them as a keyword; any other summarizer
+    gets them prepended to its prepared input. With no notes the inner summarizer is called
+    exactly as before, so the course's summary input is unchanged until there is progress.
+    """
+
+    def __init__(self, inner: Summarizer, notes: Callable[[], str]) -> None:
+        self.inner = inner
+        self.notes = notes
+
+    async def summarize(self, messages: list[dict], active_request: str,
                         prepared_input: str) -> str:
-        return offline_summary(messages, active_request, self.max_items)
+        notes = (self.notes() or "").strip()
+        if not notes:
+            return await self.inner.summarize(messages, active_request, prepared_input)
+        if getattr(self.inner, "accepts_notes", False):
+            return await self.inner.summarize(messages, active_request, prepared_input,
+                                              notes=notes)  # type: ignore[call-arg]
+        return await self.inner.summarize(messages, active_request,
+                                          with_notes(notes, prepared_input))
+
+
+def with_notes(notes: str, prepared_input: str) -> str:
+    """The summary input with the harness's notes ahead of the history (unchanged if none)."""
+    notes = notes.strip()
+    if not notes:
+        return prepared_input
+    return f"{NOTES_LABEL}\n{notes}\n\n{HISTORY_LABEL}\n{prepared_input}"
 
 
 def offline_summary(messages: list[dict], active_request: str, max_items: int = 12) -> str:

@@ -46,7 +46,7 @@ from core.providers.base import (
 
 log = logging.getLogger(__name__)
 
-DEFAULT_MODEL = "claude-sonnet-4-5"
+DEFAULT_MODEL = "claude-sonnet-5-5"
 DEFAULT_MAX_RETRIES = 2
 DEFAULT_TIMEOUT = anthropic.Timeout(120.0, connect=10.0)
 COUNT_TIMEOUT = anthropic.Timeout(30.0, connect=10.0)

@@ -37,6 +37,7 @@ from core.config import THRESHOLD_KEYS
 
 TOOL_NAMES = ("bash", "read_file", "write_file", "edit_file", "glob", "compact")
 SIDE_PURPOSES = ("summary", "select", "extract", "consolidate")
+TOP_KEYS = ("name", "title", "description", "workspace", "thresholds", "memory", "sessions")
 SCRIPTED_ERROR_NAMES = ("prompt_too_long", "request_too_large", "overloaded", "auth", "network")
 
 
@@ -136,11 +137,25 @@ class _Parser:
     def value(self, node: yaml.Node) -> Any:
         return yaml.safe_load(yaml.serialize(node))
 
+    def known_keys(self, node: yaml.Node, allowed: tuple[str, ...], what: str) -> None:
+        """A typo (``threshold:``) must not be silently ignored."""
+        for key, _ in node.value:
+            if str(key.value) not in allowed:
+                raise self.fail(key, f"unknown key {key.value!r} in {what}; expected one of "
+                                     f"{', '.join(allowed)}")
+
     def scenario(self, node: yaml.Node | None) -> Scenario:
+        from core.scenarios.workspaces import GENERATORS
+
         top = self.mapping(node, "a scenario")
+        self.known_keys(node, TOP_KEYS, "a scenario")
         for key in ("name", "workspace", "sessions"):
             if key not in top:
                 raise self.fail(node, f"missing '{key}'")
+        workspace = self.text(top["workspace"], "workspace")
+        if workspace not in GENERATORS:
+            raise self.fail(top["workspace"], f"unknown workspace {workspace!r}; one of "
+                                              f"{', '.join(GENERATORS)}")
         thresholds = self.value(top["thresholds"]) if "thresholds" in top else {}
         if not isinstance(thresholds, dict):
             raise self.fail(top["thresholds"], "thresholds must be a mapping")
@@ -153,7 +168,7 @@ class _Parser:
         return Scenario(
             name=self.text(top["name"], "name"),
             title=self.text(top["title"], "title") if "title" in top else "",
-            workspace=self.text(top["workspace"], "workspace"),
+            workspace=workspace,
             sessions=sessions,
             thresholds=thresholds,
             description=self.text(top["description"], "description")
@@ -171,6 +186,7 @@ class _Parser:
 
     def session(self, node: yaml.Node) -> Session:
         data = self.mapping(node, "a session")
+        self.known_keys(node, ("turns",), "a session")
         if "turns" not in data:
             raise self.fail(node, "a session needs 'turns'")
         return Session(tuple(self.turn(t) for t in self.seq(data["turns"], "turns")))

@@ -93,11 +93,50 @@ def two_sessions(root: Path) -> None:
     })
 
 
+MIGRATION_NOUNS = ("orders", "invoices", "customers", "payments", "refunds", "shipments",
+                   "carts", "coupons", "reviews", "stock", "prices", "taxes")
+MIGRATION_RULES = """# Project rules
+
+- Migrated modules keep their public names; add a `# migrated` header line.
+- legacy/ is the source of the migration: read it, never edit it.
+- One module per request, in numeric order.
+"""
+
+
+def migration_names(n: int) -> tuple[str, str, str]:
+    """The three public functions of module ``n`` (1-based), kept by the migration."""
+    noun = MIGRATION_NOUNS[(n - 1) % len(MIGRATION_NOUNS)]
+    return f"load_{noun}", f"save_{noun}", f"validate_{noun}"
+
+
+def legacy_module(n: int, size: int = 2_400) -> str:
+    """``legacy/mod_NN.py``: three public functions, then seeded filler up to ``size``."""
+    load, save, validate = migration_names(n)
+    noun = load.removeprefix("load_")
+    head = (f'"""Legacy module {n:02d}: {noun} (Python 2 era)."""\n\n'
+            f"def {load}(db, key):\n    return db.get(key)\n\n\n"
+            f"def {save}(db, key, value):\n    db[key] = value\n\n\n"
+            f"def {validate}(value):\n    return value is not None\n\n\n")
+    return head + code_text(f"legacy/mod_{n:02d}", max(size - len(head), 80))
+
+
+def long_migration(root: Path) -> None:
+    """Twelve legacy modules to migrate one per request, and a CTXLAB.md with the rules."""
+    _write(root, {
+        "README.md": "# shop-core\n\nThe shop's data layer, being migrated from legacy/ "
+                     "to app/.\n",
+        "CTXLAB.md": MIGRATION_RULES,
+        "app/__init__.py": '"""The migrated data layer."""\n',
+        **{f"legacy/mod_{n:02d}.py": legacy_module(n) for n in range(1, 13)},
+    })
+
+
 GENERATORS: dict[str, Callable[[Path], None]] = {
     "refactor_auth": refactor_auth,
     "big_log": big_log,
     "long_chat": long_chat,
     "two_sessions": two_sessions,
+    "long_migration": long_migration,
 }
 
 

@@ -1,0 +1,226 @@
+"""Strategy comparison (teaching lab): one scenario, several ways to keep the context small.
+
+A learner who has watched the s08 pipeline work still has to ask "compared to what?". This
+module answers with numbers: it plays the same scripted scenario once per strategy, each in
+a fresh temporary copy of the sample workspace, and reports what each one cost and what each
+one kept:
+
+* ``calls``, ``peak_chars``, ``mean_chars`` — main model calls and the contract's size
+  measure (chars of the messages sent) per call: what the context costs
+  (``mean_system_chars`` beside it: recalled memory is sent in the system prompt);
+* ``side_calls`` — side work (summaries, memory selections, extractions, consolidations),
+  counted once per operation whether a model or the offline implementation answered it
+  (:func:`side_work`): what the strategy spends to keep the context small;
+* ``losses`` — ledger entries with ``"where": "lost"``: tool output that left the context and
+  exists nowhere else;
+* ``probes`` — the scenario's probe questions (facts stated early), each marked answerable
+  when its expected answer is visible in what the next main call would send after its turn
+  (system prompt + messages); the runner judges them (``probe`` events).
+
+Strategies are rows of :data:`STRATEGIES`; each one only sets :class:`~core.run.RunOptions`
+fields, so a new strategy (say, pinned project rules) is one more row. Everything returned
+is a plain dataclass, so the workbench can draw the same numbers as ``ctxlab compare``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import tempfile
+from collections import Counter
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from core.config import Thresholds
+from core.events import Emitter, Event, Recorder
+from core.run import Runner, RunOptions
+from core.scenarios.model import Scenario
+
+
+@dataclass(frozen=True)
+class Strategy:
+    """A named way to manage the context: the RunOptions fields it sets, nothing else."""
+
+    name: str
+    description: str
+    options: Mapping[str, Any] = field(default_factory=dict)
+
+
+def _table(*rows: Strategy) -> dict[str, Strategy]:
+    return {row.name: row for row in rows}
+
+
+# One row per strategy; ``options`` are RunOptions fields (a typo fails loudly at run time).
+STRATEGIES: dict[str, Strategy] = _table(
+    Strategy("truncate", "sliding window: keep the newest messages that fit, drop the rest",
+             {"compaction": "truncate", "memory": False, "pinned": False}),
+    Strategy("compact", "the s08 pipeline (budget, snip, micro, fit, summary), memory off",
+             {"compaction": "s08", "memory": False, "pinned": False}),
+    Strategy("compact+memory", "s08 compaction + s09 long-term memory (the course)",
+             {"compaction": "s08", "memory": True, "pinned": False}),
+)
+DEFAULT_STRATEGIES = ("truncate", "compact", "compact+memory")
+SIDE_PURPOSES = ("summary", "select", "extract", "consolidate")
+SUMMARY_STAGES = frozenset({"compact_history", "reactive_compact", "manual_compact"})
+
+
+class CompareError(ValueError):
+    """A strategy list the user must fix; the message says which name and what exists."""
+
+
+@dataclass(frozen=True)
+class ProbeResult:
+    ask: str
+    expect: str
+    answerable: bool
+    found_in: tuple[str, ...] = ()  # system-prompt sections and/or "messages"
+
+    def to_json(self) -> dict[str, Any]:
+        return {"ask": self.ask, "expect": self.expect, "answerable": self.answerable,
+                "found_in": list(self.found_in)}
+
+
+@dataclass(frozen=True)
+class StrategyResult:
+    """What one strategy cost and kept on one scenario."""
+
+    name: str
+    description: str
+    ok: bool
+    calls: int
+    peak_chars: int
+    mean_chars: int
+    side_calls: int
+    losses: int
+    probes: tuple[ProbeResult, ...] = ()
+    chars_per_call: tuple[int, ...] = ()  # the series behind peak/mean, for a chart
+    mean_system_chars: int = 0  # the system prompt beside them (memory lives there)
+    side_work: dict[str, int] = field(default_factory=dict)  # side_calls by purpose
+    error: str | None = None
+
+    @property
+    def probes_failed(self) -> int:
+        return sum(1 for p in self.probes if not p.answerable)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "name": self.name, "description": self.description, "ok": self.ok,
+            "peak_chars": self.peak_chars, "mean_chars": self.mean_chars, "calls": self.calls,
+            "side_calls": self.side_calls, "side_work": dict(self.side_work),
+            "losses": self.losses, "probes": [p.to_json() for p in self.probes],
+            "chars_per_call": list(self.chars_per_call),
+            "mean_system_chars": self.mean_system_chars, "error": self.error,
+        }
+
+
+@dataclass(frozen=True)
+class Comparison:
+    scenario: str
+    strategies: tuple[StrategyResult, ...]
+
+    def to_json(self) -> dict[str, Any]:
+        return {"scenario": self.scenario, "strategies": [s.to_json() for s in self.strategies]}
+
+
+def parse_strategies(text: str | Iterable[str]) -> list[Strategy]:
+    """``"truncate,compact"`` (or a list of names) → strategies, in the order given."""
+    names = [n.strip() for n in (text.split(",") if isinstance(text, str) else text)]
+    names = [n for n in names if n]
+    if not names:
+        raise CompareError(f"no strategy given; choose from {', '.join(STRATEGIES)}")
+    unknown = [n for n in names if n not in STRATEGIES]
+    if unknown:
+        raise CompareError(f"unknown strategy {unknown[0]!r}; choose from "
+                           f"{', '.join(STRATEGIES)}")
+    return [STRATEGIES[n] for n in dict.fromkeys(names)]
+
+
+# -- probes ---------------------------------------------------------------------------------
+
+
+def probes_from_events(events: list[Event]) -> list[ProbeResult]:
+    """The runner judges each scripted probe after its turn and emits a ``probe`` event."""
+    return [ProbeResult(e.ask, e.expect, e.answerable, tuple(e.found_in))
+            for e in events if e.type == "probe"]
+
+
+# -- metrics --------------------------------------------------------------------------------
+
+
+def side_work(events: list[Event], memory: bool) -> dict[str, int]:
+    """Side work by purpose: one per operation, whoever answered it.
+
+    A model answer shows as a ``model_request`` of that purpose; an offline answer shows only
+    as its outcome, so each purpose takes the larger of the two counts (never their sum):
+
+    * ``summary`` — ``stage`` events compact_history / reactive_compact / manual_compact;
+    * ``select`` — ``memory_selected`` events;
+    * ``extract`` — one attempt per finished request while memory is on (``turn_end``);
+    * ``consolidate`` — ``memory_consolidated`` and ``memory_consolidation_failed``.
+    """
+    requests = Counter(e.purpose for e in events
+                       if e.type == "model_request" and e.purpose != "main")
+    done: Counter[str] = Counter()
+    for e in events:
+        if e.type == "stage" and e.stage in SUMMARY_STAGES:
+            done["summary"] += 1
+        elif e.type == "memory_selected":
+            done["select"] += 1
+        elif e.type == "turn_end" and memory:
+            done["extract"] += 1
+        elif e.type in ("memory_consolidated", "memory_consolidation_failed"):
+            done["consolidate"] += 1
+    purposes = [*SIDE_PURPOSES, *sorted(set(requests) - set(SIDE_PURPOSES))]
+    return {p: max(requests[p], done[p]) for p in purposes}
+
+
+def losses(events: list[Event]) -> int:
+    return sum(1 for e in events if e.type == "stage"
+               for entry in e.ledger if entry.get("where") == "lost")
+
+
+def summarise(strategy: Strategy, events: list[Event], ok: bool,
+              probes: list[ProbeResult]) -> StrategyResult:
+    main = [e for e in events if e.type == "model_request" and e.purpose == "main"]
+    sizes = tuple(e.chars for e in main)
+    work = side_work(events, bool(strategy.options.get("memory", True)))
+    errors = [e.message for e in events if e.type == "error"]
+    return StrategyResult(
+        name=strategy.name, description=strategy.description, ok=ok, calls=len(sizes),
+        peak_chars=max(sizes, default=0),
+        mean_chars=round(sum(sizes) / len(sizes)) if sizes else 0,
+        side_calls=sum(work.values()), losses=losses(events), probes=tuple(probes),
+        chars_per_call=sizes, side_work=work, error=errors[-1] if errors else None,
+        mean_system_chars=round(sum(e.system_chars for e in main) / len(main)) if main else 0,
+    )
+
+
+# -- running --------------------------------------------------------------------------------
+
+
+async def run_strategy(scenario: Scenario, strategy: Strategy,
+                       thresholds: Thresholds | None = None) -> StrategyResult:
+    """Play ``scenario`` under ``strategy`` in a fresh temporary workspace."""
+    with tempfile.TemporaryDirectory(prefix="ctxlab-compare-") as tmp:
+        options = dataclasses.replace(
+            RunOptions(workspace=Path(tmp) / "workspace", scenario=scenario,
+                       provider="scripted", thresholds=thresholds),
+            **strategy.options)
+        recorder = Recorder()
+        ok = await Runner(options, Emitter(sinks=[recorder])).run()
+        return summarise(strategy, recorder.events, ok, probes_from_events(recorder.events))
+
+
+async def compare(scenario: Scenario, strategies: Iterable[Strategy],
+                  thresholds: Thresholds | None = None) -> Comparison:
+    """Each strategy in turn (never concurrently: runs must not share anything)."""
+    results = [await run_strategy(scenario, s, thresholds) for s in strategies]
+    return Comparison(scenario.name, tuple(results))
+
+
+def compare_sync(scenario: Scenario, strategies: Iterable[Strategy],
+                 thresholds: Thresholds | None = None) -> Comparison:
+    """:func:`compare` for callers without an event loop (the command line, tests)."""
+    return asyncio.run(compare(scenario, strategies, thresholds))

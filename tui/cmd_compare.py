@@ -1,0 +1,95 @@
+"""``ctxlab compare``: one scenario under several context strategies, side by side.
+
+The numbers come from :mod:`core.compare`; this module only parses flags and prints them,
+as a rich table or, with ``--json``, as one object on stdout (nothing else on stdout), so a
+class can put the same figures in a slide or a script.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from typing import Any
+
+PROG = "ctxlab compare"
+EXIT_USAGE = 2
+EXIT_RUN_FAILED = 1
+
+
+def add_parser(sub: Any) -> argparse.ArgumentParser:
+    from core.compare import DEFAULT_STRATEGIES, STRATEGIES
+    from core.scenarios import DEFAULT_SCENARIO
+
+    parser = sub.add_parser(
+        "compare", help="run one scenario under several context strategies (teaching lab)",
+        description="Play a bundled scenario once per strategy, each in a fresh temporary "
+                    "copy of its workspace, and compare cost, side work, losses and probes.")
+    parser.add_argument("--scenario", default=DEFAULT_SCENARIO, metavar="NAME|FILE",
+                        help=f"a bundled scenario or a scenario file (default {DEFAULT_SCENARIO})")
+    parser.add_argument("--strategies", default=",".join(DEFAULT_STRATEGIES), metavar="LIST",
+                        help=f"comma-separated, from: {', '.join(STRATEGIES)} "
+                             f"(default {','.join(DEFAULT_STRATEGIES)})")
+    parser.add_argument("--json", action="store_true", dest="as_json",
+                        help="print one JSON object instead of a table")
+    parser.set_defaults(handler=run)
+    return parser
+
+
+def fail(message: str, code: int = EXIT_USAGE) -> int:
+    print(f"{PROG}: {message}", file=sys.stderr)
+    return code
+
+
+def run(args: argparse.Namespace) -> int:
+    from core.compare import CompareError, compare_sync, parse_strategies
+    from core.scenarios import ScenarioError, find_scenario
+
+    try:
+        strategies = parse_strategies(args.strategies)
+        scenario = find_scenario(args.scenario)
+    except (CompareError, ScenarioError) as exc:
+        return fail(str(exc))
+    comparison = compare_sync(scenario, strategies)
+    if args.as_json:
+        sys.stdout.write(json.dumps(comparison.to_json(), ensure_ascii=False) + "\n")
+        sys.stdout.flush()
+    else:
+        print_table(comparison)
+    failed = [s for s in comparison.strategies if not s.ok]
+    if failed:
+        return fail(f"{failed[0].name}: the run did not complete ({failed[0].error})",
+                    EXIT_RUN_FAILED)
+    return 0
+
+
+def print_table(comparison: Any) -> None:
+    """One row per strategy, then the probes each one could no longer answer."""
+    from rich import box
+    from rich.console import Console
+    from rich.table import Table
+
+    console = Console(highlight=False)
+    table = Table(title=f"{comparison.scenario}: strategies compared", title_justify="left",
+                  box=box.SIMPLE_HEAD, pad_edge=False)
+    table.add_column("strategy", no_wrap=True)
+    for column in ("calls", "peak\nchars", "mean\nchars", "mean\nsystem", "side\ncalls",
+                   "losses", "probes\nkept"):
+        table.add_column(column, justify="right", no_wrap=True)
+    for s in comparison.strategies:
+        probes = f"{len(s.probes) - s.probes_failed}/{len(s.probes)}" if s.probes else "-"
+        table.add_row(s.name if s.ok else f"{s.name} (failed)", str(s.calls),
+                      f"{s.peak_chars:,}", f"{s.mean_chars:,}", f"{s.mean_system_chars:,}",
+                      str(s.side_calls),
+                      f"[red]{s.losses}[/]" if s.losses else "0", probes)
+    console.print(table)
+    console.print("chars: the messages sent per main call (system: the system prompt) · "
+                  "side calls: summaries, memory "
+                  "selections, extractions, consolidations · losses: ledger entries "
+                  "\"lost\" · probes kept: answerable from what the model is sent after their turn",
+                  style="dim")
+    for s in comparison.strategies:
+        for p in s.probes:
+            if not p.answerable:
+                console.print(f"  {s.name}: cannot answer {p.ask!r} (expected "
+                              f"{p.expect!r})", markup=False)
