@@ -187,7 +187,8 @@ def test_a_tiny_context_limit_flag_reaches_the_loop_and_the_summary_call(
     summary = [r.body for r in messages_server.requests_to() if r.body["max_tokens"] == 2000]
     (body,) = summary
     assert "tools" not in body and body["system"].startswith("You summarize")
+    # every call is announced, the end-of-turn extraction included (it answers "[]")
     assert [e["purpose"] for e in events if e["type"] == "model_request"] == [
-        "main", "summary", "main"]
+        "main", "summary", "main", "extract"]
     for request in messages_server.requests_to():
         assert validate_pairs(request.body["messages"], allow_pending=False) == []
