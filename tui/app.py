@@ -32,7 +32,9 @@ from core.providers.base import ProviderError
 from core.providers.scripted import ScriptedProvider
 from core.run import Runner, RunOptions
 from core.scenarios import DEFAULT_SCENARIO, ScenarioError, find_scenario
+from tui.app_actions import WorkbenchActions
 from tui.commands import CtxlabCommands
+from tui.i18n import localize_bindings, set_language, t
 from tui.messages import (
     EngineEvent,
     EventBridge,
@@ -46,7 +48,7 @@ from tui.widgets.context_meter import ContextMeter
 from tui.widgets.conversation import Conversation
 from tui.widgets.memory_catalog import MemoryCatalog
 from tui.widgets.model_view import ModelView
-from tui.widgets.run_status import RunStatus, delays, next_speed
+from tui.widgets.run_status import RunStatus, delays
 from tui.widgets.stage_timeline import StageTimeline
 from tui.widgets.transcript_list import TranscriptList
 
@@ -72,7 +74,7 @@ def shorten(path: Path) -> str:
     text = str(path)
     home = str(Path.home())
     if text.startswith(tempfile.gettempdir()):
-        return f"(temporary) {path.name}"
+        return t("header.temporary", name=path.name)
     return "~" + text[len(home):] if text.startswith(home) else text
 
 
@@ -80,26 +82,37 @@ def slug(name: str) -> str:
     return "".join(ch if ch.isalnum() or ch in "-_" else "-" for ch in name)[:40] or "run"
 
 
-class CtxlabApp(App[int]):
+class CtxlabApp(WorkbenchActions):
+    """The run, the panels and the event handlers; the keys' actions live in the base."""
+
     CSS_PATH = Path(__file__).with_name("app.tcss")  # absolute: subclasses live elsewhere
     TITLE = "ctxlab"
     COMMANDS: ClassVar = App.COMMANDS | {CtxlabCommands}
+    # Descriptions are message ids (tui.locales), translated per app in __init__.
     BINDINGS: ClassVar = [
-        Binding("space", "toggle_play", "Play/Pause"),
-        Binding("s", "step", "Step"),
-        Binding("plus,equals_sign", "faster", "Faster", key_display="+"),
-        Binding("minus", "slower", "Slower", key_display="-"),
-        Binding("v", "toggle_view", "Model view"),
-        Binding("o", "pick_scenario", "Scenario"),
-        Binding("l", "limits", "Limits"),
-        Binding("t", "next_theme", "Theme"),
-        Binding("i", "inspect", "Inspect stage"),
-        Binding("ctrl+q", "quit", "Quit", priority=True),
+        Binding("space", "toggle_play", "key.play"),
+        Binding("s", "step", "key.step"),
+        Binding("plus,equals_sign", "faster", "key.faster", key_display="+"),
+        Binding("minus", "slower", "key.slower", key_display="-"),
+        Binding("v", "toggle_view", "key.view"),
+        Binding("o", "pick_scenario", "key.scenario"),
+        Binding("l", "limits", "key.limits"),
+        Binding("b", "breaks", "key.breaks"),
+        Binding("c", "compare", "key.compare"),
+        Binding("p", "system_prompt", "key.system_prompt"),
+        Binding("t", "next_theme", "key.theme"),
+        Binding("i", "inspect", "key.inspect"),
+        Binding("ctrl+q", "quit", "key.quit", priority=True),
+        Binding("ctrl+p", "command_palette", "key.palette", show=False, priority=True,
+                tooltip="key.palette_tip"),
     ]
 
     def __init__(self, config: AppConfig | None = None) -> None:
+        config = config or AppConfig()
+        set_language(config.lang)  # before any widget exists: they look texts up as they draw
         super().__init__()
-        self.config = config or AppConfig()
+        localize_bindings(self)
+        self.config = config
         self.speed = self.config.speed
         self.generation = 0
         self.runner: Runner | None = None
@@ -110,7 +123,8 @@ class CtxlabApp(App[int]):
         self.temp_workspaces: list[Path] = []
         self.calls = 0
         self.finished = False
-        self.scenario_title = "live"
+        self.scenario_title = ""  # "" = live mode
+        self.run_breaks: tuple[str, ...] = ()  # as the run reported them (run_start)
         self._views_pending = False
 
     # -- layout ---------------------------------------------------------------------------
@@ -120,12 +134,12 @@ class CtxlabApp(App[int]):
         with Horizontal(id="main"):
             with Vertical(id="left"):
                 with TabbedContent(id="tabs"):
-                    with TabPane("History", id="tab-history"):
+                    with TabPane(t("tab.history"), id="tab-history"):
                         yield Conversation(self.lookup_result, id="conversation")
-                    with TabPane("What the model sees", id="tab-model"):
+                    with TabPane(t("tab.model"), id="tab-model"):
                         yield ModelView(id="model-view")
                 if self.config.scenario is None:
-                    yield Input(placeholder="Ask the agent… (Enter sends)", id="prompt")
+                    yield Input(placeholder=t("prompt.placeholder"), id="prompt")
                 yield RunStatus(id="status")
             with Vertical(id="right"):
                 yield ContextMeter(id="context")
@@ -154,11 +168,12 @@ class CtxlabApp(App[int]):
         try:
             scenario = find_scenario(scenario_name) if scenario_name else None
         except ScenarioError as exc:
-            self.notify(str(exc), title="cannot load the scenario", severity="error")
+            self.notify(str(exc), title=t("notice.scenario_error"), severity="error")
             return
-        self.scenario_title = scenario.name if scenario else "live"
+        self.scenario_title = scenario.name if scenario else ""
         if workspace is None:
-            workspace = Path(tempfile.mkdtemp(prefix=f"ctxlab-{slug(self.scenario_title)}-"))
+            workspace = Path(tempfile.mkdtemp(
+                prefix=f"ctxlab-{slug(self.scenario_title or 'live')}-"))
             self.temp_workspaces.append(workspace)
         self.workspace = workspace.resolve()
         self.gate = Gate(paused=self.config.paused and scenario is not None)
@@ -171,6 +186,7 @@ class CtxlabApp(App[int]):
         self.apply_speed()
         self.calls = 0
         self.finished = False
+        self.run_breaks = tuple(sorted(self.config.breaks))  # until run_start confirms them
         await self.reset_panels()
         if scenario is not None:
             self.run_agent(self.runner)
@@ -213,7 +229,7 @@ class CtxlabApp(App[int]):
     def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
         if event.worker.group == "agent" and event.state == WorkerState.ERROR:
             error = event.worker.error
-            self.notify(f"the agent loop stopped: {type(error).__name__}: {error}",
+            self.notify(t("notice.agent_stopped", error=f"{type(error).__name__}: {error}"),
                         severity="error", timeout=10)
             self.finished = True
             self.update_status()
@@ -313,7 +329,7 @@ class CtxlabApp(App[int]):
         if event.input.id != "prompt" or not text or self.runner is None:
             return
         if any(w.is_running for w in self.workers if w.group == "agent"):
-            self.notify("the agent is still working on the last request")
+            self.notify(t("notice.agent_busy"))
             return
         event.input.value = ""
         self.run_prompt(self.runner, text)
@@ -324,92 +340,25 @@ class CtxlabApp(App[int]):
         """Provider and model as the run reports them (``run_start``), else as configured."""
         shown = self.config.display_workspace or shorten(self.workspace)
         provider = provider or (self.provider.name if self.provider else self.config.provider)
-        model = model or self.config.model or ("scripted" if self.provider else "default")
-        self.title = f"ctxlab · {self.scenario_title}"
-        self.sub_title = f"provider {provider} · model {model} · workspace {shown}"
+        model = model or self.config.model or ("scripted" if self.provider
+                                                else t("header.default_model"))
+        self.title = f"ctxlab · {self.scenario_title or t('header.live')}"
+        sub = t("header.sub", provider=provider, model=model, workspace=shown)
+        if self.run_breaks:
+            sub += " · " + t("status.broken", switches=", ".join(self.run_breaks))
+        self.sub_title = sub
 
     def update_status(self) -> None:
         self.query_one(RunStatus).show(finished=self.finished, live=self.config.scenario is None,
                                        paused=self.gate.paused, speed=self.speed,
-                                       calls=self.calls)
-
-    # -- actions --------------------------------------------------------------------------
-
-    def action_toggle_play(self) -> None:
-        if self.gate.paused:
-            self.gate.resume()
-        else:
-            self.gate.pause()
-        self.update_status()
-
-    def action_step(self) -> None:
-        self.gate.step()
-        self.update_status()
+                                       calls=self.calls, breaks=self.run_breaks)
 
     def apply_speed(self) -> None:
         self.gate.delay, word_delay = delays(self.speed)
         if self.provider is not None:
             self.provider.word_delay = word_delay
 
-    def change_speed(self, direction: int) -> None:
-        self.speed = next_speed(self.speed, direction)
-        self.apply_speed()
-        self.update_status()
-
-    def action_faster(self) -> None:
-        self.change_speed(+1)
-
-    def action_slower(self) -> None:
-        self.change_speed(-1)
-
-    def action_toggle_view(self) -> None:
-        tabs = self.query_one(TabbedContent)
-        tabs.active = "tab-model" if tabs.active == "tab-history" else "tab-history"
-
-    def action_next_theme(self) -> None:
-        names = list(load_themes())
-        current = names.index(self.theme) if self.theme in names else -1
-        self.theme = names[(current + 1) % len(names)]
-        self.notify(f"theme: {self.theme}")
-
-    def action_inspect(self) -> None:
-        timeline = self.query_one(StageTimeline)
-        if timeline.row_count:
-            timeline.action_select_cursor()
-        else:
-            self.notify("no stage has fired yet")
-
-    def action_pick_scenario(self) -> None:
-        from tui.screens.scenario_picker import ScenarioPicker
-
-        async def chosen(name: str | None) -> None:
-            if name:
-                self.config.scenario = name
-                await self.start_run(name, None)
-
-        self.push_screen(ScenarioPicker(self.config.scenario), chosen)
-
-    def action_limits(self) -> None:
-        from tui.screens.thresholds import ThresholdsScreen
-
-        def apply(value: Thresholds | None) -> None:
-            if value is None or self.runner is None:
-                return
-            self.runner.options.thresholds = value
-            if self.runner.agent is not None:
-                self.runner.agent.compactor.thresholds = value
-            self.query_one(ContextMeter).set_limits(value)
-            self.notify(f"context limit {value.context_limit:,} · target {value.target:,}"
-                        " — applies at the next model call")
-
-        chars = self.query_one(ContextMeter).chars
-        self.push_screen(ThresholdsScreen(self.limits(), chars), apply)
-
-    def action_new_memory(self) -> None:
-        self.query_one(MemoryCatalog).action_new()
-
-    def action_memory_index(self) -> None:
-        self.query_one(MemoryCatalog).action_index()
+    # -- leaving ---------------------------------------------------------------------------
 
     async def action_quit(self) -> None:
         self.stop_run()

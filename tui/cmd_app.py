@@ -3,6 +3,10 @@
 Textual is imported only inside the handlers, so ``ctxlab --version`` and the other
 subcommands stay fast. ``ctxlab`` with no subcommand opens the demo unless an API key is
 configured, in which case it opens a live session in the current directory.
+
+The UI language is ``--lang``, else the locale's (``LC_ALL``, ``LC_MESSAGES``, ``LANG``:
+Chinese when it starts with ``zh``), else English. In Chinese the demo plays the Chinese
+edition of the default scenario, so the conversation matches the chrome.
 """
 
 from __future__ import annotations
@@ -14,13 +18,21 @@ from pathlib import Path
 from typing import Any
 
 THEMES_HELP = "ctxlab-dark (default), ctxlab-light, projector"
+ZH_SUFFIX = "-zh"  # refactor-auth-zh: the Chinese edition of a bundled scenario
 
 
-def add_common(parser: argparse.ArgumentParser) -> None:
-    """The options every workbench invocation takes."""
-    parser.add_argument("--theme", default=None, metavar="NAME", help=THEMES_HELP)
-    parser.add_argument("--lang", default="en", choices=("en", "zh"), help="UI language")
-    parser.add_argument("--break", action="append", dest="breaks", default=[], metavar="NAME",
+def add_common(parser: argparse.ArgumentParser, inherit: bool = False) -> None:
+    """The options every workbench invocation takes.
+
+    ``inherit`` (for the ``demo`` subcommand): an option left out there keeps the value given
+    before the subcommand, so ``ctxlab --lang zh demo`` is Chinese too.
+    """
+    unset = argparse.SUPPRESS if inherit else None
+    parser.add_argument("--theme", default=unset, metavar="NAME", help=THEMES_HELP)
+    parser.add_argument("--lang", default=unset, choices=("en", "zh"),
+                        help="UI language (default: from LC_ALL / LC_MESSAGES / LANG, else en)")
+    parser.add_argument("--break", action="append", dest="breaks",
+                        default=argparse.SUPPRESS if inherit else [], metavar="NAME",
                         help="disable one protection (teaching lab; never on by default)")
 
 
@@ -32,9 +44,10 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
         "demo", help="open the workbench playing a bundled scenario",
         description="Open the workbench playing a bundled scenario in a fresh temporary copy "
                     "of its sample workspace (your directories are never touched).")
-    parser.add_argument("scenario", nargs="?", default=DEFAULT_SCENARIO,
+    parser.add_argument("scenario", nargs="?", default=None,
                         help=f"a bundled scenario name or a scenario file "
-                             f"(default {DEFAULT_SCENARIO})")
+                             f"(default {DEFAULT_SCENARIO}, or {DEFAULT_SCENARIO}"
+                             f"{ZH_SUFFIX} in Chinese)")
     parser.add_argument("--workspace", type=Path, default=None, metavar="DIR",
                         help="play in DIR instead of a temporary copy")
     parser.add_argument("--speed", type=float, default=1.0, metavar="X",
@@ -43,37 +56,55 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
                         help="start paused: s steps one model call, space plays")
     for flag, key in THRESHOLD_FLAGS:
         parser.add_argument(flag, type=int, dest=key, default=None, metavar="N")
-    add_common(parser)
+    add_common(parser, inherit=True)
     parser.set_defaults(handler=run_demo)
     return parser
+
+
+def language_from_args(args: argparse.Namespace) -> str:
+    """``--lang`` if given, else the locale's language."""
+    from tui.i18n import detect_language
+
+    return getattr(args, "lang", None) or detect_language()
+
+
+def default_scenario(lang: str) -> str:
+    """The default scenario, in the UI's language when a translation is bundled."""
+    from core.scenarios import DEFAULT_SCENARIO, bundled_names
+
+    translated = f"{DEFAULT_SCENARIO}{ZH_SUFFIX}"
+    return translated if lang == "zh" and translated in bundled_names() else DEFAULT_SCENARIO
 
 
 def run_demo(args: argparse.Namespace) -> int:
     from tui.app import AppConfig
 
+    lang = language_from_args(args)
     try:
-        config = AppConfig(scenario=args.scenario, workspace=args.workspace,
+        config = AppConfig(scenario=args.scenario or default_scenario(lang),
+                           workspace=args.workspace,
                            speed=max(args.speed, 0.01), paused=args.paused,
                            thresholds=thresholds_from_args(args, args.workspace),
-                           breaks=breaks_from_args(args), lang=args.lang)
+                           breaks=breaks_from_args(args), lang=lang)
     except ValueError as exc:
         print(f"ctxlab demo: {exc}", file=sys.stderr)
         return 2
-    return launch(config, args.theme)
+    return launch(config, getattr(args, "theme", None))
 
 
 def run_default(args: argparse.Namespace) -> int:
     """``ctxlab``: live in the current directory with an API key, else the demo."""
-    from core.scenarios import DEFAULT_SCENARIO
     from tui.app import AppConfig
 
     theme = getattr(args, "theme", None)
+    lang = language_from_args(args)
     if os.environ.get("ANTHROPIC_API_KEY"):
         config = AppConfig(scenario=None, workspace=Path.cwd(), provider="anthropic",
                            model=os.environ.get("CTXLAB_MODEL"),
-                           breaks=breaks_from_args(args))
+                           breaks=breaks_from_args(args), lang=lang)
     else:
-        config = AppConfig(scenario=DEFAULT_SCENARIO, breaks=breaks_from_args(args))
+        config = AppConfig(scenario=default_scenario(lang), breaks=breaks_from_args(args),
+                           lang=lang)
     return launch(config, theme)
 
 

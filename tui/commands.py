@@ -1,9 +1,10 @@
 """The command palette (ctrl+p): every workbench action, findable by name.
 
 A presenter in front of a room should not have to remember keys; typing "pause", "limit"
-or "projector" is enough. Each entry runs the same app action as its key binding, so the
-two can never drift apart, and themes are listed by name so any shipped theme is one
-search away.
+or "projector" is enough (or "暂停", "阈值" in Chinese: titles are looked up in the UI's
+language when the palette opens). Each entry runs the same app action as its key binding,
+so the two can never drift apart, and themes are listed by name so any shipped theme is
+one search away.
 """
 
 from __future__ import annotations
@@ -13,22 +14,25 @@ from typing import Any
 
 from textual.command import DiscoveryHit, Hit, Hits, Provider
 
-# (title, action, help): the app's actions, in the order the palette lists them.
+from tui.i18n import t
+
+# (title id, action, help id): the app's actions, in the order the palette lists them.
 ACTIONS: tuple[tuple[str, str, str], ...] = (
-    ("Play / pause", "toggle_play", "Pause or resume the agent before its next model call"),
-    ("Step one model call", "step", "Let exactly one more model call through, then pause"),
-    ("Faster", "faster", "Shorter pauses between calls and faster streaming"),
-    ("Slower", "slower", "Longer pauses between calls and slower streaming"),
-    ("Toggle what the model sees", "toggle_view",
-     "Switch between the full history and the list the model is sent"),
-    ("Play another scenario", "pick_scenario",
-     "Restart with a bundled scenario in a fresh temporary workspace"),
-    ("Edit thresholds", "limits", "Change the context limit and friends to force a stage"),
-    ("Inspect the selected stage", "inspect", "Before/after and ledger of one stage"),
-    ("Next theme", "next_theme", "Cycle through the shipped themes"),
-    ("New memory record", "new_memory", "Write a record in the built-in editor"),
-    ("Show MEMORY.md", "memory_index", "The derived memory index"),
-    ("Quit", "quit", "Leave ctxlab (a running turn is cancelled cleanly)"),
+    ("palette.play", "toggle_play", "palette.play_help"),
+    ("palette.step", "step", "palette.step_help"),
+    ("palette.faster", "faster", "palette.faster_help"),
+    ("palette.slower", "slower", "palette.slower_help"),
+    ("palette.view", "toggle_view", "palette.view_help"),
+    ("palette.scenario", "pick_scenario", "palette.scenario_help"),
+    ("palette.limits", "limits", "palette.limits_help"),
+    ("palette.breaks", "breaks", "palette.breaks_help"),
+    ("palette.compare", "compare", "palette.compare_help"),
+    ("palette.system_prompt", "system_prompt", "palette.system_prompt_help"),
+    ("palette.inspect", "inspect", "palette.inspect_help"),
+    ("palette.theme_next", "next_theme", "palette.theme_next_help"),
+    ("palette.new_memory", "new_memory", "palette.new_memory_help"),
+    ("palette.memory_index", "memory_index", "palette.memory_index_help"),
+    ("palette.quit", "quit", "palette.quit_help"),
 )
 
 
@@ -38,13 +42,13 @@ class CtxlabCommands(Provider):
     def entries(self) -> list[tuple[str, Any, str]]:
         app = self.app
         out: list[tuple[str, Any, str]] = [
-            (title, partial(app.run_action, action), help_text)
+            (t(title), partial(app.run_action, action), t(help_text))
             for title, action, help_text in ACTIONS
         ]
         for name in getattr(app, "available_themes", {}):
             if name.startswith(("ctxlab", "projector")):
-                out.append((f"Theme: {name}", partial(setattr, app, "theme", name),
-                            f"Switch to the {name} theme"))
+                out.append((t("palette.theme", name=name), partial(setattr, app, "theme", name),
+                            t("palette.theme_help", name=name)))
         return out
 
     async def discover(self) -> Hits:

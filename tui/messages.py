@@ -119,6 +119,7 @@ async def dispatch(app: Any, event: Event) -> None:
     module for their own messages.
     """
     from core import events as ev
+    from tui.i18n import t
     from tui.widgets.context_meter import ContextMeter
     from tui.widgets.conversation import Conversation
     from tui.widgets.memory_catalog import MemoryCatalog
@@ -131,7 +132,9 @@ async def dispatch(app: Any, event: Event) -> None:
     if isinstance(event, ev.RunStart):
         if memory.store is None:
             app.attach_memory()  # the run has generated and seeded the workspace by now
+        app.run_breaks = tuple(event.breaks)
         app.update_header(event.provider, event.model)
+        app.update_status()
     elif isinstance(event, ev.TurnStart):
         await conversation.user(event.request)
     elif isinstance(event, ev.SystemPrompt):
@@ -156,36 +159,43 @@ async def dispatch(app: Any, event: Event) -> None:
         app.query_one(TranscriptList).note_stage(event.stage, event.files)
         await conversation.stage(event)
         app.schedule_views()
+    elif isinstance(event, ev.PairViolation):
+        app.query_one(StageTimeline).add_violation(event)
+        await conversation.violation(event)
+    elif isinstance(event, ev.ProbeChecked):
+        await conversation.probe(event)
     elif isinstance(event, ev.PointerBroken):
-        await conversation.notice(f"broken pointer {event.tool_use_id}: {event.path}",
-                                  "bold $warning")
+        await conversation.notice(t("conv.pointer_broken", id=event.tool_use_id,
+                                    path=event.path), "bold $warning")
     elif isinstance(event, ev.Retry):
-        await conversation.notice(f"retrying the {event.purpose} call (attempt "
-                                  f"{event.attempt}): {event.reason}", "$warning")
+        await conversation.notice(t("conv.retry", purpose=event.purpose,
+                                    attempt=event.attempt, reason=event.reason), "$warning")
     elif isinstance(event, ev.MemorySelected):
         memory.selected(event.files)
         if event.files:
-            await conversation.notice(f"recalled ({event.method}): {', '.join(event.files)}",
-                                      "$recalled")
+            await conversation.notice(t("conv.recalled", method=event.method,
+                                        files=", ".join(event.files)), "$recalled")
     elif isinstance(event, ev.MemoryWritten):
         memory.own_change((event.file,))
-        await conversation.notice(f"memory written: {event.file} ({event.record_type})",
-                                  "bold $recalled")
+        await conversation.notice(t("conv.memory_written", file=event.file,
+                                    type=event.record_type), "bold $recalled")
     elif isinstance(event, ev.MemoryRejected):
         memory.rejected_candidate(event.name, event.reason)
     elif isinstance(event, ev.MemoryConsolidated):
-        await conversation.notice(f"memory consolidated: {event.before} → {event.after} "
-                                  "records", "$recalled")
+        await conversation.notice(t("conv.consolidated", before=event.before,
+                                    after=event.after), "$recalled")
     elif isinstance(event, ev.MemoryConsolidationFailed):
-        await conversation.notice(f"memory consolidation failed: {event.reason}", "$error")
+        await conversation.notice(t("conv.consolidation_failed", reason=event.reason),
+                                  "$error")
     elif isinstance(event, ev.IndexRebuilt):
         memory.own_change(event.changed)
         memory.refresh_catalog()
     elif isinstance(event, ev.Error):
         if event.kind != "cancelled":
-            app.notify(event.message, title=f"error ({event.kind})", severity="error",
-                       timeout=8)
-            await conversation.notice(f"error ({event.kind}): {event.message}", "bold $error")
+            app.notify(event.message, title=t("notice.error_title", kind=event.kind),
+                       severity="error", timeout=8)
+            await conversation.notice(t("conv.error", kind=event.kind, message=event.message),
+                                      "bold $error")
     elif isinstance(event, ev.TurnEnd):
         await conversation.end_assistant()
         app.schedule_views()
@@ -195,5 +205,4 @@ async def dispatch(app: Any, event: Event) -> None:
         app.update_status()
         app.schedule_views()
         if app.finished:
-            app.notify("the scenario has ended — o: play another · ctrl+q: quit",
-                       title="Finished", timeout=6)
+            app.notify(t("notice.finished"), title=t("notice.finished_title"), timeout=6)

@@ -18,6 +18,7 @@ import shutil
 import uuid
 from collections.abc import Awaitable, Callable, Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -97,6 +98,19 @@ async def editor(pilot: Pilot[Any]) -> None:
     await settle(pilot)
 
 
+async def compare(pilot: Pilot[Any]) -> None:
+    """The compare screen, every strategy done (the demo behind it stays paused)."""
+    from tui.screens.compare import CompareScreen
+
+    app = app_of(pilot)
+    await pilot.press("c")
+    await wait_until(pilot, lambda: isinstance(app.screen, CompareScreen))
+    screen = app.screen
+    assert isinstance(screen, CompareScreen)
+    await wait_until(pilot, lambda: screen.done, timeout=60.0)
+    await settle(pilot)
+
+
 @contextmanager
 def deterministic() -> Iterator[None]:
     """Numbered transcript names and still cursors, for the duration of a shot."""
@@ -111,26 +125,47 @@ def deterministic() -> Iterator[None]:
         uuid.uuid4, Input._toggle_cursor, TextArea._toggle_cursor_blink_visible = saved  # type: ignore[method-assign]
 
 
-def scene_app(scenario: str, theme: str = "ctxlab-dark", name: str = "scene") -> CtxlabApp:
+def scene_app(scenario: str, theme: str = "ctxlab-dark", name: str = "scene",
+              lang: str = "en") -> CtxlabApp:
     """A paused app on ``scenario`` in a fresh workspace at a fixed path."""
     workspace = SCENE_ROOT / name
     shutil.rmtree(workspace, ignore_errors=True)
+    label = "临时副本" if lang == "zh" else "temporary copy"
     return CtxlabApp(AppConfig(scenario=scenario, workspace=workspace, theme=theme,
-                               speed=1000.0, paused=True,
-                               display_workspace=f"~/{Path(scenario).stem} (temporary copy)"))
+                               speed=1000.0, paused=True, lang=lang,
+                               display_workspace=f"~/{Path(scenario).stem} ({label})"))
 
 
-SHOTS: dict[str, tuple[str, Scene]] = {
-    "workbench": ("ctxlab-dark", mid_run),
-    "inspector": ("ctxlab-dark", inspector),
-    "memory-editor": ("ctxlab-dark", editor),
-    "projector": ("projector", mid_run),
+@dataclass(frozen=True)
+class Shot:
+    theme: str
+    scene: Scene
+    lang: str = "en"
+    suffix: str = ""  # the scenario's translation: refactor-auth → refactor-auth-zh
+
+
+SHOTS: dict[str, Shot] = {
+    "workbench": Shot("ctxlab-dark", mid_run),
+    "inspector": Shot("ctxlab-dark", inspector),
+    "memory-editor": Shot("ctxlab-dark", editor),
+    "projector": Shot("projector", mid_run),
+    "workbench-zh": Shot("ctxlab-dark", mid_run, "zh", "-zh"),
+    "compare": Shot("ctxlab-dark", compare),
 }
 
 
+def translated(scenario: str, suffix: str) -> str:
+    """``refactor-auth`` → ``refactor-auth-zh``; a path keeps its folder and extension."""
+    path = Path(scenario)
+    if not suffix or path.suffix not in (".yaml", ".yml"):
+        return scenario + suffix
+    return str(path.with_name(path.stem + suffix + path.suffix))
+
+
 async def shoot(name: str, scenario: str, out: Path) -> Path:
-    theme, scene = SHOTS[name]
-    app = scene_app(scenario, theme, name)
+    shot = SHOTS[name]
+    theme, scene = shot.theme, shot.scene
+    app = scene_app(translated(scenario, shot.suffix), theme, name, shot.lang)
     with deterministic():
         async with app.run_test(size=SIZE) as pilot:
             await scene(pilot)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import itertools
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -18,9 +18,12 @@ from textual.pilot import Pilot
 from textual.widgets import Input, TextArea
 
 from tui.app import AppConfig, CtxlabApp
+from tui.i18n import set_language
 
 FIXTURES = Path(__file__).parent / "fixtures"
 TINY = str(FIXTURES / "tiny.yaml")
+TINY_ZH = str(FIXTURES / "tiny-zh.yaml")
+PAIRS = str(FIXTURES / "pairs.yaml")  # snip cuts inside tool pairs once protection is off
 
 
 @pytest.fixture(autouse=True)
@@ -28,6 +31,13 @@ def frozen_cursor(monkeypatch: pytest.MonkeyPatch) -> None:
     """No blinking: a cursor is either always shown or never, whatever the clock says."""
     monkeypatch.setattr(Input, "_toggle_cursor", lambda self: None)
     monkeypatch.setattr(TextArea, "_toggle_cursor_blink_visible", lambda self: None)
+
+
+@pytest.fixture(autouse=True)
+def english_after_each_test() -> Iterator[None]:
+    """An app sets the process's UI language when it starts: never let it leak onward."""
+    yield
+    set_language("en")
 
 
 @pytest.fixture

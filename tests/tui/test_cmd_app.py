@@ -15,6 +15,14 @@ from tui.cli import build_parser
 ROOT = Path(__file__).resolve().parents[2]
 
 
+@pytest.fixture(autouse=True)
+def english_locale(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The UI language follows the locale when --lang is not given: pin it."""
+    for name in ("LC_ALL", "LC_MESSAGES"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("LANG", "C.UTF-8")
+
+
 @pytest.fixture
 def launched(monkeypatch: pytest.MonkeyPatch) -> list[tuple[Any, str | None]]:
     """Capture what would be opened instead of opening a terminal UI."""
@@ -41,7 +49,37 @@ def test_demo_defaults_to_refactor_auth_in_a_temporary_copy(launched: list) -> N
     args.handler(args)
     config, theme = launched[0]
     assert config.scenario == "refactor-auth" and config.workspace is None
+    assert config.lang == "en"
     assert config.thresholds is None and theme is None  # the scenario's own budget applies
+
+
+def test_lang_zh_opens_a_chinese_workbench_on_the_chinese_scenario(
+        launched: list, monkeypatch: pytest.MonkeyPatch) -> None:
+    for argv in (["demo", "--lang", "zh"], ["--lang", "zh", "demo"]):
+        args = build_parser().parse_args(argv)
+        args.handler(args)
+        config = launched[-1][0]
+        assert (config.lang, config.scenario) == ("zh", "refactor-auth-zh"), argv
+    args = build_parser().parse_args(["demo", "long-chat", "--lang", "zh"])
+    args.handler(args)
+    assert (launched[-1][0].lang, launched[-1][0].scenario) == ("zh", "long-chat")
+    # Without --lang the locale decides; --lang overrides it.
+    monkeypatch.setenv("LANG", "zh_CN.UTF-8")
+    args = build_parser().parse_args(["demo"])
+    args.handler(args)
+    assert (launched[-1][0].lang, launched[-1][0].scenario) == ("zh", "refactor-auth-zh")
+    cmd_app.run_default(build_parser().parse_args([]))
+    assert launched[-1][0].lang == "zh"
+    args = build_parser().parse_args(["demo", "--lang", "en"])
+    args.handler(args)
+    assert (launched[-1][0].lang, launched[-1][0].scenario) == ("en", "refactor-auth")
+
+
+def test_options_before_the_subcommand_are_kept(launched: list) -> None:
+    args = build_parser().parse_args(["--theme", "projector", "--break", "stage-order", "demo"])
+    args.handler(args)
+    config, theme = launched[-1]
+    assert theme == "projector" and config.breaks == frozenset({"stage-order"})
 
 
 def test_plain_ctxlab_is_the_demo_without_a_key_and_live_with_one(

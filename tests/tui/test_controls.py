@@ -11,6 +11,7 @@ from textual.worker import WorkerState
 from tests.tui.conftest import TINY, play_to_end, wait_for
 from tui.app import CtxlabApp
 from tui.commands import ACTIONS, CtxlabCommands
+from tui.i18n import t
 from tui.themes import ThemeError, load_themes, theme_from_mapping
 from tui.widgets.stage_timeline import StageTimeline
 
@@ -63,7 +64,7 @@ async def test_palette_lists_every_action(make_app: Callable[..., CtxlabApp]) ->
         await pilot.pause(0.1)
         provider = CtxlabCommands(app.screen)
         titles = [title for title, _, _ in provider.entries()]
-        assert [t for t, _, _ in ACTIONS] == titles[: len(ACTIONS)]
+        assert [t(key) for key, _, _ in ACTIONS] == titles[: len(ACTIONS)]
         assert "Theme: projector" in titles
         hits = [hit async for hit in provider.search("pause")]
         assert hits and hits[0].text == "Play / pause"

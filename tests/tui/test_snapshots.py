@@ -1,4 +1,4 @@
-"""Snapshot tests of the main screen, the inspector and the memory editor.
+"""Snapshot tests of the main screen (in English and Chinese), the inspector and the editor.
 
 The scenes are the ones ``python -m tui.screenshots`` uses (on the tiny test scenario, so the
 pictures depend on this suite only): fixed theme, fixed size, a fixed workspace path,
@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 from textual.pilot import Pilot
 
-from tests.tui.conftest import TINY
+from tests.tui.conftest import TINY, TINY_ZH
 from tui import screenshots
 
 SIZE = screenshots.SIZE
@@ -32,3 +32,10 @@ def scene(name: str, theme: str = "ctxlab-dark") -> Any:
 def test_screen_snapshot(snap_compare: Callable[..., bool], name: str,
                          play: Callable[[Pilot[Any]], Any]) -> None:
     assert snap_compare(scene(name), terminal_size=SIZE, run_before=play)
+
+
+@pytest.mark.usefixtures("sequential_uuids")
+def test_main_screen_snapshot_in_chinese(snap_compare: Callable[..., bool]) -> None:
+    """CJK text in every panel: DataTable columns and the meter's labels must stay aligned."""
+    app = screenshots.scene_app(TINY_ZH, "ctxlab-dark", "snapshot-main-zh", lang="zh")
+    assert snap_compare(app, terminal_size=SIZE, run_before=screenshots.mid_run)

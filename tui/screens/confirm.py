@@ -10,23 +10,26 @@ from textual.containers import Horizontal, Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Button, Static
 
+from tui.i18n import localize_bindings, t
+
 
 class Confirm(ModalScreen[bool]):
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("escape,n", "answer(False)", "No"),
-        Binding("y", "answer(True)", "Yes"),
+        Binding("escape,n", "answer(False)", "key.no"),
+        Binding("y", "answer(True)", "key.yes"),
     ]
 
     def __init__(self, question: str) -> None:
         super().__init__()
+        localize_bindings(self)
         self.question = question
 
     def compose(self) -> ComposeResult:
         with Vertical(id="confirm-box"):
             yield Static(self.question, id="confirm-question")
             with Horizontal(id="confirm-buttons"):
-                yield Button("Delete (y)", variant="error", id="yes")
-                yield Button("Keep (n)", variant="primary", id="no")
+                yield Button(t("confirm.delete"), variant="error", id="yes")
+                yield Button(t("confirm.keep"), variant="primary", id="no")
 
     def on_button_pressed(self, event: Button.Pressed) -> None:
         self.dismiss(event.button.id == "yes")

@@ -5,7 +5,8 @@ ones on the left (archived by snip, folded into a summary), added ones on the ri
 marker, the summary). Long runs of unchanged messages are folded so the change is on
 screen. Under the lists, the stage's ledger says where every removed result went; Enter on
 a row opens that file. Each side states where it came from — a live snapshot, the
-transcript the stage saved, or a rebuild from the ledger (see :mod:`.stage_diff`).
+transcript the stage saved, or a rebuild from the ledger (see :mod:`.stage_diff`). A ledger
+entry whose output was saved nowhere (a break switch) reads LOST, in the error colour.
 """
 
 from __future__ import annotations
@@ -20,10 +21,11 @@ from textual.content import Content
 from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Static
 
+from tui.i18n import localize_bindings, t
 from tui.messages import OpenFile
 from tui.screens.stage_diff import Row, Side, StageRecord, diff_rows, sides
 from tui.widgets.render import message_content, size_label
-from tui.widgets.stage_timeline import STAGE_HINT
+from tui.widgets.stage_timeline import stage_hint
 
 FOLD_AT = 4  # runs of unchanged messages longer than this are folded
 
@@ -51,20 +53,22 @@ def fold(rows: list[Row]) -> list[Row | int]:
 
 
 class Inspector(Screen[None]):
-    BINDINGS: ClassVar[list[BindingType]] = [Binding("escape,q", "app.pop_screen", "Back")]
+    BINDINGS: ClassVar[list[BindingType]] = [Binding("escape,q", "app.pop_screen", "key.back")]
 
     def __init__(self, record: StageRecord, workspace: Path) -> None:
         super().__init__()
+        localize_bindings(self)
         self.record = record
         self.workspace = workspace
 
     def compose(self) -> ComposeResult:
         e = self.record.event
         yield Static(Content.assemble(
-            (f" Stage #{self.record.index} ", "bold reverse"), " ", (e.stage, "bold $warning"),
-            f"  {e.before_chars:,} → {e.after_chars:,} chars · "
-            f"{e.before_messages} → {e.after_messages} messages · ",
-            (STAGE_HINT.get(e.stage, ""), "italic")), id="inspector-title")
+            (f" {t('inspector.stage', n=self.record.index)} ", "bold reverse"), " ",
+            (e.stage, "bold $warning"), "  ",
+            t("inspector.summary", before=e.before_chars, after=e.after_chars,
+              before_msgs=e.before_messages, after_msgs=e.after_messages), " · ",
+            (stage_hint(e.stage), "italic")), id="inspector-title")
         with Horizontal(id="inspector-sides"):
             with Vertical(classes="inspector-side"):
                 yield Static(id="before-source", classes="side-source")
@@ -72,15 +76,17 @@ class Inspector(Screen[None]):
             with Vertical(classes="inspector-side"):
                 yield Static(id="after-source", classes="side-source")
                 yield VerticalScroll(id="after-list", classes="side-list")
-        ledger: DataTable[str] = DataTable(id="inspector-ledger", cursor_type="row")
-        ledger.border_title = "Ledger: where each removed result went (Enter opens the file)"
+        ledger: DataTable[str | Content] = DataTable(id="inspector-ledger", cursor_type="row")
+        ledger.border_title = t("inspector.ledger_title")
         yield ledger
         yield Footer()
 
     async def on_mount(self) -> None:
         before, after = sides(self.record, self.workspace)
-        self.query_one("#before-source", Static).update(self.source_line("before", before))
-        self.query_one("#after-source", Static).update(self.source_line("after", after))
+        self.query_one("#before-source", Static).update(
+            self.source_line(t("inspector.before"), before))
+        self.query_one("#after-source", Static).update(
+            self.source_line(t("inspector.after"), after))
         if before.messages is not None and after.messages is not None:
             left, right = diff_rows(before.messages, after.messages)
         else:
@@ -92,16 +98,18 @@ class Inspector(Screen[None]):
 
     @staticmethod
     def source_line(label: str, side: Side) -> Content:
-        count = f"{len(side.messages)} message(s)" if side.messages is not None else "—"
-        return Content.assemble((label.upper(), "bold"), f"  {count}  ",
-                                (f"source: {side.source}", "dim italic"))
+        count = t("inspector.count", n=len(side.messages)) if side.messages is not None \
+            else "—"
+        return Content.assemble((label, "bold"), f"  {count}  ",
+                                (t("inspector.source", source=side.source), "dim italic"))
 
     @staticmethod
     def widgets(rows: list[Row]) -> list[Static]:
         out = []
         for item in fold(rows):
             if isinstance(item, int):
-                out.append(Static(Content.styled(f"   … {item} unchanged messages …", "dim"),
+                out.append(Static(Content.styled(f"   … {t('inspector.fold', n=item)} …",
+                                                 "dim"),
                                   classes="diff-fold"))
             else:
                 out.append(Static(message_content(item.index, item.message),
@@ -110,17 +118,20 @@ class Inspector(Screen[None]):
 
     def fill_ledger(self) -> None:
         table = self.query_one(DataTable)
-        table.add_columns("tool_use_id", "chars", "where", "status")
+        table.add_columns("tool_use_id", t("ledger.chars"), t("ledger.where"),
+                          t("ledger.status"))
         e = self.record.event
         for n, entry in enumerate(e.ledger):
             where = str(entry.get("where", ""))
+            shown: str | Content = Content.styled(t("lost"), "bold $error") \
+                if where == "lost" else where
             table.add_row(str(entry.get("tool_use_id", "")), size_label(int(entry.get(
-                "chars", 0))), where, str(entry.get("status", "ok")), key=f"{n}:{where}")
+                "chars", 0))), shown, str(entry.get("status", "ok")), key=f"{n}:{where}")
         for rel in e.files:
             if not any(entry.get("where") == rel for entry in e.ledger):
-                table.add_row("(file written)", "", rel, "", key=f"f:{rel}")
+                table.add_row(t("ledger.file_written"), "", rel, "", key=f"f:{rel}")
         if not table.row_count:
-            table.add_row("(no ledger entries)", "", "", "")
+            table.add_row(t("ledger.none"), "", "", "")
 
     def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
         key = str(event.row_key.value or "")

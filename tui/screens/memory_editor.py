@@ -20,36 +20,43 @@ from textual.widgets import Footer, Static, TextArea
 
 from core.memory import MemoryStore, MemoryStoreError
 from core.memory.store import FrontmatterError, record_from_text
+from tui.i18n import localize_bindings, t
 
+# The frontmatter keys and the type value are the store's format: never translated.
 NEW_RECORD = """---
 name: ""
 description: ""
 type: project
 ---
 
-Write the memory here.
+{body}
 """
+
+
+def new_record_text() -> str:
+    """A blank record to start from, its placeholder body in the UI's language."""
+    return NEW_RECORD.format(body=t("editor.template_body"))
 
 
 class MemoryEditor(ModalScreen[str | None]):
     """Edit one record (``file``) or a new one (``file is None``); returns the saved file."""
 
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("ctrl+s", "save", "Save"),
-        Binding("escape", "cancel", "Cancel"),
+        Binding("ctrl+s", "save", "key.save"),
+        Binding("escape", "cancel", "key.cancel"),
     ]
 
     def __init__(self, store: MemoryStore, file: str | None, text: str) -> None:
         super().__init__()
+        localize_bindings(self)
         self.store = store
         self.file = file
         self.text = text
 
     def compose(self) -> ComposeResult:
         with Vertical(id="editor-box") as box:
-            box.border_title = f"Memory · {self.file or 'new record'}"
-            yield Static("---, name / description / type (user · feedback · project · "
-                         "reference), ---, a blank line, the body", id="editor-help")
+            box.border_title = t("editor.title", file=self.file or t("editor.new"))
+            yield Static(t("editor.help"), id="editor-help")
             yield TextArea.code_editor(self.text, language="markdown", id="editor-text",
                                        soft_wrap=True)
             yield Static("", id="editor-error")
@@ -60,19 +67,19 @@ class MemoryEditor(ModalScreen[str | None]):
 
     def refuse(self, reason: str) -> None:
         self.query_one("#editor-error", Static).update(
-            f"⚠ not saved — {reason}. Nothing was written.")
+            "⚠ " + t("editor.refused", reason=reason))
 
     def action_save(self) -> None:
         text = self.query_one(TextArea).text
         try:
             record = record_from_text(self.file or "new.md", text)
         except FrontmatterError as exc:
-            self.refuse(f"invalid record: {exc}")
+            self.refuse(t("editor.invalid", error=exc))
             return
         same_name = self.store.get(record.name)
         if same_name is not None and same_name.name == record.name and \
                 same_name.file != self.file:
-            self.refuse(f"a record named {record.name!r} already exists ({same_name.file})")
+            self.refuse(t("editor.exists", name=record.name, file=same_name.file))
             return
         try:
             saved = self.store.write(record.name, record.description, record.type, record.body)

@@ -12,6 +12,7 @@ from textual.widgets import OptionList, Static
 from textual.widgets.option_list import Option
 
 from core.scenarios import ScenarioError, bundled_names, find_scenario
+from tui.i18n import localize_bindings, t
 
 
 def scenario_options() -> list[Option]:
@@ -21,23 +22,23 @@ def scenario_options() -> list[Option]:
         try:
             title = find_scenario(name).title
         except ScenarioError as exc:
-            title = f"(cannot load: {exc})"
+            title = t("picker.cannot_load", error=exc)
         options.append(Option(f"{name}  —  {title}" if title else name, id=name))
     return options
 
 
 class ScenarioPicker(ModalScreen[str | None]):
-    BINDINGS: ClassVar[list[BindingType]] = [Binding("escape", "dismiss_none", "Cancel")]
+    BINDINGS: ClassVar[list[BindingType]] = [Binding("escape", "dismiss_none", "key.cancel")]
 
     def __init__(self, current: str | None) -> None:
         super().__init__()
+        localize_bindings(self)
         self.current = current
 
     def compose(self) -> ComposeResult:
         with Vertical(id="picker-box") as box:
-            box.border_title = "Play a scenario"
-            yield Static("Each scenario restarts in a fresh temporary copy of its workspace.",
-                         id="picker-note")
+            box.border_title = t("picker.title")
+            yield Static(t("picker.note"), id="picker-note")
             options = scenario_options()
             yield OptionList(*options, id="picker-list")
 

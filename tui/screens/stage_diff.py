@@ -32,15 +32,17 @@ from typing import Any
 
 from core.compact.archive import TRANSCRIPT_DIR, Archive, pointer_path
 from core.events import Event, ModelResponse, RunEnd, Stage
+from tui.i18n import t
 
 Messages = list[dict[str, Any]]
 TRANSCRIPT_STAGES = frozenset({"snip_compact", "compact_history", "reactive_compact",
                                "manual_compact"})
 
-SRC_LIVE = "live: the list prepare() received"
-SRC_SENT = "live: what the model was sent"
-SRC_LEDGER = "rebuilt: the next state with each ledgered result read back from its file"
-SRC_MISSING = "not observed (the round ended without a successful model call)"
+# Message ids of each source line (tui.locales): the text is looked up when a side is built.
+SRC_LIVE = "src.live"
+SRC_SENT = "src.sent"
+SRC_LEDGER = "src.ledger"
+SRC_MISSING = "src.missing"
 
 
 @dataclass
@@ -115,7 +117,8 @@ class StageLog:
 def sides(record: StageRecord, workspace: Path) -> tuple[Side, Side]:
     """``(before, after)`` of one stage, each with the honest name of its source."""
     rnd = record.round
-    after = Side(rnd.after, SRC_SENT) if rnd.after is not None else Side(None, SRC_MISSING)
+    after = Side(rnd.after, t(SRC_SENT)) if rnd.after is not None \
+        else Side(None, t(SRC_MISSING))
     for rec in reversed(rnd.records):
         before = _before(rec, after, workspace)
         if rec is record:
@@ -126,17 +129,17 @@ def sides(record: StageRecord, workspace: Path) -> tuple[Side, Side]:
 
 def _before(rec: StageRecord, after: Side, workspace: Path) -> Side:
     if rec is rec.round.records[0]:
-        return Side(rec.round.before, SRC_LIVE)
+        return Side(rec.round.before, t(SRC_LIVE))
     if rec.transcript:
         try:
             return Side(Archive(workspace).read_transcript(rec.transcript),
-                        f"exact: {rec.transcript} (saved by this stage)")
+                        t("src.exact", path=rec.transcript))
         except (OSError, ValueError) as exc:
-            return Side(None, f"transcript unreadable: {exc}")
+            return Side(None, t("src.unreadable", error=exc))
     if after.messages is None:
-        return Side(None, SRC_MISSING)
+        return Side(None, t(SRC_MISSING))
     return Side(undo_ledger(after.messages, rec.event.ledger, workspace, rec.round.before),
-                SRC_LEDGER)
+                t(SRC_LEDGER))
 
 
 def undo_ledger(after: Messages, ledger: Sequence[dict[str, Any]], workspace: Path,

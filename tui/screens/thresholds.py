@@ -17,16 +17,18 @@ from textual.screen import ModalScreen
 from textual.widgets import Button, Input, Label, Static
 
 from core.config import ConfigError, Thresholds
+from tui.i18n import localize_bindings, t
 
+# (threshold, label message id): the engine's names, explained in the UI's language.
 FIELDS: tuple[tuple[str, str], ...] = (
-    ("context_limit", "context limit (the trigger, chars)"),
-    ("target_ratio", "target ratio (micro/fit stop at limit × ratio)"),
-    ("batch_limit", "tool-result batch limit"),
-    ("large_result", "large result (persist when over)"),
-    ("keep_recent", "recent results micro keeps"),
-    ("max_messages", "max messages before snip"),
-    ("reactive_keep", "messages reactive compact keeps"),
-    ("summary_input_limit", "summary input limit"),
+    ("context_limit", "limits.context_limit"),
+    ("target_ratio", "limits.target_ratio"),
+    ("batch_limit", "limits.batch_limit"),
+    ("large_result", "limits.large_result"),
+    ("keep_recent", "limits.keep_recent"),
+    ("max_messages", "limits.max_messages"),
+    ("reactive_keep", "limits.reactive_keep"),
+    ("summary_input_limit", "limits.summary_input_limit"),
 )
 
 
@@ -34,29 +36,30 @@ class ThresholdsScreen(ModalScreen[Thresholds | None]):
     """Inputs for the main knobs; ``Apply`` returns validated thresholds."""
 
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("escape", "cancel", "Cancel"),
-        Binding("ctrl+s", "apply", "Apply"),
+        Binding("escape", "cancel", "key.cancel"),
+        Binding("ctrl+s", "apply", "key.apply"),
     ]
 
     def __init__(self, current: Thresholds, chars_now: int = 0) -> None:
         super().__init__()
+        localize_bindings(self)
         self.current = current
         self.chars_now = chars_now
 
     def compose(self) -> ComposeResult:
         with Vertical(id="limits-box") as box:
-            box.border_title = "Thresholds (apply at the next model call)"
+            box.border_title = t("limits.title")
             with Grid(id="limits-grid"):
                 for key, label in FIELDS:
-                    yield Label(label)
+                    yield Label(t(label))
                     value = getattr(self.current, key)
                     yield Input(str(value), id=f"limit-{key}",
                                 type="number" if key == "target_ratio" else "integer")
             yield Static("", id="limits-error")
             with Horizontal(id="limits-buttons"):
-                yield Button("Apply (ctrl+s)", variant="primary", id="apply")
-                yield Button(f"Squeeze: limit = {self.squeeze():,}", id="squeeze")
-                yield Button("Cancel", id="cancel")
+                yield Button(t("limits.apply_button"), variant="primary", id="apply")
+                yield Button(t("limits.squeeze", n=self.squeeze()), id="squeeze")
+                yield Button(t("button.cancel"), id="cancel")
 
     def squeeze(self) -> int:
         """Half of the history now: the next call will certainly fire compaction."""
@@ -69,7 +72,7 @@ class ThresholdsScreen(ModalScreen[Thresholds | None]):
             try:
                 changes[key] = float(raw) if key == "target_ratio" else int(raw)
             except ValueError:
-                raise ConfigError(f"{key}: {raw!r} is not a number") from None
+                raise ConfigError(t("limits.not_number", key=key, raw=repr(raw))) from None
         return self.current.replace(**changes)
 
     def action_apply(self) -> None:

@@ -18,6 +18,8 @@ from textual.containers import Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Footer, Static, TextArea
 
+from tui.i18n import localize_bindings, t
+
 MAX_CHARS = 300_000
 # JSON is highlighted with the YAML grammar (JSON is YAML): the tree-sitter-json 0.24 binding
 # crashes the interpreter under tree-sitter 0.26, and a viewer must never take the app down.
@@ -43,9 +45,9 @@ def read_for_viewer(path: Path) -> tuple[str, str | None, str]:
     with open(path, encoding="utf-8", errors="replace") as fh:
         text = fh.read(MAX_CHARS + 1)
     size = path.stat().st_size
-    note = f"{size:,} bytes"
+    note = t("viewer.bytes", n=size)
     if path.suffix == ".jsonl" and len(text) <= MAX_CHARS:
-        return pretty_jsonl(text), "json", note + " · one message per line, pretty-printed"
+        return pretty_jsonl(text), "json", note + " · " + t("viewer.jsonl")
     language = "json" if path.suffix in (".json", ".jsonl") else (
         "markdown" if path.suffix == ".md" else None)
     return clip(text, note, language)
@@ -53,20 +55,21 @@ def read_for_viewer(path: Path) -> tuple[str, str | None, str]:
 
 def clip(text: str, note: str, language: str | None) -> tuple[str, str | None, str]:
     if len(text) > MAX_CHARS:
-        return text[:MAX_CHARS], None, note + f" · showing the first {MAX_CHARS:,} chars"
+        return text[:MAX_CHARS], None, note + " · " + t("viewer.clipped", n=MAX_CHARS)
     return text, language, note
 
 
 class Viewer(ModalScreen[None]):
     """Title, a note (size, what is shown), and the text, read-only."""
 
-    BINDINGS: ClassVar[list[BindingType]] = [Binding("escape,q", "dismiss", "Close")]
+    BINDINGS: ClassVar[list[BindingType]] = [Binding("escape,q", "dismiss", "key.close")]
 
     def __init__(self, title: str, text: str, language: str | None = None,
                  note: str = "") -> None:
         super().__init__()
+        localize_bindings(self)
         self.title_text = title
-        self.text, self.language, self.note = clip(text, note or f"{len(text):,} chars",
+        self.text, self.language, self.note = clip(text, note or t("viewer.chars", n=len(text)),
                                                    language)
 
     @classmethod
@@ -74,7 +77,8 @@ class Viewer(ModalScreen[None]):
         try:
             text, language, note = read_for_viewer(workspace / rel)
         except OSError as exc:
-            text, language, note = f"cannot read {rel}: {exc.strerror or exc}", None, ""
+            text, language, note = t("viewer.cannot_read", path=rel,
+                                     error=exc.strerror or exc), None, ""
         return cls(rel, text, language, note)
 
     def compose(self) -> ComposeResult:

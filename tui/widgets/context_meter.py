@@ -7,6 +7,10 @@ compares, with the target (where micro/fit stop) and the trigger marked on it. T
 prompt and tool definitions are sent too but the trigger does not count them, so they appear
 in the breakdown, not in the bar. Token figures sit beside the chars: an estimate always,
 and the API's real ``usage.input_tokens`` when a real model answered.
+
+The breakdown groups the system prompt by the category the engine gives each section
+(``system``, ``memory``, ``pinned``): pinned project rules and the work log are re-sent on
+every call and never compacted, so a learner should see what they cost.
 """
 
 from __future__ import annotations
@@ -14,6 +18,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from rich.cells import set_cell_size
 from textual.app import ComposeResult
 from textual.containers import Vertical
 from textual.content import Content
@@ -22,12 +27,20 @@ from textual.widgets import Sparkline, Static
 from core.config import Thresholds
 from core.measure import json_chars, list_chars
 from core.tools import TOOL_SCHEMAS
+from tui.i18n import t
 from tui.widgets.render import text_kind
 
 BAR_WIDTH = 60
 TOOL_DEFINITION_CHARS = json_chars(TOOL_SCHEMAS)
 MESSAGE_CATEGORIES = ("conversation text", "tool calls", "tool results",
                       "pointers & previews", "summaries & markers", "JSON structure")
+# Each breakdown row's label (a message id); the keys above stay the measuring code's own.
+CATEGORY_LABELS = {
+    "conversation text": "cat.text", "tool calls": "cat.tool_calls",
+    "tool results": "cat.tool_results", "pointers & previews": "cat.pointers",
+    "summaries & markers": "cat.summaries", "JSON structure": "cat.json",
+}
+LABEL_CELLS = 20  # label column width in terminal cells (a CJK character takes two)
 
 
 def message_categories(message: dict[str, Any]) -> dict[str, int]:
@@ -107,7 +120,7 @@ class ContextMeter(Vertical):
 
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(id=id)
-        self.border_title = "Context"
+        self.border_title = t("panel.context")
         self.limits = Thresholds()
         self.chars = 0
         self.est_tokens = 0
@@ -119,7 +132,7 @@ class ContextMeter(Vertical):
 
     def compose(self) -> ComposeResult:
         yield Static(id="meter-figures")
-        yield Sparkline([0], summary_function=max, id="meter-spark")
+        yield Sparkline([], summary_function=max, id="meter-spark")
         yield Static(id="meter-breakdown")
 
     def on_mount(self) -> None:
@@ -134,7 +147,7 @@ class ContextMeter(Vertical):
         self.history = []
         self.sections = ()
         self.categories = dict.fromkeys(MESSAGE_CATEGORIES, 0)
-        self.query_one(Sparkline).data = [0]
+        self.query_one(Sparkline).data = []
         self.redraw()
 
     def set_limits(self, limits: Thresholds) -> None:
@@ -171,23 +184,23 @@ class ContextMeter(Vertical):
             return
         limits = self.limits
         pct = self.chars / limits.context_limit * 100 if limits.context_limit else 0
-        usage = (f"{self.usage_tokens:,} input tokens (API usage)" if self.usage_tokens
-                 is not None else "no API usage yet (scripted model)")
+        usage = (t("meter.usage", n=self.usage_tokens) if self.usage_tokens is not None
+                 else t("meter.no_usage"))
         figures = Content.assemble(
             meter_bar(self.chars, limits), "\n",
-            (f"{self.chars:,}", "bold"), f" / {limits.context_limit:,} chars ",
+            (f"{self.chars:,}", "bold"), t("meter.of_limit", limit=limits.context_limit),
             (f"{pct:.0f}%", "bold $error" if pct > 100 else "bold"),
-            ("  ┊", "bold $warning"), f" target {limits.target:,}",
-            ("  │", "bold $error"), f" trigger {limits.context_limit:,}\n",
-            f"≈{self.est_tokens:,} tokens (estimate, incl. system) · {usage}\n",
-            ("bar = json chars of messages ÷ context_limit (what the trigger compares)",
-             "dim italic"),
+            ("  ┊", "bold $warning"), t("meter.target", n=limits.target),
+            ("  │", "bold $error"), t("meter.trigger", n=limits.context_limit), "\n",
+            t("meter.tokens", n=self.est_tokens, usage=usage), "\n",
+            (t("meter.bar_note"), "dim italic"),
         )
         self.query_one("#meter-figures", Static).update(figures)
         self.query_one("#meter-breakdown", Static).update(self.breakdown())
 
     def breakdown(self) -> Content:
-        rows = self.system_rows() + [(k, v) for k, v in self.categories.items()]
+        rows = self.system_rows() + [(t(CATEGORY_LABELS[k]), v)
+                                     for k, v in self.categories.items()]
         total = sum(v for _, v in rows) or 1
         cells = [self.cell(name, value, total) for name, value in rows]
         half = (len(cells) + 1) // 2
@@ -195,27 +208,40 @@ class ContextMeter(Vertical):
         for i in range(half):
             right = cells[i + half] if i + half < len(cells) else Content("")
             lines.append(Content.assemble(cells[i], "  ", right))
-        title = Content.assemble(("breakdown of one request ", "bold"),
-                                 (f"({total:,} chars: system + tools + messages now)", "dim"))
+        title = Content.assemble((t("meter.breakdown"), "bold"),
+                                 (t("meter.breakdown_total", n=total), "dim"))
         return Content("\n").join([title, *lines])
 
     def system_rows(self) -> list[tuple[str, int]]:
-        base = catalog = recalled = 0
+        """System-prompt chars by the category of each section, then the tool schemas."""
+        sizes = {"system": 0, "memory": 0, "recalled": 0, "pinned": 0}
         for section in self.sections:
-            name = str(section.get("name", "")).lower()
-            chars = int(section.get("chars", 0))
-            if "relevant" in name or "recall" in name:
-                recalled += chars
-            elif "memory" in name:
-                catalog += chars
-            else:
-                base += chars
-        return [("system prompt", base), ("memory rules+catalog", catalog),
-                ("recalled memories", recalled), ("tool definitions", TOOL_DEFINITION_CHARS)]
+            sizes[section_group(section)] += int(section.get("chars", 0))
+        return [(t("cat.system"), sizes["system"]), (t("cat.memory"), sizes["memory"]),
+                (t("cat.recalled"), sizes["recalled"]), (t("cat.pinned"), sizes["pinned"]),
+                (t("cat.tools"), TOOL_DEFINITION_CHARS)]
 
     @staticmethod
     def cell(name: str, value: int, total: int) -> Content:
         share = value / total
         bar = "▇" * max(0, round(share * 10)) if value else ""
-        return Content.assemble(f"{name:<20.20}", (f"{value:>8,}", "bold"),
+        return Content.assemble(set_cell_size(name, LABEL_CELLS), (f"{value:>8,}", "bold"),
                                 (f" {bar:<10}", "$accent"))
+
+
+def section_group(section: dict[str, Any]) -> str:
+    """``system``, ``memory``, ``recalled`` or ``pinned`` for one system-prompt section.
+
+    The engine's ``category`` decides (``system`` / ``memory`` / ``pinned``); within memory,
+    the records recalled for this request are told apart from the rules and catalog, since
+    they change with every request. An event without categories (an old JSONL log) falls
+    back to the section's name, as the engine itself does.
+    """
+    name = str(section.get("name", "")).lower()
+    category = str(section.get("category") or "")
+    if not category:
+        category = "pinned" if name.startswith("rules:") or name == "worklog" else (
+            "memory" if "memory" in name or "recall" in name else "system")
+    if category == "memory" and ("relevant" in name or "recall" in name):
+        return "recalled"
+    return category if category in ("system", "memory", "pinned") else "system"

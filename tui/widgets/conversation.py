@@ -7,6 +7,11 @@ widget is on screen; text that arrived before is written in one piece. The scrol
 anchored so it follows the stream until the user scrolls away. Each compaction stage leaves
 a one-line mark where it happened, so the history reads as a story: "here the middle was
 archived", "here results became pointers". What the model actually sees is the other tab.
+
+With a break switch on, the history the agent is about to send can violate the API's
+pairing rule; each ``violation`` event leaves a red line naming the tool_use id and the
+stage that caused it, right before the call that would be refused. Scenario probes leave a
+line saying whether a fact stated early is still visible to the model.
 """
 
 from __future__ import annotations
@@ -17,7 +22,8 @@ from textual.widget import Widget
 from textual.widgets import Markdown, Static
 from textual.widgets.markdown import MarkdownStream
 
-from core.events import Stage, ToolCall, ToolResult
+from core.events import PairViolation, ProbeChecked, Stage, ToolCall, ToolResult
+from tui.i18n import t
 from tui.widgets.tool_block import Lookup, ToolBlock
 
 MAX_WIDGETS = 400  # a long live session keeps the newest; the transcripts keep the rest
@@ -65,7 +71,7 @@ class Conversation(VerticalScroll):
 
     async def user(self, text: str) -> None:
         await self.end_assistant()
-        self._add(Static(Content.assemble(("you  ", "bold $accent"), text),
+        self._add(Static(Content.assemble((t("conv.you"), "bold $accent"), "  ", text),
                          classes="msg-user"))
 
     async def assistant(self, text: str) -> None:
@@ -102,12 +108,36 @@ class Conversation(VerticalScroll):
         saved = event.before_chars - event.after_chars
         line = Content.assemble(
             ("▌ ", "$warning"), (event.stage, "bold $warning"),
-            f"  {event.before_chars:,} → {event.after_chars:,} chars ",
-            (f"(−{saved:,})", "dim"),
-            f"  {event.before_messages} → {event.after_messages} messages",
-            (f"  · {len(event.files)} file(s) written" if event.files else "", "dim"),
+            "  ", t("conv.stage_chars", before=event.before_chars, after=event.after_chars),
+            " ", (f"(−{saved:,})", "dim"),
+            "  ", t("conv.stage_msgs", before=event.before_messages, after=event.after_messages),
+            (t("conv.files_written", n=len(event.files)) if event.files else "", "dim"),
         )
         self._add(Static(line, classes="msg-stage"))
+
+    async def violation(self, event: PairViolation) -> None:
+        """A red marker: this history breaks tool_use/tool_result pairing (a break switch)."""
+        await self.end_assistant()
+        kind = t(f"violation.{event.kind}") if event.kind in (
+            "orphan_tool_result", "unanswered_tool_use") else event.kind
+        cause = t("violation.cause", stage=event.stage) if event.stage else \
+            t("violation.no_cause")
+        line = Content.assemble(
+            ("✖ ", "bold $error"), (t("violation.title"), "bold $error"), "  ",
+            (kind, "$error"), " ", (event.tool_use_id, "bold"),
+            (" " + t("violation.at", index=event.message_index), "dim"),
+            "  ", (cause, "$error"))
+        self._add(Static(line, classes="msg-violation"))
+
+    async def probe(self, event: ProbeChecked) -> None:
+        """Could the model still answer a question about something said early on?"""
+        await self.end_assistant()
+        where = ", ".join(event.found_in)
+        verdict = (t("probe.ok", where=where), "bold $success") if event.answerable else \
+            (t("probe.lost"), "bold $error")
+        self._add(Static(Content.assemble(("? ", "bold $accent"), (t("probe.title"), "bold"),
+                                          " ", event.ask, "  → ", verdict),
+                         classes="msg-notice"))
 
     async def notice(self, text: str, style: str = "dim", classes: str = "msg-notice") -> None:
         await self.end_assistant()

@@ -28,6 +28,7 @@ from textual.widgets import DataTable, Static
 
 from core.events import Error, Event, IndexRebuilt
 from core.memory import INDEX_NAME, MemoryStore, MemoryStoreError, MemoryWatcher
+from tui.i18n import localize_bindings, t
 from tui.messages import MemoryChanged
 
 OWN_WRITE_GRACE = 2.0  # a watcher report this soon after ctxlab changed the file is an echo
@@ -41,19 +42,24 @@ TYPE_STYLE = {
 
 
 class MemoryCatalog(Vertical):
-    """Records table plus a line of rejected candidates; owns the memory actions."""
+    """Records table plus a line of rejected candidates; owns the memory actions.
+
+    Record types (``user``, ``feedback``…) are the store's format values and stay as they
+    are in every language: they are what one types into a record's frontmatter.
+    """
 
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("enter", "edit", "Edit", show=False),
-        Binding("a", "new", "New memory"),
-        Binding("e", "external", "$EDITOR"),
-        Binding("d", "delete", "Delete"),
-        Binding("m", "index", "MEMORY.md"),
+        Binding("enter", "edit", "key.mem_edit", show=False),
+        Binding("a", "new", "key.mem_new"),
+        Binding("e", "external", "key.mem_external"),
+        Binding("d", "delete", "key.mem_delete"),
+        Binding("m", "index", "key.mem_index"),
     ]
 
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(id=id)
-        self.border_title = "Memory"
+        localize_bindings(self)
+        self.border_title = t("panel.memory")
         self.store: MemoryStore | None = None
         self.watcher: MemoryWatcher | None = None
         self.recalled: set[str] = set()
@@ -68,9 +74,9 @@ class MemoryCatalog(Vertical):
 
     def on_mount(self) -> None:
         table = self.query_one(DataTable)
-        table.add_column("type", key="type", width=11)
-        table.add_column("name", key="name", width=22)
-        table.add_column("description", key="description", width=60)
+        table.add_column(t("mem.col.type"), key="type", width=11)
+        table.add_column(t("mem.col.name"), key="name", width=22)
+        table.add_column(t("mem.col.description"), key="description", width=60)
 
     # -- watching the folder ----------------------------------------------------------------
 
@@ -83,7 +89,7 @@ class MemoryCatalog(Vertical):
         try:
             self.watcher.start()
         except OSError as exc:
-            self.app.notify(f"memory folder not watched: {exc}", severity="warning")
+            self.app.notify(t("mem.not_watched", error=exc), severity="warning")
             self.watcher = None
 
     def unwatch(self) -> None:
@@ -121,7 +127,8 @@ class MemoryCatalog(Vertical):
                                if now - self._own.get(f, -1e9) > OWN_WRITE_GRACE))
         if by_hand:
             self.reloaded(by_hand)
-            self.app.notify(f"reloaded: {', '.join(by_hand)}", title="Memory")
+            self.app.notify(t("mem.reloaded", files=", ".join(by_hand)),
+                            title=t("panel.memory"))
         else:
             self.refresh_catalog()
 
@@ -144,7 +151,7 @@ class MemoryCatalog(Vertical):
 
     def reloaded(self, changed: tuple[str, ...]) -> None:
         shown = ", ".join(changed[:3]) + ("…" if len(changed) > 3 else "")
-        self.border_subtitle = f"reloaded: {shown}"
+        self.border_subtitle = t("mem.reloaded", files=shown)
         self.refresh_catalog()
 
     def refresh_catalog(self) -> None:
@@ -161,15 +168,15 @@ class MemoryCatalog(Vertical):
             badge = Content.styled(f" {r.type} ", TYPE_STYLE.get(r.type, "reverse"))
             table.add_row(badge, name, r.description, key=r.file)
         for bad in invalid:
-            table.add_row(Content.styled(" invalid ", "bold $background on $error"),
+            table.add_row(Content.styled(f" {t('mem.invalid')} ", "bold $background on $error"),
                           Content.styled(bad.file, "$error"), bad.reason,
                           key=f"!{bad.file}")
         if table.row_count:
             table.move_cursor(row=min(max(row, 0), table.row_count - 1))
-        notes = [Content.assemble((f"{len(records)} record(s)", "bold"),
-                                  f" · {len(invalid)} invalid · {len(self.recalled)} recalled"
-                                  " (★) · a new · e $EDITOR · d delete · m MEMORY.md")]
-        notes += [Content.assemble(("rejected ", "bold $warning"), f"{name}: ",
+        notes = [Content.assemble((t("mem.count", n=len(records)), "bold"),
+                                  t("mem.notes", invalid=len(invalid),
+                                    recalled=len(self.recalled)))]
+        notes += [Content.assemble((t("mem.rejected"), "bold $warning"), " ", f"{name}: ",
                                    (_cut(reason, 70), "dim")) for name, reason in self.rejected]
         self.query_one("#memory-notes", Static).update(Content("\n").join(notes))
 
@@ -196,20 +203,22 @@ class MemoryCatalog(Vertical):
         try:
             text = (self.store.root / file).read_text(encoding="utf-8", errors="replace")
         except OSError as exc:
-            self.app.notify(f"cannot read {file}: {exc.strerror}", severity="error")
+            self.app.notify(t("mem.cannot_read", file=file, error=exc.strerror),
+                            severity="error")
             return
         self.app.push_screen(MemoryEditor(self.store, file, text), self._after_edit)
 
     def action_new(self) -> None:
-        from tui.screens.memory_editor import NEW_RECORD, MemoryEditor
+        from tui.screens.memory_editor import MemoryEditor, new_record_text
 
         if self.store is not None:
-            self.app.push_screen(MemoryEditor(self.store, None, NEW_RECORD), self._after_edit)
+            self.app.push_screen(MemoryEditor(self.store, None, new_record_text()),
+                                 self._after_edit)
 
     def _after_edit(self, saved: str | None) -> None:
         if saved:
-            self.app.notify(f"saved: {saved}")
-            self.border_subtitle = f"saved: {saved}"
+            self.app.notify(t("mem.saved", file=saved))
+            self.border_subtitle = t("mem.saved", file=saved)
         self.refresh_catalog()
 
     def action_delete(self) -> None:
@@ -228,10 +237,10 @@ class MemoryCatalog(Vertical):
             except (MemoryStoreError, OSError) as exc:
                 self.app.notify(str(exc), severity="error")
                 return
-            self.app.notify(f"deleted: {file}")
+            self.app.notify(t("mem.deleted", file=file))
             self.refresh_catalog()
 
-        self.app.push_screen(Confirm(f"Delete the memory file {file}?"), done)
+        self.app.push_screen(Confirm(t("mem.confirm_delete", file=file)), done)
 
     def action_external(self) -> None:
         file = self.current_file()
@@ -255,7 +264,7 @@ class MemoryCatalog(Vertical):
             text = self.store.index_path.read_text(encoding="utf-8", errors="replace")
         except OSError:
             text = self.store.index_text()
-        self.post_message(OpenText(INDEX_NAME, text or "(no valid records: empty index)\n",
+        self.post_message(OpenText(INDEX_NAME, text or t("mem.index_empty") + "\n",
                                    "markdown"))
 
 

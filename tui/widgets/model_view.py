@@ -18,6 +18,7 @@ from textual.content import Content
 from textual.widgets import ListItem, ListView, Static
 
 from core.measure import json_chars, list_chars
+from tui.i18n import t
 from tui.messages import OpenText
 from tui.widgets.render import message_content, size_label, text_kind
 
@@ -54,11 +55,9 @@ class ModelView(ListView):
 
     def _footer(self) -> Content:
         if not self.messages:
-            return Content.styled("(no history yet: the first request has not been sent)",
-                                  "dim")
-        return Content.styled(
-            f"{len(self.messages)} messages · {size_label(self.total_chars())} — the list "
-            "the model was sent on its last call (its reply is in History)", "dim italic")
+            return Content.styled(t("model.empty"), "dim")
+        return Content.styled(t("model.footer", n=len(self.messages),
+                                size=size_label(self.total_chars())), "dim italic")
 
     def total_chars(self) -> int:
         return list_chars(size for _, size in self._sizes.values())
@@ -70,4 +69,5 @@ class ModelView(ListView):
             return
         message = self.messages[index]
         text = json.dumps(message, ensure_ascii=False, indent=2, default=str)
-        self.post_message(OpenText(f"message #{index} ({message.get('role')})", text, "json"))
+        self.post_message(OpenText(t("model.message_title", index=index,
+                                     role=message.get("role")), text, "json"))

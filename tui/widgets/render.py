@@ -20,6 +20,7 @@ from textual.content import Content
 
 from core.compact.archive import WRAPPER_HEAD, archive_marker_path, pointer_path
 from core.compact.summary import is_summary_message
+from tui.i18n import t
 
 KIND_STYLE = {
     "pointer": "bold $pointer",
@@ -27,11 +28,11 @@ KIND_STYLE = {
     "marker": "bold $marker",
     "summary": "bold $summary",
 }
-KIND_LABEL = {
-    "pointer": "placeholder → file",
-    "wrapper": "persisted preview",
-    "marker": "archive marker",
-    "summary": "summary",
+KIND_LABEL = {  # message ids
+    "pointer": "kind.pointer",
+    "wrapper": "kind.wrapper",
+    "marker": "kind.marker",
+    "summary": "kind.summary",
 }
 
 
@@ -49,11 +50,14 @@ def text_kind(text: Any, message: dict[str, Any] | None = None) -> str:
 
 
 def size_label(chars: int) -> str:
+    """``6,000 chars``, ``36k chars``, ``1.2M chars`` (the unit in the UI's language)."""
     if chars >= 1_000_000:
-        return f"{chars / 1_000_000:.1f}M chars"
-    if chars >= 10_000:
-        return f"{chars / 1000:.0f}k chars"
-    return f"{chars:,} chars"
+        number = f"{chars / 1_000_000:.1f}M"
+    elif chars >= 10_000:
+        number = f"{chars / 1000:.0f}k"
+    else:
+        number = f"{chars:,}"
+    return f"{number} {t('unit.chars')}"
 
 
 def short_size(chars: int) -> str:
@@ -99,9 +103,10 @@ def block_lines(block: Any, lines: int) -> Content:
                                 (str(block.get("tool_use_id", "")), "dim"),
                                 f"  {size_label(len(text))}")
         if shape in KIND_STYLE:
-            return Content.assemble(head, "  ", (KIND_LABEL[shape], KIND_STYLE[shape]), "\n",
+            return Content.assemble(head, "  ", (t(KIND_LABEL[shape]), KIND_STYLE[shape]), "\n",
                                     (head_lines(text, 1), KIND_STYLE[shape]))
-        error = Content.assemble((" error", "bold $error")) if block.get("is_error") else ""
+        error = Content.assemble((" " + t("kind.error"), "bold $error")) \
+            if block.get("is_error") else ""
         return Content.assemble(head, error, "\n", (head_lines(text, lines), "dim"))
     return Content(f"[{kind}]")
 
@@ -117,7 +122,7 @@ def message_content(index: int, message: dict[str, Any], lines: int = 2,
     header = Content.assemble((f"#{index} ", "dim"), (role, "bold $primary"),
                               (f"  {size_label(chars)}", "dim"))
     if shape in KIND_STYLE:
-        header = Content.assemble(header, "  ", (KIND_LABEL[shape], KIND_STYLE[shape]))
+        header = Content.assemble(header, "  ", (t(KIND_LABEL[shape]), KIND_STYLE[shape]))
     if isinstance(content, str):
         style = KIND_STYLE.get(shape, "")
         return Content.assemble(header, "\n", (head_lines(content, lines + 1), style))

@@ -8,7 +8,10 @@ less. At the top speed both delays are zero.
 
 from __future__ import annotations
 
+from textual.content import Content
 from textual.widgets import Static
+
+from tui.i18n import t
 
 SPEEDS = (0.25, 0.5, 1.0, 2.0, 4.0, 8.0, 16.0, 1000.0)
 CALL_DELAY = 0.8  # seconds before each main model call at speed ×1
@@ -30,17 +33,26 @@ def next_speed(speed: float, direction: int) -> float:
 
 
 class RunStatus(Static):
-    """One line: ``▶ playing   speed ×2   model calls 7``."""
+    """One line: ``▶ playing   speed ×2   model calls 7``, and any break switch in force.
+
+    A switched-off protection makes every oddity on screen deliberate, so it is said here
+    in the warning colour for as long as the run has it — a room must never mistake a
+    teaching break for a bug.
+    """
 
     def show(self, *, finished: bool, live: bool, paused: bool, speed: float,
-             calls: int) -> None:
+             calls: int, breaks: tuple[str, ...] = ()) -> None:
         if finished:
-            state = "■ finished — o: another scenario · ctrl+q: quit"
+            state = t("status.finished")
         elif live:
-            state = "live — type a request below"
+            state = t("status.live")
         elif paused:
-            state = "‖ paused — s: one model call · space: play"
+            state = t("status.paused")
         else:
-            state = "▶ playing"
-        pace = "max" if speed >= MAX_SPEED else f"×{speed:g}"
-        self.update(f"{state}   speed {pace}   model calls {calls}")
+            state = t("status.playing")
+        pace = t("status.max") if speed >= MAX_SPEED else f"×{speed:g}"
+        line = Content(t("status.line", state=state, pace=pace, calls=calls))
+        if breaks:
+            line = Content.assemble(line, "   ", (
+                "⚠ " + t("status.broken", switches=", ".join(breaks)), "bold $warning"))
+        self.update(line)

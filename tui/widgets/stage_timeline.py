@@ -3,27 +3,36 @@
 One row per ``stage`` event, named as in the course (``snip_compact``, ``micro_compact``…),
 with chars and messages before → after and how many files it wrote — the one timeline of
 all stages that peers lack. Selecting a row asks the app to open the inspector on it.
+
+With a break switch on, a stage can do harm, and the harm belongs on its row: ledger
+entries whose output went nowhere (``"where": "lost"``) and API violations the validator
+traced back to the stage are counted there in the error colour, and in the panel's footer.
+Stage names are the course's identifiers in every language; only the hint is prose.
 """
 
 from __future__ import annotations
 
+from textual.content import Content
 from textual.message import Message
 from textual.widgets import DataTable
 
+from core.events import PairViolation
+from tui.i18n import t
 from tui.screens.stage_diff import StageRecord
 
-STAGE_HINT = {
-    "tool_result_budget": "big results → files + previews",
-    "snip_compact": "middle → transcript + marker",
-    "micro_compact": "old results → placeholders",
-    "fit_tool_results": "results → 1k previews",
-    "compact_history": "history → one summary",
-    "reactive_compact": "too long → summary + tail",
-    "manual_compact": "compact tool → summary",
-}
+
+def stage_hint(stage: str) -> str:
+    """What the stage did, in a few words (``hint.snip_compact``…)."""
+    key = f"hint.{stage}"
+    text = t(key)
+    return "" if text == key else text
 
 
-class StageTimeline(DataTable):
+def lost_count(record: StageRecord) -> int:
+    return sum(1 for entry in record.event.ledger if entry.get("where") == "lost")
+
+
+class StageTimeline(DataTable[str | Content]):
     """A row per stage; Enter (or a click) inspects it."""
 
     class Inspect(Message):
@@ -33,20 +42,24 @@ class StageTimeline(DataTable):
 
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(id=id, cursor_type="row", zebra_stripes=True)
-        self.border_title = "Stages"
+        self.border_title = t("panel.stages")
         self.records: dict[str, StageRecord] = {}
+        self.violations: dict[str, int] = {}  # row key → violations traced to that stage
+        self.untraced = 0  # violations no stage is known to have caused
 
     def on_mount(self) -> None:
         self.add_column("#", key="n", width=3)
-        self.add_column("stage", key="stage", width=18)
-        self.add_column("chars before → after", key="chars", width=20)
-        self.add_column("msgs", key="msgs", width=6)
-        self.add_column("files", key="files", width=5)
-        self.add_column("what happened", key="hint", width=30)
+        self.add_column(t("stages.col.stage"), key="stage", width=18)
+        self.add_column(t("stages.col.chars"), key="chars", width=20)
+        self.add_column(t("stages.col.msgs"), key="msgs", width=6)
+        self.add_column(t("stages.col.files"), key="files", width=5)
+        self.add_column(t("stages.col.hint"), key="hint", width=30)
 
     def reset(self) -> None:
         self.clear()
         self.records.clear()
+        self.violations.clear()
+        self.untraced = 0
         self.border_subtitle = ""
 
     def add_stage(self, record: StageRecord) -> None:
@@ -56,11 +69,43 @@ class StageTimeline(DataTable):
         self.add_row(
             str(record.index), e.stage, f"{e.before_chars:>8,} → {e.after_chars:<8,}",
             f"{e.before_messages}→{e.after_messages}", str(len(e.files)),
-            STAGE_HINT.get(e.stage, ""), key=key,
+            self.hint_cell(key), key=key,
         )
         self.move_cursor(row=self.row_count - 1)
+        self.update_subtitle()
+
+    def add_violation(self, event: PairViolation) -> None:
+        """Count a violation on the latest row of the stage that caused it."""
+        key = next((k for k, r in reversed(self.records.items())
+                    if event.stage and r.event.stage == event.stage), None)
+        if key is None:
+            self.untraced += 1
+        else:
+            self.violations[key] = self.violations.get(key, 0) + 1
+            self.update_cell(key, "hint", self.hint_cell(key))
+        self.update_subtitle()
+
+    def hint_cell(self, key: str) -> str | Content:
+        """The stage's hint, led by its harm (LOST n, ⚠ n violations) when it did any."""
+        record = self.records[key]
+        harm: list[tuple[str, str] | str] = []
+        if lost := lost_count(record):
+            harm += [(f"{t('lost')} {lost}", "bold $error"), " "]
+        if bad := self.violations.get(key, 0):
+            harm += [(f"⚠ {t('stages.violations', n=bad)}", "bold $error"), " "]
+        hint = stage_hint(record.event.stage)
+        return Content.assemble(*harm, hint) if harm else hint
+
+    def update_subtitle(self) -> None:
         saved = sum(r.event.before_chars - r.event.after_chars for r in self.records.values())
-        self.border_subtitle = f"{len(self.records)} stages · {saved:,} chars taken out"
+        parts = [t("stages.subtitle", n=len(self.records), saved=saved)]
+        lost = sum(lost_count(r) for r in self.records.values())
+        bad = sum(self.violations.values()) + self.untraced
+        if lost:
+            parts.append(f"{t('lost')} {lost}")
+        if bad:
+            parts.append("⚠ " + t("stages.violations", n=bad))
+        self.border_subtitle = " · ".join(parts)
 
     def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
         event.stop()

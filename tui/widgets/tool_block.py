@@ -16,6 +16,7 @@ from typing import Any
 from textual.content import Content
 from textual.widgets import Button, Collapsible, Static
 
+from tui.i18n import t
 from tui.messages import OpenText
 from tui.widgets.render import as_text, head_lines, size_label
 
@@ -32,11 +33,11 @@ class ToolBlock(Collapsible):
         self.tool_name = name
         self.args = json.dumps(data, ensure_ascii=False)
         self.lookup = lookup
-        self.result_label = "running…"
+        self.result_label = t("tool.running")
         # One child until opened: a conversation holds hundreds of these, and every widget
         # costs layout time on each frame.
         super().__init__(
-            Static("(the result arrives when the tool batch ends)", classes="tool-body"),
+            Static(t("tool.pending"), classes="tool-body"),
             title=self._make_title(), collapsed=True, classes="tool-block",
         )
 
@@ -45,7 +46,7 @@ class ToolBlock(Collapsible):
         return f"⚙ {self.tool_name} {args}  →  {self.result_label}"
 
     def set_result(self, chars: int, is_error: bool) -> None:
-        self.result_label = ("error, " if is_error else "") + size_label(chars)
+        self.result_label = (t("tool.error_prefix") if is_error else "") + size_label(chars)
         self.title = self._make_title()
         if is_error:
             self.add_class("-error")
@@ -58,19 +59,20 @@ class ToolBlock(Collapsible):
             return
         if not self.query(".tool-open"):
             await self.query_one(Collapsible.Contents).mount(
-                Button("Open in viewer", classes="tool-open", compact=True))
+                Button(t("tool.open"), classes="tool-open", compact=True))
         text = as_text(content)
         lines = text.count("\n") + 1
-        body = Content.assemble((f"{size_label(len(text))}, {lines:,} lines", "bold"),
-                                " — first lines:\n", (head_lines(text, PREVIEW_LINES, 100),
-                                                      "dim"))
+        body = Content.assemble((t("tool.size_lines", size=size_label(len(text)), lines=lines),
+                                 "bold"), t("tool.first_lines"), "\n",
+                                (head_lines(text, PREVIEW_LINES, 100), "dim"))
         self.query_one(".tool-body", Static).update(body)
 
     def on_button_pressed(self, event: Button.Pressed) -> None:
         event.stop()
         content = self.lookup(self.tool_use_id)
         if content is None:
-            self.app.notify("the result has not arrived yet")
+            self.app.notify(t("tool.not_yet"))
             return
-        self.post_message(OpenText(f"{self.tool_name} result {self.tool_use_id}",
+        self.post_message(OpenText(t("tool.result_title", name=self.tool_name,
+                                     id=self.tool_use_id),
                                    as_text(content)))

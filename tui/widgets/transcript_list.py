@@ -16,6 +16,7 @@ from textual.message import Message
 from textual.widgets import DataTable
 
 from core.compact.archive import MANIFEST, RESULTS_DIR, TRANSCRIPT_DIR
+from tui.i18n import t
 from tui.widgets.render import short_size
 
 
@@ -51,7 +52,7 @@ def display_name(rel: str) -> str:
     """A short, still distinctive name: ``transcript 35e40eb0`` or ``toolu_006_0``."""
     name = Path(rel).name
     if name.startswith("transcript_") and name.endswith(".jsonl"):
-        return f"transcript {name[len('transcript_'):][:8]}"
+        return t("tx.transcript", id=name[len("transcript_"):][:8])
     stem = Path(name).stem.rsplit("-", 1)[0] if "-" in name else Path(name).stem
     return stem if len(stem) <= 19 else stem[:18] + "…"
 
@@ -66,16 +67,16 @@ class TranscriptList(DataTable):
 
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(id=id, cursor_type="row", zebra_stripes=True)
-        self.border_title = "Transcripts"
+        self.border_title = t("panel.transcripts")
         self.writers: dict[str, str] = {}
         self.workspace: Path | None = None
 
     def on_mount(self) -> None:
         # Fixed widths: an auto width remembers the widest row ever shown, so it would
         # depend on how refreshes happened to batch.
-        self.add_column("file", key="file", width=19)
-        self.add_column("size", key="size", width=5)
-        self.add_column("written by", key="stage", width=16)
+        self.add_column(t("tx.col.file"), key="file", width=19)
+        self.add_column(t("tx.col.size"), key="size", width=5)
+        self.add_column(t("tx.col.stage"), key="stage", width=16)
 
     def reset(self, workspace: Path) -> None:
         self.workspace = workspace
@@ -94,9 +95,9 @@ class TranscriptList(DataTable):
         self.clear()
         for f in files:
             self.add_row(display_name(f.rel), short_size(f.size),
-                         self.writers.get(f.rel, "(earlier run)"), key=f.rel)
+                         self.writers.get(f.rel, t("tx.earlier")), key=f.rel)
         n_t = sum(1 for f in files if f.rel.endswith(".jsonl"))
-        self.border_subtitle = f"{n_t} transcript(s) · {len(files) - n_t} result file(s)"
+        self.border_subtitle = t("tx.subtitle", transcripts=n_t, results=len(files) - n_t)
 
     def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
         event.stop()

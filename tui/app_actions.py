@@ -1,0 +1,207 @@
+"""What the presenter's keys do: pace, views, modals, and the three teaching-lab screens.
+
+Kept apart from :mod:`tui.app` (which owns the run and the panels) so each file reads in
+one sitting. Every action here is also a command-palette entry (:mod:`tui.commands`), and
+each one talks to the engine only through the app's gate, thresholds or a restart — never
+by reaching into engine state.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from textual.app import App, SystemCommand
+from textual.command import CommandPalette
+from textual.screen import Screen
+
+from core.config import Thresholds
+from tui.i18n import has, t
+from tui.themes import load_themes
+from tui.widgets.context_meter import ContextMeter
+from tui.widgets.memory_catalog import MemoryCatalog
+from tui.widgets.run_status import next_speed
+from tui.widgets.stage_timeline import StageTimeline
+
+if TYPE_CHECKING:
+    from core.gate import Gate
+    from core.run import Runner
+    from tui.app import AppConfig
+
+# Textual's own palette commands, by their English title and help, to message ids.
+SYSTEM_TEXTS = {
+    "Theme": "sys.theme", "Change the current theme": "sys.theme_help",
+    "Quit": "sys.quit", "Quit the application as soon as possible": "sys.quit_help",
+    "Keys": "sys.keys",
+    "Show help for the focused widget and a summary of available keys": "sys.keys_show",
+    "Hide the keys and widget help panel": "sys.keys_hide",
+    "Minimize": "sys.minimize",
+    "Minimize the widget and restore to normal size": "sys.minimize_help",
+    "Maximize": "sys.maximize", "Maximize the focused widget": "sys.maximize_help",
+    "Screenshot": "sys.screenshot",
+    "Save an SVG 'screenshot' of the current screen": "sys.screenshot_help",
+}
+
+
+def system_text(text: str) -> str:
+    key = SYSTEM_TEXTS.get(text)
+    return t(key) if key and has(key) else text
+
+
+class WorkbenchActions(App[int]):
+    """The base of :class:`tui.app.CtxlabApp`, which provides the state used here."""
+
+    if TYPE_CHECKING:
+        config: AppConfig
+        gate: Gate
+        runner: Runner | None
+        speed: float
+        workspace: Path
+
+        async def start_run(self, scenario_name: str | None,
+                            workspace: Path | None) -> None: ...
+        def update_status(self) -> None: ...
+        def apply_speed(self) -> None: ...
+        def limits(self) -> Thresholds: ...
+
+    # -- pace and views ---------------------------------------------------------------------
+
+    def action_toggle_play(self) -> None:
+        if self.gate.paused:
+            self.gate.resume()
+        else:
+            self.gate.pause()
+        self.update_status()
+
+    def action_step(self) -> None:
+        self.gate.step()
+        self.update_status()
+
+    def change_speed(self, direction: int) -> None:
+        self.speed = next_speed(self.speed, direction)
+        self.apply_speed()
+        self.update_status()
+
+    def action_faster(self) -> None:
+        self.change_speed(+1)
+
+    def action_slower(self) -> None:
+        self.change_speed(-1)
+
+    def action_toggle_view(self) -> None:
+        from textual.widgets import TabbedContent
+
+        tabs = self.query_one(TabbedContent)
+        tabs.active = "tab-model" if tabs.active == "tab-history" else "tab-history"
+
+    def action_next_theme(self) -> None:
+        names = list(load_themes())
+        current = names.index(self.theme) if self.theme in names else -1
+        self.theme = names[(current + 1) % len(names)]
+        self.notify(t("notice.theme", theme=self.theme))
+
+    def action_inspect(self) -> None:
+        timeline = self.query_one(StageTimeline)
+        if timeline.row_count:
+            timeline.action_select_cursor()
+        else:
+            self.notify(t("notice.no_stage"))
+
+    # -- modals that change the run -----------------------------------------------------------
+
+    def action_pick_scenario(self) -> None:
+        from tui.screens.scenario_picker import ScenarioPicker
+
+        async def chosen(name: str | None) -> None:
+            if name:
+                self.config.scenario = name
+                await self.start_run(name, None)
+
+        self.push_screen(ScenarioPicker(self.config.scenario), chosen)
+
+    def action_limits(self) -> None:
+        from tui.screens.thresholds import ThresholdsScreen
+
+        def apply(value: Thresholds | None) -> None:
+            if value is None or self.runner is None:
+                return
+            self.runner.options.thresholds = value
+            if self.runner.agent is not None:
+                self.runner.agent.compactor.thresholds = value
+            self.query_one(ContextMeter).set_limits(value)
+            self.notify(t("notice.limits", limit=value.context_limit, target=value.target))
+
+        chars = self.query_one(ContextMeter).chars
+        self.push_screen(ThresholdsScreen(self.limits(), chars), apply)
+
+    def action_breaks(self) -> None:
+        """Choose break switches; the current scenario restarts with them, from scratch."""
+        from tui.screens.breaks import BreaksScreen
+
+        if isinstance(self.screen, BreaksScreen):
+            return
+
+        async def chosen(breaks: frozenset[str] | None) -> None:
+            if breaks is None:
+                return
+            self.config.breaks = breaks
+            live = self.config.scenario is None
+            # A scenario replays in a fresh temporary copy; live mode keeps its directory.
+            await self.start_run(self.config.scenario, self.workspace if live else None)
+            self.notify(t("notice.breaks_on", switches=", ".join(sorted(breaks)))
+                        if breaks else t("notice.breaks_off"))
+
+        self.push_screen(BreaksScreen(self.config.breaks), chosen)
+
+    # -- teaching-lab screens -----------------------------------------------------------------
+
+    def action_compare(self) -> None:
+        from core.scenarios import ScenarioError, find_scenario
+        from tui.screens.compare import CompareScreen
+
+        if isinstance(self.screen, CompareScreen):
+            return
+        if self.config.scenario is None:
+            self.notify(t("notice.compare_live"), severity="warning")
+            return
+        try:
+            scenario = find_scenario(self.config.scenario)
+        except ScenarioError as exc:
+            self.notify(str(exc), severity="error")
+            return
+        self.push_screen(CompareScreen(scenario, self.config.thresholds))
+
+    def action_system_prompt(self) -> None:
+        from tui.screens.system_prompt import SystemPromptScreen
+
+        if isinstance(self.screen, SystemPromptScreen):
+            return
+        agent = self.runner.agent if self.runner else None
+        self.push_screen(SystemPromptScreen(list(agent.last_system) if agent else []))
+
+    # -- memory shortcuts (the palette reaches them without focusing the panel) ---------------
+
+    def action_new_memory(self) -> None:
+        self.query_one(MemoryCatalog).action_new()
+
+    def action_memory_index(self) -> None:
+        self.query_one(MemoryCatalog).action_index()
+
+    # -- Textual's own palette entries, in the workbench's language ---------------------------
+
+    def get_system_commands(self, screen: Screen[Any]) -> Iterable[SystemCommand]:
+        for command in super().get_system_commands(screen):
+            yield SystemCommand(system_text(command.title), system_text(command.help),
+                                command.callback, command.discover)
+
+    def action_command_palette(self) -> None:
+        if self.use_command_palette and not CommandPalette.is_open(self):
+            self.push_screen(CommandPalette(placeholder=t("palette.placeholder"),
+                                            id="--command-palette"))
+
+    def search_themes(self) -> None:
+        from textual.theme import ThemeProvider
+
+        self.push_screen(CommandPalette(providers=[ThemeProvider],
+                                        placeholder=t("palette.theme_placeholder")))

@@ -1,0 +1,189 @@
+"""Compare strategies: the current scenario replayed once per way of keeping context small.
+
+"Compared to what?" is the question a learner asks after watching the pipeline work. This
+screen answers with :mod:`core.compare` — the same engine and numbers as ``ctxlab
+compare`` — for the scenario on screen: a table of cost (peak and mean chars per main call),
+side work, losses and probes still answerable, and a chart of chars per call, one line per
+strategy on a shared scale.
+
+Every strategy is a full scripted run in its own temporary workspace, so the runs happen in
+a thread worker (group ``compare``, exclusive) that posts one result at a time: the demo
+keeps playing, the progress bar moves, and leaving the screen cancels what is left.
+"""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+from textual import work
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import Horizontal, VerticalScroll
+from textual.content import Content
+from textual.message import Message
+from textual.screen import Screen
+from textual.widgets import DataTable, Footer, ProgressBar, Static
+
+from core.compare import STRATEGIES, Strategy, StrategyResult, compare_sync
+from core.config import Thresholds, thresholds_from_mapping
+from core.scenarios.model import Scenario
+from tui.i18n import has, localize_bindings, t
+from tui.widgets.compare_chart import CompareChart
+
+WANTED = ("truncate", "compact", "compact+memory", "compact+memory+pinned")
+
+
+def strategies() -> list[Strategy]:
+    """The strategies to compare, in teaching order (the pinned one only if the engine has
+    it)."""
+    return [STRATEGIES[name] for name in WANTED if name in STRATEGIES]
+
+
+def describe(strategy: StrategyResult) -> str:
+    key = f"strategy.{strategy.name}"
+    return t(key) if has(key) else strategy.description
+
+
+def probes_cell(result: StrategyResult) -> str | Content:
+    if not result.probes:
+        return "—"
+    kept = sum(1 for p in result.probes if p.answerable)
+    text = f"{kept}/{len(result.probes)}"
+    return text if kept == len(result.probes) else Content.styled(text, "bold $error")
+
+
+class CompareScreen(Screen[None]):
+    """Progress, then a table and a chart; ``r`` runs the comparison again."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("escape,q", "app.pop_screen", "key.back"),
+        Binding("r", "rerun", "key.rerun"),
+    ]
+
+    class Progress(Message):
+        """One strategy finished (posted from the worker thread)."""
+
+        def __init__(self, result: StrategyResult) -> None:
+            super().__init__()
+            self.result = result
+
+    class Failed(Message):
+        def __init__(self, error: str) -> None:
+            super().__init__()
+            self.error = error
+
+    def __init__(self, scenario: Scenario, thresholds: Thresholds | None = None) -> None:
+        super().__init__()
+        localize_bindings(self)
+        self.scenario = scenario
+        self.thresholds = thresholds
+        self.strategies = strategies()
+        self.results: list[StrategyResult] = []
+        self.done = False
+
+    def compose(self) -> ComposeResult:
+        yield Static(Content.assemble(
+            (f" {t('compare.title')} ", "bold reverse"), "  ", (self.scenario.name, "bold"),
+            ("  " + t("compare.subtitle"), "dim")), id="compare-title")
+        with Horizontal(id="compare-progress"):
+            yield ProgressBar(total=len(self.strategies), show_eta=False, id="compare-bar")
+            yield Static(id="compare-status")
+        with VerticalScroll(id="compare-body"):
+            table: DataTable[str | Content] = DataTable(id="compare-table", cursor_type="row",
+                                                        zebra_stripes=True)
+            yield table
+            yield Static(id="compare-notes")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        table = self.query_one(DataTable)
+        table.add_column(t("compare.col.strategy"), key="strategy", width=22)
+        for key, width in (("calls", 6), ("peak", 12), ("mean", 12), ("system", 12),
+                           ("side", 10), ("losses", 8), ("probes", 8)):
+            table.add_column(t(f"compare.col.{key}"), key=key, width=width)
+        self.start()
+
+    def start(self) -> None:
+        self.results = []
+        self.done = False
+        self.query_one(DataTable).clear()
+        self.query_one("#compare-notes", Static).update("")
+        for chart in self.query(CompareChart):
+            chart.remove()
+        self.query_one(ProgressBar).update(progress=0)
+        self.show_status()
+        self.run_compare()
+
+    @work(thread=True, exclusive=True, group="compare", exit_on_error=False)
+    def run_compare(self) -> None:
+        """Each strategy in turn (``compare`` never runs two at once either)."""
+        from textual.worker import get_current_worker
+
+        worker = get_current_worker()
+        for strategy in self.strategies:
+            if worker.is_cancelled:
+                return
+            try:
+                result = compare_sync(self.scenario, [strategy], self.thresholds).strategies[0]
+            except Exception as exc:  # a broken strategy must not leave the screen spinning
+                self.post_message(self.Failed(f"{strategy.name}: {type(exc).__name__}: {exc}"))
+                return
+            self.post_message(self.Progress(result))
+
+    def on_compare_screen_progress(self, message: Progress) -> None:
+        result = message.result
+        self.results.append(result)
+        self.query_one(DataTable).add_row(
+            Content.styled(result.name, "bold") if result.ok else
+            Content.styled(f"{result.name} ✖", "bold $error"),
+            str(result.calls), f"{result.peak_chars:,}", f"{result.mean_chars:,}",
+            f"{result.mean_system_chars:,}", str(result.side_calls),
+            Content.styled(str(result.losses), "bold $error") if result.losses
+            else str(result.losses),
+            probes_cell(result), key=result.name)
+        self.query_one(ProgressBar).advance(1)
+        self.done = len(self.results) == len(self.strategies)
+        self.show_status()
+        if self.done:
+            self.finish()
+
+    def on_compare_screen_failed(self, message: Failed) -> None:
+        self.query_one("#compare-status", Static).update(
+            Content.styled(t("compare.failed", error=message.error), "bold $error"))
+
+    def show_status(self) -> None:
+        n, total = len(self.results), len(self.strategies)
+        text = t("compare.done", n=total) if self.done else t(
+            "compare.running", name=self.strategies[n].name, n=n + 1, total=total)
+        self.query_one("#compare-status", Static).update(text)
+
+    def finish(self) -> None:
+        notes: list[Content] = [Content.assemble((f"{r.name}: ", "bold"), (describe(r), "dim"))
+                                for r in self.results]
+        for r in self.results:
+            for probe in r.probes:
+                if not probe.answerable:
+                    notes.append(Content.styled(t("compare.probe_lost", name=r.name,
+                                                  ask=probe.ask, expect=probe.expect),
+                                                "$error"))
+            if r.error:
+                notes.append(Content.styled(f"{r.name}: {r.error}", "$error"))
+        notes.append(Content.styled(t("compare.legend"), "dim italic"))
+        self.query_one("#compare-notes", Static).update(Content("\n").join(notes))
+        chart = CompareChart([(r.name, r.chars_per_call) for r in self.results],
+                             self.context_limit())
+        self.query_one("#compare-body").mount(chart)
+
+    def context_limit(self) -> int:
+        """The limit the runs compacted against: the given thresholds, else the scenario's
+        teaching budget, else the default (as :meth:`core.run.Runner.thresholds` decides)."""
+        if self.thresholds is not None:
+            return self.thresholds.context_limit
+        if self.scenario.thresholds:
+            return thresholds_from_mapping(self.scenario.thresholds,
+                                           source=self.scenario.source).context_limit
+        return Thresholds().context_limit
+
+    def action_rerun(self) -> None:
+        if self.done:
+            self.start()
