@@ -117,6 +117,8 @@ def load_thresholds(workspace: Path, overrides: dict[str, Any] | None = None,
     or a ``[thresholds]`` table), then flags: each layer changes only the keys it names."""
     data = load_toml(workspace)
     table = data.get("thresholds", {k: v for k, v in data.items() if not isinstance(v, dict)})
+    if not isinstance(table, dict):
+        raise ConfigError(f"{workspace / 'ctxlab.toml'}: thresholds: must be a table")
     table = {k: v for k, v in table.items() if k.replace("-", "_") in THRESHOLD_KEYS}
     thresholds = thresholds_from_mapping(table, base, source=str(workspace / "ctxlab.toml"))
     if overrides:

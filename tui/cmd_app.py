@@ -84,7 +84,8 @@ def run_demo(args: argparse.Namespace) -> int:
         config = AppConfig(scenario=args.scenario or default_scenario(lang),
                            workspace=args.workspace,
                            speed=max(args.speed, 0.01), paused=args.paused,
-                           thresholds=thresholds_from_args(args, args.workspace),
+                           thresholds=thresholds_from_args(args, args.workspace,
+                                                           args.scenario or default_scenario(lang)),
                            breaks=breaks_from_args(args), lang=lang)
     except ValueError as exc:
         print(f"ctxlab demo: {exc}", file=sys.stderr)
@@ -99,8 +100,13 @@ def run_default(args: argparse.Namespace) -> int:
     theme = getattr(args, "theme", None)
     lang = language_from_args(args)
     if os.environ.get("ANTHROPIC_API_KEY"):
+        try:
+            thresholds = thresholds_from_args(args, Path.cwd())
+        except ValueError as exc:  # ConfigError: a bad ctxlab.toml names its key
+            print(f"ctxlab: {exc}", file=sys.stderr)
+            return 2
         config = AppConfig(scenario=None, workspace=Path.cwd(), provider="anthropic",
-                           model=os.environ.get("CTXLAB_MODEL"),
+                           model=os.environ.get("CTXLAB_MODEL"), thresholds=thresholds,
                            breaks=breaks_from_args(args), lang=lang)
     else:
         config = AppConfig(scenario=default_scenario(lang), breaks=breaks_from_args(args),
@@ -131,18 +137,26 @@ def launch(config: Any, theme: str | None) -> int:
     return int(result or 0)
 
 
-def thresholds_from_args(args: argparse.Namespace, workspace: Path | None) -> Any:
-    """Flags (and a ``ctxlab.toml`` in ``--workspace``) over the defaults; None if none."""
+def thresholds_from_args(args: argparse.Namespace, workspace: Path | None,
+                         scenario: str | None = None) -> Any:
+    """The scenario's teaching budget, then a ``ctxlab.toml`` in the workspace, then flags —
+    each layer changing only the keys it names (as ``ctxlab run`` does); None when no layer
+    beyond the scenario's own has anything to say."""
     from core.config import load_thresholds, thresholds_from_mapping
+    from core.scenarios import find_scenario
     from tui.cmd_compact import THRESHOLD_FLAGS
 
     overrides = {key: getattr(args, key) for _, key in THRESHOLD_FLAGS
                  if getattr(args, key, None) is not None}
-    if workspace is not None and (workspace / "ctxlab.toml").is_file():
-        return load_thresholds(workspace, overrides)
-    if not overrides:
+    has_toml = workspace is not None and (workspace / "ctxlab.toml").is_file()
+    if not overrides and not has_toml:
         return None  # let the scenario's own teaching budget apply
-    return thresholds_from_mapping(overrides, source="command line")
+    found = find_scenario(scenario) if scenario else None
+    base = thresholds_from_mapping(found.thresholds, source=found.source) \
+        if found is not None and found.thresholds else None
+    if has_toml:
+        return load_thresholds(workspace, overrides, base)
+    return thresholds_from_mapping(overrides, base, source="command line")
 
 
 def breaks_from_args(args: argparse.Namespace) -> frozenset[str]:

@@ -118,6 +118,45 @@ def atomic_write_text(path: Path, text: str, *, durable: bool = False) -> None:
         raise
 
 
+_TMP_NAME = re.compile(r"^\..+\.(\d+)\.\d+\.tmp$")
+
+
+def sweep_stale_temp(folder: Path) -> list[str]:
+    """Remove temporary files left by a process that was killed mid-write.
+
+    Only files named by :func:`atomic_write_text` whose writer is gone are touched; the
+    real files never depend on them (``os.replace`` had not happened yet).
+    """
+    removed: list[str] = []
+    try:
+        entries = list(os.scandir(folder))
+    except OSError:
+        return removed
+    for entry in entries:
+        match = _TMP_NAME.match(entry.name)
+        if not match or not entry.is_file(follow_symlinks=False):
+            continue
+        pid = int(match.group(1))
+        if pid == os.getpid() or _alive(pid):
+            continue
+        try:
+            os.unlink(entry.path)
+            removed.append(entry.name)
+        except OSError:
+            pass
+    return removed
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except (PermissionError, OverflowError, OSError):
+        return True
+    return True
+
+
 @dataclass(frozen=True)
 class Persisted:
     """One tool result ctxlab saved: what the manifest says about its file."""
@@ -137,6 +176,8 @@ class Archive:
         self.results_dir = self.workspace / RESULTS_DIR
         self.transcript_dir = self.workspace / TRANSCRIPT_DIR
         self.ledger: list[dict[str, Any]] = []
+        for folder in (self.results_dir, self.transcript_dir):
+            sweep_stale_temp(folder)
         self._manifest: dict[str, Persisted] = self._load_manifest()
         self._manifest_dirty = False
 
@@ -284,7 +325,8 @@ class Archive:
 
     def read_transcript(self, rel_path: str) -> list[dict[str, Any]]:
         text = (self.workspace / rel_path).read_text(encoding="utf-8", errors="surrogatepass")
-        return [json.loads(line) for line in text.splitlines() if line.strip()]
+        # split on "\n" only: splitlines() would also cut at U+2028 inside a JSON string
+        return [json.loads(line) for line in text.split("\n") if line.strip()]
 
     # -- ledger -----------------------------------------------------------------------------
 

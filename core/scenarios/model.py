@@ -159,9 +159,7 @@ class _Parser:
         thresholds = self.value(top["thresholds"]) if "thresholds" in top else {}
         if not isinstance(thresholds, dict):
             raise self.fail(top["thresholds"], "thresholds must be a mapping")
-        for key in thresholds:
-            if str(key).replace("-", "_") not in THRESHOLD_KEYS:
-                raise self.fail(top["thresholds"], f"unknown threshold {key!r}")
+        self.check_thresholds(top["thresholds"]) if "thresholds" in top else None
         sessions = tuple(self.session(s) for s in self.seq(top["sessions"], "sessions"))
         if not sessions:
             raise self.fail(top["sessions"], "a scenario needs at least one session")
@@ -179,10 +177,32 @@ class _Parser:
         )
 
     def record(self, node: yaml.Node) -> dict[str, str]:
-        data = self.value(node)
-        if not isinstance(data, dict) or not {"name", "type", "description", "body"} <= set(data):
+        """A seeded record, checked by the store's own rules now, not halfway through a run."""
+        from core.memory.record import MemoryStoreError, validate_fields
+
+        fields = self.mapping(node, "a seeded memory")
+        if not {"name", "type", "description", "body"} <= set(fields):
             raise self.fail(node, "a seeded memory needs name, type, description and body")
-        return {k: str(data[k]) for k in ("name", "type", "description", "body")}
+        record = {k: str(self.value(fields[k])) for k in ("name", "type", "description", "body")}
+        try:
+            validate_fields(record["name"], record["description"], record["type"],
+                            record["body"])
+        except MemoryStoreError as exc:
+            at = next((fields[k] for k in ("type", "name") if k in str(exc)), node)
+            raise self.fail(at, f"seeded memory: {exc}") from None
+        return record
+
+    def check_thresholds(self, node: yaml.Node) -> None:
+        """Each key known and each value valid, with the offending line."""
+        from core.config import ConfigError, thresholds_from_mapping
+
+        for key, value in self.mapping(node, "thresholds").items():
+            if key.replace("-", "_") not in THRESHOLD_KEYS:
+                raise self.fail(node, f"unknown threshold {key!r}")
+            try:
+                thresholds_from_mapping({key: self.value(value)})
+            except (ConfigError, TypeError) as exc:
+                raise self.fail(value, f"thresholds: {exc}") from None
 
     def session(self, node: yaml.Node) -> Session:
         data = self.mapping(node, "a session")

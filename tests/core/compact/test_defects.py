@@ -115,3 +115,23 @@ def test_7_size_accounting_is_linear(tmp_path, monkeypatch):
     prepare(comp, history)
     # quadratic would be ~ (number of results) x size = ~500 x size
     assert serialised < 6 * size
+
+
+def test_temp_files_of_a_killed_writer_are_swept_on_open(tmp_path):
+    """A kill between write and rename leaves `.name.PID.N.tmp`; the next Archive removes it."""
+    import subprocess
+    import sys
+
+    from core.compact.archive import Archive
+
+    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"],
+                          capture_output=True, text=True, check=True)
+    pid = int(dead.stdout)
+    results = tmp_path / ".task_outputs" / "tool-results"
+    results.mkdir(parents=True)
+    stale = results / f".x.txt.{pid}.0.tmp"
+    stale.write_text("half")
+    mine = results / f".y.txt.{__import__('os').getpid()}.0.tmp"
+    mine.write_text("in flight")
+    Archive(tmp_path)
+    assert not stale.exists() and mine.exists()

@@ -1,0 +1,212 @@
+"""``python -m bench``: every benchmark in one run, one table, and the machine it ran on.
+
+Each ``bench_*`` module's ``run()`` returns rows (``name``, ``value``, ``unit``, ``target``,
+``baseline``, ``ratio``, ``ok``); every baseline is measured in the same run as the value it
+is compared with. Targets are reported, not enforced: each row says ``ok`` or ``MISSED`` and
+the command exits 0 (a failing bench is a row saying so, and the others still run).
+
+    python -m bench                     # a table in the terminal
+    python -m bench --markdown          # the same as Markdown (for docs/PERFORMANCE.md)
+    python -m bench --update docs/PERFORMANCE.md   # replace the generated block in a page
+    python -m bench --only load,memory  # a subset
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import importlib
+import os
+import platform
+import re
+import sys
+import time
+import traceback
+from pathlib import Path
+from typing import Any
+
+BENCHES = ("compact", "memory", "tui", "load")
+# What "ratio" means in each bench's rows.
+RATIO_MEANS = {
+    "compact": "baseline ÷ ctxlab: times faster than the course's cost model",
+    "memory": "baseline ÷ ctxlab: times faster than a cache-less rebuild",
+    "tui": "value ÷ baseline: times the idle app's jitter / an empty Textual app's start",
+    "load": "value ÷ baseline: times the same measure for a 10-turn run",
+}
+BEGIN, END = "<!-- bench:begin -->", "<!-- bench:end -->"
+
+Row = dict[str, Any]
+
+
+# -- the machine -----------------------------------------------------------------------------
+
+def _cpu_model() -> str:
+    try:
+        for line in Path("/proc/cpuinfo").read_text(encoding="utf-8").splitlines():
+            if line.lower().startswith(("model name", "hardware", "processor\t: ")):
+                value = line.split(":", 1)[1].strip()
+                if value and not value.isdigit():
+                    return value
+    except OSError:
+        pass
+    return platform.processor() or platform.machine() or "unknown"
+
+
+def _memory() -> str:
+    try:
+        for line in Path("/proc/meminfo").read_text(encoding="utf-8").splitlines():
+            if line.startswith("MemTotal:"):
+                return f"{int(line.split()[1]) / 1024 / 1024:.0f} GB"
+    except (OSError, ValueError):
+        pass
+    return "unknown"
+
+
+def machine() -> dict[str, str]:
+    """CPU model, cores, memory, Python, OS and date: what a reader needs to compare."""
+    return {
+        "CPU model": _cpu_model(),
+        "cores": str(os.cpu_count() or "?"),
+        "memory": _memory(),
+        "Python": f"{platform.python_implementation()} {platform.python_version()}",
+        "OS": platform.platform(terse=True),
+        "date": dt.datetime.now(dt.UTC).strftime("%Y-%m-%d %H:%M UTC"),
+    }
+
+
+# -- running ---------------------------------------------------------------------------------
+
+def run_bench(name: str) -> tuple[list[Row], float]:
+    """The rows of one bench (or one row saying it failed) and its wall time."""
+    start = time.perf_counter()
+    try:
+        module = importlib.import_module(f"bench.bench_{name}")
+        rows = list(module.run())
+    except Exception as exc:  # a broken bench is reported, the others still run
+        traceback.print_exc(file=sys.stderr)
+        rows = [{"name": f"bench failed: {type(exc).__name__}: {exc}", "value": None,
+                 "unit": "", "target": None, "baseline": None, "ratio": None, "ok": False}]
+    return [{**row, "bench": name} for row in rows], time.perf_counter() - start
+
+
+# -- formatting ------------------------------------------------------------------------------
+
+def _number(value: Any) -> str:
+    if value is None:
+        return "—"
+    if isinstance(value, bool):
+        return str(value)
+    if isinstance(value, int):
+        return f"{value:,}"
+    if isinstance(value, float):
+        if value >= 100 and value.is_integer():
+            return f"{int(value):,}"
+        if value >= 100:
+            return f"{value:,.0f}" if value >= 10_000 else f"{value:,.1f}"
+        return f"{value:.2f}" if value < 10 else f"{value:.1f}"
+    return str(value)
+
+
+def _with_unit(value: Any, unit: str) -> str:
+    text = _number(value)
+    if text == "—" or not unit:
+        return text
+    return f"{text}{unit}" if unit == "×" else f"{text} {unit}"
+
+
+def _target(row: Row) -> str:
+    target = row.get("target")
+    if target is None:
+        return "—"
+    if isinstance(target, str):
+        return target
+    return f"< {_with_unit(target, row.get('unit', ''))}"
+
+
+def cells(row: Row) -> list[str]:
+    unit = row.get("unit", "")
+    ratio = row.get("ratio")
+    return [row["bench"], row["name"].strip(), _with_unit(row.get("value"), unit),
+            _target(row), _with_unit(row.get("baseline"), unit),
+            "—" if ratio is None else f"{_number(ratio)}×",
+            "ok" if row.get("ok") else "MISSED"]
+
+
+HEADER = ["bench", "case", "value", "target", "baseline", "ratio", "ok"]
+
+
+def markdown(rows: list[Row], info: dict[str, str], timings: dict[str, float]) -> str:
+    lines = ["| | |", "|---|---|"]
+    lines += [f"| {key} | {value} |" for key, value in info.items()]
+    lines += ["", "| " + " | ".join(HEADER) + " |",
+              "| " + " | ".join(["---", "---", "--:", "---", "--:", "--:", ":-:"]) + " |"]
+    for row in rows:
+        lines.append("| " + " | ".join(c.replace("|", "\\|") for c in cells(row)) + " |")
+    lines += ["", "Ratios:", ""]
+    lines += [f"* **{name}** — {RATIO_MEANS[name]}." for name in timings]
+    took = ", ".join(f"{name} {seconds:.0f} s" for name, seconds in timings.items())
+    lines += ["", f"Wall time per bench: {took}."]
+    return "\n".join(lines)
+
+
+def print_table(rows: list[Row], info: dict[str, str], timings: dict[str, float]) -> None:
+    from rich.console import Console
+    from rich.table import Table
+
+    console = Console(width=max(Console().width, 140))
+    console.print(" · ".join(f"{key}: {value}" for key, value in info.items()))
+    table = Table(title="ctxlab benchmarks", title_justify="left")
+    for i, name in enumerate(HEADER):
+        table.add_column(name, justify="left" if i in (0, 1, 3) else "right")
+    for row in rows:
+        values = cells(row)
+        style = None if row.get("ok") else "bold red"
+        table.add_row(*values, style=style)
+    console.print(table)
+    for name in timings:
+        console.print(f"ratio, {name}: {RATIO_MEANS[name]}", style="dim")
+
+
+def update_page(path: Path, block: str) -> None:
+    """Replace what lies between the bench markers of ``path`` (or append a block)."""
+    text = path.read_text(encoding="utf-8") if path.exists() else ""
+    generated = f"{BEGIN}\n{block}\n{END}"
+    pattern = re.compile(re.escape(BEGIN) + r".*?" + re.escape(END), re.S)
+    if pattern.search(text):
+        text = pattern.sub(lambda _: generated, text, count=1)
+    else:
+        text = text.rstrip("\n") + ("\n\n" if text else "") + generated + "\n"
+    path.write_text(text, encoding="utf-8")
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m bench", description=__doc__.splitlines()[0])
+    parser.add_argument("--markdown", action="store_true", help="print the table as Markdown")
+    parser.add_argument("--update", type=Path, metavar="PAGE",
+                        help=f"write the Markdown between {BEGIN} and {END} in PAGE")
+    parser.add_argument("--only", default=",".join(BENCHES),
+                        help=f"comma-separated subset of {', '.join(BENCHES)}")
+    args = parser.parse_args(argv)
+    chosen = [name.strip() for name in args.only.split(",") if name.strip()]
+    unknown = [name for name in chosen if name not in BENCHES]
+    if unknown:
+        parser.error(f"unknown bench {', '.join(unknown)}; choose from {', '.join(BENCHES)}")
+    info = machine()
+    rows: list[Row] = []
+    timings: dict[str, float] = {}
+    for name in chosen:
+        print(f"running bench_{name} …", file=sys.stderr, flush=True)
+        bench_rows, timings[name] = run_bench(name)
+        rows += bench_rows
+    block = markdown(rows, info, timings)
+    if args.update is not None:
+        update_page(args.update, block)
+    if args.markdown:
+        print(block)
+    else:
+        print_table(rows, info, timings)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
