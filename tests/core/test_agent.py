@@ -12,8 +12,6 @@ import json
 from pathlib import Path
 from typing import Any
 
-import pytest
-
 from core.agent import Agent
 from core.compact.pipeline import COMPACT_TOOL_RESULT
 from core.config import Thresholds

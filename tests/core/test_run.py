@@ -13,8 +13,6 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-import pytest
-
 from core.compact.summarizer import SUMMARY_SYSTEM
 from core.config import Thresholds
 from core.events import (
