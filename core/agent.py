@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from core.compact.archive import earlier_text
 from core.compact.pipeline import COMPACT_TOOL_RESULT
 from core.compact.truncate import make_compactor
 from core.config import Thresholds
@@ -100,6 +101,8 @@ class Agent:
         self.memory = MemoryHooks(self.workspace, self.emit, enabled=memory)
         self.messages: list[dict] = []
         self.full_history: list[dict] = []
+        self._result_at: dict[str, int] = {}  # tool_use_id -> index in full_history
+        self._ledger_seen = 0
         self.turns = 0
         self.last_system: list[Section] = []
 
@@ -137,8 +140,35 @@ class Agent:
 
     def _append(self, message: dict, log: TurnLog) -> None:
         self.messages.append(message)
+        if message.get("role") == "user" and isinstance(message.get("content"), list):
+            for block in message["content"]:
+                if isinstance(block, dict) and block.get("type") == "tool_result":
+                    self._result_at[block.get("tool_use_id", "")] = len(self.full_history)
         self.full_history.append(message)
         log.messages.append(message)
+
+    def _shed_persisted(self) -> None:
+        """Hold results already saved byte-exact on disk as their pointer in ``full_history``.
+
+        The uncompacted history serves extraction (which reads text, not tool output) and
+        the UI; keeping megabytes of persisted output in it would make memory grow with
+        everything the tools ever printed instead of with the conversation.
+        """
+        archive = self.compactor.archive
+        for entry in archive.ledger[self._ledger_seen:]:
+            path, tool_use_id = entry.get("where", ""), entry.get("tool_use_id", "")
+            index = self._result_at.get(tool_use_id)
+            if index is None or not archive.is_persisted(path):
+                continue
+            message = self.full_history[index]
+            blocks = [
+                {**b, "content": earlier_text(path)}
+                if isinstance(b, dict) and b.get("tool_use_id") == tool_use_id
+                and b.get("type") == "tool_result" else b
+                for b in message["content"]
+            ]
+            self.full_history[index] = {**message, "content": blocks}
+        self._ledger_seen = len(archive.ledger)
 
     # -- pinned context -------------------------------------------------------------------------
 
@@ -184,6 +214,7 @@ class Agent:
 
         self.messages, reply = await self.compactor.call_with_recovery(
             self.messages, request, send)
+        self._shed_persisted()
         return reply
 
     async def _run_tools(self, uses: list[dict]) -> tuple[list[dict], bool]:

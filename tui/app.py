@@ -252,8 +252,15 @@ class CtxlabApp(WorkbenchActions):
             if message.get("role") == "user" and isinstance(content, list):
                 for block in content:
                     if isinstance(block, dict) and block.get("tool_use_id") == tool_use_id:
-                        return block.get("content", "")
+                        return self.original(tool_use_id, block.get("content", ""))
         return None
+
+    def original(self, tool_use_id: str, content: Any) -> Any:
+        """The agent holds persisted results as pointers: read the original back from disk."""
+        archive = self.runner.agent.compactor.archive if self.runner and self.runner.agent \
+            else None
+        path = archive.trusted_pointer(tool_use_id, content) if archive else None
+        return archive.read_result(path) if archive and path else content
 
     def limits(self) -> Thresholds:
         if self.runner is None:

@@ -223,6 +223,9 @@ class Archive:
     def manifest_entry(self, rel_path: str) -> Persisted:
         return self._manifest[rel_path]
 
+    def is_persisted(self, rel_path: str) -> bool:
+        return rel_path in self._manifest
+
     # -- tool results -----------------------------------------------------------------------
 
     def path_for(self, tool_use_id: str, content: Any) -> str:

@@ -38,10 +38,6 @@ def test_a_40_turn_run_with_megabyte_reads_completes_within_the_context_limit(ca
     assert result.peak_rss_mb < RSS_TARGET_MB
 
 
-@pytest.mark.xfail(strict=True, reason="Agent.full_history keeps every raw tool result for the "
-                   "whole session, already persisted ones included, so memory grows with the "
-                   "total tool output (~2 MB per 1.2 MB read in bench_load), not with the "
-                   "context limit")
 def test_the_uncompacted_history_does_not_hold_persisted_megabytes_in_memory():
     scenario = parse_scenario(scenario_text(30), "load-30")
     with tempfile.TemporaryDirectory() as tmp:
