@@ -7,11 +7,8 @@ tool_use/tool_result pairs, and each call has the shape its purpose needs.
 
 from __future__ import annotations
 
-import asyncio
 import json
 from collections import Counter
-from pathlib import Path
-from typing import Any
 
 from core.compact.summarizer import SUMMARY_SYSTEM
 from core.config import Thresholds
@@ -30,26 +27,11 @@ from core.events import (
 )
 from core.memory import MemoryStore
 from core.messages import validate_pairs
-from core.providers.anthropic import AnthropicProvider
-from core.run import Runner, RunOptions
-from tests.support.messages_server import MessagesServer, RecordedRequest
+from tests.support.messages_server import MessagesServer
+from tests.support.runs import main_requests, run_prompts
 
 TOOL_NAMES = ["bash", "read_file", "write_file", "edit_file", "glob", "compact"]
 USAGE = {"input_tokens": 321, "output_tokens": 17}
-
-
-def run_prompts(server: MessagesServer, workspace: Path, prompts: list[str],
-                **options: Any) -> tuple[bool, Recorder]:
-    """One Runner over the real SDK; the provider is made exactly as a caller would."""
-    recorder = Recorder()
-    provider = AnthropicProvider(base_url=server.url, api_key="test-key", model="claude-test")
-    opts = RunOptions(workspace=workspace, prompts=prompts, provider="anthropic", **options)
-    ok = asyncio.run(Runner(opts, recorder, provider=provider).run())
-    return ok, recorder
-
-
-def main_requests(server: MessagesServer) -> list[RecordedRequest]:
-    return [r for r in server.requests_to() if r.body.get("tools")]
 
 
 def assert_wire_valid(server: MessagesServer) -> None:
