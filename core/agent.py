@@ -78,12 +78,14 @@ class Agent:
         compaction: str = "s08",
         pinned: bool = True,
         worklog: WorkLog | None = None,
+        count_tokens: bool = False,
     ) -> None:
         self.workspace = Path(workspace).resolve()
         self.provider = provider
         self.emit = emit or (lambda event: event)
         self.gate = gate or Gate()
         self.max_steps = max_steps
+        self.count_tokens = count_tokens
         # Scripted runs answer side calls offline unless the scenario scripts an answer.
         self.offline = provider.name == "scripted" if offline_side_calls is None \
             else offline_side_calls
@@ -200,7 +202,8 @@ class Agent:
             self.emit(SystemPrompt(sections=describe(sections)))
             self.emit(ModelRequest(purpose="main", chars=chars,
                                    est_tokens=estimate_tokens(system) + chars // 4,
-                                   messages=len(messages), system_chars=len(system)))
+                                   messages=len(messages), system_chars=len(system),
+                                   counted_tokens=await self._counted(system, messages)))
             reply = await self.provider.complete(
                 # a copy: the loop keeps appending to its own list after the call
                 ModelCall(purpose="main", messages=list(messages), system=system,
@@ -216,6 +219,13 @@ class Agent:
             self.messages, request, send)
         self._shed_persisted()
         return reply
+
+    async def _counted(self, system: str, messages: list[dict]) -> int | None:
+        """The API's own token count beside the estimate (opt-in: one more request)."""
+        counter = getattr(self.provider, "count_tokens", None)
+        if not self.count_tokens or counter is None:
+            return None
+        return await counter(system, messages, TOOL_SCHEMAS)
 
     async def _run_tools(self, uses: list[dict]) -> tuple[list[dict], bool]:
         """Every tool_use gets a result, in order; ``compact`` is deferred, not executed."""

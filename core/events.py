@@ -97,6 +97,7 @@ class ModelRequest(Event):
     est_tokens: int
     messages: int
     system_chars: int = 0
+    counted_tokens: int | None = None  # the API's count_tokens, when asked for (online only)
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -57,6 +57,7 @@ class RunOptions:
     session: str | None = None
     resume: str | None = None
     word_delay: float = 0.0
+    count_tokens: bool = False  # ask the API's count_tokens before each main call (online)
 
 
 def make_provider(options: RunOptions, emit: Callable[[Event], Any]) -> Provider:
@@ -104,7 +105,7 @@ class Runner:
                            emit=self.emit, breaks=self.options.breaks,
                            memory=self.options.memory, gate=self.gate,
                            compaction=self.options.compaction, pinned=self.options.pinned,
-                           worklog=worklog)
+                           worklog=worklog, count_tokens=self.options.count_tokens)
         self.agent.worklog.source = source
         return self.agent
 

@@ -68,6 +68,7 @@ class AppConfig:
     thresholds: Thresholds | None = None
     breaks: frozenset[str] = field(default_factory=frozenset)
     lang: str = "en"
+    count_tokens: bool = False  # live mode: the API's token count beside the estimate
 
 
 def shorten(path: Path) -> str:
@@ -180,7 +181,8 @@ class CtxlabApp(WorkbenchActions):
         self.provider = ScriptedProvider() if self.config.provider == "scripted" else None
         options = RunOptions(workspace=self.workspace, scenario=scenario,
                              provider=self.config.provider, model=self.config.model,
-                             thresholds=self.config.thresholds, breaks=self.config.breaks)
+                             thresholds=self.config.thresholds, breaks=self.config.breaks,
+                             count_tokens=self.config.count_tokens)
         self.bridge = EventBridge(self, self.agent_messages, self.generation)
         self.runner = Runner(options, Emitter(sinks=[self.bridge]), self.gate, self.provider)
         self.apply_speed()

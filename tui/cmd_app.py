@@ -34,6 +34,9 @@ def add_common(parser: argparse.ArgumentParser, inherit: bool = False) -> None:
     parser.add_argument("--break", action="append", dest="breaks",
                         default=argparse.SUPPRESS if inherit else [], metavar="NAME",
                         help="disable one protection (teaching lab; never on by default)")
+    if not inherit:  # plain `ctxlab` only: the demo's model is scripted, there is nothing to count
+        parser.add_argument("--count-tokens", action="store_true",
+                            help="live mode: ask the API to count input tokens before each call")
 
 
 def add_parser(subparsers: Any) -> argparse.ArgumentParser:
@@ -107,6 +110,7 @@ def run_default(args: argparse.Namespace) -> int:
             return 2
         config = AppConfig(scenario=None, workspace=Path.cwd(), provider="anthropic",
                            model=os.environ.get("CTXLAB_MODEL"), thresholds=thresholds,
+                           count_tokens=bool(getattr(args, "count_tokens", False)),
                            breaks=breaks_from_args(args), lang=lang)
     else:
         config = AppConfig(scenario=default_scenario(lang), breaks=breaks_from_args(args),

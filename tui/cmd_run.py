@@ -62,6 +62,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     parser.add_argument("--session", help="save the conversation after each turn")
     parser.add_argument("--resume", help="continue a saved session")
     parser.add_argument("--no-memory", action="store_true", help="run without long-term memory")
+    parser.add_argument("--count-tokens", action="store_true",
+                        help="ask the API to count input tokens before each main call "
+                             "(anthropic provider; shown beside the estimate)")
     add_common_flags(parser)
     add_threshold_flags(parser)
     parser.set_defaults(handler=run)
@@ -96,7 +99,8 @@ def run(args: argparse.Namespace) -> int:
     options = RunOptions(workspace=workspace, scenario=scenario, prompts=args.prompt or [],
                          provider=provider, model=args.model, thresholds=thresholds,
                          breaks=frozenset(args.breaks), memory=not args.no_memory,
-                         session=args.session, resume=args.resume)
+                         session=args.session, resume=args.resume,
+                         count_tokens=args.count_tokens)
     sink = JsonSink() if args.json else LogSink()
     try:
         ok = asyncio.run(Runner(options, Emitter(sinks=[sink])).run())  # stamps t
@@ -171,7 +175,8 @@ def describe_event(e: Any) -> str | None:
     if kind == "turn_start":
         return f"user: {e.request}"
     if kind == "model_request":
-        return f"→ {e.purpose} call: {e.chars:,} chars, ~{e.est_tokens:,} tokens, " \
+        counted = f" ({e.counted_tokens:,} counted by the API)" if e.counted_tokens else ""
+        return f"→ {e.purpose} call: {e.chars:,} chars, ~{e.est_tokens:,} tokens{counted}, " \
                f"{e.messages} messages"
     if kind == "tool_call":
         return f"tool {e.name} {e.input}"

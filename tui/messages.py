@@ -141,7 +141,7 @@ async def dispatch(app: Any, event: Event) -> None:
         meter.system(event.sections)
     elif isinstance(event, ev.ModelRequest) and event.purpose == "main":
         app.calls += 1
-        meter.model_request(event.chars, event.est_tokens)
+        meter.model_request(event.chars, event.est_tokens, event.counted_tokens)
         app.update_status()
     elif isinstance(event, ev.ModelResponse) and event.purpose == "main":
         await conversation.end_assistant()

@@ -245,3 +245,23 @@ def test_forced_compact_history_sends_a_purpose_shaped_summary_call(tmp_path, me
     assert message["content"].startswith("[Compacted]\n\nCurrent user request:\nLook at big.txt")
     assert json.dumps("SUMMARY: read big.txt") in message["content"]
     assert_wire_valid(server)
+
+
+def test_count_tokens_is_asked_only_when_the_run_opts_in(tmp_path, messages_server):
+    """`--count-tokens`: the API's own count travels beside the estimate; off by default."""
+    server = messages_server
+    server.count(4321)
+    server.reply_text("Hello.")
+    server.reply_text("[]")
+    ok, rec = run_prompts(server, tmp_path, ["hi"], count_tokens=True)
+    assert ok
+    main = [e for e in rec.of(ModelRequest) if e.purpose == "main"]
+    assert [e.counted_tokens for e in main] == [4321]
+    assert len(server.requests_to("/v1/messages/count_tokens")) == 1
+
+    server.reply_text("Hello again.")
+    server.reply_text("[]")
+    ok, rec = run_prompts(server, tmp_path / "second", ["hi"])
+    assert ok
+    assert [e.counted_tokens for e in rec.of(ModelRequest) if e.purpose == "main"] == [None]
+    assert len(server.requests_to("/v1/messages/count_tokens")) == 1

@@ -118,6 +118,7 @@ MESSAGES: dict[str, str] = {
     # -- the Context meter -----------------------------------------------------------------
     "meter.usage": "{n:,} input tokens (API usage)",
     "meter.no_usage": "no API usage yet (scripted model)",
+    "meter.counted": " · {n:,} counted by the API",
     "meter.of_limit": " / {limit:,} chars ",
     "meter.target": " target {n:,}",
     "meter.trigger": " trigger {n:,}",

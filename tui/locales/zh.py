@@ -122,6 +122,7 @@ MESSAGES: dict[str, str] = {
     # -- the Context meter -----------------------------------------------------------------
     "meter.usage": "{n:,} 个输入 token（API 用量）",
     "meter.no_usage": "暂无 API 用量（脚本模型）",
+    "meter.counted": " · API 计数 {n:,} 个 token",
     "meter.of_limit": " / {limit:,} 字符 ",
     "meter.target": " 目标 {n:,}",
     "meter.trigger": " 触发 {n:,}",

@@ -125,6 +125,7 @@ class ContextMeter(Vertical):
         self.chars = 0
         self.est_tokens = 0
         self.usage_tokens: int | None = None
+        self.counted_tokens: int | None = None  # count_tokens, when the run asked for it
         self.history: list[int] = []
         self.sections: tuple[dict[str, Any], ...] = ()
         self.cache = CategoryCache()
@@ -143,7 +144,7 @@ class ContextMeter(Vertical):
     def reset(self, limits: Thresholds) -> None:
         self.limits = limits
         self.chars = self.est_tokens = 0
-        self.usage_tokens = None
+        self.usage_tokens = self.counted_tokens = None
         self.history = []
         self.sections = ()
         self.categories = dict.fromkeys(MESSAGE_CATEGORIES, 0)
@@ -154,8 +155,9 @@ class ContextMeter(Vertical):
         self.limits = limits
         self.redraw()
 
-    def model_request(self, chars: int, est_tokens: int) -> None:
+    def model_request(self, chars: int, est_tokens: int, counted: int | None = None) -> None:
         self.chars, self.est_tokens = chars, est_tokens
+        self.counted_tokens = counted if counted is not None else self.counted_tokens
         self.history.append(chars)
         self.query_one(Sparkline).data = list(self.history)
         self.redraw()
@@ -186,6 +188,8 @@ class ContextMeter(Vertical):
         pct = self.chars / limits.context_limit * 100 if limits.context_limit else 0
         usage = (t("meter.usage", n=self.usage_tokens) if self.usage_tokens is not None
                  else t("meter.no_usage"))
+        if self.counted_tokens is not None:
+            usage += t("meter.counted", n=self.counted_tokens)
         figures = Content.assemble(
             meter_bar(self.chars, limits), "\n",
             (f"{self.chars:,}", "bold"), t("meter.of_limit", limit=limits.context_limit),
