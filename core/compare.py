@@ -60,6 +60,9 @@ STRATEGIES: dict[str, Strategy] = _table(
              {"compaction": "s08", "memory": False, "pinned": False}),
     Strategy("compact+memory", "s08 compaction + s09 long-term memory (the course)",
              {"compaction": "s08", "memory": True, "pinned": False}),
+    Strategy("compact+memory+pinned",
+             "s08 + s09 + project rules and a work log pinned in every system prompt",
+             {"compaction": "s08", "memory": True, "pinned": True}),
 )
 DEFAULT_STRATEGIES = ("truncate", "compact", "compact+memory")
 SIDE_PURPOSES = ("summary", "select", "extract", "consolidate")

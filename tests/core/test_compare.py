@@ -247,3 +247,15 @@ def test_the_json_shape(story):
     assert {"name", "peak_chars", "mean_chars", "calls", "side_calls", "losses",
             "probes"} <= set(data)
     assert {"ask", "expect", "answerable"} <= set(data["probes"][0])
+
+
+def test_pinned_context_answers_what_the_summaries_lost():
+    """compact+memory+pinned: the work log keeps the file the summaries dropped."""
+    from core.compare import compare_sync, parse_strategies
+    from core.scenarios import find_scenario
+
+    result = compare_sync(find_scenario("refactor-auth"),
+                          parse_strategies("compact+memory,compact+memory+pinned"))
+    plain, pinned = result.strategies
+    assert sum(p.answerable for p in pinned.probes) > sum(p.answerable for p in plain.probes)
+    assert all(p.answerable for p in pinned.probes) and pinned.losses == 0
