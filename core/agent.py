@@ -50,6 +50,7 @@ from core.tools import TOOL_SCHEMAS, ToolRunner
 from core.worklog import WorkLog
 
 MAX_STEPS_PER_TURN = 60
+EMPTY_REPLY = "(no response)"
 
 
 @dataclass
@@ -128,7 +129,9 @@ class Agent:
                                                         self.side_provider("select"))
         for _ in range(self.max_steps):
             reply = await self._call_model(request)
-            self._append({"role": "assistant", "content": reply.content}, log)
+            # The API refuses an empty assistant message anywhere but last: never keep one.
+            content = reply.content or [{"type": "text", "text": EMPTY_REPLY}]
+            self._append({"role": "assistant", "content": content}, log)
             uses = reply.tool_uses
             if not uses:
                 break

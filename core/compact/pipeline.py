@@ -153,7 +153,11 @@ class Compactor:
                     self.reactive_retries = 0  # the streak ends here; the next call starts fresh
                     raise
                 self.reactive_retries += 1
-                messages = await self.reactive(prepared, active_request)
+                try:
+                    messages = await self.reactive(prepared, active_request)
+                except BaseException:
+                    self.reactive_retries = 0  # a failed recovery ends the streak too
+                    raise
                 continue
             self.reactive_retries = 0
             return prepared, reply

@@ -283,3 +283,32 @@ def test_extraction_reads_the_turn_as_it_was_before_compact_history(tmp_path, me
     assert rec.events.index(written) > stage_at
     for request in server.requests_to():
         assert validate_pairs(request.body["messages"], allow_pending=False) == []
+
+
+def test_an_empty_reply_never_leaves_an_empty_assistant_message(tmp_path):
+    """The API refuses empty assistant content before the last message."""
+    import asyncio as aio
+
+    from core.agent import EMPTY_REPLY, Agent
+    from core.providers.base import ModelReply
+
+    class Empty:
+        name, model = "fake", "m"
+
+        def __init__(self):
+            self.sent = []
+
+        async def complete(self, call, on_text=None):
+            self.sent.append(call)
+            if call.purpose != "main":
+                return ModelReply(content=[{"type": "text", "text": "[]"}])
+            return ModelReply(content=[], stop_reason="end_turn")
+
+    provider = Empty()
+    agent = Agent(tmp_path, provider, memory=False)
+    aio.run(agent.run_turn("hi"))
+    aio.run(agent.run_turn("again"))
+    main = [c for c in provider.sent if c.purpose == "main"]
+    assert main[1].messages[1] == {"role": "assistant",
+                                   "content": [{"type": "text", "text": EMPTY_REPLY}]}
+    assert all(m["content"] for m in agent.messages)

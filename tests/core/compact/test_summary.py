@@ -171,3 +171,26 @@ def test_model_summarizer_makes_the_course_side_call(tmp_path):
     assert '"summary"' in out[0]["content"]
     assert [e.purpose for e in rec.events if e.type == "model_request"] == ["summary"]
     assert chars(out) < 1_000
+
+
+def test_a_failed_recovery_ends_the_streak(tmp_path):
+    """If the reactive summary itself fails, the next overflow still gets its recovery."""
+
+    class Failing:
+        def __init__(self):
+            self.calls = 0
+
+        async def summarize(self, messages, active_request, prepared_input):
+            self.calls += 1
+            if self.calls == 1:
+                raise RuntimeError("summary service down")
+            return "ok"
+
+    comp = Compactor(tmp_path, summarizer=Failing())
+    with pytest.raises(RuntimeError):
+        asyncio.run(comp.call_with_recovery(long_history(), "go",
+                                            Flaky(ContextOverflow("prompt is too long"))))
+    assert comp.reactive_retries == 0
+    send = Flaky(ContextOverflow("prompt is too long"))
+    sent, reply = asyncio.run(comp.call_with_recovery(long_history(), "go", send))
+    assert reply.text == "ok" and sent[0]["content"].startswith("[Reactive compact]")
