@@ -22,3 +22,13 @@ def messages_server(monkeypatch: pytest.MonkeyPatch) -> Iterator[MessagesServer]
         monkeypatch.delenv(name, raising=False)
     with MessagesServer() as server:
         yield server
+
+
+@pytest.fixture
+def server_env(messages_server: MessagesServer, monkeypatch: pytest.MonkeyPatch
+               ) -> MessagesServer:
+    """The SDK's own environment variables point at the scripted server; the key is fake."""
+    monkeypatch.setenv("ANTHROPIC_BASE_URL", messages_server.url)
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "test-key")
+    monkeypatch.setenv("CTXLAB_MODEL", "claude-test")
+    return messages_server

@@ -41,7 +41,7 @@ def add_common(parser: argparse.ArgumentParser, inherit: bool = False) -> None:
 
 def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     from core.scenarios import DEFAULT_SCENARIO
-    from tui.cmd_compact import THRESHOLD_FLAGS
+    from tui.flags import add_threshold_flags
 
     parser = subparsers.add_parser(
         "demo", help="open the workbench playing a bundled scenario",
@@ -57,8 +57,7 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
                         help="pace multiplier (2 = twice as fast; 1000 = no pauses)")
     parser.add_argument("--paused", action="store_true",
                         help="start paused: s steps one model call, space plays")
-    for flag, key in THRESHOLD_FLAGS:
-        parser.add_argument(flag, type=int, dest=key, default=None, metavar="N")
+    add_threshold_flags(parser)
     add_common(parser, inherit=True)
     parser.set_defaults(handler=run_demo)
     return parser
@@ -148,10 +147,9 @@ def thresholds_from_args(args: argparse.Namespace, workspace: Path | None,
     beyond the scenario's own has anything to say."""
     from core.config import load_thresholds, thresholds_from_mapping
     from core.scenarios import find_scenario
-    from tui.cmd_compact import THRESHOLD_FLAGS
+    from tui.flags import threshold_overrides
 
-    overrides = {key: getattr(args, key) for _, key in THRESHOLD_FLAGS
-                 if getattr(args, key, None) is not None}
+    overrides = threshold_overrides(args)
     has_toml = workspace is not None and (workspace / "ctxlab.toml").is_file()
     if not overrides and not has_toml:
         return None  # let the scenario's own teaching budget apply

@@ -26,21 +26,13 @@ from core.events import Emitter, Event, PointerBroken, Recorder, Stage
 from core.measure import json_chars
 from core.messages import HistoryError, check_history, message_text, validate_pairs
 from core.providers.base import ProviderError
+from tui.flags import add_threshold_flags, threshold_overrides
 
 PROG = "ctxlab compact"
 USAGE_ERROR = 2  # bad input, bad flag, bad setting: the user can fix it
 RUN_ERROR = 1  # the input was fine but the run failed (disk, provider)
 
 # (flag, Thresholds field): the contract's threshold flags, in its order.
-THRESHOLD_FLAGS: tuple[tuple[str, str], ...] = (
-    ("--context-limit", "context_limit"),
-    ("--batch-limit", "batch_limit"),
-    ("--large-result", "large_result"),
-    ("--keep-recent", "keep_recent"),
-    ("--max-messages", "max_messages"),
-    ("--reactive-keep", "reactive_keep"),
-    ("--summary-input-limit", "summary_input_limit"),
-)
 
 
 class InputError(Exception):
@@ -72,7 +64,6 @@ class Outcome:
 
 
 def add_parser(subparsers: Any) -> argparse.ArgumentParser:
-    defaults = Thresholds()
     parser = subparsers.add_parser(
         "compact",
         help="apply one prepare() to a saved message history",
@@ -90,9 +81,7 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
                         help="who writes summaries (default: offline, deterministic)")
     parser.add_argument("--break", action="append", dest="breaks", default=[], metavar="NAME",
                         help=f"disable one protection (teaching lab): {', '.join(BREAK_SWITCHES)}")
-    for flag, key in THRESHOLD_FLAGS:
-        parser.add_argument(flag, type=int, dest=key, default=None, metavar="N",
-                            help=f"default {getattr(defaults, key)}")
+    add_threshold_flags(parser)
     parser.set_defaults(handler=run)
     return parser
 
@@ -183,10 +172,8 @@ def load_history(path: Path, shown: str) -> list[dict[str, Any]]:
 
 def read_thresholds(workdir: Path, args: argparse.Namespace) -> Thresholds:
     """Defaults, then ``ctxlab.toml`` in the workdir, then the flags given."""
-    overrides = {key: getattr(args, key) for _, key in THRESHOLD_FLAGS
-                 if getattr(args, key) is not None}
     try:
-        return load_thresholds(workdir, overrides)
+        return load_thresholds(workdir, threshold_overrides(args))
     except ConfigError as exc:
         raise InputError(str(exc)) from None
     except OSError as exc:

@@ -14,27 +14,14 @@ import sys
 from pathlib import Path
 from typing import Any, ClassVar
 
-from core.config import THRESHOLD_KEYS, ConfigError, load_thresholds, thresholds_from_mapping
+from core.config import ConfigError, load_thresholds, thresholds_from_mapping
 from core.events import Emitter, Event, dumps_event
 from core.scenarios import DEFAULT_SCENARIO, ScenarioError, find_scenario
 from core.session import SessionError
+from tui.flags import add_threshold_flags, threshold_overrides
 
 EXIT_USAGE = 2
 EXIT_RUN_FAILED = 1
-
-
-def add_threshold_flags(parser: argparse.ArgumentParser) -> None:
-    """The contract's threshold flags, shared by run, compact and demo."""
-    flags = ("context_limit", "batch_limit", "large_result", "keep_recent", "max_messages",
-             "reactive_keep", "summary_input_limit")
-    for key in flags:
-        assert key in THRESHOLD_KEYS
-        parser.add_argument(f"--{key.replace('_', '-')}", dest=key, type=int, default=None,
-                            metavar="N")
-
-
-def threshold_overrides(args: argparse.Namespace) -> dict[str, Any]:
-    return {k: getattr(args, k) for k in THRESHOLD_KEYS if getattr(args, k, None) is not None}
 
 
 def add_common_flags(parser: argparse.ArgumentParser) -> None:

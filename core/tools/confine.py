@@ -82,6 +82,13 @@ def check_writable(root: Path, path: Path) -> None:
             )
 
 
+def resolve_writable(root: Path, path: object) -> Path:
+    """Where a file tool may write: inside the workspace, outside harness-owned folders."""
+    target = resolve_in_workspace(root, path)
+    check_writable(root, target)
+    return target
+
+
 def check_glob_pattern(pattern: object) -> str:
     """Accept only relative patterns that cannot name a parent directory."""
     if not isinstance(pattern, str) or not pattern.strip():

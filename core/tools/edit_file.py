@@ -11,7 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from core.tools.confine import PathRefused, check_writable, relative, resolve_in_workspace
+from core.tools.confine import PathRefused, relative, resolve_writable
 from core.tools.outcome import ToolOutcome, error
 
 SCHEMA: dict[str, Any] = {
@@ -35,8 +35,7 @@ def edit_file(root: Path, path: object, old_text: object, new_text: object) -> T
     if not old_text:
         return error("old_text must not be empty", "bad_input")
     try:
-        target = resolve_in_workspace(root, path)
-        check_writable(root, target)
+        target = resolve_writable(root, path)
     except PathRefused as exc:
         return error(str(exc), exc.kind)
     rel = relative(root, target)

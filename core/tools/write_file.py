@@ -9,7 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from core.tools.confine import PathRefused, check_writable, relative, resolve_in_workspace
+from core.tools.confine import PathRefused, relative, resolve_writable
 from core.tools.outcome import ToolOutcome, error
 
 SCHEMA: dict[str, Any] = {
@@ -27,8 +27,7 @@ def write_file(root: Path, path: object, content: object) -> ToolOutcome:
     if not isinstance(content, str):
         return error("content must be a string", "bad_input")
     try:
-        target = resolve_in_workspace(root, path)
-        check_writable(root, target)
+        target = resolve_writable(root, path)
     except PathRefused as exc:
         return error(str(exc), exc.kind)
     rel = relative(root, target)

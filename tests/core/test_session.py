@@ -30,16 +30,6 @@ def read_session(workspace: Path, name: str) -> dict:
     return json.loads(session_file(workspace, name).read_text(encoding="utf-8"))
 
 
-@pytest.fixture
-def server_env(messages_server: MessagesServer, monkeypatch: pytest.MonkeyPatch
-               ) -> MessagesServer:
-    """The SDK's own environment points at the scripted server; no real key anywhere."""
-    monkeypatch.setenv("ANTHROPIC_BASE_URL", messages_server.url)
-    monkeypatch.setenv("ANTHROPIC_API_KEY", "test-key")
-    monkeypatch.setenv("CTXLAB_MODEL", "claude-test")
-    return messages_server
-
-
 def cli(workspace: Path, *args: str) -> int:
     return main(["run", "--headless", "--provider", "anthropic", "--json",
                  "--workspace", str(workspace), *args])

@@ -342,14 +342,6 @@ def test_an_unreadable_saved_log_is_set_aside_with_a_notice(tmp_path):
 
 # -- through the command line --------------------------------------------------------------------
 
-@pytest.fixture
-def server_env(messages_server: Any, monkeypatch: pytest.MonkeyPatch) -> Any:
-    monkeypatch.setenv("ANTHROPIC_BASE_URL", messages_server.url)
-    monkeypatch.setenv("ANTHROPIC_API_KEY", "test-key")
-    monkeypatch.setenv("CTXLAB_MODEL", "claude-test")
-    return messages_server
-
-
 def test_resume_on_the_command_line_brings_the_work_log_back(tmp_path, server_env, capsys):
     server = server_env
     server.reply_tool_use("write_file", {"path": "notes/todo.md", "content": "- ship\n"},

@@ -8,18 +8,7 @@ from typing import Any
 
 import pytest
 
-from tests.support.messages_server import MessagesServer
 from tui.cli import main
-
-
-@pytest.fixture
-def server_env(messages_server: MessagesServer, monkeypatch: pytest.MonkeyPatch
-               ) -> MessagesServer:
-    """The SDK's own environment variables point at the scripted server; the key is fake."""
-    monkeypatch.setenv("ANTHROPIC_BASE_URL", messages_server.url)
-    monkeypatch.setenv("ANTHROPIC_API_KEY", "test-key")
-    monkeypatch.setenv("CTXLAB_MODEL", "claude-test")
-    return messages_server
 
 
 def run_cli(capsys: pytest.CaptureFixture[str], workspace: Path, *args: str
