@@ -167,7 +167,12 @@ STAGES = (
 
 @dataclass(frozen=True, kw_only=True)
 class Stage(Event):
-    """A compaction stage changed something. ``ledger`` holds this stage's ledger entries."""
+    """A compaction stage changed something. ``ledger`` holds this stage's ledger entries.
+
+    ``by`` says whose stage it is: ``ctxlab`` for this pipeline; other event sources name
+    the agent or service that compacted (a recorded agent in a replay, a watched client,
+    the Messages API's own context management), so one timeline can show both side by side.
+    """
 
     type: ClassVar[str] = "stage"
     stage: str
@@ -178,6 +183,7 @@ class Stage(Event):
     files: tuple[str, ...] = ()
     tool_use_ids: tuple[str, ...] = ()
     ledger: tuple[dict[str, Any], ...] = ()
+    by: str = "ctxlab"
 
 
 @dataclass(frozen=True, kw_only=True)
