@@ -33,9 +33,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from core.agent_session import AgentSession, RunOptions
 from core.config import Thresholds
 from core.events import Emitter, Event, Recorder
-from core.run import Runner, RunOptions
 from core.scenarios.model import Scenario
 
 
@@ -212,7 +212,7 @@ async def run_strategy(scenario: Scenario, strategy: Strategy,
                        provider="scripted", thresholds=thresholds),
             **strategy.options)
         recorder = Recorder()
-        ok = await Runner(options, Emitter(sinks=[recorder])).run()
+        ok = await AgentSession(options, Emitter(sinks=[recorder])).run()
         return summarise(strategy, recorder.events, ok, probes_from_events(recorder.events))
 
 

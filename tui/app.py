@@ -1,11 +1,12 @@
 """The workbench: a real agent run on the left, its context, stages, archive and memory right.
 
-The app drives the engine's :class:`~core.run.Runner` in an async worker on its own event
-loop (the engine is asyncio), so the UI never waits on it and cancelling the worker stops the
-loop at its next await. The UI talks back to the engine only through the
-:class:`~core.gate.Gate` (play, pause, step, pace), the provider's ``word_delay``, the
-compactor's thresholds, and cancellation. Everything it draws comes from events (see
-:mod:`tui.messages`) plus reads of ``runner.agent.messages`` — never from a fake engine.
+The app drives one :class:`~core.agent_session.AgentSession` in an async worker on its
+own event loop (the engine is asyncio), so the UI never waits on it and cancelling the worker
+stops the loop at its next await. Every intention goes through the session's public methods
+(pause, step, resume, pace, thresholds, send, end, recover an original); everything the app
+draws comes from the session's events (see :mod:`tui.messages`) — never from engine
+internals, never from a fake engine. In live mode every prompt is a turn of the same
+session: saved after each turn, one ``run_end`` when the workbench leaves it.
 """
 
 from __future__ import annotations
@@ -22,16 +23,14 @@ from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.css.query import NoMatches
 from textual.widgets import Footer, Header, Input, TabbedContent, TabPane
-from textual.worker import Worker, WorkerState
+from textual.worker import Worker, WorkerCancelled, WorkerFailed, WorkerState
 
-from core import events as ev
+from core.agent_session import AgentSession, RunOptions
 from core.config import Thresholds
 from core.events import Emitter
 from core.gate import Gate
-from core.providers.base import ProviderError
-from core.providers.scripted import ScriptedProvider
-from core.run import Runner, RunOptions
 from core.scenarios import DEFAULT_SCENARIO, ScenarioError, find_scenario
+from core.worklog import DEFAULT_SESSION
 from tui.app_actions import WorkbenchActions
 from tui.commands import CtxlabCommands
 from tui.i18n import localize_bindings, set_language, t
@@ -116,9 +115,7 @@ class CtxlabApp(WorkbenchActions):
         self.config = config
         self.speed = self.config.speed
         self.generation = 0
-        self.runner: Runner | None = None
-        self.gate = Gate()
-        self.provider: ScriptedProvider | None = None
+        self.session: AgentSession | None = None
         self.bridge: EventBridge | None = None
         self.workspace = Path(".")
         self.temp_workspaces: list[Path] = []
@@ -164,7 +161,7 @@ class CtxlabApp(WorkbenchActions):
 
     async def start_run(self, scenario_name: str | None, workspace: Path | None) -> None:
         """Reset every panel and start a run (or, in live mode, wait for a prompt)."""
-        self.stop_run()
+        await self.end_session()
         self.generation += 1
         try:
             scenario = find_scenario(scenario_name) if scenario_name else None
@@ -177,21 +174,24 @@ class CtxlabApp(WorkbenchActions):
                 prefix=f"ctxlab-{slug(self.scenario_title or 'live')}-"))
             self.temp_workspaces.append(workspace)
         self.workspace = workspace.resolve()
-        self.gate = Gate(paused=self.config.paused and scenario is not None)
-        self.provider = ScriptedProvider() if self.config.provider == "scripted" else None
+        gate = Gate(paused=self.config.paused and scenario is not None)
+        # Live mode is one saved session (the work log's ``default`` unless named).
         options = RunOptions(workspace=self.workspace, scenario=scenario,
                              provider=self.config.provider, model=self.config.model,
                              thresholds=self.config.thresholds, breaks=self.config.breaks,
-                             count_tokens=self.config.count_tokens)
-        self.bridge = EventBridge(self, self.agent_messages, self.generation)
-        self.runner = Runner(options, Emitter(sinks=[self.bridge]), self.gate, self.provider)
+                             count_tokens=self.config.count_tokens,
+                             session=None if scenario else DEFAULT_SESSION)
+        self.session = AgentSession(options, gate=gate)
+        session = self.session
+        self.bridge = EventBridge(self, lambda: session.messages, self.generation)
+        self.session.subscribe(Emitter(sinks=[self.bridge]))
         self.apply_speed()
         self.calls = 0
         self.finished = False
         self.run_breaks = tuple(sorted(self.config.breaks))  # until run_start confirms them
         await self.reset_panels()
         if scenario is not None:
-            self.run_agent(self.runner)
+            self.run_agent(self.session)
         else:
             self.attach_memory()
             self.query_one("#prompt", Input).focus()
@@ -206,27 +206,34 @@ class CtxlabApp(WorkbenchActions):
         self.update_status()
 
     def stop_run(self) -> None:
+        """Cancel the work in progress and stop watching memory (the session stays open)."""
         self.workers.cancel_group(self, "agent")
         try:
             self.query_one(MemoryCatalog).unwatch()
         except NoMatches:
             pass
 
-    @work(exclusive=True, group="agent", exit_on_error=False)
-    async def run_agent(self, runner: Runner) -> None:
-        await runner.run()
+    async def end_session(self) -> None:
+        """Stop the work in progress, wait for it to unwind, then end the session: its
+        ``run_end`` is the last event, after any ``cancelled`` error."""
+        running = [w for w in self.workers if w.group == "agent" and not w.is_finished]
+        self.stop_run()
+        for worker in running:
+            try:
+                await worker.wait()
+            except (WorkerCancelled, WorkerFailed):
+                pass
+        if self.session is not None:
+            await self.session.end()
 
     @work(exclusive=True, group="agent", exit_on_error=False)
-    async def run_prompt(self, runner: Runner, text: str) -> None:
-        """Live mode: the first prompt starts the run, later ones continue its agent."""
-        if runner.agent is None:
-            runner.options.prompts = [text]
-            await runner.run()
-            return
-        try:
-            await runner.agent.run_turn(text)
-        except ProviderError as exc:
-            runner.emit(ev.Error(message=str(exc).splitlines()[0], kind=exc.kind))
+    async def run_agent(self, session: AgentSession) -> None:
+        await session.run()
+
+    @work(exclusive=True, group="agent", exit_on_error=False)
+    async def run_prompt(self, session: AgentSession, text: str) -> None:
+        """Live mode: every prompt is one more turn of the same session."""
+        await session.send(text)
 
     def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
         if event.worker.group == "agent" and event.state == WorkerState.ERROR:
@@ -242,35 +249,15 @@ class CtxlabApp(WorkbenchActions):
         if self.bridge is not None:
             self.query_one(MemoryCatalog).watch(self.workspace / ".memory", self.bridge.post)
 
-    def agent_messages(self) -> list[dict[str, Any]] | None:
-        agent = self.runner.agent if self.runner else None
-        return agent.messages if agent is not None else None
-
     def lookup_result(self, tool_use_id: str) -> Any:
         """A tool result's original content, from the history the engine never compacts."""
-        agent = self.runner.agent if self.runner else None
-        for message in reversed(agent.full_history if agent else []):
-            content = message.get("content")
-            if message.get("role") == "user" and isinstance(content, list):
-                for block in content:
-                    if isinstance(block, dict) and block.get("tool_use_id") == tool_use_id:
-                        return self.original(tool_use_id, block.get("content", ""))
-        return None
-
-    def original(self, tool_use_id: str, content: Any) -> Any:
-        """The agent holds persisted results as pointers: read the original back from disk."""
-        archive = self.runner.agent.compactor.archive if self.runner and self.runner.agent \
-            else None
-        path = archive.trusted_pointer(tool_use_id, content) if archive else None
-        return archive.read_result(path) if archive and path else content
+        return self.session.original(tool_use_id) if self.session else None
 
     def limits(self) -> Thresholds:
-        if self.runner is None:
+        if self.session is None:
             return Thresholds()
-        if self.runner.agent is not None:
-            return self.runner.agent.compactor.thresholds
         try:
-            return self.runner.thresholds()
+            return self.session.thresholds
         except ValueError:
             return Thresholds()
 
@@ -335,21 +322,22 @@ class CtxlabApp(WorkbenchActions):
 
     def on_input_submitted(self, event: Input.Submitted) -> None:
         text = event.value.strip()
-        if event.input.id != "prompt" or not text or self.runner is None:
+        if event.input.id != "prompt" or not text or self.session is None:
             return
         if any(w.is_running for w in self.workers if w.group == "agent"):
             self.notify(t("notice.agent_busy"))
             return
         event.input.value = ""
-        self.run_prompt(self.runner, text)
+        self.run_prompt(self.session, text)
 
     # -- header and status ------------------------------------------------------------------
 
     def update_header(self, provider: str | None = None, model: str | None = None) -> None:
         """Provider and model as the run reports them (``run_start``), else as configured."""
         shown = self.config.display_workspace or shorten(self.workspace)
-        provider = provider or (self.provider.name if self.provider else self.config.provider)
-        model = model or self.config.model or ("scripted" if self.provider
+        scripted = self.config.provider == "scripted"
+        provider = provider or self.config.provider
+        model = model or self.config.model or ("scripted" if scripted
                                                 else t("header.default_model"))
         self.title = f"ctxlab · {self.scenario_title or t('header.live')}"
         sub = t("header.sub", provider=provider, model=model, workspace=shown)
@@ -359,18 +347,21 @@ class CtxlabApp(WorkbenchActions):
 
     def update_status(self) -> None:
         self.query_one(RunStatus).show(finished=self.finished, live=self.config.scenario is None,
-                                       paused=self.gate.paused, speed=self.speed,
+                                       paused=self.paused, speed=self.speed,
                                        calls=self.calls, breaks=self.run_breaks)
 
+    @property
+    def paused(self) -> bool:
+        return self.session.paused if self.session is not None else False
+
     def apply_speed(self) -> None:
-        self.gate.delay, word_delay = delays(self.speed)
-        if self.provider is not None:
-            self.provider.word_delay = word_delay
+        if self.session is not None:
+            self.session.set_pace(*delays(self.speed))
 
     # -- leaving ---------------------------------------------------------------------------
 
     async def action_quit(self) -> None:
-        self.stop_run()
+        await self.end_session()
         self.exit(0)
 
     def on_unmount(self) -> None:

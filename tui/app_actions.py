@@ -2,8 +2,8 @@
 
 Kept apart from :mod:`tui.app` (which owns the run and the panels) so each file reads in
 one sitting. Every action here is also a command-palette entry (:mod:`tui.commands`), and
-each one talks to the engine only through the app's gate, thresholds or a restart — never
-by reaching into engine state.
+each one talks to the engine only through the session's public methods (pause, step,
+thresholds, system prompt) or a restart — never by reaching into engine state.
 """
 
 from __future__ import annotations
@@ -25,8 +25,7 @@ from tui.widgets.run_status import next_speed
 from tui.widgets.stage_timeline import StageTimeline
 
 if TYPE_CHECKING:
-    from core.gate import Gate
-    from core.run import Runner
+    from core.agent_session import AgentSession
     from tui.app import AppConfig
 
 # Textual's own palette commands, by their English title and help, to message ids.
@@ -54,8 +53,7 @@ class WorkbenchActions(App[int]):
 
     if TYPE_CHECKING:
         config: AppConfig
-        gate: Gate
-        runner: Runner | None
+        session: AgentSession | None
         speed: float
         workspace: Path
 
@@ -63,19 +61,24 @@ class WorkbenchActions(App[int]):
                             workspace: Path | None) -> None: ...
         def update_status(self) -> None: ...
         def apply_speed(self) -> None: ...
+        @property
+        def paused(self) -> bool: ...
         def limits(self) -> Thresholds: ...
 
     # -- pace and views ---------------------------------------------------------------------
 
     def action_toggle_play(self) -> None:
-        if self.gate.paused:
-            self.gate.resume()
+        if self.session is None:
+            return
+        if self.session.paused:
+            self.session.resume()
         else:
-            self.gate.pause()
+            self.session.pause()
         self.update_status()
 
     def action_step(self) -> None:
-        self.gate.step()
+        if self.session is not None:
+            self.session.step()
         self.update_status()
 
     def change_speed(self, direction: int) -> None:
@@ -124,11 +127,9 @@ class WorkbenchActions(App[int]):
         from tui.screens.thresholds import ThresholdsScreen
 
         def apply(value: Thresholds | None) -> None:
-            if value is None or self.runner is None:
+            if value is None or self.session is None:
                 return
-            self.runner.options.thresholds = value
-            if self.runner.agent is not None:
-                self.runner.agent.compactor.thresholds = value
+            self.session.set_thresholds(value)
             self.query_one(ContextMeter).set_limits(value)
             self.notify(t("notice.limits", limit=value.context_limit, target=value.target))
 
@@ -177,8 +178,8 @@ class WorkbenchActions(App[int]):
 
         if isinstance(self.screen, SystemPromptScreen):
             return
-        agent = self.runner.agent if self.runner else None
-        self.push_screen(SystemPromptScreen(list(agent.last_system) if agent else []))
+        sections = self.session.system_sections() if self.session else []
+        self.push_screen(SystemPromptScreen(sections))
 
     # -- memory shortcuts (the palette reaches them without focusing the panel) ---------------
 

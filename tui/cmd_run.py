@@ -63,7 +63,7 @@ def fail(message: str, code: int = EXIT_USAGE) -> int:
 
 
 def run(args: argparse.Namespace) -> int:
-    from core.run import Runner, RunOptions
+    from core.agent_session import AgentSession, RunOptions
 
     provider = args.provider or ("anthropic" if os.environ.get("ANTHROPIC_API_KEY")
                                  and not args.scenario else "scripted")
@@ -90,7 +90,7 @@ def run(args: argparse.Namespace) -> int:
                          count_tokens=args.count_tokens)
     sink = JsonSink() if args.json else LogSink()
     try:
-        ok = asyncio.run(Runner(options, Emitter(sinks=[sink])).run())  # stamps t
+        ok = asyncio.run(AgentSession(options, Emitter(sinks=[sink])).run())  # stamps t
     except SessionError as exc:
         return fail(str(exc))
     if not ok:

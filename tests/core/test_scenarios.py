@@ -15,11 +15,11 @@ from typing import Any
 
 import pytest
 
+from core.agent_session import AgentSession, RunOptions
 from core.config import THRESHOLD_KEYS, Thresholds
 from core.events import STAGES, Recorder
 from core.providers.base import ModelCall, ModelReply, TextSink
 from core.providers.scripted import SCRIPTED_ERRORS, ScriptedProvider
-from core.run import Runner, RunOptions
 from core.scenarios import bundled_names, find_scenario
 from core.scenarios.model import (
     SCRIPTED_ERROR_NAMES,
@@ -163,7 +163,7 @@ def test_two_sessions_recalls_session_one_memory_in_session_two(capsys, tmp_path
     provider = SystemRecorder()
     recorder = Recorder()
     workspace = tmp_path / "runner"
-    ok = asyncio.run(Runner(RunOptions(workspace=workspace, scenario=scenario), recorder,
+    ok = asyncio.run(AgentSession(RunOptions(workspace=workspace, scenario=scenario), recorder,
                             provider=provider).run())
     assert ok
     record_text = (workspace / ".memory" / written["file"]).read_text(encoding="utf-8")

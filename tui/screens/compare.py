@@ -176,7 +176,7 @@ class CompareScreen(Screen[None]):
 
     def context_limit(self) -> int:
         """The limit the runs compacted against: the given thresholds, else the scenario's
-        teaching budget, else the default (as :meth:`core.run.Runner.thresholds` decides)."""
+        teaching budget, else the default (as ``AgentSession.thresholds`` decides)."""
         if self.thresholds is not None:
             return self.thresholds.context_limit
         if self.scenario.thresholds:
