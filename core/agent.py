@@ -80,6 +80,7 @@ class Agent:
         pinned: bool = True,
         worklog: WorkLog | None = None,
         count_tokens: bool = False,
+        record_stages: bool = False,
     ) -> None:
         self.workspace = Path(workspace).resolve()
         self.provider = provider
@@ -96,6 +97,7 @@ class Agent:
         self.compactor = make_compactor(compaction, self.workspace, thresholds, summarizer,
                                         self.emit, breaks)
         self.compactor.context_notes = self.summary_notes  # summaries see the work log
+        self.compactor.ctx.snapshots = record_stages  # stage events carry before/after
         self.pinned = pinned
         self.rules = ProjectRules(self.workspace, self.emit)
         self.worklog = worklog if worklog is not None else WorkLog()
@@ -108,6 +110,7 @@ class Agent:
         self._ledger_seen = 0
         self.turns = 0
         self.last_system: list[Section] = []
+        self.last_sent: list[dict] = []  # the list the last main call was sent
 
     # -- side-call routing --------------------------------------------------------------------
 
@@ -220,6 +223,7 @@ class Agent:
 
         self.messages, reply = await self.compactor.call_with_recovery(
             self.messages, request, send)
+        self.last_sent = list(self.messages)  # the list the model answered
         self._shed_persisted()
         return reply
 

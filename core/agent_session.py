@@ -67,6 +67,7 @@ class RunOptions:
     resume: str | None = None
     word_delay: float = 0.0
     count_tokens: bool = False  # ask the API's count_tokens before each main call (online)
+    record_stages: bool = False  # stage events carry their before/after (an inspector)
 
 
 def make_provider(options: RunOptions, emit: Callable[[Event], Any]) -> Provider:
@@ -196,6 +197,10 @@ class AgentSession:
         """A copy of the list the next main call starts from."""
         return list(self.agent.messages) if self.agent is not None else []
 
+    def sent_messages(self) -> list[dict[str, Any]]:
+        """The list the last main call was sent (compacted: what the model saw)."""
+        return list(self.agent.last_sent) if self.agent is not None else []
+
     def system_sections(self) -> list[Section]:
         """The system prompt's sections as the last main call was sent them."""
         return list(self.agent.last_system) if self.agent is not None else []
@@ -320,7 +325,8 @@ class AgentSession:
                            emit=self.emit, breaks=self.options.breaks,
                            memory=self.options.memory, gate=self.gate,
                            compaction=self.options.compaction, pinned=self.options.pinned,
-                           worklog=worklog, count_tokens=self.options.count_tokens)
+                           worklog=worklog, count_tokens=self.options.count_tokens,
+                           record_stages=self.options.record_stages)
         self.agent.worklog.source = source_rel
         return self.agent
 

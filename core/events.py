@@ -16,6 +16,13 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 EVENT_TYPES: dict[str, type[Event]] = {}
+# Field metadata of data a front end in the same process may use but the wire never carries.
+LOCAL_ONLY = {"wire": False}
+
+
+def wire_fields(cls: type[Event] | Event) -> list[dataclasses.Field[Any]]:
+    """The fields ``to_json`` prints (and docs/EVENTS.md documents)."""
+    return [f for f in dataclasses.fields(cls) if f.metadata.get("wire", True)]
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -31,7 +38,7 @@ class Event:
 
     def to_json(self) -> dict[str, Any]:
         data = {"type": self.type}
-        for f in dataclasses.fields(self):
+        for f in wire_fields(self):
             data[f.name] = _plain(getattr(self, f.name))
         data["t"] = round(self.t, 4)
         return data
@@ -50,7 +57,7 @@ def _plain(value: Any) -> Any:
 def event_from_json(data: dict[str, Any]) -> Event:
     """Rebuild an event from its JSON object (used to replay a JSONL log)."""
     cls = EVENT_TYPES[data["type"]]
-    names = {f.name for f in dataclasses.fields(cls)}
+    names = {f.name for f in wire_fields(cls)}
     return cls(**{k: v for k, v in data.items() if k in names})
 
 
@@ -165,6 +172,19 @@ STAGES = (
 )
 
 
+@dataclass(frozen=True)
+class StageSnapshot:
+    """The message lists one stage received and produced, recorded by the stage itself.
+
+    Stages never mutate a message in place (:class:`~core.measure.Measured` copies what it
+    changes), so two shallow copies of the list are exact and cheap. Recorded only when a
+    front end asks (``record_stages``): the inspector shows what the stage saw, not a guess.
+    """
+
+    before: list[dict[str, Any]]
+    after: list[dict[str, Any]]
+
+
 @dataclass(frozen=True, kw_only=True)
 class Stage(Event):
     """A compaction stage changed something. ``ledger`` holds this stage's ledger entries.
@@ -172,6 +192,7 @@ class Stage(Event):
     ``by`` says whose stage it is: ``ctxlab`` for this pipeline; other event sources name
     the agent or service that compacted (a recorded agent in a replay, a watched client,
     the Messages API's own context management), so one timeline can show both side by side.
+    ``snapshot`` (in-process only, never printed) holds the before and after lists.
     """
 
     type: ClassVar[str] = "stage"
@@ -184,6 +205,8 @@ class Stage(Event):
     tool_use_ids: tuple[str, ...] = ()
     ledger: tuple[dict[str, Any], ...] = ()
     by: str = "ctxlab"
+    snapshot: StageSnapshot | None = field(default=None, repr=False, compare=False,
+                                           metadata=LOCAL_ONLY)
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -179,11 +179,10 @@ class CtxlabApp(WorkbenchActions):
         options = RunOptions(workspace=self.workspace, scenario=scenario,
                              provider=self.config.provider, model=self.config.model,
                              thresholds=self.config.thresholds, breaks=self.config.breaks,
-                             count_tokens=self.config.count_tokens,
+                             count_tokens=self.config.count_tokens, record_stages=True,
                              session=None if scenario else DEFAULT_SESSION)
         self.session = AgentSession(options, gate=gate)
-        session = self.session
-        self.bridge = EventBridge(self, lambda: session.messages, self.generation)
+        self.bridge = EventBridge(self, self.generation)
         self.session.subscribe(Emitter(sinks=[self.bridge]))
         self.apply_speed()
         self.calls = 0
@@ -284,7 +283,7 @@ class CtxlabApp(WorkbenchActions):
     def sent_messages(self) -> list[dict[str, Any]]:
         """The list the model was sent on its last call (compacted: never a raw 10 MB
         result the next ``prepare()`` is about to persist)."""
-        return (self.bridge.stage_log.last_sent if self.bridge else None) or []
+        return self.session.sent_messages() if self.session else []
 
     async def refresh_views(self) -> None:
         self._views_pending = False

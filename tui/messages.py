@@ -1,14 +1,12 @@
 """Textual messages the workbench passes around, and the sink that turns engine events into them.
 
 The engine's emitter calls :class:`EventBridge` synchronously, from inside the agent loop
-(which runs as an async worker on the app's own event loop). The bridge therefore does only
-two cheap things there and then, and leaves all drawing to message handlers:
-
-* it feeds the :class:`~tui.screens.stage_diff.StageLog`, which must see
-  ``runner.agent.messages`` *at the moment* a stage fires (later it has moved on);
-* it posts one message per event, except streamed text: consecutive ``assistant_text``
-  deltas are appended to one open :class:`TextChunk` until any other event seals it, so a
-  fast stream costs one message per burst and text never overtakes a later tool call.
+(which runs as an async worker on the app's own event loop). The bridge therefore only
+posts, and leaves all drawing to message handlers: one message per event, except streamed
+text: consecutive ``assistant_text`` deltas are appended to one open :class:`TextChunk`
+until any other event seals it, so a fast stream costs one message per burst and text
+never overtakes a later tool call. Everything a handler needs travels with its event (a
+``stage`` event carries the before/after lists the stage recorded).
 
 The memory watcher reports from its own thread straight to the Memory panel with
 ``post_message``, which is thread-safe.
@@ -16,14 +14,12 @@ The memory watcher reports from its own thread straight to the Memory panel with
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any
 
 from textual.message import Message
 from textual.message_pump import MessagePump
 
 from core.events import AssistantText, Event
-from tui.screens.stage_diff import StageLog
 
 
 class EngineEvent(Message):
@@ -78,18 +74,15 @@ class OpenText(Message):
 
 
 class EventBridge:
-    """The engine-side sink: snapshot for the stage log, then post a message to ``target``.
+    """The engine-side sink: post a message per event to ``target``.
 
     ``generation`` tags every message with the run that produced it, so events of a run
     cancelled by a restart are dropped instead of drawn into the new run's panels.
     """
 
-    def __init__(self, target: MessagePump, messages: Callable[[], list[dict[str, Any]] | None],
-                 generation: int) -> None:
+    def __init__(self, target: MessagePump, generation: int) -> None:
         self.target = target
-        self.messages = messages
         self.generation = generation
-        self.stage_log = StageLog()
         self._chunk: TextChunk | None = None
 
     def __call__(self, event: Event) -> None:
@@ -100,11 +93,10 @@ class EventBridge:
             self._chunk.parts.append(event.delta)
             return
         self._chunk = None
-        self.stage_log.observe(event, self.messages())
         self.post(event)
 
     def post(self, event: Event) -> None:
-        """Post without feeding the stage log (events of the UI's own memory store)."""
+        """Post one event (also used for the events of the UI's own memory store)."""
         self.target.post_message(EngineEvent(event, self.generation))
 
 
@@ -152,10 +144,7 @@ async def dispatch(app: Any, event: Event) -> None:
     elif isinstance(event, ev.ToolResult):
         conversation.tool_result(event)
     elif isinstance(event, ev.Stage):
-        record = next((r for r in reversed(app.bridge.stage_log.records)
-                       if r.event is event), None)
-        if record is not None:
-            app.query_one(StageTimeline).add_stage(record)
+        app.query_one(StageTimeline).add_stage(event)
         app.query_one(TranscriptList).note_stage(event.stage, event.files)
         await conversation.stage(event)
         app.schedule_views()

@@ -77,7 +77,9 @@ async def inspector(pilot: Pilot[Any]) -> None:
 
     await finished(pilot)
     app = app_of(pilot)
-    records = app.bridge.stage_log.records if app.bridge else []
+    from tui.widgets.stage_timeline import StageTimeline
+
+    records = app.query_one(StageTimeline).stages
     record = next((r for r in records if r.event.stage == "snip_compact"), records[0])
     await app.push_screen(Inspector(record, app.workspace))
     await settle(pilot)

@@ -27,7 +27,7 @@ async def test_scenario_played_to_the_end_updates_every_panel(
     app = make_app()
     async with app.run_test(size=(200, 55)) as pilot:
         await play_to_end(pilot)
-        records = app.bridge.stage_log.records
+        records = app.query_one(StageTimeline).stages
         stages = [r.event.stage for r in records]
         assert {"tool_result_budget", "snip_compact", "micro_compact", "fit_tool_results",
                 "manual_compact"} <= set(stages)
