@@ -40,6 +40,7 @@ from core.events import (
 )
 from core.gate import Gate
 from core.measure import estimate_tokens, json_chars
+from core.memory.store import MemoryStore
 from core.memory_hooks import MemoryHooks
 from core.messages import validate_pairs
 from core.pinned import ProjectRules
@@ -81,6 +82,7 @@ class Agent:
         worklog: WorkLog | None = None,
         count_tokens: bool = False,
         record_stages: bool = False,
+        memory_store: MemoryStore | None = None,
     ) -> None:
         self.workspace = Path(workspace).resolve()
         self.provider = provider
@@ -103,7 +105,8 @@ class Agent:
         self.worklog = worklog if worklog is not None else WorkLog()
         self.memory_sections: list[Section] = []
         self.tools = ToolRunner(self.workspace)
-        self.memory = MemoryHooks(self.workspace, self.emit, enabled=memory)
+        self.memory = MemoryHooks(self.workspace, self.emit, enabled=memory,
+                                  store=memory_store)
         self.messages: list[dict] = []
         self.full_history: list[dict] = []
         self._result_at: dict[str, int] = {}  # tool_use_id -> index in full_history

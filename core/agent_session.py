@@ -34,6 +34,8 @@ from core.agent import Agent
 from core.config import Thresholds, thresholds_from_mapping
 from core.events import Error, Event, ProbeChecked, RunEnd, RunStart, Sink
 from core.gate import Gate
+from core.memory.store import MemoryStore
+from core.memory.watch import MemoryWatcher
 from core.memory_hooks import seed_memory
 from core.providers.base import Provider, ProviderError
 from core.providers.scripted import ScriptedProvider
@@ -112,6 +114,8 @@ class AgentSession:
         self.ended = False
         self.ok = True  # False once a turn failed or was cancelled
         self._task: asyncio.Task[Any] | None = None
+        self._store: MemoryStore | None = None
+        self._watcher: MemoryWatcher | None = None
 
     # -- the event stream ---------------------------------------------------------------------
 
@@ -222,6 +226,35 @@ class AgentSession:
         path = archive.trusted_pointer(tool_use_id, content) if archive else None
         return archive.read_result(path) if archive and path else content
 
+    # -- memory: one store per workspace, shared by the agent and every front end ---------------
+
+    @property
+    def memory_store(self) -> MemoryStore | None:
+        """The workspace's store (None with memory off). Open it after the workspace was
+        prepared: creating ``.memory`` first would stop a scenario's files being generated.
+        Its writes — the agent's and a front end's — are events on this session's stream."""
+        if self._store is None and self.options.memory:
+            self._store = MemoryStore(self.options.workspace / ".memory", self.emit)
+        return self._store
+
+    def watch_memory(self) -> None:
+        """Follow hand edits of ``.memory/``: each rebuild they cause arrives on the event
+        stream as ``index_rebuilt`` with trigger ``watch`` (ctxlab's own writes never do, so
+        no time window is needed to tell them apart). Raises OSError if it cannot watch.
+        Watching outlives the run (a finished scenario's memory can still be edited by hand):
+        whoever starts it stops it, with :meth:`stop_watching_memory`."""
+        store = self.memory_store
+        if store is None or self._watcher is not None:
+            return
+        watcher = MemoryWatcher(store, self.emit)
+        watcher.start()
+        self._watcher = watcher
+
+    def stop_watching_memory(self) -> None:
+        watcher, self._watcher = self._watcher, None
+        if watcher is not None:
+            watcher.stop()
+
     # -- playing --------------------------------------------------------------------------------
 
     async def run(self, emit: Sink | None = None) -> bool:
@@ -326,7 +359,8 @@ class AgentSession:
                            memory=self.options.memory, gate=self.gate,
                            compaction=self.options.compaction, pinned=self.options.pinned,
                            worklog=worklog, count_tokens=self.options.count_tokens,
-                           record_stages=self.options.record_stages)
+                           record_stages=self.options.record_stages,
+                           memory_store=self.memory_store)
         self.agent.worklog.source = source_rel
         return self.agent
 

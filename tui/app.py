@@ -207,8 +207,10 @@ class CtxlabApp(WorkbenchActions):
     def stop_run(self) -> None:
         """Cancel the work in progress and stop watching memory (the session stays open)."""
         self.workers.cancel_group(self, "agent")
+        if self.session is not None:
+            self.session.stop_watching_memory()
         try:
-            self.query_one(MemoryCatalog).unwatch()
+            self.query_one(MemoryCatalog).reset(None)
         except NoMatches:
             pass
 
@@ -243,10 +245,16 @@ class CtxlabApp(WorkbenchActions):
             self.update_status()
 
     def attach_memory(self) -> None:
-        """Open the workspace's store in the Memory panel, watched (after the run prepared
-        the folder: creating ``.memory`` first would stop the sample files being generated)."""
-        if self.bridge is not None:
-            self.query_one(MemoryCatalog).watch(self.workspace / ".memory", self.bridge.post)
+        """Show the session's store in the Memory panel and follow hand edits (after the run
+        prepared the folder: creating ``.memory`` first would stop the sample files being
+        generated)."""
+        if self.session is None:
+            return
+        self.query_one(MemoryCatalog).reset(self.session.memory_store)
+        try:
+            self.session.watch_memory()
+        except OSError as exc:
+            self.notify(t("mem.not_watched", error=exc), severity="warning")
 
     def lookup_result(self, tool_use_id: str) -> Any:
         """A tool result's original content, from the history the engine never compacts."""

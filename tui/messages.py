@@ -46,14 +46,6 @@ class TextChunk(Message):
         return "".join(self.parts)
 
 
-class MemoryChanged(Message):
-    """The memory watcher rebuilt the index after files changed on disk (any thread)."""
-
-    def __init__(self, event: Event) -> None:
-        super().__init__()
-        self.event = event
-
-
 class OpenFile(Message):
     """Ask the app to open a workspace-relative file in the viewer."""
 
@@ -165,7 +157,6 @@ async def dispatch(app: Any, event: Event) -> None:
             await conversation.notice(t("conv.recalled", method=event.method,
                                         files=", ".join(event.files)), "$recalled")
     elif isinstance(event, ev.MemoryWritten):
-        memory.own_change((event.file,))
         await conversation.notice(t("conv.memory_written", file=event.file,
                                     type=event.record_type), "bold $recalled")
     elif isinstance(event, ev.MemoryRejected):
@@ -177,8 +168,10 @@ async def dispatch(app: Any, event: Event) -> None:
         await conversation.notice(t("conv.consolidation_failed", reason=event.reason),
                                   "$error")
     elif isinstance(event, ev.IndexRebuilt):
-        memory.own_change(event.changed)
-        memory.refresh_catalog()
+        if event.trigger == "watch":  # a hand edit; ctxlab's own writes are never "watch"
+            memory.hand_changed(event.changed)
+        else:
+            memory.refresh_catalog()
     elif isinstance(event, ev.Error):
         if event.kind != "cancelled":
             app.notify(event.message, title=t("notice.error_title", kind=event.kind),

@@ -5,13 +5,14 @@ from __future__ import annotations
 
 import asyncio
 import json
+import time
 from pathlib import Path
 
 import pytest
 
 from core import source
 from core.agent_session import AgentSession, RunOptions
-from core.events import Recorder, RunEnd, Stage
+from core.events import IndexRebuilt, Recorder, RunEnd, Stage
 from core.measure import json_chars
 from core.scenarios import find_scenario
 from tests.support.messages_server import MessagesServer
@@ -78,3 +79,30 @@ def test_the_agent_session_is_an_event_source(tmp_path: Path) -> None:
     assert session.kind == "ctxlab"
     assert source.can(session, source.SEND) and not source.can(session, source.SCRUB)
     assert not source.can(object(), source.PAUSE)
+
+
+HAND_WRITTEN = "---\nname: Deploy window\ndescription: Tuesdays only\ntype: project\n---\n\nNo.\n"
+
+
+def test_hand_edits_arrive_as_events_and_own_writes_never_look_like_them(
+        tmp_path: Path) -> None:
+    """One store per workspace: writes through it are ctxlab's own (trigger ``write``);
+    the watcher reports only what changed behind its back (trigger ``watch``)."""
+    recorder = Recorder()
+    session = AgentSession(RunOptions(workspace=tmp_path), recorder)
+    store = session.memory_store
+    assert store is not None and session.memory_store is store  # one store
+    session.watch_memory()
+    try:
+        store.write("Own note", "written by ctxlab", "project", "Body.")
+        time.sleep(0.6)  # longer than the watcher's flush delay
+        assert [e.trigger for e in recorder.of(IndexRebuilt)] == ["write"]
+        (tmp_path / ".memory" / "deploy-window.md").write_text(HAND_WRITTEN, "utf-8")
+        for _ in range(100):
+            if any(e.trigger == "watch" for e in recorder.of(IndexRebuilt)):
+                break
+            time.sleep(0.05)
+    finally:
+        session.stop_watching_memory()
+    watched = [e for e in recorder.of(IndexRebuilt) if e.trigger == "watch"]
+    assert len(watched) == 1 and "deploy-window.md" in watched[0].changed
