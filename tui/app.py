@@ -4,9 +4,11 @@ The app drives one :class:`~core.agent_session.AgentSession` in an async worker 
 own event loop (the engine is asyncio), so the UI never waits on it and cancelling the worker
 stops the loop at its next await. Every intention goes through the session's public methods
 (pause, step, resume, pace, thresholds, send, end, recover an original); everything the app
-draws comes from the session's events (see :mod:`tui.messages`) — never from engine
-internals, never from a fake engine. In live mode every prompt is a turn of the same
-session: saved after each turn, one ``run_end`` when the workbench leaves it.
+draws comes from the session's events — never from engine internals, never from a fake
+engine. Each panel handles the events it cares about (:mod:`tui.routing`); the app only
+hands every event to the panels it composed, and draws the header and status itself. In
+live mode every prompt is a turn of the same session: saved after each turn, one
+``run_end`` when the workbench leaves it.
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ from textual.css.query import NoMatches
 from textual.widgets import Footer, Header, Input, TabbedContent, TabPane
 from textual.worker import Worker, WorkerCancelled, WorkerFailed, WorkerState
 
+from core import events as ev
 from core.agent_session import AgentSession, RunOptions
 from core.config import Thresholds
 from core.events import Emitter
@@ -34,14 +37,8 @@ from core.worklog import DEFAULT_SESSION
 from tui.app_actions import WorkbenchActions
 from tui.commands import CtxlabCommands
 from tui.i18n import localize_bindings, set_language, t
-from tui.messages import (
-    EngineEvent,
-    EventBridge,
-    OpenFile,
-    OpenText,
-    TextChunk,
-    dispatch,
-)
+from tui.messages import EngineEvent, EventBridge, OpenFile, OpenText, TextChunk
+from tui.routing import Routed, handles
 from tui.themes import DEFAULT_THEME, VARIABLE_DEFAULTS, load_themes
 from tui.widgets.context_meter import ContextMeter
 from tui.widgets.conversation import Conversation
@@ -82,7 +79,7 @@ def slug(name: str) -> str:
     return "".join(ch if ch.isalnum() or ch in "-_" else "-" for ch in name)[:40] or "run"
 
 
-class CtxlabApp(WorkbenchActions):
+class CtxlabApp(Routed, WorkbenchActions):
     """The run, the panels and the event handlers; the keys' actions live in the base."""
 
     CSS_PATH = Path(__file__).with_name("app.tcss")  # absolute: subclasses live elsewhere
@@ -124,6 +121,7 @@ class CtxlabApp(WorkbenchActions):
         self.scenario_title = ""  # "" = live mode
         self.run_breaks: tuple[str, ...] = ()  # as the run reported them (run_start)
         self._views_pending = False
+        self.routed: list[Routed] = []  # the app and every panel that handles events
 
     # -- layout ---------------------------------------------------------------------------
 
@@ -151,6 +149,7 @@ class CtxlabApp(WorkbenchActions):
         return dict(VARIABLE_DEFAULTS)
 
     async def on_mount(self) -> None:
+        self.routed = [self, *(w for w in self.query("*") if isinstance(w, Routed))]
         for theme in load_themes().values():
             self.register_theme(theme)
         self.theme = self.config.theme if self.config.theme in self.available_themes \
@@ -278,9 +277,43 @@ class CtxlabApp(WorkbenchActions):
         if message.generation != self.generation:
             return
         try:
-            await dispatch(self, message.event)
+            for target in self.routed:
+                await target.route(message.event)
         except NoMatches:  # the app is shutting down: the panels are gone
             return
+
+    @handles(ev.RunStart)
+    def show_run_start(self, event: ev.RunStart) -> None:
+        if self.query_one(MemoryCatalog).store is None:
+            self.attach_memory()  # the run has generated and seeded the workspace by now
+        self.run_breaks = tuple(event.breaks)
+        self.update_header(event.provider, event.model)
+        self.update_status()
+
+    @handles(ev.ModelRequest)
+    def count_call(self, event: ev.ModelRequest) -> None:
+        if event.purpose == "main":
+            self.calls += 1
+            self.update_status()
+
+    @handles(ev.ModelResponse, ev.Stage, ev.TurnEnd)
+    def views_changed(self, event: ev.Event) -> None:
+        if not isinstance(event, ev.ModelResponse) or event.purpose == "main":
+            self.schedule_views()
+
+    @handles(ev.Error)
+    def show_error(self, event: ev.Error) -> None:
+        if event.kind != "cancelled":
+            self.notify(event.message, title=t("notice.error_title", kind=event.kind),
+                        severity="error", timeout=8)
+
+    @handles(ev.RunEnd)
+    def show_run_end(self, event: ev.RunEnd) -> None:
+        self.finished = self.config.scenario is not None
+        self.update_status()
+        self.schedule_views()
+        if self.finished:
+            self.notify(t("notice.finished"), title=t("notice.finished_title"), timeout=6)
 
     def schedule_views(self) -> None:
         """Re-measure and redraw "what the model sees" at most every 50 ms."""

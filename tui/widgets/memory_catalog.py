@@ -28,8 +28,10 @@ from textual.containers import Vertical
 from textual.content import Content
 from textual.widgets import DataTable, Static
 
+from core import events as ev
 from core.memory import INDEX_NAME, MemoryStore, MemoryStoreError
 from tui.i18n import localize_bindings, t
+from tui.routing import Routed, handles
 
 DEBOUNCE_SECONDS = 0.1
 TYPE_STYLE = {
@@ -40,7 +42,7 @@ TYPE_STYLE = {
 }
 
 
-class MemoryCatalog(Vertical):
+class MemoryCatalog(Routed, Vertical):
     """Records table plus a line of rejected candidates; owns the memory actions.
 
     Record types (``user``, ``feedback``…) are the store's format values and stay as they
@@ -74,6 +76,23 @@ class MemoryCatalog(Vertical):
         table.add_column(t("mem.col.type"), key="type", width=11)
         table.add_column(t("mem.col.name"), key="name", width=22)
         table.add_column(t("mem.col.description"), key="description", width=60)
+
+    # -- the events it draws ------------------------------------------------------------------
+
+    @handles(ev.MemorySelected)
+    def show_recalled(self, event: ev.MemorySelected) -> None:
+        self.selected(event.files)
+
+    @handles(ev.MemoryRejected)
+    def show_rejected(self, event: ev.MemoryRejected) -> None:
+        self.rejected_candidate(event.name, event.reason)
+
+    @handles(ev.IndexRebuilt)
+    def show_index_rebuilt(self, event: ev.IndexRebuilt) -> None:
+        if event.trigger == "watch":  # a hand edit; ctxlab's own writes are never "watch"
+            self.hand_changed(event.changed)
+        else:
+            self.refresh_catalog()
 
     # -- changes on disk ---------------------------------------------------------------------
 

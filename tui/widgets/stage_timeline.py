@@ -18,6 +18,7 @@ from textual.widgets import DataTable
 
 from core.events import PairViolation, Stage
 from tui.i18n import t
+from tui.routing import Routed, handles
 from tui.stage_diff import StageRecord
 
 
@@ -32,7 +33,7 @@ def lost_count(record: StageRecord) -> int:
     return sum(1 for entry in record.event.ledger if entry.get("where") == "lost")
 
 
-class StageTimeline(DataTable[str | Content]):
+class StageTimeline(Routed, DataTable[str | Content]):
     """A row per stage; Enter (or a click) inspects it."""
 
     class Inspect(Message):
@@ -67,6 +68,7 @@ class StageTimeline(DataTable[str | Content]):
         """Every stage shown, in firing order."""
         return list(self.records.values())
 
+    @handles(Stage)
     def add_stage(self, event: Stage) -> StageRecord:
         record = StageRecord(len(self.records) + 1, event)
         e = record.event
@@ -81,6 +83,7 @@ class StageTimeline(DataTable[str | Content]):
         self.update_subtitle()
         return record
 
+    @handles(PairViolation)
     def add_violation(self, event: PairViolation) -> None:
         """Count a violation on the latest row of the stage that caused it."""
         key = next((k for k, r in reversed(self.records.items())
