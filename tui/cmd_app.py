@@ -27,13 +27,14 @@ def add_common(parser: argparse.ArgumentParser, inherit: bool = False) -> None:
     ``inherit`` (for the ``demo`` subcommand): an option left out there keeps the value given
     before the subcommand, so ``ctxlab --lang zh demo`` is Chinese too.
     """
+    from tui.flags import add_break_flag
+
     unset = argparse.SUPPRESS if inherit else None
     parser.add_argument("--theme", default=unset, metavar="NAME", help=THEMES_HELP)
     parser.add_argument("--lang", default=unset, choices=("en", "zh"),
                         help="UI language (default: from LC_ALL / LC_MESSAGES / LANG, else en)")
-    parser.add_argument("--break", action="append", dest="breaks",
-                        default=argparse.SUPPRESS if inherit else [], metavar="NAME",
-                        help="disable one protection (teaching lab; never on by default)")
+    add_break_flag(parser, "disable one protection (teaching lab; never on by default)",
+                   argparse.SUPPRESS if inherit else None)
     if not inherit:  # plain `ctxlab` only: the demo's model is scripted, there is nothing to count
         parser.add_argument("--count-tokens", action="store_true",
                             help="live mode: ask the API to count input tokens before each call")
@@ -162,10 +163,5 @@ def thresholds_from_args(args: argparse.Namespace, workspace: Path | None,
 
 
 def breaks_from_args(args: argparse.Namespace) -> frozenset[str]:
-    from core.compact.context import BREAK_SWITCHES
-
-    names = list(getattr(args, "breaks", None) or [])
-    unknown = [n for n in names if n not in BREAK_SWITCHES]
-    if unknown:
-        raise ValueError(f"--break {unknown[0]!r}: choose from {', '.join(BREAK_SWITCHES)}")
-    return frozenset(names)
+    """The switches given (already checked by the ``--break`` flag itself)."""
+    return frozenset(getattr(args, "breaks", None) or [])

@@ -18,7 +18,6 @@ from pathlib import Path
 from typing import Any
 
 from core.compact.archive import RESULTS_DIR, TRANSCRIPT_DIR
-from core.compact.context import BREAK_SWITCHES
 from core.compact.pipeline import Compactor
 from core.compact.summarizer import ModelSummarizer, OfflineSummarizer, Summarizer
 from core.config import ConfigError, Thresholds, load_thresholds
@@ -26,7 +25,7 @@ from core.events import Emitter, Event, PointerBroken, Recorder, Stage
 from core.measure import json_chars
 from core.messages import HistoryError, check_history, message_text, validate_pairs
 from core.providers.base import ProviderError
-from tui.flags import add_threshold_flags, threshold_overrides
+from tui.flags import add_break_flag, add_threshold_flags, threshold_overrides
 
 PROG = "ctxlab compact"
 USAGE_ERROR = 2  # bad input, bad flag, bad setting: the user can fix it
@@ -79,8 +78,7 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
                         help="print one JSON object instead of a table")
     parser.add_argument("--provider", choices=("scripted", "anthropic"), default="scripted",
                         help="who writes summaries (default: offline, deterministic)")
-    parser.add_argument("--break", action="append", dest="breaks", default=[], metavar="NAME",
-                        help=f"disable one protection (teaching lab): {', '.join(BREAK_SWITCHES)}")
+    add_break_flag(parser)
     add_threshold_flags(parser)
     parser.set_defaults(handler=run)
     return parser
@@ -117,7 +115,7 @@ def fail(message: str, code: int) -> int:
 
 async def compact_file(args: argparse.Namespace) -> Outcome:
     """Validate everything first, then create the workdir and run one ``prepare()``."""
-    breaks = check_breaks(args.breaks)
+    breaks = frozenset(args.breaks)
     messages = load_history(Path(args.input), args.input)
     workdir = Path(args.workdir)
     thresholds = read_thresholds(workdir, args)
@@ -129,14 +127,6 @@ async def compact_file(args: argparse.Namespace) -> Outcome:
     compactor = Compactor(workdir, thresholds, summarizer, emit=emit, breaks=breaks)
     after = await compactor.prepare(messages, request)
     return Outcome(messages, after, recorder.events, compactor.ledger, workdir)
-
-
-def check_breaks(names: list[str]) -> frozenset[str]:
-    unknown = [name for name in names if name not in BREAK_SWITCHES]
-    if unknown:
-        raise InputError(f"--break {unknown[0]!r}: unknown switch; choose from "
-                         f"{', '.join(BREAK_SWITCHES)}")
-    return frozenset(names)
 
 
 def _reject_constant(name: str) -> Any:

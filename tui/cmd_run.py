@@ -18,18 +18,14 @@ from core.config import ConfigError, load_thresholds, thresholds_from_mapping
 from core.events import Emitter, Event, dumps_event
 from core.scenarios import DEFAULT_SCENARIO, ScenarioError, find_scenario
 from core.session import SessionError
-from tui.flags import add_threshold_flags, threshold_overrides
+from tui.flags import add_break_flag, add_threshold_flags, threshold_overrides
 
 EXIT_USAGE = 2
 EXIT_RUN_FAILED = 1
 
 
 def add_common_flags(parser: argparse.ArgumentParser) -> None:
-    from core.compact.context import BREAK_SWITCHES
-
-    parser.add_argument("--break", dest="breaks", action="append", default=[],
-                        choices=BREAK_SWITCHES, metavar="NAME",
-                        help=f"disable one protection (teaching lab): {', '.join(BREAK_SWITCHES)}")
+    add_break_flag(parser)
     parser.add_argument("--model", default=None, help="model name (or CTXLAB_MODEL)")
 
 
