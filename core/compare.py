@@ -34,6 +34,7 @@ from pathlib import Path
 from typing import Any
 
 from core.agent_session import AgentSession, RunOptions
+from core.compact.stages import summary_stages
 from core.config import Thresholds
 from core.events import Emitter, Event, Recorder
 from core.scenarios.model import Scenario
@@ -66,7 +67,6 @@ STRATEGIES: dict[str, Strategy] = _table(
 )
 DEFAULT_STRATEGIES = ("truncate", "compact", "compact+memory")
 SIDE_PURPOSES = ("summary", "select", "extract", "consolidate")
-SUMMARY_STAGES = frozenset({"compact_history", "reactive_compact", "manual_compact"})
 
 
 class CompareError(ValueError):
@@ -167,7 +167,7 @@ def side_work(events: list[Event], memory: bool) -> dict[str, int]:
                        if e.type == "model_request" and e.purpose != "main")
     done: Counter[str] = Counter()
     for e in events:
-        if e.type == "stage" and e.stage in SUMMARY_STAGES:
+        if e.type == "stage" and e.stage in summary_stages():
             done["summary"] += 1
         elif e.type == "memory_selected":
             done["select"] += 1

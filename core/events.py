@@ -161,17 +161,6 @@ class ToolResult(Event):
 
 # -- compaction -----------------------------------------------------------------------------
 
-STAGES = (
-    "tool_result_budget",
-    "snip_compact",
-    "micro_compact",
-    "fit_tool_results",
-    "compact_history",
-    "reactive_compact",
-    "manual_compact",
-)
-
-
 @dataclass(frozen=True)
 class StageSnapshot:
     """The message lists one stage received and produced, recorded by the stage itself.

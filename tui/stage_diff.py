@@ -15,12 +15,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from core.compact.archive import TRANSCRIPT_DIR
+from core.compact.stages import transcript_stages
 from core.events import Stage
 from tui.i18n import t
 
 Messages = list[dict[str, Any]]
-TRANSCRIPT_STAGES = frozenset({"snip_compact", "compact_history", "reactive_compact",
-                               "manual_compact"})
 
 
 @dataclass
@@ -32,7 +31,7 @@ class StageRecord:
 
     @property
     def transcript(self) -> str | None:
-        if self.event.stage not in TRANSCRIPT_STAGES:
+        if self.event.stage not in transcript_stages():
             return None
         prefix = TRANSCRIPT_DIR.as_posix() + "/"
         return next((f for f in self.event.files if f.startswith(prefix)), None)

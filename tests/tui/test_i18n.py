@@ -50,9 +50,9 @@ def test_every_id_the_code_uses_is_in_the_catalog() -> None:
 
 def test_stage_hints_and_break_texts_cover_every_stage_and_switch() -> None:
     from core.compact.context import BREAK_SWITCHES
-    from core.events import STAGES
+    from core.compact.stages import stage_names
 
-    for stage in STAGES:
+    for stage in stage_names():
         assert f"hint.{stage}" in CATALOGS["en"], stage
     for switch in BREAK_SWITCHES:
         assert {f"break.{switch}", f"break.{switch}.off"} <= set(CATALOGS["en"]), switch
