@@ -37,6 +37,7 @@ from core.gate import Gate
 from core.memory.store import MemoryStore
 from core.memory.watch import MemoryWatcher
 from core.memory_hooks import seed_memory
+from core.providers import registry
 from core.providers.base import Provider, ProviderError
 from core.providers.scripted import ScriptedProvider
 from core.scenarios.model import Scenario
@@ -73,13 +74,9 @@ class RunOptions:
 
 
 def make_provider(options: RunOptions, emit: Callable[[Event], Any]) -> Provider:
-    if options.provider == "scripted":
-        return ScriptedProvider(word_delay=options.word_delay)
-    if options.provider == "anthropic":
-        from core.providers.anthropic import AnthropicProvider
-
-        return AnthropicProvider(model=options.model, on_retry=emit)
-    raise ValueError(f"unknown provider {options.provider!r}; use scripted or anthropic")
+    """The run's provider, from the registry (:mod:`core.providers.registry`)."""
+    return registry.make_provider(options.provider, model=options.model,
+                                  word_delay=options.word_delay, on_retry=emit)
 
 
 def prepare_workspace(options: RunOptions) -> None:

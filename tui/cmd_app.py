@@ -102,13 +102,16 @@ def run_default(args: argparse.Namespace) -> int:
 
     theme = getattr(args, "theme", None)
     lang = language_from_args(args)
-    if os.environ.get("ANTHROPIC_API_KEY"):
+    from core.providers.registry import choose_provider
+
+    provider = choose_provider(None, scenario=False)
+    if provider != "scripted":
         try:
             thresholds = thresholds_from_args(args, Path.cwd())
         except ValueError as exc:  # ConfigError: a bad ctxlab.toml names its key
             print(f"ctxlab: {exc}", file=sys.stderr)
             return 2
-        config = AppConfig(scenario=None, workspace=Path.cwd(), provider="anthropic",
+        config = AppConfig(scenario=None, workspace=Path.cwd(), provider=provider,
                            model=os.environ.get("CTXLAB_MODEL"), thresholds=thresholds,
                            count_tokens=bool(getattr(args, "count_tokens", False)),
                            breaks=breaks_from_args(args), lang=lang)

@@ -25,6 +25,7 @@ from core.events import Emitter, Event, PointerBroken, Recorder, Stage
 from core.measure import json_chars
 from core.messages import HistoryError, check_history, message_text, validate_pairs
 from core.providers.base import ProviderError
+from core.providers.registry import provider_names
 from tui.flags import add_break_flag, add_threshold_flags, threshold_overrides
 
 PROG = "ctxlab compact"
@@ -76,7 +77,7 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
                         help="the current user request (default: the last user text)")
     parser.add_argument("--json", action="store_true", dest="as_json",
                         help="print one JSON object instead of a table")
-    parser.add_argument("--provider", choices=("scripted", "anthropic"), default="scripted",
+    parser.add_argument("--provider", choices=provider_names(), default="scripted",
                         help="who writes summaries (default: offline, deterministic)")
     add_break_flag(parser)
     add_threshold_flags(parser)

@@ -9,13 +9,13 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import os
 import sys
 from pathlib import Path
 from typing import Any, ClassVar
 
 from core.config import ConfigError, load_thresholds, thresholds_from_mapping
 from core.events import Emitter, Event, dumps_event
+from core.providers.registry import PROVIDERS, choose_provider, provider_names
 from core.scenarios import DEFAULT_SCENARIO, ScenarioError, find_scenario
 from core.session import SessionError
 from tui.flags import add_break_flag, add_threshold_flags, threshold_overrides
@@ -40,7 +40,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     parser.add_argument("--workspace", type=Path, default=None,
                         help="workspace directory (default: the current one; a scenario gets a "
                              "fresh temporary copy)")
-    parser.add_argument("--provider", choices=("scripted", "anthropic"), default=None)
+    parser.add_argument("--provider", choices=provider_names(), default=None)
     parser.add_argument("--json", action="store_true", help="one JSON event per line")
     parser.add_argument("--session", help="save the conversation after each turn")
     parser.add_argument("--resume", help="continue a saved session")
@@ -61,11 +61,10 @@ def fail(message: str, code: int = EXIT_USAGE) -> int:
 def run(args: argparse.Namespace) -> int:
     from core.agent_session import AgentSession, RunOptions
 
-    provider = args.provider or ("anthropic" if os.environ.get("ANTHROPIC_API_KEY")
-                                 and not args.scenario else "scripted")
-    if provider == "scripted" and args.prompt:
+    provider = choose_provider(args.provider, scenario=bool(args.scenario))
+    if PROVIDERS[provider].scripted and args.prompt:
         return fail("--prompt needs a model: set ANTHROPIC_API_KEY or use --scenario")
-    if provider == "anthropic" and args.scenario:
+    if not PROVIDERS[provider].scripted and args.scenario:
         return fail("a scenario scripts the model's words: use --provider scripted")
     try:
         scenario = None

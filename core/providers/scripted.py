@@ -15,6 +15,7 @@ from typing import Any
 
 from core.providers.base import (
     AuthError,
+    BaseProvider,
     ContextOverflow,
     ModelCall,
     ModelReply,
@@ -35,7 +36,7 @@ SCRIPTED_ERRORS: dict[str, tuple[type[ProviderError], str, int]] = {
 OUT_OF_SCRIPT = "(The scenario has no more scripted replies for this request.)"
 
 
-class ScriptedProvider:
+class ScriptedProvider(BaseProvider):
     name = "scripted"
 
     def __init__(self, model: str = "scripted", word_delay: float = 0.0) -> None:
