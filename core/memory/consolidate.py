@@ -21,8 +21,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+import core.memory.journal as journal
 from core.events import MemoryConsolidated, MemoryConsolidationFailed, MemoryRejected
-from core.memory import journal
 from core.memory.extract import (
     Candidate,
     Deduper,
