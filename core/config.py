@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import dataclasses
 import tomllib
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -72,17 +72,6 @@ class Thresholds:
 
 
 THRESHOLD_KEYS = tuple(f.name for f in dataclasses.fields(Thresholds))
-
-
-@dataclass(frozen=True)
-class Settings:
-    """Everything a run needs to know that is not a message."""
-
-    thresholds: Thresholds = field(default_factory=Thresholds)
-    model: str | None = None
-    lang: str = "en"
-    theme: str | None = None
-    breaks: frozenset[str] = frozenset()
 
 
 def thresholds_from_mapping(data: dict[str, Any], base: Thresholds | None = None,

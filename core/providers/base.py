@@ -13,8 +13,6 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-PURPOSES = ("main", "summary", "select", "extract", "consolidate")
-
 
 @dataclass(frozen=True)
 class ModelCall:
