@@ -31,7 +31,7 @@ from typing import Any
 
 from core import source
 from core.agent import Agent
-from core.config import Thresholds, thresholds_from_mapping
+from core.config import Thresholds, scenario_thresholds
 from core.events import Error, Event, ProbeChecked, RunEnd, RunStart, Sink
 from core.gate import Gate
 from core.memory.store import MemoryStore
@@ -143,11 +143,11 @@ class AgentSession:
         """The limits in force: the running compactor's, else what a start would use."""
         if self.agent is not None:
             return self.agent.compactor.thresholds
-        base = self.options.thresholds or Thresholds()
+        if self.options.thresholds is not None:
+            return self.options.thresholds
         scenario = self.options.scenario
-        if scenario and scenario.thresholds and self.options.thresholds is None:
-            return thresholds_from_mapping(scenario.thresholds, base, scenario.source)
-        return base
+        return scenario_thresholds(scenario.thresholds, scenario.source) if scenario \
+            else Thresholds()
 
     def set_thresholds(self, value: Thresholds) -> None:
         """New limits, from the next ``prepare()`` on (and for every later agent)."""

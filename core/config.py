@@ -100,6 +100,32 @@ def load_toml(workspace: Path) -> dict[str, Any]:
         raise ConfigError(f"{path}: {exc}") from None
 
 
+def resolve_thresholds(workspace: Path | None = None, flags: dict[str, Any] | None = None,
+                       budget: dict[str, Any] | None = None,
+                       budget_source: str = "scenario") -> Thresholds | None:
+    """The one layering of thresholds: defaults < a scenario's teaching ``budget`` <
+    ``ctxlab.toml`` in ``workspace`` < ``flags`` (the workbench's limits screen replaces the
+    result while a session runs). Each layer changes only the keys it names.
+
+    None when neither a ``ctxlab.toml`` nor a flag has anything to say: the session then
+    applies the scenario's own budget, which follows the scenario when it is changed.
+    """
+    has_toml = workspace is not None and (workspace / "ctxlab.toml").is_file()
+    if not flags and not has_toml:
+        return None
+    base = scenario_thresholds(budget, budget_source)
+    if has_toml:
+        assert workspace is not None
+        return load_thresholds(workspace, flags, base)
+    return thresholds_from_mapping(flags or {}, base, source="command line")
+
+
+def scenario_thresholds(budget: dict[str, Any] | None,
+                        source: str = "scenario") -> Thresholds:
+    """The defaults with a scenario's teaching budget over them."""
+    return thresholds_from_mapping(budget, source=source) if budget else Thresholds()
+
+
 def load_thresholds(workspace: Path, overrides: dict[str, Any] | None = None,
                     base: Thresholds | None = None) -> Thresholds:
     """``base`` (defaults, or a scenario's teaching budget), then ``ctxlab.toml`` (top level

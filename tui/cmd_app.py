@@ -149,20 +149,17 @@ def thresholds_from_args(args: argparse.Namespace, workspace: Path | None,
     """The scenario's teaching budget, then a ``ctxlab.toml`` in the workspace, then flags —
     each layer changing only the keys it names (as ``ctxlab run`` does); None when no layer
     beyond the scenario's own has anything to say."""
-    from core.config import load_thresholds, thresholds_from_mapping
+    from core.config import resolve_thresholds
     from core.scenarios import find_scenario
     from tui.flags import threshold_overrides
 
     overrides = threshold_overrides(args)
     has_toml = workspace is not None and (workspace / "ctxlab.toml").is_file()
     if not overrides and not has_toml:
-        return None  # let the scenario's own teaching budget apply
+        return None  # let the scenario's own teaching budget apply (no scenario lookup)
     found = find_scenario(scenario) if scenario else None
-    base = thresholds_from_mapping(found.thresholds, source=found.source) \
-        if found is not None and found.thresholds else None
-    if has_toml:
-        return load_thresholds(workspace, overrides, base)
-    return thresholds_from_mapping(overrides, base, source="command line")
+    return resolve_thresholds(workspace, overrides, found.thresholds if found else None,
+                              found.source if found else "scenario")
 
 
 def breaks_from_args(args: argparse.Namespace) -> frozenset[str]:

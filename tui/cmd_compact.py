@@ -20,7 +20,7 @@ from typing import Any
 from core.compact.archive import RESULTS_DIR, TRANSCRIPT_DIR
 from core.compact.pipeline import Compactor
 from core.compact.summarizer import ModelSummarizer, OfflineSummarizer, Summarizer
-from core.config import ConfigError, Thresholds, load_thresholds
+from core.config import ConfigError, Thresholds, resolve_thresholds
 from core.events import Emitter, Event, PointerBroken, Recorder, Stage
 from core.measure import json_chars
 from core.messages import HistoryError, check_history, message_text, validate_pairs
@@ -164,7 +164,7 @@ def load_history(path: Path, shown: str) -> list[dict[str, Any]]:
 def read_thresholds(workdir: Path, args: argparse.Namespace) -> Thresholds:
     """Defaults, then ``ctxlab.toml`` in the workdir, then the flags given."""
     try:
-        return load_thresholds(workdir, threshold_overrides(args))
+        return resolve_thresholds(workdir, threshold_overrides(args)) or Thresholds()
     except ConfigError as exc:
         raise InputError(str(exc)) from None
     except OSError as exc:

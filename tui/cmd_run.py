@@ -13,7 +13,7 @@ import sys
 from pathlib import Path
 from typing import Any, ClassVar
 
-from core.config import ConfigError, load_thresholds, thresholds_from_mapping
+from core.config import ConfigError, resolve_thresholds
 from core.events import Emitter, Event, dumps_event
 from core.providers.registry import PROVIDERS, choose_provider, provider_names
 from core.scenarios import DEFAULT_SCENARIO, ScenarioError, find_scenario
@@ -71,11 +71,9 @@ def run(args: argparse.Namespace) -> int:
         if not args.prompt and not args.resume:
             scenario = find_scenario(args.scenario or DEFAULT_SCENARIO)
         workspace = _workspace(args, scenario is not None)
-        overrides = threshold_overrides(args)
-        base = thresholds_from_mapping(scenario.thresholds, source=scenario.source) \
-            if scenario and scenario.thresholds else None
-        thresholds = load_thresholds(workspace, overrides, base) if overrides or \
-            (workspace / "ctxlab.toml").is_file() else None
+        thresholds = resolve_thresholds(workspace, threshold_overrides(args),
+                                        scenario.thresholds if scenario else None,
+                                        scenario.source if scenario else "scenario")
     except (ScenarioError, ConfigError, OSError) as exc:
         return fail(str(exc))
     options = RunOptions(workspace=workspace, scenario=scenario, prompts=args.prompt or [],
