@@ -24,6 +24,7 @@ from typing import Any
 
 from core.compact.archive import earlier_text
 from core.compact.pipeline import COMPACT_TOOL_RESULT
+from core.compact.summarizer import RoutedSummarizer
 from core.compact.truncate import make_compactor
 from core.config import Thresholds
 from core.events import (
@@ -45,7 +46,7 @@ from core.memory_hooks import MemoryHooks
 from core.messages import validate_pairs
 from core.pinned import ProjectRules
 from core.providers.base import ModelCall, ModelReply, Provider
-from core.side_calls import Announced, RoutedSummarizer
+from core.side_calls import Announced
 from core.system_prompt import Section, base_sections, describe, render
 from core.tools import TOOL_SCHEMAS, ToolRunner
 from core.worklog import WorkLog

@@ -36,12 +36,11 @@ from core.events import Error, Event, ProbeChecked, RunEnd, RunStart, Sink
 from core.gate import Gate
 from core.memory.store import MemoryStore
 from core.memory.watch import MemoryWatcher
-from core.memory_hooks import seed_memory
 from core.providers import registry
 from core.providers.base import Provider, ProviderError
 from core.providers.scripted import ScriptedProvider
 from core.scenarios.model import Scenario
-from core.scenarios.workspaces import generate
+from core.scenarios.prepare import prepare_workspace
 from core.session import load_session, save_session
 from core.system_prompt import Section
 from core.worklog import (
@@ -77,18 +76,6 @@ def make_provider(options: RunOptions, emit: Callable[[Event], Any]) -> Provider
     """The run's provider, from the registry (:mod:`core.providers.registry`)."""
     return registry.make_provider(options.provider, model=options.model,
                                   word_delay=options.word_delay, on_retry=emit)
-
-
-def prepare_workspace(options: RunOptions) -> None:
-    """Generate a scenario's sample files into an empty workspace, and seed its memory."""
-    ws = options.workspace
-    ws.mkdir(parents=True, exist_ok=True)
-    scenario = options.scenario
-    if scenario is None:
-        return
-    if not any(p for p in ws.iterdir() if p.name not in (".ctxlab",)):
-        generate(scenario.workspace, ws)
-        seed_memory(ws, scenario.memory)
 
 
 class AgentSession:

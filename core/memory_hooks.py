@@ -6,7 +6,7 @@ switched off (the ``compact`` strategy of the teaching lab) without touching it.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -61,13 +61,3 @@ class MemoryHooks:
         stored = await extract_memories(self.store, turn_messages, extract_provider, self.emit)
         if stored and len(self.store.records()) >= self.consolidate_threshold:
             await consolidate_memories(self.store, consolidate_provider, self.emit)
-
-
-def seed_memory(workspace: Path, records: Iterable[dict[str, str]]) -> None:
-    """Write a scenario's starting records (through the store, like any other write)."""
-    records = list(records)
-    if not records:
-        return
-    store = MemoryStore(Path(workspace) / ".memory")
-    for r in records:
-        store.write(r["name"], r["description"], r["type"], r["body"])

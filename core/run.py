@@ -3,13 +3,8 @@
 New code imports from :mod:`core.agent_session`; ``Runner`` is the same class.
 """
 
-from core.agent_session import (
-    AgentSession,
-    RunOptions,
-    check_probe,
-    make_provider,
-    prepare_workspace,
-)
+from core.agent_session import AgentSession, RunOptions, check_probe, make_provider
+from core.scenarios.prepare import prepare_workspace
 
 Runner = AgentSession
 
