@@ -82,7 +82,11 @@ class ToolRunner:
         root = self.workspace
         if name == "read_file":
             return await asyncio.to_thread(
-                read_file.read_file, root, input.get("path"), input.get("limit")
+                read_file.read_file,
+                root,
+                input.get("path"),
+                input.get("limit"),
+                input.get("offset"),
             )
         if name == "write_file":
             return await asyncio.to_thread(
