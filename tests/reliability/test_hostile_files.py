@@ -6,6 +6,8 @@ never a traceback, and nothing in the workspace is created or rewritten.
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from tui.cli import main
@@ -20,29 +22,36 @@ HOSTILE_SCENARIOS = {
     # case: (text, line, words the one-line reason must contain)
     "python object tag": (
         REPLY + "              - bash: !!python/object/apply:os.system ['echo pwned']\n",
-        8, "tag",
+        8,
+        "tag",
     ),
     "python tag on a scalar": (
         REPLY + "              - bash: {command: !!python/name:os.system ''}\n",
-        8, "tag",
+        8,
+        "tag",
     ),
     "binary tag": (REPLY + "              - bash: {command: !!binary aGVsbG8=}\n", 8, "tag"),
     "tag on the request text": (
         "name: hostile\nworkspace: big_log\nsessions:\n  - turns:\n      - user: !!binary aGk=\n",
-        5, "tag",
+        5,
+        "tag",
     ),
     "unquoted date": (REPLY + "              - bash: {command: 2024-01-01}\n", 8, "date"),
     "unquoted timestamp": (
         REPLY + "              - write_file: {path: a, content: 2001-12-14t21:59:43.10-05:00}\n",
-        8, "date",
+        8,
+        "date",
     ),
     "a key that is a list": (REPLY + "              - bash: {? [a, b] : x}\n", 8, "key"),
     "50,000-deep flow nesting": (
         REPLY + "              - bash: {command: " + "[" * DEEP + "]" * DEEP + "}\n",
-        8, "nest",
+        8,
+        "nest",
     ),
     "50,000-deep block nesting": (
-        HEAD + "        probes:\n          " + "- " * DEEP + "x\n", 7, "nest",
+        HEAD + "        probes:\n          " + "- " * DEEP + "x\n",
+        7,
+        "nest",
     ),
 }
 
@@ -54,8 +63,9 @@ def test_a_hostile_scenario_file_is_one_line_naming_file_and_line(tmp_path, caps
     path.write_text(text, encoding="utf-8")
     workspace = tmp_path / "ws"
 
-    code = main(["run", "--headless", "--json", "--workspace", str(workspace),
-                 "--scenario", str(path)])
+    code = main(
+        ["run", "--headless", "--json", "--workspace", str(workspace), "--scenario", str(path)]
+    )
     out, err = capsys.readouterr()
 
     assert "Traceback" not in err
@@ -65,3 +75,83 @@ def test_a_hostile_scenario_file_is_one_line_naming_file_and_line(tmp_path, caps
     assert message.startswith(f"ctxlab run: {path}:{line}: "), message
     assert words in message.lower(), message
     assert not workspace.exists()  # nothing generated
+
+
+# -- saved sessions -------------------------------------------------------------------------------
+
+DEEP_MESSAGES = "[" * 100_000 + "]" * 100_000
+GOOD_MESSAGES = '[{"role": "user", "content": "hi"}, {"role": "assistant", "content": "hello"}]'
+
+
+def session_text(version: str = "1", turns: str = "1", messages: str = GOOD_MESSAGES) -> str:
+    """A session.json as ctxlab writes it, with one field swapped for hostile JSON text."""
+    return f'{{"version": {version}, "turns": {turns}, "messages": {messages}}}'
+
+
+TAMPERED_SESSIONS = {
+    # case: (session.json text, or None for a directory; words the one line must contain)
+    "turns 1e400": (session_text(turns="1e400"), "turns"),
+    "turns negative": (session_text(turns="-3"), "turns"),
+    "turns not a number": (session_text(turns="true"), "turns"),
+    "messages nested 100,000 deep": (session_text(messages=DEEP_MESSAGES), "nested"),
+    "version 99": (session_text(version="99"), "version 99"),
+    "no version": ('{"turns": 1, "messages": []}', "version"),
+    "not an object": ("[1, 2]", "object"),
+    "session.json is a directory": (None, "directory"),
+}
+
+
+def _snapshot(root: Path) -> dict[str, bytes | None]:
+    """Every path under ``root`` with its bytes (None for a directory)."""
+    return {
+        p.relative_to(root).as_posix(): None if p.is_dir() else p.read_bytes()
+        for p in sorted(root.rglob("*"))
+    }
+
+
+# --resume reads the file; --session starts a new conversation, so only a session.json that
+# no save could replace (a directory) stops it
+RUNS = [(case, "--resume") for case in sorted(TAMPERED_SESSIONS)] + [
+    ("session.json is a directory", "--session")
+]
+
+
+@pytest.mark.parametrize(("case", "flag"), RUNS)
+def test_a_tampered_session_is_one_line_and_nothing_is_overwritten(
+    tmp_path, capsys, server_env, case, flag
+):
+    text, words = TAMPERED_SESSIONS[case]
+    folder = tmp_path / ".ctxlab" / "sessions" / "work"
+    folder.mkdir(parents=True)
+    if text is None:
+        (folder / "session.json").mkdir()
+        (folder / "session.json" / "keep.txt").write_text("mine\n")
+    else:
+        (folder / "session.json").write_text(text, encoding="utf-8")
+    before = _snapshot(tmp_path / ".ctxlab")
+
+    code = main(
+        [
+            "run",
+            "--headless",
+            "--provider",
+            "anthropic",
+            "--json",
+            "--workspace",
+            str(tmp_path),
+            "--prompt",
+            "next",
+            flag,
+            "work",
+        ]
+    )
+    err = capsys.readouterr().err
+
+    assert "Traceback" not in err
+    assert code != 0
+    (message,) = err.splitlines()
+    assert "session.json" in message and words in message.lower(), message
+    after = _snapshot(tmp_path / ".ctxlab")
+    assert {k: v for k, v in after.items() if k in before} == before  # nothing overwritten
+    if flag == "--resume":
+        assert server_env.requests == []  # refused before any model call
