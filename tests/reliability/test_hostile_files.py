@@ -6,6 +6,7 @@ never a traceback, and nothing in the workspace is created or rewritten.
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -155,3 +156,35 @@ def test_a_tampered_session_is_one_line_and_nothing_is_overwritten(
     assert {k: v for k, v in after.items() if k in before} == before  # nothing overwritten
     if flag == "--resume":
         assert server_env.requests == []  # refused before any model call
+
+
+# -- what the model sends -------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("json_flag", [["--json"], []])
+def test_a_lone_surrogate_in_a_tool_input_does_not_end_the_run(tmp_path, capsys, json_flag):
+    """A YAML (or JSON) escape can spell a lone surrogate (``"\\ud800"``): a Python string no
+    UTF-8 stream can print. The run goes on and its events still print, escaped."""
+    path = tmp_path / "odd.yaml"
+    path.write_text(
+        REPLY
+        + '              - write_file: {path: odd.txt, content: "half \\ud800 a pair"}\n'
+        + "              - bash: {command: \"echo '\\udcff'\"}\n",
+        encoding="utf-8",
+    )
+    workspace = tmp_path / "ws"
+
+    code = main(
+        ["run", "--headless", *json_flag, "--workspace", str(workspace), "--scenario", str(path)]
+    )
+    out, err = capsys.readouterr()
+
+    assert "Traceback" not in err and "UnicodeEncodeError" not in err
+    assert code == 0, err
+    if json_flag:
+        events = [json.loads(line) for line in out.splitlines()]
+        (call,) = [e for e in events if e["type"] == "tool_call" and e["name"] == "write_file"]
+        assert call["input"]["content"] == "half \ud800 a pair"
+        assert events[-1]["type"] == "run_end" and events[-1]["ok"] is True
+    else:
+        assert "write_file" in out
