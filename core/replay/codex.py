@@ -82,14 +82,14 @@ def _user_blocks(content: Any) -> list[dict[str, Any]]:
     return blocks
 
 
-def _arguments(raw: Any) -> dict[str, Any]:
+def _arguments(raw: Any, key: str = "arguments") -> dict[str, Any]:
     if isinstance(raw, dict):
         return raw
     try:
         value = json.loads(raw) if isinstance(raw, str) else None
     except ValueError:
         value = None
-    return value if isinstance(value, dict) else {"arguments": raw}
+    return value if isinstance(value, dict) else {key: raw}
 
 
 def _output(raw: Any) -> Any:
@@ -159,7 +159,9 @@ def _item(item: dict[str, Any], steps: StepBuilder, recording: Recording, system
         raw = item.get("arguments", item.get("input", item.get("action")))
         name = item.get("name") or ("local_shell" if kind == "local_shell_call" else "tool")
         use_id = str(item.get("call_id") or item.get("id") or f"call_line_{number}")
-        reply([{"type": "tool_use", "id": use_id, "name": name, "input": _arguments(raw)}])
+        key = "input" if kind == "custom_tool_call" else "arguments"
+        reply([{"type": "tool_use", "id": use_id, "name": name,
+                "input": _arguments(raw, key)}])
     elif kind in ("function_call_output", "custom_tool_call_output"):
         steps.user([{"type": "tool_result", "tool_use_id": str(item.get("call_id") or ""),
                      "content": _output(item.get("output"))}])

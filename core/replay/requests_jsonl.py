@@ -79,12 +79,13 @@ def load(path: Path, text: str) -> Recording:
         if _extends(known, messages):
             new = messages[len(known):]
         else:
+            new = _after_last_assistant(messages)
             recording.steps.append(Compaction(
-                by="agent", trigger="rewrite", kept=[], pre_tokens=last_tokens,
+                by="agent", trigger="rewrite", kept=messages[:len(messages) - len(new)],
+                pre_tokens=last_tokens,
                 summary=f"the request on line {line.number} does not extend the previous "
                         f"one ({json_chars(known):,} → {json_chars(messages):,} chars)",
                 line=line.number))
-            new = _after_last_assistant(messages)
         reply, usage = None, None
         if response is not None and isinstance(response.get("content"), list):
             reply = {"role": "assistant", "content": response["content"]}
