@@ -39,8 +39,10 @@ def looks_like(first: Any) -> bool:
     if not isinstance(first, dict):
         return False
     kind = first.get("type")
+    if not isinstance(kind, str):
+        return False
     keys = {"uuid", "parentUuid", "sessionId", "leafUuid", "messageId", "isSidechain"}
-    return isinstance(kind, str) and "payload" not in first and bool(keys & set(first)) and (
+    return "payload" not in first and bool(keys & set(first)) and (
         kind in MAIN_TYPES or kind == "system" or kind in KNOWN_SKIPPED)
 
 
@@ -63,7 +65,7 @@ def load(path: Path, text: str) -> Recording:
         uuid = data.get("uuid")
         if isinstance(uuid, str):
             nodes[uuid] = line
-        kind = data.get("type")
+        kind = data.get("type") if isinstance(data.get("type"), str) else None
         if not isinstance(uuid, str):
             recording.skipped[_skip_kind(data)] += 1  # snapshots, queue operations…
         elif kind in MAIN_TYPES and not data.get("isSidechain"):
@@ -113,7 +115,7 @@ def main_chain(leaf: Line, nodes: dict[str, Line], recording: Recording) -> list
     depth: dict[str, int] = {}
     for uuid in nodes:
         _depth(uuid, nodes, depth)
-    candidates = [u for u in nodes if nodes[u].data.get("type") in MAIN_TYPES
+    candidates = [u for u in nodes if str(nodes[u].data.get("type")) in MAIN_TYPES
                   and not nodes[u].data.get("isSidechain")]
     best = max(candidates, key=lambda u: (depth[u], nodes[u].number))
     if depth[best] > len(chain):
@@ -142,6 +144,8 @@ def _depth(uuid: str, nodes: dict[str, Line], depth: dict[str, int]) -> int:
 
 def _skip_kind(data: dict[str, Any], off_chain: bool = False) -> str:
     kind = data.get("type")
+    if not isinstance(kind, str):
+        return f"unknown type {kind!r}"
     if kind not in MAIN_TYPES and kind != "system" and kind not in KNOWN_SKIPPED:
         return f"unknown type {kind!r}"
     if data.get("isSidechain"):
@@ -160,7 +164,7 @@ def _build(chain: list[Line], recording: Recording) -> None:
     compaction: Compaction | None = None
     for line in chain:
         data = line.data
-        kind = data.get("type")
+        kind = data.get("type") if isinstance(data.get("type"), str) else None
         message = data.get("message") if isinstance(data.get("message"), dict) else {}
         if kind == "system" and data.get("subtype") == "compact_boundary":
             meta = data.get("compactMetadata") or {}

@@ -35,7 +35,8 @@ LINE_TYPES = frozenset({"session_meta", "response_item", "event_msg", "turn_cont
 
 
 def looks_like(first: Any) -> bool:
-    return isinstance(first, dict) and first.get("type") in LINE_TYPES and "payload" in first
+    return isinstance(first, dict) and isinstance(first.get("type"), str) and \
+        first["type"] in LINE_TYPES and "payload" in first
 
 
 def usage_of(info: Any) -> dict[str, Any] | None:
@@ -108,6 +109,7 @@ def load(path: Path, text: str) -> Recording:
     last_usage: dict[str, Any] | None = None
     for line in jsonl_objects(text, recording):
         kind, payload = line.data.get("type"), line.data.get("payload")
+        kind = kind if isinstance(kind, str) else repr(kind)
         payload = payload if isinstance(payload, dict) else {}
         stamp = line.data.get("timestamp")
         if kind == "session_meta":
@@ -141,7 +143,7 @@ def load(path: Path, text: str) -> Recording:
 
 def _item(item: dict[str, Any], steps: StepBuilder, recording: Recording, system: list[str],
           model: str | None, number: int, stamp: Any) -> None:
-    kind = item.get("type")
+    kind = item.get("type") if isinstance(item.get("type"), str) else None
     reply = lambda blocks: steps.assistant(blocks, model=model, line=number,  # noqa: E731
                                            timestamp=stamp)
     if kind == "message" and item.get("role") == "developer":

@@ -17,7 +17,7 @@ from typing import Any
 
 from core.replay.model import Recording, ReplayError
 
-MAX_BYTES = 64 * 1024 * 1024  # a 64 MB session is ~25k lines; raise with --max-mb
+MAX_BYTES = 64_000_000  # a 64 MB Claude Code session is ~27k lines; raise with --max-mb
 SNIFF_BYTES = 8192
 
 
