@@ -41,7 +41,7 @@ def check_file(path: Path, max_bytes: int = MAX_BYTES) -> int:
         raise ReplayError(f"{path}: is a binary file, not a JSON or JSONL session")
     if size > max_bytes:
         raise ReplayError(f"{path}: is {size / 1e6:,.1f} MB; replay reads sessions up to "
-                          f"{max_bytes / 1e6:,.0f} MB (raise the limit with --max-mb)")
+                          f"{max_bytes / 1e6:,.3g} MB (raise the limit with --max-mb)")
     return size
 
 
