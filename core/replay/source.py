@@ -103,6 +103,8 @@ class ReplaySource:
         self.history: list[Message] = []
         self.request = ""
         self.index = 0
+        self.total = len(recording.exchanges)
+        self.compactions = 0
         self.compactor: Compactor | None = None
         self._emit: Callable[[Event], Any] = lambda event: event
 
@@ -232,7 +234,7 @@ class ReplaySource:
         self._emit(ModelRequest(purpose="main", chars=chars, est_tokens=int(chars / self.ratio),
                                 messages=len(self.history)))
         self._emit(ReplayStep(
-            index=self.index, total=len(self.recording.exchanges),
+            index=self.index, total=self.total,
             original_chars=original_chars, original_messages=len(self.original.messages),
             original_tokens=context_tokens(step.usage),
             categories=self.original.category_chars(), ctxlab_chars=chars,
@@ -259,10 +261,9 @@ class ReplaySource:
         before_chars, before_messages = self.original.chars, len(self.original.messages)
         self.original.after_compaction(step)
         files: tuple[str, ...] = ()
+        self.compactions += 1
         if step.summary:
-            number = len([s for s in self.recording.steps[: self.recording.steps.index(step)]
-                          if isinstance(s, Compaction)]) + 1
-            rel = SUMMARY_DIR / f"{number:03d}-{step.by}-{step.stage}.md"
+            rel = SUMMARY_DIR / f"{self.compactions:03d}-{step.by}-{step.stage}.md"
             write_atomic(self.options.workdir / rel, step.summary + "\n")
             files = (rel.as_posix(),)
         self._observe(Stage(stage=step.stage, by=step.by, before_chars=before_chars,
