@@ -118,3 +118,24 @@ def test_malformed_lines_are_in_the_log_with_their_number(tmp_path, capsys):
     out = " ".join(capsys.readouterr().out.split())
     assert "notice (malformed): line 3 is not valid JSON" in out
     assert "read 24 of 25 lines" in out
+
+
+def test_provider_anthropic_writes_ctxlabs_summaries_with_the_real_sdk(server_env, tmp_path,
+                                                                      capsys):
+    for _ in range(10):
+        server_env.reply_text("Summary: fix the login fixture; the suite passes.")
+    assert replay(str(CLAUDE), "--headless", "--json", "--provider", "anthropic",
+                  "--context-limit", "1500", "--workdir", str(tmp_path / "w")) == 0
+    events = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    summaries = [e for e in events if e["type"] == "model_request" and e["purpose"] == "summary"]
+    assert summaries and len(server_env.requests_to()) == len(summaries)
+    stages = [e for e in events if e["type"] == "stage" and e["stage"] == "compact_history"]
+    assert stages and all(e["by"] == "ctxlab" for e in stages)
+
+
+def test_a_failing_real_summary_exits_1_with_its_reason(server_env, tmp_path, capsys):
+    server_env.unauthorized()
+    assert replay(str(CLAUDE), "--headless", "--provider", "anthropic",
+                  "--context-limit", "1500", "--workdir", str(tmp_path / "w")) == 1
+    err = capsys.readouterr().err
+    assert err.startswith("ctxlab replay: ") and err.count("\n") == 1
