@@ -60,6 +60,7 @@ def load(path: Path, text: str) -> Recording:
     recording.subagents = subagent_files(path)
     nodes: dict[str, Line] = {}
     leaf: Line | None = None
+    side_leaf: Line | None = None  # a subagent transcript is sidechain lines only
     for line in jsonl_objects(text, recording):
         data = line.data
         uuid = data.get("uuid")
@@ -70,14 +71,18 @@ def load(path: Path, text: str) -> Recording:
             recording.skipped[_skip_kind(data)] += 1  # snapshots, queue operations…
         elif kind in MAIN_TYPES and not data.get("isSidechain"):
             leaf = line
+        elif kind in MAIN_TYPES:
+            side_leaf = line
+    sidechain = leaf is None
+    leaf = leaf or side_leaf
     if leaf is None:
         return recording
-    chain = main_chain(leaf, nodes, recording)
+    chain = main_chain(leaf, nodes, recording, sidechain)
     on_chain = {id(line) for line in chain}
     for line in nodes.values():
         if id(line) not in on_chain:
-            recording.skipped[_skip_kind(line.data, off_chain=True)] += 1
-    _build(chain, recording)
+            recording.skipped[_skip_kind(line.data, off_chain=True, sidechain=sidechain)] += 1
+    _build(chain, recording, sidechain)
     return recording
 
 
@@ -107,8 +112,10 @@ def _walk(start: Line, nodes: dict[str, Line]) -> tuple[list[Line], str | None]:
     return chain, missing
 
 
-def main_chain(leaf: Line, nodes: dict[str, Line], recording: Recording) -> list[Line]:
-    """The conversation ending at ``leaf``; if its parent chain is broken, the longest one."""
+def main_chain(leaf: Line, nodes: dict[str, Line], recording: Recording,
+               sidechain: bool = False) -> list[Line]:
+    """The conversation ending at ``leaf``; if its parent chain is broken, the longest one.
+    (``sidechain``: the file is a subagent's transcript, whose lines are all sidechain.)"""
     chain, missing = _walk(leaf, nodes)
     if missing is None:
         return chain
@@ -116,7 +123,7 @@ def main_chain(leaf: Line, nodes: dict[str, Line], recording: Recording) -> list
     for uuid in nodes:
         _depth(uuid, nodes, depth)
     candidates = [u for u in nodes if str(nodes[u].data.get("type")) in MAIN_TYPES
-                  and not nodes[u].data.get("isSidechain")]
+                  and bool(nodes[u].data.get("isSidechain")) == sidechain]
     best = max(candidates, key=lambda u: (depth[u], nodes[u].number))
     if depth[best] > len(chain):
         chain, _ = _walk(nodes[best], nodes)
@@ -142,13 +149,13 @@ def _depth(uuid: str, nodes: dict[str, Line], depth: dict[str, int]) -> int:
     return depth[uuid]
 
 
-def _skip_kind(data: dict[str, Any], off_chain: bool = False) -> str:
+def _skip_kind(data: dict[str, Any], off_chain: bool = False, sidechain: bool = False) -> str:
     kind = data.get("type")
     if not isinstance(kind, str):
         return f"unknown type {kind!r}"
     if kind not in MAIN_TYPES and kind != "system" and kind not in KNOWN_SKIPPED:
         return f"unknown type {kind!r}"
-    if data.get("isSidechain"):
+    if data.get("isSidechain") and not sidechain:
         return "sidechain"
     if data.get("isMeta"):
         return "meta"
@@ -159,7 +166,7 @@ def _skip_kind(data: dict[str, Any], off_chain: bool = False) -> str:
     return str(kind)
 
 
-def _build(chain: list[Line], recording: Recording) -> None:
+def _build(chain: list[Line], recording: Recording, sidechain: bool = False) -> None:
     steps = StepBuilder(recording)
     compaction: Compaction | None = None
     for line in chain:
@@ -174,7 +181,7 @@ def _build(chain: list[Line], recording: Recording) -> None:
                 pre_tokens=pre if isinstance(pre, int) else None,
                 line=line.number, timestamp=data.get("timestamp")))
         elif kind not in MAIN_TYPES or data.get("isMeta"):
-            recording.skipped[_skip_kind(data)] += 1
+            recording.skipped[_skip_kind(data, sidechain=sidechain)] += 1
         elif kind == "user" and data.get("isCompactSummary"):
             summary = {"role": "user", "content": message.get("content", "")}
             if compaction is not None and not compaction.kept:

@@ -31,6 +31,12 @@ def merge_into(target: Message, content: Any) -> Message:
     return {**target, "content": as_blocks(target.get("content")) + as_blocks(content)}
 
 
+def _only_results(message: Message) -> bool:
+    content = message.get("content")
+    return isinstance(content, list) and all(
+        isinstance(b, dict) and b.get("type") == "tool_result" for b in content)
+
+
 class StepBuilder:
     """Collects messages in order and cuts them into exchanges and compactions."""
 
@@ -45,6 +51,7 @@ class StepBuilder:
         self.timestamp: str | None = None
         self.stop_reason: str | None = None
         self.closed = False
+        self.last_id: str | None = None
 
     def user(self, content: Any) -> None:
         """A user-side message (a prompt, tool results, Codex's function outputs)."""
@@ -58,7 +65,20 @@ class StepBuilder:
                   usage: dict[str, Any] | None = None, model: str | None = None,
                   line: int | None = None, timestamp: str | None = None,
                   stop_reason: str | None = None) -> None:
-        """Part of an assistant reply; parts of the same reply are merged."""
+        """Part of an assistant reply; parts of the same reply are merged.
+
+        A part of the reply just flushed, arriving after some of its tool results (Claude
+        Code can write a result before the next ``tool_use`` line of the same message), goes
+        back into that reply; the results wait for the next request, as the API needs.
+        """
+        last = self.recording.steps[-1] if self.recording.steps else None
+        if message_id is not None and self.reply is None and self.last_id == message_id \
+                and isinstance(last, Exchange) and last.reply is not None \
+                and all(_only_results(m) for m in self.pending):
+            last.reply = merge_into(last.reply, blocks)
+            last.usage = usage or last.usage
+            last.stop_reason = stop_reason or last.stop_reason
+            return
         same = self.reply is not None and not self.closed and (
             message_id is None or message_id == self.reply_id)
         if same:
@@ -88,6 +108,7 @@ class StepBuilder:
         self.recording.steps.append(Exchange(
             input=self.pending, reply=self.reply, usage=self.usage, model=self.model,
             stop_reason=self.stop_reason, line=self.line, timestamp=self.timestamp))
+        self.last_id = self.reply_id
         self.pending = []
         self.reply = None
         self.reply_id = None
@@ -98,6 +119,7 @@ class StepBuilder:
     def compaction(self, compaction: Compaction) -> Compaction:
         """The agent compacted: what it had appended before goes with the compaction."""
         self.flush()
+        self.last_id = None
         compaction.input = self.pending
         self.pending = []
         self.recording.steps.append(compaction)

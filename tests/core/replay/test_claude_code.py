@@ -125,3 +125,30 @@ def test_every_exchange_input_is_a_list_of_api_messages():
         if isinstance(step, Exchange):
             assert all(m["role"] == "user" for m in step.input)
             assert step.reply["role"] == "assistant"
+
+
+def test_a_tool_use_line_written_after_a_result_of_the_same_message_joins_its_reply(
+        tmp_path):
+    records = lines()
+    order = {r.get("uuid"): r for r in records}
+    # a4 (second tool_use of msg_01A) now comes after t1 (the first result)
+    t1 = {**order["t1"], "parentUuid": "a3"}
+    a4 = {**order["a4"], "parentUuid": "t1"}
+    t2 = {**order["t2"], "parentUuid": "a4"}
+    at = records.index(order["a4"])
+    records[at:at + 3] = [t1, a4, t2]
+    rec = load_recording(write(tmp_path, records))
+    first, second = rec.exchanges[:2]
+    assert [b["type"] for b in first.reply["content"]] == \
+        ["thinking", "text", "tool_use", "tool_use"]
+    assert [r["tool_use_id"] for r in second.input[0]["content"]] == \
+        ["toolu_01Read", "toolu_01Bash"]
+    assert len(rec.exchanges) == 6
+
+
+def test_a_subagent_transcript_opens_as_a_session_of_its_own():
+    [sub] = load_recording(CLAUDE).subagents
+    rec = load_recording(sub)
+    assert rec.format == "claude-code" and len(rec.exchanges) == 1
+    assert rec.exchanges[0].input[0]["content"] == "List every caller of check_token."
+    assert "sidechain" not in rec.skipped
