@@ -98,6 +98,7 @@ class ReplaySource:
         self._budget = 0
         self._to_stage = False
         self._wake = asyncio.Event()
+        self._sleep = asyncio.sleep  # the pace between requests (replaceable in tests)
         self._staged = False
         self.original = OriginalHistory()
         self.history: list[Message] = []
@@ -137,7 +138,7 @@ class ReplaySource:
         if self.paused and self._budget:
             self._budget -= 1
         if self.speed > 0:
-            await asyncio.sleep(1 / self.speed)
+            await self._sleep(1 / self.speed)
 
     # -- running ------------------------------------------------------------------------
 

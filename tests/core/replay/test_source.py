@@ -168,3 +168,16 @@ def test_any_history_replays_without_a_traceback(tmp_path, messages):
     asyncio.run(source.run(Emitter(sinks=[rec])))
     assert rec.events[-1].type == "run_end"
     assert not [e for e in rec.events if e.type == "error"]
+
+
+def test_speed_paces_the_requests(tmp_path):
+    source = ReplaySource(load_recording(CLAUDE), ReplayOptions(workdir=tmp_path / "w",
+                                                                speed=4.0))
+    pauses: list[float] = []
+
+    async def sleep(seconds: float) -> None:
+        pauses.append(seconds)
+
+    source._sleep = sleep
+    assert asyncio.run(source.run(lambda event: event))
+    assert pauses == [0.25] * 7  # before each of the 6 requests and the compaction
