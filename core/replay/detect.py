@@ -1,7 +1,8 @@
 """Which format a session file is in, from its first line (or its first character).
 
 A JSON document that is an array, or an object with ``messages`` spread over several lines,
-is Messages JSON; otherwise the first line decides: ``{"type", "payload"}`` is a Codex
+is Messages JSON, and so is a one-line file holding one request body; otherwise the first
+line decides: ``{"type", "payload"}`` is a Codex
 rollout, a record with Claude Code's bookkeeping keys (``uuid``, ``parentUuid``,
 ``sessionId``…) is a Claude Code session, and a request body (or ``{"request": …}``) is
 Requests JSONL. Anything else is refused with what the first line looked like.
@@ -29,7 +30,9 @@ def detect(path: Path, text: str) -> str:
     if claude_code.looks_like(first):
         return "claude-code"
     if first is not None and requests_jsonl.looks_like(first):
-        return "requests"
+        one_line = "\n" not in stripped.rstrip()
+        # One saved body on one line is a history to replay message by message.
+        return "messages" if one_line and "request" not in first else "requests"
     if stripped.startswith("{") and first is None:
         try:
             whole = json.loads(stripped)

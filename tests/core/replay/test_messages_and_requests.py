@@ -65,3 +65,12 @@ def test_a_history_with_no_assistant_message_has_nothing_to_replay(tmp_path):
     path.write_text(json.dumps([{"role": "user", "content": "hi"}]))
     with pytest.raises(ReplayError, match="no model request"):
         load_recording(path)
+
+
+def test_a_single_line_body_is_a_history_and_two_lines_are_requests(tmp_path):
+    body = json.loads(MESSAGES_BODY.read_text(encoding="utf-8"))
+    path = tmp_path / "one.json"
+    path.write_text(json.dumps(body))
+    assert load_recording(path).format == "messages"
+    path.write_text(json.dumps(body) + "\n" + json.dumps(body) + "\n")
+    assert load_recording(path).format == "requests"
