@@ -102,7 +102,7 @@ def run() -> list[Row]:
             folder.mkdir()
             sized = write_session(folder, mb * MB)
             actual = sized.stat().st_size / MB
-            per_mb["import"].append(time_import(sized, 1, time.process_time) * 1000 / actual)
+            per_mb["import"].append(time_import(sized, 3, time.process_time) * 1000 / actual)
             per_mb["replay"].append(time_replay(sized, folder / "w") * 1000 / actual)
             sized.unlink()
         for kind, values in per_mb.items():

@@ -120,7 +120,7 @@ class ReplaySource:
         self._wake.set()
 
     def step(self, count: int = 1) -> None:
-        """Play ``count`` more requests, then stay paused."""
+        """Play ``count`` more steps (a request, or the original's compaction), then pause."""
         self.paused = True
         self._budget += count
         self._wake.set()
