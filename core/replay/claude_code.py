@@ -10,10 +10,12 @@ message. An assistant message is written one content block per line under the sa
 
 Read: ``type``, ``uuid``, ``parentUuid``, ``logicalParentUuid``, ``isSidechain``,
 ``isMeta``, ``isCompactSummary``, ``isApiErrorMessage``, ``subtype``, ``compactMetadata``
-(``trigger``, ``preTokens``), ``timestamp``, ``message`` (``role``, ``content``, ``id``,
-``model``, ``usage``). Ignored: ``toolUseResult`` (the UI's copy of a result; the API copy
-is in ``message.content``), ``cwd``, ``gitBranch``, ``version``, ``sessionId``, ``userType``,
-``requestId``, ``slug``, ``agentId`` and every other key. Skipped and counted: ``progress``,
+(``trigger``, ``preTokens``), ``microcompactMetadata`` (``trigger``, ``preTokens``,
+``compactedToolIds``: those results are cleared in the original's history), ``timestamp``,
+``message`` (``role``, ``content``, ``id``, ``model``, ``usage``). Ignored: ``toolUseResult``
+(the UI's copy of a result; the API copy is in ``message.content``), ``cwd``,
+``gitBranch``, ``version``, ``sessionId``, ``userType``, ``requestId``, ``slug``, ``agentId``
+and every other key. Skipped and counted: ``progress``,
 ``file-history-snapshot``, ``queue-operation``, ``summary``, other ``system`` records, meta
 and sidechain lines, lines of abandoned branches, and any type not listed here.
 """
@@ -166,6 +168,10 @@ def _skip_kind(data: dict[str, Any], off_chain: bool = False, sidechain: bool = 
     return str(kind)
 
 
+def _mapping(value: Any) -> dict[str, Any]:
+    return value if isinstance(value, dict) else {}
+
+
 def _build(chain: list[Line], recording: Recording, sidechain: bool = False) -> None:
     steps = StepBuilder(recording)
     compaction: Compaction | None = None
@@ -174,11 +180,20 @@ def _build(chain: list[Line], recording: Recording, sidechain: bool = False) -> 
         kind = data.get("type") if isinstance(data.get("type"), str) else None
         message = data.get("message") if isinstance(data.get("message"), dict) else {}
         if kind == "system" and data.get("subtype") == "compact_boundary":
-            meta = data.get("compactMetadata") or {}
+            meta = _mapping(data.get("compactMetadata"))
             pre = meta.get("preTokens")
             compaction = steps.compaction(Compaction(
                 by=AGENT, trigger=str(meta.get("trigger") or "auto"),
                 pre_tokens=pre if isinstance(pre, int) else None,
+                line=line.number, timestamp=data.get("timestamp")))
+        elif kind == "system" and data.get("subtype") == "microcompact_boundary":
+            meta = _mapping(data.get("microcompactMetadata"))
+            ids = meta.get("compactedToolIds")
+            pre = meta.get("preTokens")
+            steps.compaction(Compaction(
+                by=AGENT, trigger=str(meta.get("trigger") or "auto"),
+                pre_tokens=pre if isinstance(pre, int) else None,
+                cleared=[i for i in ids if isinstance(i, str)] if isinstance(ids, list) else [],
                 line=line.number, timestamp=data.get("timestamp")))
         elif kind not in MAIN_TYPES or data.get("isMeta"):
             recording.skipped[_skip_kind(data, sidechain=sidechain)] += 1

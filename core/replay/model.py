@@ -64,11 +64,15 @@ class Compaction:
     pre_tokens: int | None = None
     line: int | None = None
     timestamp: str | None = None
+    # A micro-compaction (Claude Code's ``microcompact_boundary``) keeps the history and
+    # clears these tool results instead (``kept`` is then unused).
+    cleared: list[str] | None = None
 
     @property
     def stage(self) -> str:
-        """The stage name shown on the timeline (``auto_compact``, ``manual_compact``…)."""
-        return f"{self.trigger}_compact"
+        """The stage name on the timeline (``auto_compact``, ``manual_compact``,
+        ``micro_compact``…)."""
+        return "micro_compact" if self.cleared is not None else f"{self.trigger}_compact"
 
 
 Step = Exchange | Compaction

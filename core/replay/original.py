@@ -21,6 +21,7 @@ from core.replay.model import Compaction, Exchange, Message, Recording
 
 ESTIMATE_RATIO = 4.0  # core.measure.estimate_tokens: one token per 4 (non-CJK) chars
 SANE_RATIO = (1.0, 12.0)
+CLEARED = "[Old tool result content cleared]"  # Claude Code's marker for a cleared result
 CATEGORIES = ("text", "tool_use", "tool_result", "thinking", "image")
 
 
@@ -103,7 +104,21 @@ class OriginalHistory:
             self.append(m)
 
     def after_compaction(self, step: Compaction) -> None:
-        self.reset(step.kept)
+        if step.cleared is None:
+            self.reset(step.kept)
+            return
+        ids = set(step.cleared)
+        for i, message in enumerate(self.messages):
+            content = message.get("content")
+            if not isinstance(content, list) or not any(
+                    isinstance(b, dict) and b.get("tool_use_id") in ids for b in content):
+                continue
+            cleared = [{**b, "content": CLEARED} if isinstance(b, dict)
+                       and b.get("type") == "tool_result" and b.get("tool_use_id") in ids
+                       else b for b in content]
+            self.messages[i] = {**message, "content": cleared}
+            self.sizes[i] = json_chars(self.messages[i])
+            self.cats[i] = categories(self.messages[i])
 
 
 def chars_per_token(recording: Recording) -> tuple[float, str]:

@@ -152,3 +152,34 @@ def test_a_subagent_transcript_opens_as_a_session_of_its_own():
     assert rec.format == "claude-code" and len(rec.exchanges) == 1
     assert rec.exchanges[0].input[0]["content"] == "List every caller of check_token."
     assert "sidechain" not in rec.skipped
+
+
+def test_a_microcompact_boundary_clears_the_named_results_in_the_originals_history(tmp_path):
+    import asyncio
+
+    from core.events import Emitter, Recorder, ReplayStep, Stage
+    from core.replay.source import ReplayOptions, ReplaySource
+
+    records = lines()
+    at = next(i for i, r in enumerate(records) if r.get("uuid") == "u2")
+    micro = {**records[at], "type": "system", "subtype": "microcompact_boundary",
+             "uuid": "mc1", "parentUuid": "a6", "content": "Context microcompacted",
+             "level": "info", "isMeta": False, "message": None,
+             "microcompactMetadata": {"trigger": "auto", "preTokens": 98000,
+                                      "tokensSaved": 700,
+                                      "compactedToolIds": ["toolu_01Read"],
+                                      "clearedAttachmentUUIDs": []}}
+    records[at] = {**records[at], "parentUuid": "mc1"}
+    records.insert(at, micro)
+    recording = load_recording(write(tmp_path, records))
+    [micro_step] = [c for c in recording.compactions if c.cleared is not None]
+    assert micro_step.stage == "micro_compact" and micro_step.cleared == ["toolu_01Read"]
+    events = Recorder()
+    source = ReplaySource(recording, ReplayOptions(workdir=tmp_path / "w"))
+    assert asyncio.run(source.run(Emitter(sinks=[events])))
+    [stage] = [s for s in events.of(Stage) if s.stage == "micro_compact"]
+    assert (stage.by, stage.pre_tokens, stage.trigger) == ("claude-code", 98000, "auto")
+    assert stage.before_messages == stage.after_messages
+    assert stage.before_chars - stage.after_chars > 2_000  # the read result left
+    step = events.of(ReplayStep)[3]
+    assert step.original_chars < step.ctxlab_chars  # ctxlab kept it (under its limit)
