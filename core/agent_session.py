@@ -41,7 +41,7 @@ from core.providers.base import Provider, ProviderError
 from core.providers.scripted import ScriptedProvider
 from core.scenarios.model import Scenario
 from core.scenarios.prepare import prepare_workspace
-from core.session import load_session, save_session
+from core.session import check_save_target, load_session, save_session
 from core.system_prompt import Section
 from core.worklog import (
     DEFAULT_SESSION,
@@ -351,11 +351,21 @@ class AgentSession:
     def _resumed_agent(self) -> Agent:
         """The agent for prompts: fresh, or carrying on a saved session (``--resume``)."""
         resume = self.options.resume
+        # the session first: a tampered file is refused before anything (even the work log)
+        # is touched
+        saved = load_session(self.options.workspace, resume) if resume else None
+        self._check_save_target()
         agent = self.new_agent(self._load_worklog(resume) if resume else None)
-        if resume:
-            agent.messages, agent.turns = load_session(self.options.workspace, resume)
+        if saved is not None:
+            agent.messages, agent.turns = saved
             agent.full_history = list(agent.messages)
         return agent
+
+    def _check_save_target(self) -> None:
+        """A session path no save could replace fails now, not after the first model call."""
+        name = self.options.session or self.options.resume
+        if name:
+            check_save_target(self.options.workspace, name)
 
     def _worklog_rel(self) -> str:
         path = worklog_path(self.options.workspace, self.session_name)
@@ -363,6 +373,7 @@ class AgentSession:
 
     async def _play_scenario(self) -> None:
         assert self.options.scenario is not None and self.provider is not None
+        self._check_save_target()
         for session in self.options.scenario.sessions:
             agent = self.new_agent()
             for turn in session.turns:

@@ -17,8 +17,9 @@ one kept:
   when its expected answer is visible in what the next main call would send after its turn
   (system prompt + messages); the runner judges them (``probe`` events).
 
-Strategies are rows of :data:`STRATEGIES`; each one only sets :class:`~core.run.RunOptions`
-fields, so a new strategy (say, pinned project rules) is one more row. Everything returned
+Strategies are rows of :data:`STRATEGIES`; each one only sets
+:class:`~core.agent_session.RunOptions` fields, so a new strategy (say, pinned project rules)
+is one more row. Everything returned
 is a plain dataclass, so the workbench can draw the same numbers as ``ctxlab compare``.
 """
 

@@ -56,6 +56,16 @@ def iter_tool_results(messages: list[Message]) -> Iterator[tuple[int, int, dict[
                 yield mi, bi, block
 
 
+def tool_names(messages: list[Message]) -> dict[str, str]:
+    """Map tool_use id → tool name, for labelling results."""
+    return {
+        b.get("id", ""): b.get("name", "")
+        for m in messages
+        for b in blocks(m)
+        if is_block(b, "tool_use")
+    }
+
+
 def message_text(message: Message) -> str:
     """The plain text of a message: a string content, or its ``text`` blocks joined."""
     content = message.get("content")

@@ -106,3 +106,13 @@ def test_hand_edits_arrive_as_events_and_own_writes_never_look_like_them(
         session.stop_watching_memory()
     watched = [e for e in recorder.of(IndexRebuilt) if e.trigger == "watch"]
     assert len(watched) == 1 and "deploy-window.md" in watched[0].changed
+
+
+def test_a_replay_is_an_event_source_too(tmp_path: Path) -> None:
+    from core.replay import load_recording
+    from core.replay.source import ReplayOptions, ReplaySource
+
+    fixture = Path(__file__).parents[1] / "fixtures/replay/messages/history.json"
+    replay = ReplaySource(load_recording(fixture), ReplayOptions(workdir=tmp_path))
+    assert isinstance(replay, source.EventSource) and replay.kind == "replay"
+    assert source.can(replay, source.STEP) and not source.can(replay, source.SEND)
