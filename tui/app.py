@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import shutil
 import tempfile
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar
@@ -33,6 +34,7 @@ from core.config import Thresholds
 from core.events import Emitter
 from core.gate import Gate
 from core.scenarios import DEFAULT_SCENARIO, ScenarioError, find_scenario
+from core.source import EventSource
 from core.worklog import DEFAULT_SESSION
 from tui.app_actions import WorkbenchActions
 from tui.commands import CtxlabCommands
@@ -65,6 +67,14 @@ class AppConfig:
     breaks: frozenset[str] = field(default_factory=frozenset)
     lang: str = "en"
     count_tokens: bool = False  # live mode: the API's token count beside the estimate
+    # Another event source to show instead of ctxlab's own session (a replay, a proxy):
+    # called with the workspace at each (re)start; see core/source.py.
+    source: Callable[[Path], EventSource] | None = None
+
+    @property
+    def live(self) -> bool:
+        """ctxlab's own session taking prompts (no scenario, no other source)."""
+        return self.scenario is None and self.source is None
 
 
 def shorten(path: Path) -> str:
@@ -112,7 +122,8 @@ class CtxlabApp(Routed, WorkbenchActions):
         self.config = config
         self.speed = self.config.speed
         self.generation = 0
-        self.session: AgentSession | None = None
+        self.session: AgentSession | None = None  # ctxlab's own session, when it is shown
+        self.source: EventSource | None = None  # what is shown: the session or another
         self.bridge: EventBridge | None = None
         self.workspace = Path(".")
         self.temp_workspaces: list[Path] = []
@@ -134,7 +145,7 @@ class CtxlabApp(Routed, WorkbenchActions):
                         yield Conversation(self.lookup_result, id="conversation")
                     with TabPane(t("tab.model"), id="tab-model"):
                         yield ModelView(id="model-view")
-                if self.config.scenario is None:
+                if self.config.live:
                     yield Input(placeholder=t("prompt.placeholder"), id="prompt")
                 yield RunStatus(id="status")
             with Vertical(id="right"):
@@ -162,6 +173,9 @@ class CtxlabApp(Routed, WorkbenchActions):
         """Reset every panel and start a run (or, in live mode, wait for a prompt)."""
         await self.end_session()
         self.generation += 1
+        if self.config.source is not None:
+            await self.start_source(self.config.source, workspace)
+            return
         try:
             scenario = find_scenario(scenario_name) if scenario_name else None
         except ScenarioError as exc:
@@ -181,6 +195,7 @@ class CtxlabApp(Routed, WorkbenchActions):
                              count_tokens=self.config.count_tokens, record_stages=True,
                              session=None if scenario else DEFAULT_SESSION)
         self.session = AgentSession(options, gate=gate)
+        self.source = self.session
         self.bridge = EventBridge(self, self.generation)
         self.session.subscribe(Emitter(sinks=[self.bridge]))
         self.apply_speed()
@@ -193,6 +208,23 @@ class CtxlabApp(Routed, WorkbenchActions):
         else:
             self.attach_memory()
             self.query_one("#prompt", Input).focus()
+
+    async def start_source(self, make: Callable[[Path], EventSource],
+                           workspace: Path | None) -> None:
+        """Show another event source (a replay, a proxy): the same panels, its controls."""
+        if workspace is None:
+            workspace = Path(tempfile.mkdtemp(prefix="ctxlab-source-"))
+            self.temp_workspaces.append(workspace)
+        self.workspace = workspace.resolve()
+        self.session = None
+        self.source = make(self.workspace)
+        self.scenario_title = self.source.name
+        self.bridge = EventBridge(self, self.generation)
+        self.calls = 0
+        self.finished = False
+        self.run_breaks = ()
+        await self.reset_panels()
+        self.run_source(self.source, Emitter(sinks=[self.bridge]))
 
     async def reset_panels(self) -> None:
         await self.query_one(Conversation).reset()
@@ -231,6 +263,10 @@ class CtxlabApp(Routed, WorkbenchActions):
         await session.run()
 
     @work(exclusive=True, group="agent", exit_on_error=False)
+    async def run_source(self, source: EventSource, emit: Emitter) -> None:
+        await source.run(emit)
+
+    @work(exclusive=True, group="agent", exit_on_error=False)
     async def run_prompt(self, session: AgentSession, text: str) -> None:
         """Live mode: every prompt is one more turn of the same session."""
         await session.send(text)
@@ -260,12 +296,11 @@ class CtxlabApp(Routed, WorkbenchActions):
         return self.session.original(tool_use_id) if self.session else None
 
     def limits(self) -> Thresholds:
-        if self.session is None:
-            return Thresholds()
         try:
-            return self.session.thresholds
-        except ValueError:
+            limits = getattr(self.source, "thresholds", None)
+        except ValueError:  # a scenario's budget that does not validate
             return Thresholds()
+        return limits if isinstance(limits, Thresholds) else Thresholds()
 
     # -- events ---------------------------------------------------------------------------
 
@@ -309,7 +344,7 @@ class CtxlabApp(Routed, WorkbenchActions):
 
     @handles(ev.RunEnd)
     def show_run_end(self, event: ev.RunEnd) -> None:
-        self.finished = self.config.scenario is not None
+        self.finished = not self.config.live
         self.update_status()
         self.schedule_views()
         if self.finished:
@@ -386,13 +421,13 @@ class CtxlabApp(Routed, WorkbenchActions):
         self.sub_title = sub
 
     def update_status(self) -> None:
-        self.query_one(RunStatus).show(finished=self.finished, live=self.config.scenario is None,
+        self.query_one(RunStatus).show(finished=self.finished, live=self.config.live,
                                        paused=self.paused, speed=self.speed,
                                        calls=self.calls, breaks=self.run_breaks)
 
     @property
     def paused(self) -> bool:
-        return self.session.paused if self.session is not None else False
+        return bool(getattr(self.source, "paused", False))
 
     def apply_speed(self) -> None:
         if self.session is not None:

@@ -17,6 +17,7 @@ from textual.command import CommandPalette
 from textual.screen import Screen
 
 from core.config import Thresholds
+from core.source import PAUSE, STEP, can
 from tui.i18n import has, t
 from tui.themes import load_themes
 from tui.widgets.context_meter import ContextMeter
@@ -26,6 +27,7 @@ from tui.widgets.stage_timeline import StageTimeline
 
 if TYPE_CHECKING:
     from core.agent_session import AgentSession
+    from core.source import EventSource
     from tui.app import AppConfig
 
 # Textual's own palette commands, by their English title and help, to message ids.
@@ -54,6 +56,7 @@ class WorkbenchActions(App[int]):
     if TYPE_CHECKING:
         config: AppConfig
         session: AgentSession | None
+        source: EventSource | None
         speed: float
         workspace: Path
 
@@ -68,17 +71,18 @@ class WorkbenchActions(App[int]):
     # -- pace and views ---------------------------------------------------------------------
 
     def action_toggle_play(self) -> None:
-        if self.session is None:
+        source = self.source
+        if source is None or not can(source, PAUSE):
             return
-        if self.session.paused:
-            self.session.resume()
+        if self.paused:
+            source.resume()  # type: ignore[attr-defined]
         else:
-            self.session.pause()
+            source.pause()  # type: ignore[attr-defined]
         self.update_status()
 
     def action_step(self) -> None:
-        if self.session is not None:
-            self.session.step()
+        if self.source is not None and can(self.source, STEP):
+            self.source.step()  # type: ignore[attr-defined]
         self.update_status()
 
     def change_speed(self, direction: int) -> None:
@@ -163,7 +167,7 @@ class WorkbenchActions(App[int]):
 
         if isinstance(self.screen, CompareScreen):
             return
-        if self.config.scenario is None:
+        if self.config.scenario is None or self.session is None:
             self.notify(t("notice.compare_live"), severity="warning")
             return
         try:
