@@ -12,13 +12,14 @@ import asyncio
 import json
 import sys
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import ClassVar
 
 from core.config import ConfigError, resolve_thresholds
 from core.events import Emitter, Event, dumps_event
 from core.providers.registry import PROVIDERS, choose_provider, provider_names
 from core.scenarios import DEFAULT_SCENARIO, ScenarioError, find_scenario
 from core.session import SessionError
+from tui.event_lines import describe_event
 from tui.flags import add_break_flag, add_threshold_flags, threshold_overrides
 
 EXIT_USAGE = 2
@@ -152,50 +153,3 @@ class LogSink:
         if line:
             self.console.print(f"[{event.t:7.2f}s] ", end="", style="dim")
             self.console.print(line, style=self.STYLES.get(event.type, ""), markup=False)
-
-
-def describe_event(e: Any) -> str | None:
-    """One human line per event (None for events not worth a line)."""
-    kind = e.type
-    if kind == "run_start":
-        return f"run start: {e.provider} in {e.workspace}" + (
-            f" (scenario {e.scenario})" if e.scenario else "")
-    if kind == "turn_start":
-        return f"user: {e.request}"
-    if kind == "model_request":
-        counted = f" ({e.counted_tokens:,} counted by the API)" if e.counted_tokens else ""
-        return f"→ {e.purpose} call: {e.chars:,} chars, ~{e.est_tokens:,} tokens{counted}, " \
-               f"{e.messages} messages"
-    if kind == "tool_call":
-        return f"tool {e.name} {e.input}"
-    if kind == "tool_result":
-        return f"  ← {e.name}: {e.chars:,} chars" + (" (error)" if e.is_error else "")
-    if kind == "stage":
-        files = f", wrote {len(e.files)} file(s)" if e.files else ""
-        return (f"{e.stage}: {e.before_chars:,} → {e.after_chars:,} chars, "
-                f"{e.before_messages} → {e.after_messages} messages{files}")
-    if kind == "memory_selected":
-        return f"memory recalled ({e.method}): {', '.join(e.files) or 'none'}"
-    if kind == "memory_written":
-        return f"memory written: {e.file} ({e.record_type})"
-    if kind == "memory_rejected":
-        return f"memory rejected: {e.name} — {e.reason}"
-    if kind == "memory_consolidated":
-        return f"memory consolidated: {e.before} → {e.after} records"
-    if kind in ("memory_consolidation_failed", "pointer_broken"):
-        return f"{kind}: {e.reason}"
-    if kind == "retry":
-        return f"retrying {e.purpose} call (attempt {e.attempt}): {e.reason}"
-    if kind == "error":
-        return f"error ({e.kind}): {e.message}"
-    if kind == "violation":
-        return f"API violation: {e.kind} {e.tool_use_id} at message {e.message_index}" + (
-            f" (after {e.stage})" if e.stage else "")
-    if kind == "probe":
-        where = f" in {', '.join(e.found_in)}" if e.found_in else ""
-        return f"probe {'answerable' if e.answerable else 'NOT answerable'}{where}: {e.ask}"
-    if kind == "turn_end":
-        return f"turn end: {e.chars:,} chars in context"
-    if kind == "run_end":
-        return f"run end: {'ok' if e.ok else 'failed'} after {e.turns} turn(s)"
-    return None
