@@ -25,8 +25,6 @@ All writes are atomic: a temporary file in the same directory, then ``os.replace
 
 from __future__ import annotations
 
-import codecs
-import hashlib
 import json
 import os
 import re
@@ -42,58 +40,32 @@ from core.compact.manifest import (
     MANIFEST,
     Manifest,
     Persisted,
+    sha256_and_chars,
     sha256_file,
     sha256_text,
+)
+from core.compact.pointers import (
+    EARLIER_PREFIX,
+    WRAPPER_HEAD,
+    archive_marker_path,
+    archive_marker_text,
+    earlier_text,
+    pointer_path,
+    wrapper_text,
 )
 from core.events import Error, Event
 from core.measure import json_chars
 
-__all__ = ["LEGACY_MANIFEST", "MANIFEST", "RESULTS_DIR", "TRANSCRIPT_DIR", "Archive",
-           "ArchiveChanged", "Persisted", "atomic_write_text", "sweep_stale_temp"]
+__all__ = ["EARLIER_PREFIX", "LEGACY_MANIFEST", "MANIFEST", "RESULTS_DIR", "TRANSCRIPT_DIR",
+           "WRAPPER_HEAD", "Archive", "ArchiveChanged", "Persisted", "archive_marker_path",
+           "archive_marker_text", "atomic_write_text", "earlier_text", "pointer_path",
+           "sweep_stale_temp", "wrapper_text"]
 
 RESULTS_DIR = Path(".task_outputs/tool-results")
 TRANSCRIPT_DIR = Path(".transcripts")
 CONTENT_HASH = 16  # hex digits of the content's sha256 in a result file's name
 
-WRAPPER_HEAD = "<persisted-output>\n"
-EARLIER_PREFIX = "[Earlier tool result saved at "
-_ARCHIVE_MARKER = re.compile(r"\[(\d+) messages archived at (.+)\]")
 _SAFE = re.compile(r"[^A-Za-z0-9._-]")
-
-
-def wrapper_text(path: str, preview: str) -> str:
-    """The course's persisted wrapper, byte for byte (with a relative path)."""
-    return f"<persisted-output>\nFull output: {path}\nPreview:\n{preview}\n</persisted-output>"
-
-
-def earlier_text(path: str) -> str:
-    """The micro_compact placeholder, byte for byte (with a relative path)."""
-    return f"{EARLIER_PREFIX}{path}]"
-
-
-def archive_marker_text(count: int, path: str) -> str:
-    return f"[{count} messages archived at {path}]"
-
-
-def pointer_path(content: Any) -> str | None:
-    """The path a wrapper or placeholder names, or None if ``content`` is neither shape."""
-    if not isinstance(content, str):
-        return None
-    if content.startswith(WRAPPER_HEAD):
-        for line in content.splitlines():
-            if line.startswith("Full output: "):
-                return line[len("Full output: "):].strip()
-        return None
-    if content.startswith(EARLIER_PREFIX) and content.endswith("]"):
-        return content[len(EARLIER_PREFIX):-1].strip()
-    return None
-
-
-def archive_marker_path(content: Any) -> str | None:
-    if not isinstance(content, str):
-        return None
-    match = _ARCHIVE_MARKER.fullmatch(content)
-    return match.group(2) if match else None
 
 
 def content_size(content: Any) -> int:
@@ -223,7 +195,7 @@ class Archive:
     def _name(self, tool_use_id: str, digest: str) -> str:
         stem = f"{safe_id(tool_use_id)}-{sha256_text(tool_use_id)[:8]}"
         rel = self.rel(self.results_dir / f"{stem}-{digest[:CONTENT_HASH]}.txt")
-        known = self._manifest.get(rel)
+        known = self._manifest.get(rel, others=False)
         if known is None or (known.sha256 == digest and known.tool_use_id == tool_use_id):
             return rel
         # Two contents whose hashes share a prefix: the whole hash tells them apart.
@@ -234,7 +206,7 @@ class Archive:
         text = content_as_text(content)
         digest = sha256_text(text)
         rel = self._name(tool_use_id, digest)
-        known = self._manifest.get(rel)
+        known = self._manifest.get(rel, others=False)
         if known is not None and known.sha256 == digest and self.intact(known):
             return rel
         # A file of this name holds these very bytes (or was changed behind ctxlab's back and
@@ -251,10 +223,10 @@ class Archive:
         For outputs too large to hold in memory, such as a long command's: the file is
         hashed and counted as it is read, then renamed into place; nothing is copied.
         """
-        digest, chars = _hash_and_count(spool)
+        digest, chars = sha256_and_chars(spool)
         rel = self._name(tool_use_id, digest)
         target = self.workspace / rel
-        known = self._manifest.get(rel)
+        known = self._manifest.get(rel, others=False)
         if known is not None and known.sha256 == digest and self.intact(known):
             spool.unlink(missing_ok=True)
             return rel
@@ -426,15 +398,3 @@ class Archive:
         nested = self.trusted_pointer(tool_use_id, found)
         return self.recover(tool_use_id, nested, depth + 1) if nested else found
 
-
-def _hash_and_count(path: Path) -> tuple[str, int]:
-    """sha256 of a UTF-8 file's bytes and its length in characters, in one streaming pass."""
-    digest = hashlib.sha256()
-    decoder = codecs.getincrementaldecoder("utf-8")("surrogatepass")
-    chars = 0
-    with open(path, "rb") as fh:
-        while chunk := fh.read(1 << 20):
-            digest.update(chunk)
-            chars += len(decoder.decode(chunk))
-    chars += len(decoder.decode(b"", True))
-    return digest.hexdigest(), chars

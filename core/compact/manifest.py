@@ -18,6 +18,7 @@ one object rewritten whole) is still read; its entries are marked ``legacy``.
 
 from __future__ import annotations
 
+import codecs
 import hashlib
 import json
 import os
@@ -59,6 +60,19 @@ def sha256_file(path: Path) -> str:
     return digest.hexdigest()
 
 
+def sha256_and_chars(path: Path) -> tuple[str, int]:
+    """sha256 of a UTF-8 file's bytes and its length in characters, in one streaming pass."""
+    digest = hashlib.sha256()
+    decoder = codecs.getincrementaldecoder("utf-8")("surrogatepass")
+    chars = 0
+    with open(path, "rb") as fh:
+        while chunk := fh.read(1 << 20):
+            digest.update(chunk)
+            chars += len(decoder.decode(chunk))
+    chars += len(decoder.decode(b"", True))
+    return digest.hexdigest(), chars
+
+
 def _entry(obj: Any) -> Persisted | None:
     if not isinstance(obj, dict) or not all(k in obj for k in _FIELDS):
         return None
@@ -93,10 +107,11 @@ class Manifest:
             self._read_tail(final=True)
         return self._entries
 
-    def get(self, path: str) -> Persisted | None:
-        """The entry for ``path``, looking at lines other processes appended if unknown."""
+    def get(self, path: str, *, others: bool = True) -> Persisted | None:
+        """The entry for ``path``; if unknown and ``others``, also looking at the lines other
+        processes appended since (one read of the log's new end)."""
         found = self.entries.get(path)
-        if found is None:
+        if found is None and others:
             self._read_tail(final=False)
             found = self.entries.get(path)
         return found
