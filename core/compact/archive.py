@@ -137,7 +137,8 @@ class Archive:
         self._manifest.flush()
 
     def manifest(self) -> dict[str, Persisted]:
-        return dict(self._manifest.entries)
+        """The tool-result files ctxlab wrote (transcripts, also listed, are left out)."""
+        return {k: v for k, v in self._manifest.entries.items() if v.format != "transcript"}
 
     def manifest_entry(self, rel_path: str) -> Persisted:
         entry = self._manifest.get(rel_path)
@@ -146,7 +147,9 @@ class Archive:
         return entry
 
     def is_persisted(self, rel_path: str) -> bool:
-        return self._manifest.get(rel_path) is not None
+        """Is ``rel_path`` a tool-result file ctxlab wrote (not a transcript)?"""
+        entry = self._manifest.get(rel_path)
+        return entry is not None and entry.format != "transcript"
 
     # -- integrity --------------------------------------------------------------------------
 

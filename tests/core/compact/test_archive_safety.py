@@ -253,3 +253,11 @@ def test_5_an_old_manifest_json_is_still_read(tmp_path):
     archive.flush()
     assert (folder / MANIFEST).is_file()
     assert set(Archive(tmp_path).manifest()) >= {rel}
+
+
+def test_a_transcript_is_listed_but_is_not_a_persisted_result(tmp_path):
+    archive = Archive(tmp_path)
+    rel = archive.write_transcript([{"role": "user", "content": "hi"}])
+    archive.flush()
+    assert not archive.is_persisted(rel) and rel not in archive.manifest()
+    assert archive.valid_archive_marker(f"[1 messages archived at {rel}]")
