@@ -82,6 +82,16 @@ def safe_id(tool_use_id: str) -> str:
     return _SAFE.sub("_", tool_use_id)[:100] or "unknown"
 
 
+def _in_archive(path: str) -> bool:
+    """Only a file directly in one of the archive folders can be a manifest entry: the log
+    is a file anyone can write, and must never make ctxlab trust a path elsewhere."""
+    folder, _, name = path.rpartition("/")
+    return folder in _FOLDERS and name not in ("", ".", "..")
+
+
+_FOLDERS = (RESULTS_DIR.as_posix(), TRANSCRIPT_DIR.as_posix())
+
+
 class ArchiveChanged(LookupError):
     """An archive file's bytes no longer match what ctxlab recorded when it wrote them."""
 
@@ -102,7 +112,7 @@ class Archive:
         self.problems: list[str] = []  # every report, also when nobody listens to events
         for folder in (self.results_dir, self.transcript_dir):
             sweep_stale_temp(folder)
-        self._manifest = Manifest(self.results_dir, self._report)
+        self._manifest = Manifest(self.results_dir, self._report, _in_archive)
         # path -> stat key of the file when its bytes last matched the manifest, so a
         # file is hashed again only when it changed on disk (size, times, inode)
         self._verified: dict[str, tuple[int, ...]] = {}

@@ -86,10 +86,12 @@ def _entry(obj: Any) -> Persisted | None:
 class Manifest:
     """The manifest of one archive folder, loaded lazily, appended in batches."""
 
-    def __init__(self, folder: Path, report: Callable[[str], None]) -> None:
+    def __init__(self, folder: Path, report: Callable[[str], None],
+                 accept: Callable[[str], bool] = lambda path: True) -> None:
         self.folder = folder
         self.file = folder / MANIFEST
         self.report = report
+        self.accept = accept  # which paths an entry may name (the log is writable by anyone)
         self._entries: dict[str, Persisted] | None = None
         self._pointers: dict[str, set[str]] = {}
         self.legacy: set[str] = set()
@@ -131,7 +133,7 @@ class Manifest:
             return
         for value in files.values() if isinstance(files, dict) else ():
             entry = _entry(value)
-            if entry is not None:
+            if entry is not None and self.accept(entry.path):
                 self._entries[entry.path] = entry  # type: ignore[index]
                 self.legacy.add(entry.path)
 
@@ -165,7 +167,9 @@ class Manifest:
             return
         entry = _entry(obj)
         assert self._entries is not None
-        if entry is not None:
+        if entry is not None and not self.accept(entry.path):
+            self.report(f"{MANIFEST}: an entry for a file outside the archive is ignored")
+        elif entry is not None:
             self._entries[entry.path] = entry
             self.legacy.discard(entry.path)
         elif isinstance(obj, dict) and isinstance(obj.get("pointer"), str) \

@@ -261,3 +261,16 @@ def test_a_transcript_is_listed_but_is_not_a_persisted_result(tmp_path):
     archive.flush()
     assert not archive.is_persisted(rel) and rel not in archive.manifest()
     assert archive.valid_archive_marker(f"[1 messages archived at {rel}]")
+
+
+def test_a_manifest_line_naming_a_file_outside_the_archive_is_ignored(tmp_path):
+    (tmp_path / "src").mkdir()
+    (tmp_path / "src" / "app.py").write_text("user code")
+    folder = tmp_path / RESULTS
+    folder.mkdir(parents=True)
+    (folder / MANIFEST).write_text(json.dumps({
+        "path": "src/app.py", "tool_use_id": "t1", "chars": 9,
+        "sha256": sha256_text("user code"), "format": "text"}) + "\n")
+    archive = Archive(tmp_path)
+    assert archive.trusted_pointer("t1", earlier_text("src/app.py")) is None
+    assert archive.manifest() == {} and archive.problems
