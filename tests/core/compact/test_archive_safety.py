@@ -12,6 +12,7 @@ import os
 import subprocess
 import sys
 import textwrap
+import time
 from pathlib import Path
 
 import pytest
@@ -45,12 +46,13 @@ def errors(rec, kind="archive"):
 # -- 1. two processes on one workspace ----------------------------------------------------------
 
 WRITER = textwrap.dedent("""
-    import asyncio, json, sys
+    import asyncio, json, sys, time
     from pathlib import Path
     from core.compact.pipeline import Compactor
     from core.config import Thresholds
 
     work, tag, rounds = Path(sys.argv[1]), sys.argv[2], int(sys.argv[3])
+    time.sleep(max(float(sys.argv[4]) - time.time(), 0))  # both start together
     out = []
     for r in range(rounds):
         comp = Compactor(work, Thresholds(keep_recent=0, context_limit=2_000,
@@ -75,7 +77,8 @@ WRITER = textwrap.dedent("""
 def test_1_two_processes_reusing_ids_each_recover_their_own_bytes(tmp_path):
     """Two concurrent runs on one workdir, same tool_use ids, different contents."""
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    procs = [subprocess.Popen([sys.executable, "-c", WRITER, str(tmp_path), tag, "25"],
+    start = str(time.time() + 2.0)
+    procs = [subprocess.Popen([sys.executable, "-c", WRITER, str(tmp_path), tag, "25", start],
                               stdout=subprocess.PIPE, text=True, cwd=ROOT, env=env)
              for tag in ("A", "B")]
     outputs = [json.loads(p.communicate(timeout=240)[0]) for p in procs]
