@@ -22,24 +22,22 @@ the turn's probes is checked against what the next main call would send, and rep
 from __future__ import annotations
 
 import asyncio
-import json
 import os
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from core import source
 from core.agent import Agent
 from core.config import Thresholds, scenario_thresholds
-from core.events import Error, Event, ProbeChecked, RunEnd, RunStart, Sink
+from core.events import Error, Event, RunEnd, RunStart, Sink
 from core.gate import Gate
 from core.memory.store import MemoryStore
 from core.memory.watch import MemoryWatcher
-from core.providers import registry
+from core.probes import check_probe
 from core.providers.base import Provider, ProviderError
 from core.providers.scripted import ScriptedProvider
-from core.scenarios.model import Scenario
+from core.run_options import RunOptions, make_provider
 from core.scenarios.prepare import prepare_workspace
 from core.session import check_save_target, load_session, save_session
 from core.system_prompt import Section
@@ -51,31 +49,6 @@ from core.worklog import (
     save_worklog,
     worklog_path,
 )
-
-
-@dataclass
-class RunOptions:
-    workspace: Path
-    scenario: Scenario | None = None
-    prompts: list[str] = field(default_factory=list)
-    provider: str = "scripted"
-    model: str | None = None
-    thresholds: Thresholds | None = None
-    breaks: frozenset[str] = frozenset()
-    memory: bool = True
-    compaction: str = "s08"  # the engine: "s08" (the course's pipeline) or "truncate"
-    pinned: bool = True  # project rules + work log in every system prompt (off: compare lab)
-    session: str | None = None
-    resume: str | None = None
-    word_delay: float = 0.0
-    count_tokens: bool = False  # ask the API's count_tokens before each main call (online)
-    record_stages: bool = False  # stage events carry their before/after (an inspector)
-
-
-def make_provider(options: RunOptions, emit: Callable[[Event], Any]) -> Provider:
-    """The run's provider, from the registry (:mod:`core.providers.registry`)."""
-    return registry.make_provider(options.provider, model=options.model,
-                                  word_delay=options.word_delay, on_retry=emit)
 
 
 class AgentSession:
@@ -417,16 +390,3 @@ class AgentSession:
             self.emit(Error(message=f"{exc}{kept}; starting a new work log",
                             kind="worklog_file"))
             return WorkLog()
-
-
-def check_probe(agent: Agent, ask: str, expect: str) -> ProbeChecked:
-    """Could the model answer ``ask``? Only if ``expect`` is in what the next main call
-    would send: the system prompt's sections (pinned ones re-read) or the kept messages.
-    Case-insensitive; text inside messages is also matched in its JSON-escaped form."""
-    needle = expect.casefold()
-    found = [s.name for s in agent.system_sections()
-             if s.text.strip() and needle in s.text.casefold()]
-    dump = json.dumps(agent.messages, ensure_ascii=False).casefold()
-    if needle in dump or json.dumps(needle, ensure_ascii=False)[1:-1] in dump:
-        found.append("messages")
-    return ProbeChecked(ask=ask, expect=expect, answerable=bool(found), found_in=tuple(found))
