@@ -255,6 +255,7 @@ def test_history_is_pruned(root):
     base = root / journal.HISTORY_DIR
     for i in range(25):
         (base / f"2026010{i:02}").mkdir(parents=True)
+        (base / f"2026010{i:02}" / journal.MANIFEST_NAME).write_text("{}")
     journal.prune_history(root, keep=20)
     assert len(list(base.iterdir())) == 20 and not (base / "202601000").exists()
 
