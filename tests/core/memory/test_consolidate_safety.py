@@ -1,18 +1,21 @@
-"""Consolidation never overwrites a file it did not read and leaves only complete
-snapshots in ``.history``."""
+"""Consolidation never deletes a distinct record, never touches what it keeps unchanged,
+names every record it removes, never overwrites a concurrent writer's record, and leaves
+only complete snapshots in ``.history``."""
 
 from __future__ import annotations
 
+import json
 import os
+import threading
 from pathlib import Path
 
 import pytest
 
-from core.events import MemoryConsolidationFailed
+from core.events import MemoryConsolidated, MemoryConsolidationFailed
 from core.memory import journal
 from core.memory.consolidate import consolidate_memories
 from core.memory.store import MemoryStore
-from tests.core.memory.conftest import document, run, tree_hashes
+from tests.core.memory.conftest import FakeProvider, document, run, tree_hashes
 
 # A hand-written record with a field ctxlab does not know and YAML comments.
 ANNOTATED = ("---\n# written by hand\nname: build tool\ndescription: The build uses make\n"
@@ -40,6 +43,130 @@ def bodies(root: Path) -> set[str]:
     return {r.body for r in MemoryStore(root, read_only=True).records()}
 
 
+# -- item 5: only the same fact is merged ---------------------------------------------------------
+
+
+def test_records_sharing_a_description_but_not_a_body_all_stay(root, recorder):
+    seed_ports(root)
+    result = run(consolidate_memories(MemoryStore(root, recorder), force=True))
+    assert result.ok and (result.before, result.after) == (10, 10)
+    assert {f"Service {i} listens on port {8000 + i}." for i in range(5)} <= bodies(root)
+    assert recorder.of(MemoryConsolidated)[-1].dropped == ()
+
+
+def test_same_name_different_body_is_not_a_duplicate_offline(root):
+    put(root, "tabs.md", document("tabs", "indentation", "user", "Use tabs."), 1)
+    put(root, "tabs-2.md", document("Tabs", "indentation", "user", "Use tabs in Makefiles."), 2)
+    run(consolidate_memories(MemoryStore(root), force=True))
+    assert bodies(root) == {"Use tabs.", "Use tabs in Makefiles."}
+
+
+def test_the_same_body_up_to_whitespace_is_merged_newest_wins_and_named(root, recorder):
+    seed_ports(root)
+    put(root, "old-copy.md", document("old copy", "whatever", "project",
+                                      "Service 2 listens\n  on port   8002."), 0)
+    put(root, "annotated.md", ANNOTATED, 3)
+    before = (root / "annotated.md").read_bytes()
+    untouched = {p.name: p.read_bytes() for p in root.glob("*.md") if p.name != "old-copy.md"}
+    result = run(consolidate_memories(MemoryStore(root, recorder), force=True))
+    assert result.ok and (result.before, result.after) == (12, 11)
+    assert result.dropped == ("old-copy.md",)
+    event = recorder.of(MemoryConsolidated)[-1]
+    assert event.dropped == ("old-copy.md",) and (event.before, event.after) == (12, 11)
+    assert (root / result.history / "old" / "old-copy.md").exists()
+    now = {p.name: p.read_bytes() for p in root.glob("*.md") if p.name != "MEMORY.md"}
+    assert now == {k: v for k, v in untouched.items() if k != "MEMORY.md"}
+    assert (root / "annotated.md").read_bytes() == before
+
+
+def test_a_model_run_keeps_what_it_returns_unchanged_byte_for_byte(root, recorder):
+    seed_ports(root)
+    put(root, "annotated.md", ANNOTATED, 20)
+    store = MemoryStore(root, recorder)
+    keep = [r for r in store.records() if r.file != "fact-0.md" and r.file != "fact-1.md"]
+    answer = [{"name": r.name, "type": r.type, "description": r.description, "body": r.body}
+              for r in keep]
+    answer.append({"name": "facts 0 and 1", "type": "user", "description": "merged",
+                   "body": "body 0; body 1"})
+    before = {r.file: (root / r.file).read_bytes() for r in keep}
+    result = run(consolidate_memories(store, FakeProvider(json.dumps(answer)), force=True))
+    assert result.ok and sorted(result.dropped) == ["fact-0.md", "fact-1.md"]
+    assert {f: (root / f).read_bytes() for f in before} == before
+    assert recorder.of(MemoryConsolidated)[-1].dropped == result.dropped
+
+
+def test_a_model_run_keeps_distinct_bodies_that_share_a_description(root):
+    seed_ports(root)
+    store = MemoryStore(root)
+    answer = [{"name": r.name, "type": r.type, "description": "same for all", "body": r.body}
+              for r in store.records()]
+    answer.append({"name": "copy", "type": "user", "description": "x", "body": "body  0"})
+    result = run(consolidate_memories(store, FakeProvider(json.dumps(answer)), force=True))
+    assert result.ok and result.after == 10 and result.dropped == ()
+    assert len(bodies(root)) == 10
+
+
+def test_a_record_the_model_rewrites_under_its_name_is_not_dropped(root, recorder):
+    seed_ports(root)
+    store = MemoryStore(root, recorder)
+    answer = [{"name": r.name, "type": r.type, "description": r.description,
+               "body": r.body + (" (checked)" if r.file == "fact-0.md" else "")}
+              for r in store.records() if r.file != "note-4.md"]
+    result = run(consolidate_memories(store, FakeProvider(json.dumps(answer)), force=True))
+    assert result.ok and result.dropped == ("note-4.md",)
+    assert store.get("fact 0").body == "body 0 (checked)"
+
+
+# -- item 6: names are chosen under the lock ------------------------------------------------------
+
+
+def test_a_concurrent_writer_of_the_same_new_name_is_never_overwritten(root, monkeypatch):
+    """A second store (its own lock handle) writes "merged notes" in the window between the
+    consolidation's planning and its commit; the consolidation's new record must not land
+    on that file. The writer runs in a thread released by a barrier just before the
+    consolidating store asks for its lock — no sleeps."""
+    seed_ports(root)
+    store = MemoryStore(root)
+    answer = [{"name": "merged notes", "type": "project", "description": "all ports",
+               "body": "Services 0-4 listen on ports 8000-8004."}]
+    answer += [{"name": f"fact {i}", "type": "user", "description": f"fact {i}",
+                "body": f"body {i}"} for i in range(5)]
+    release, written = threading.Barrier(2), threading.Event()
+    errors: list[BaseException] = []
+
+    def writer() -> None:
+        try:
+            release.wait(timeout=30)
+            MemoryStore(root).write("Merged notes", "the writer's own", "project",
+                                    "The writer's record must survive.")
+        except BaseException as exc:  # surfaced by the assertion below
+            errors.append(exc)
+        finally:
+            written.set()
+
+    real_locked = store.locked
+    calls = {"n": 0}
+
+    def locked():
+        calls["n"] += 1
+        if calls["n"] == 1:  # the consolidation's commit: let the writer in first
+            release.wait(timeout=30)
+            assert written.wait(timeout=30)
+        return real_locked()
+
+    monkeypatch.setattr(store, "locked", locked)
+    thread = threading.Thread(target=writer)
+    thread.start()
+    result = run(consolidate_memories(store, FakeProvider(json.dumps(answer)), force=True))
+    thread.join(timeout=30)
+    assert not errors and calls["n"] >= 1
+    assert result.ok, result.reason
+    records = {r.name: r for r in MemoryStore(root, read_only=True).records()}
+    assert records["Merged notes"].body == "The writer's record must survive."
+    assert records["merged notes"].body == "Services 0-4 listen on ports 8000-8004."
+    assert records["Merged notes"].file != records["merged notes"].file
+
+
 def test_commit_replace_refuses_to_write_over_a_file_it_does_not_replace(tmp_path):
     root = tmp_path / "store"
     root.mkdir()
@@ -52,7 +179,6 @@ def test_commit_replace_refuses_to_write_over_a_file_it_does_not_replace(tmp_pat
     assert (root / "mine.md").read_text(encoding="utf-8") == "mine"
     assert not (root / journal.HISTORY_DIR).exists() or not any(
         (root / journal.HISTORY_DIR).iterdir())
-
 
 
 # -- snapshots are atomic -------------------------------------------------------------------------
