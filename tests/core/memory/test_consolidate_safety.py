@@ -6,14 +6,17 @@ from __future__ import annotations
 
 import json
 import os
+import tempfile
 import threading
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from core.events import MemoryConsolidated, MemoryConsolidationFailed
 from core.memory import journal
-from core.memory.consolidate import consolidate_memories
+from core.memory.consolidate import consolidate_memories, fact_key
 from core.memory.store import MemoryStore
 from tests.core.memory.conftest import FakeProvider, document, run, tree_hashes
 
@@ -228,3 +231,35 @@ def test_a_killed_snapshot_is_swept_and_never_counted(root):
     counted = [n for n in names if (history / n / "manifest.json").is_file()]
     assert len(counted) == journal.HISTORY_KEEP
     assert counted[-1] == Path(result.history).name and complete[0] not in names
+
+
+# -- the invariant, over random stores ------------------------------------------------------------
+
+WORDS = st.sampled_from(["port", "8000", "8001", "tabs", "note", "project", "x"])
+TEXT = st.lists(WORDS, min_size=1, max_size=3).map(" ".join)
+SPACE = st.sampled_from([" ", "  ", "\n", " \n  "])
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.lists(st.tuples(TEXT, TEXT, st.lists(WORDS, min_size=1, max_size=3), SPACE),
+                min_size=1, max_size=12))
+def test_offline_consolidation_loses_no_distinct_fact_and_accounts_for_every_file(items):
+    """Every file is either still there byte-for-byte, or named in ``dropped`` with its
+    bytes in the snapshot and its fact still held by a record that stayed."""
+    with tempfile.TemporaryDirectory() as tmp:
+        root = Path(tmp) / ".memory"
+        for i, (name, description, words, space) in enumerate(items):
+            put(root, f"r{i}.md", document(f"{name} {i}", description, "user",
+                                           space.join(words)), i)
+        before = {p.name: p.read_bytes() for p in root.glob("*.md")}
+        facts = {fact_key(r.body) for r in MemoryStore(root, read_only=True).records()}
+        result = run(consolidate_memories(MemoryStore(root), force=True))
+        assert result.ok
+        after = {p.name: p.read_bytes() for p in root.glob("*.md") if p.name != "MEMORY.md"}
+        assert set(after) | set(result.dropped) == set(before)
+        assert not set(after) & set(result.dropped)
+        assert all(after[f] == before[f] for f in after)
+        for file in result.dropped:
+            assert (root / result.history / "old" / file).read_bytes() == before[file]
+        kept = [fact_key(r.body) for r in MemoryStore(root, read_only=True).records()]
+        assert sorted(kept) == sorted(facts)  # one record per fact, none lost
