@@ -82,7 +82,8 @@ def _memory_rejected(e: Any) -> str:
 
 @line("memory_consolidated")
 def _memory_consolidated(e: Any) -> str:
-    return f"memory consolidated: {e.before} → {e.after} records"
+    dropped = f" (removed: {', '.join(e.dropped)})" if e.dropped else ""
+    return f"memory consolidated: {e.before} → {e.after} records{dropped}"
 
 
 @line("memory_consolidation_failed", "pointer_broken")
