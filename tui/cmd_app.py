@@ -136,6 +136,9 @@ def launch(config: Any, theme: str | None) -> int:
         except ScenarioError as exc:
             print(f"ctxlab: {exc}", file=sys.stderr)
             return 2
+    from tui.temp_workspaces import install_signal_cleanup
+
+    install_signal_cleanup()  # closing the terminal (SIGHUP) must not leave /tmp/ctxlab-…
     result = CtxlabApp(config).run()
     return int(result or 0)
 
