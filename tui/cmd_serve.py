@@ -6,7 +6,8 @@ process (and so its own temporary workspace), started with this interpreter so t
 runs the same ctxlab as the command. :mod:`tui.serve_session` makes sure every one of them
 ends — when its browser disconnects, and when the server is stopped — and takes its
 temporary workspace with it; the page needs no internet (no web fonts). It listens on
-127.0.0.1 unless ``--host`` says otherwise — the demo runs tools in its workspace, so exposing it is a deliberate choice.
+127.0.0.1 unless ``--host`` says otherwise — the demo runs tools in its workspace, so
+exposing it is a deliberate choice.
 
 textual-serve is an optional dependency (``pip install 'ctxlab[serve]'``); without it the
 command says so in one line instead of failing at import.
