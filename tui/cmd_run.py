@@ -201,6 +201,8 @@ def describe_event(e: Any) -> str | None:
     if kind == "run_start":
         return f"run start: {e.provider} in {e.workspace}" + (
             f" (scenario {e.scenario})" if e.scenario else "")
+    if kind == "session_start":
+        return f"── session {e.session} of {e.sessions} ──"
     if kind == "turn_start":
         return f"user: {e.request}"
     if kind == "model_request":
