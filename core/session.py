@@ -16,6 +16,7 @@ from core.compact.archive import atomic_write_text
 from core.messages import HistoryError, check_history
 
 SESSIONS_DIR = Path(".ctxlab/sessions")
+SESSION_VERSION = 1
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
 
 
@@ -32,7 +33,7 @@ def session_dir(workspace: Path, name: str) -> Path:
 def save_session(workspace: Path, name: str, messages: list[dict[str, Any]],
                  turns: int) -> Path:
     path = session_dir(workspace, name) / "session.json"
-    data = {"version": 1, "turns": turns, "messages": messages}
+    data = {"version": SESSION_VERSION, "turns": turns, "messages": messages}
     atomic_write_text(path, json.dumps(data, ensure_ascii=False), durable=True)
     return path
 
@@ -47,3 +48,21 @@ def load_session(workspace: Path, name: str) -> tuple[list[dict[str, Any]], int]
         return messages, int(data.get("turns", 0))
     except (ValueError, KeyError, TypeError, HistoryError) as exc:
         raise SessionError(f"{path}: not a readable session: {exc}") from None
+
+
+def history_from_document(data: Any) -> list[dict[str, Any]]:
+    """The messages of a JSON document: a bare message array, or a session file this module
+    wrote (``{"version": 1, "turns": …, "messages": […]}``), checked either way.
+
+    ``ctxlab compact`` takes both, so a saved session can be compacted as it is.
+    """
+    if isinstance(data, dict) and "messages" in data:
+        version = data.get("version")
+        if version != SESSION_VERSION:
+            raise HistoryError(f"session file version {version!r}: this ctxlab reads "
+                               f"version {SESSION_VERSION}")
+        return check_history(data["messages"])
+    if not isinstance(data, list):
+        raise HistoryError(f"expected a JSON array of messages or a ctxlab session file "
+                           f"(an object with \"messages\"), got {type(data).__name__}")
+    return check_history(data)
