@@ -149,9 +149,13 @@ def launch(config: Any, theme: str | None) -> int:
         except ScenarioError as exc:
             print(f"ctxlab: {exc}", file=sys.stderr)
             return 2
-    from tui.temp_workspaces import install_signal_cleanup
+    from tui.temp_workspaces import SERVED_ENV, install_signal_cleanup
 
     install_signal_cleanup()  # closing the terminal (SIGHUP) must not leave /tmp/ctxlab-…
+    if os.environ.get(SERVED_ENV):
+        from tui.temp_workspaces import exit_when_orphaned
+
+        exit_when_orphaned()  # a served demo ends with its server, however the server ends
     result = CtxlabApp(config).run()
     return int(result or 0)
 

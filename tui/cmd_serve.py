@@ -53,7 +53,12 @@ def fail(message: str, code: int = EXIT_USAGE) -> int:
 
 
 def demo_command(args: argparse.Namespace) -> str:
-    """The shell command each browser session runs (textual-serve starts it via a shell)."""
+    """The shell command each browser session runs (textual-serve starts it via a shell).
+
+    ``exec``: the shell becomes the demo, so the demo's parent is the server itself and a
+    demo whose server is killed notices it (it watches its parent) instead of waiting on an
+    idle shell.
+    """
     parts = [sys.executable, "-m", "tui", "demo"]
     if args.theme:
         parts += ["--theme", args.theme]
@@ -61,7 +66,7 @@ def demo_command(args: argparse.Namespace) -> str:
         parts += ["--lang", args.lang]
     for name in args.breaks:
         parts += ["--break", name]
-    return shlex.join(parts)
+    return "exec " + shlex.join(parts)
 
 
 def run(args: argparse.Namespace) -> int:

@@ -11,6 +11,8 @@ browser left, survived the server, and its temporary workspace stayed on disk. H
   SIGKILL — each given a few seconds, and its ``TMPDIR`` is removed after the process is
   gone, whatever the process did or did not clean up;
 * the server tracks its sessions and ends all of them when it shuts down (SIGTERM/SIGINT);
+  a server killed outright cannot, so each demo also watches its parent and exits, with its
+  workspace removed, once the server is gone (:func:`tui.temp_workspaces.exit_when_orphaned`);
 * the page loads no web fonts from the internet: the Google Fonts link of textual-serve's
   template is replaced by an ``@font-face`` on the Roboto Mono it ships, so a classroom
   without internet gets the same page.
@@ -34,6 +36,8 @@ import jinja2
 from aiohttp import web
 from textual_serve.app_service import AppService
 from textual_serve.server import Server
+
+from tui.temp_workspaces import SERVED_ENV
 
 log = logging.getLogger("textual-serve")
 QUIT_GRACE = 3.0  # seconds a demo gets to quit when asked
@@ -70,6 +74,7 @@ class SessionService(AppService):
     def _build_environment(self, width: int = 80, height: int = 24) -> dict[str, str]:
         env = super()._build_environment(width, height)
         env["TMPDIR"] = str(self.tmpdir)
+        env[SERVED_ENV] = "1"
         return env
 
     async def _open_app_process(self, width: int = 80, height: int = 24) -> Any:

@@ -22,6 +22,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 _PATHS: list[Path] = []
+SERVED_ENV = "CTXLAB_SERVED"  # set by ``ctxlab serve`` for each demo it starts
 CLEANUP_SIGNALS = tuple(getattr(signal, name) for name in ("SIGHUP", "SIGTERM")
                         if hasattr(signal, name))
 
@@ -87,3 +88,25 @@ def install_signal_cleanup(before_exit: Callable[[int], None] | None = None) -> 
 
     for sig in CLEANUP_SIGNALS:
         signal.signal(sig, handler)
+
+
+def exit_when_orphaned(interval: float = 1.0) -> None:
+    """End this process (workspaces removed) as soon as its parent is gone.
+
+    A served demo talks to its server over pipes; if the server is killed outright (SIGKILL,
+    a crash) nothing tells the demo, which is reparented and would run — and keep its
+    workspace — forever. A daemon thread polls the parent id and, when it changes, removes
+    the workspaces and exits at once (no terminal to restore: there is none).
+    """
+    import threading
+    import time
+
+    parent = os.getppid()
+
+    def watch() -> None:
+        while os.getppid() == parent:
+            time.sleep(interval)
+        remove_all()
+        os._exit(1)
+
+    threading.Thread(target=watch, name="orphan-watch", daemon=True).start()

@@ -84,10 +84,10 @@ def test_the_served_command_is_the_demo_with_theme_lang_and_breaks_passed_throug
     args = build_parser().parse_args(["serve", "--theme", "projector", "--lang", "zh",
                                       "--break", "unseen-guard"])
     argv = shlex.split(demo_command(args))
-    assert argv[:4] == [sys.executable, "-m", "tui", "demo"]
-    assert argv[4:] == ["--theme", "projector", "--lang", "zh", "--break", "unseen-guard"]
+    assert argv[:5] == ["exec", sys.executable, "-m", "tui", "demo"]  # the shell becomes it
+    assert argv[5:] == ["--theme", "projector", "--lang", "zh", "--break", "unseen-guard"]
     plain = shlex.split(demo_command(build_parser().parse_args(["serve"])))
-    assert plain == [sys.executable, "-m", "tui", "demo"]
+    assert plain == ["exec", sys.executable, "-m", "tui", "demo"]
     assert args.host == "127.0.0.1"  # localhost unless asked
 
 

@@ -170,3 +170,40 @@ def test_sigterm_on_the_server_ends_every_demo_and_its_workspace(tmp_path):
     assert code == 0
     assert not remaining, "every demo ended with the server"
     assert not leftovers(tmp_path) and not list(tmp_path.iterdir())
+
+
+ORPHANING_PARENT = """
+import os, subprocess, sys, time
+from pathlib import Path
+tmp = Path(sys.argv[1])
+child = subprocess.Popen([sys.executable, "-m", "tui", "demo"], stdin=subprocess.PIPE,
+                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+print(child.pid, flush=True)
+deadline = time.monotonic() + 20
+while not list(tmp.glob("ctxlab-*")) and time.monotonic() < deadline:
+    time.sleep(0.1)
+time.sleep(0.5)
+os._exit(0)  # like a server killed outright: no cleanup, the demo is reparented
+"""
+
+
+def test_a_served_demo_whose_server_vanishes_ends_and_removes_its_workspace(tmp_path):
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "TMPDIR": str(tmp_path),
+           "CTXLAB_SERVED": "1", "TEXTUAL_DRIVER": "textual.drivers.web_driver:WebDriver"}
+    parent = subprocess.run([sys.executable, "-c", ORPHANING_PARENT, str(tmp_path)], cwd=ROOT,
+                            env=env, capture_output=True, text=True, timeout=60, check=True)
+    pid = int(parent.stdout.split()[0])
+    try:
+        assert wait_until(lambda: not Path(f"/proc/{pid}").exists()
+                          or b"(Z)" in _stat(pid)), "the orphaned demo ended"
+        assert wait_until(lambda: not leftovers(tmp_path)), leftovers(tmp_path)
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGKILL)
+
+
+def _stat(pid: int) -> bytes:
+    try:
+        return Path(f"/proc/{pid}/stat").read_bytes().replace(b") Z", b"(Z)")
+    except OSError:
+        return b"(Z)"
