@@ -34,3 +34,12 @@ def test_a_piped_log_is_not_hard_wrapped_at_80_columns(tmp_path):
     assert done.returncode == 0, done.stderr
     start = next(line for line in done.stdout.splitlines() if "run start:" in line)
     assert start.endswith(f"in {deep} (scenario big-log)") and len(start) > 120
+
+
+def test_the_readable_log_marks_where_each_session_starts(tmp_path, capsys):
+    assert headless("--scenario", "two-sessions", "--workspace", str(tmp_path)) == 0
+    lines = capsys.readouterr().out.splitlines()
+    marks = [i for i, line in enumerate(lines) if "── session" in line]
+    assert [lines[i].split("] ", 1)[1] for i in marks] == ["── session 1 of 2 ──",
+                                                           "── session 2 of 2 ──"]
+    assert "user: Create a new module" in lines[marks[1] + 1]
