@@ -44,6 +44,7 @@ class SummaryFacts:
     last_note: str = ""
     summarised: int = 0
     notes: str = ""
+    earlier_text: str = ""  # an earlier summary in another format (a model's prose)
 
     def fold(self, earlier: SummaryFacts) -> None:
         """Take in an earlier summary's facts; this summary's own facts come after them."""
@@ -56,6 +57,7 @@ class SummaryFacts:
         self.last_note = self.last_note or earlier.last_note
         self.summarised += earlier.summarised
         self.notes = self.notes or earlier.notes
+        self.earlier_text = self.earlier_text or earlier.earlier_text
 
 
 def clip(text: str, limit: int) -> str:
@@ -123,6 +125,10 @@ def parse_summary(text: str, notes_label: str) -> SummaryFacts:
             facts.last_note = value
         elif key == "Messages summarised" and value.isdigit():
             facts.summarised = int(value)
+        elif key == "Earlier summary":
+            facts.earlier_text = value
+    if facts == SummaryFacts(notes=facts.notes) and body.strip():
+        facts.earlier_text = body  # not ours (a model wrote it): kept as one clipped line
     return facts
 
 
@@ -143,6 +149,8 @@ def render_summary(facts: SummaryFacts, max_items: int) -> str:
     _bullets(parts, "Commands run", _newest(facts.commands, COMMAND_CHARS, max_items))
     if facts.last_note:
         parts.append(f"Last assistant note: {clip(facts.last_note, NOTE_CHARS)}")
+    if facts.earlier_text:
+        parts.append(f"Earlier summary: {clip(facts.earlier_text, NOTE_CHARS)}")
     parts.append(f"Messages summarised: {facts.summarised}")
     return "\n".join(parts)
 

@@ -109,3 +109,15 @@ def test_folding_is_bounded_and_never_nests_for_any_text(texts, rounds):
         sizes.append(len(text))
         history = [summary_message("Compacted", "the task", text, f"t{k}.jsonl")]
     assert max(sizes) < 6_000
+
+
+def test_a_summary_in_another_format_is_kept_as_one_clipped_line():
+    prose = ('The user wants the "auth" package refactored.\nThey said: always use tabs. '
+             + "More detail follows here. " * 80)
+    folded = offline_summary([summary_message("Compacted", "go", prose, "t.jsonl"),
+                              user("next")], "go")
+    [line] = [x for x in folded.splitlines() if x.startswith("Earlier summary: ")]
+    assert 'The user wants the "auth" package refactored. They said: always use tabs.' in line
+    assert len(line) < 850 and line.endswith("…") and "\\" not in line
+    again = offline_summary([summary_message("Compacted", "go", folded, "t2.jsonl")], "go")
+    assert again.count("Earlier summary: ") == 1 and "The user wants" in again
