@@ -107,3 +107,38 @@ def test_a_named_workspace_is_never_removed(tmp_path):
     done = run_headless(tmp_path, "--workspace", str(mine))
     assert done.returncode == 0, done.stderr
     assert (mine / "logs").is_dir() and "removed" not in done.stdout
+
+
+SLOW = """name: slow
+title: One long command
+workspace: long_chat
+sessions:
+  - turns:
+      - user: Wait.
+        replies:
+          - tools:
+              - bash: {command: "sleep 5"}
+          - say: Waited.
+"""
+
+
+def test_a_killed_headless_run_removes_its_temporary_workspace(tmp_path):
+    scenario = tmp_path / "slow.yaml"
+    scenario.write_text(SLOW, encoding="utf-8")
+    temp = tmp_path / "tmp"
+    temp.mkdir()
+    process = subprocess.Popen(
+        [sys.executable, "-m", "tui", "run", "--headless", "--scenario", str(scenario)],
+        cwd=REPO, env={**clean_env(), "TMPDIR": str(temp)}, stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL)
+    try:
+        assert wait_for(lambda: workspaces(temp))
+        time.sleep(1.0)  # generated and into the long command
+        process.send_signal(signal.SIGTERM)
+        code = process.wait(timeout=TIMEOUT)
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+    assert code == -signal.SIGTERM
+    assert workspaces(temp) == []
