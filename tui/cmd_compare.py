@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from typing import Any
 
@@ -73,7 +74,8 @@ def print_table(comparison: Any) -> None:
     console = Console(highlight=False)
     if not console.is_terminal:  # a pipe has no width: never cut a header or wrap a line
         console.soft_wrap = True
-        console.width = PIPE_WIDTH
+        if not os.environ.get("COLUMNS"):  # unless the user gave one
+            console.width = PIPE_WIDTH
     table = Table(title=f"{comparison.scenario}: strategies compared", title_justify="left",
                   box=box.SIMPLE_HEAD, pad_edge=False)
     table.add_column("strategy", no_wrap=True)

@@ -44,7 +44,9 @@ def test_the_table_names_each_strategy_and_the_unanswered_probes(capsys):
     assert "truncate, turn 5: cannot answer" in " ".join(out.split())
 
 
-def test_piped_headers_are_whole_and_each_failing_probe_is_one_line_with_its_turns(capsys):
+def test_piped_headers_are_whole_and_each_failing_probe_is_one_line_with_its_turns(
+        capsys, monkeypatch):
+    monkeypatch.delenv("COLUMNS", raising=False)  # a pipe: no width given
     from core.compare import Comparison, ProbeResult, StrategyResult
     from tui.cmd_compare import print_table
 
