@@ -30,7 +30,7 @@ from typing import Any
 from core import source
 from core.agent import Agent
 from core.config import Thresholds, scenario_thresholds
-from core.events import Error, Event, RunEnd, RunStart, Sink
+from core.events import Error, Event, RunEnd, RunStart, SessionStart, Sink
 from core.gate import Gate
 from core.memory.store import MemoryStore
 from core.memory.watch import MemoryWatcher
@@ -347,7 +347,10 @@ class AgentSession:
     async def _play_scenario(self) -> None:
         assert self.options.scenario is not None and self.provider is not None
         self._check_save_target()
-        for session in self.options.scenario.sessions:
+        sessions = self.options.scenario.sessions
+        for number, session in enumerate(sessions, start=1):
+            if len(sessions) > 1:
+                self.emit(SessionStart(session=number, sessions=len(sessions)))
             agent = self.new_agent()
             for turn in session.turns:
                 begin = getattr(self.provider, "begin_turn", None)

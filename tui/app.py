@@ -14,7 +14,6 @@ live mode every prompt is a turn of the same session: saved after each turn, one
 from __future__ import annotations
 
 import shutil
-import tempfile
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, ClassVar
@@ -41,6 +40,7 @@ from tui.commands import CtxlabCommands
 from tui.i18n import localize_bindings, set_language, t
 from tui.messages import EngineEvent, EventBridge, OpenFile, OpenText, TextChunk
 from tui.routing import Routed, handles
+from tui.temp_workspaces import make_temp_workspace
 from tui.themes import DEFAULT_THEME, VARIABLE_DEFAULTS, load_themes
 from tui.widgets.context_meter import ContextMeter
 from tui.widgets.conversation import Conversation
@@ -145,8 +145,7 @@ class CtxlabApp(Routed, WorkbenchActions):
             return
         self.scenario_title = scenario.name if scenario else ""
         if workspace is None:
-            workspace = Path(tempfile.mkdtemp(
-                prefix=f"ctxlab-{slug(self.scenario_title or 'live')}-"))
+            workspace = make_temp_workspace(f"ctxlab-{slug(self.scenario_title or 'live')}-")
             self.temp_workspaces.append(workspace)
         self.workspace = workspace.resolve()
         gate = Gate(paused=self.config.paused and scenario is not None)
@@ -175,7 +174,7 @@ class CtxlabApp(Routed, WorkbenchActions):
                            workspace: Path | None) -> None:
         """Show another event source (a replay, a proxy): the same panels, its controls."""
         if workspace is None:
-            workspace = Path(tempfile.mkdtemp(prefix="ctxlab-source-"))
+            workspace = make_temp_workspace("ctxlab-source-")
             self.temp_workspaces.append(workspace)
         self.workspace = workspace.resolve()
         self.session = None

@@ -36,6 +36,11 @@ def _run_start(e: Any) -> str:
         f" (scenario {e.scenario})" if e.scenario else "")
 
 
+@line("session_start")
+def _session_start(e: Any) -> str:
+    return f"── session {e.session} of {e.sessions} ──"
+
+
 @line("turn_start")
 def _turn_start(e: Any) -> str:
     return f"user: {e.request}"
