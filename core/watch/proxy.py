@@ -31,6 +31,7 @@ HOP_BY_HOP = frozenset({
     "connection", "keep-alive", "proxy-authenticate", "proxy-authorization", "te",
     "trailer", "trailers", "transfer-encoding", "upgrade", "host", "content-length",
 })
+STOP_GRACE = 5.0  # seconds the observers get to report the last exchanges on stop
 MAX_BODY = 1 << 30  # a request body of up to 1 GiB is forwarded
 
 
@@ -103,9 +104,13 @@ class WatchProxy:
         if self._runner is not None:
             await self._runner.cleanup()
             self._runner = None
-        for task in list(self._tasks):
-            with contextlib.suppress(Exception, asyncio.CancelledError):
-                await task
+        if self._tasks:  # let the observers finish what arrived, but not forever
+            _, late = await asyncio.wait(list(self._tasks), timeout=STOP_GRACE)
+            for task in late:
+                task.cancel()
+            for task in late:
+                with contextlib.suppress(Exception, asyncio.CancelledError):
+                    await task
         if self._session is not None:
             await self._session.close()
             self._session = None
@@ -114,8 +119,9 @@ class WatchProxy:
 
     async def _handle(self, request: web.Request) -> web.StreamResponse:
         self._ids += 1
+        number = self._ids  # taken before the first await: requests interleave
         body = await request.read()
-        x = Exchange(id=self._ids, method=request.method, path=request.path, body=body,
+        x = Exchange(id=number, method=request.method, path=request.path, body=body,
                      started=time.time())
         t0 = time.perf_counter()
         if self.on_request is not None:

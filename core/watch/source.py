@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from core.events import Event, WatchRequest, WatchResponse, WatchStart
+from core.events import Error, Event, WatchRequest, WatchResponse, WatchStart
 from core.watch.analysis import analyse_request, response_facts
 from core.watch.conversations import Conversations
 from core.watch.proxy import DEFAULT_UPSTREAM, Exchange, WatchProxy
@@ -35,6 +35,7 @@ class WatchOptions:
     port: int = 8787
     root: Path = field(default_factory=Path.cwd)  # the recording goes under root/.ctxlab/watch
     record: bool = True
+    read_timeout: float = 600.0  # seconds without a byte from the upstream before a 504
 
 
 def is_messages_call(path: str) -> bool:
@@ -67,7 +68,8 @@ class WatchSource:
         self.recording = Recording(recording_path(options.root)) if options.record else None
         self.conversations = Conversations()
         self.proxy = WatchProxy(options.upstream, host=options.host, port=options.port,
-                                on_request=self._on_request, on_response=self._on_response)
+                                on_request=self._on_request, on_response=self._on_response,
+                                read_timeout=options.read_timeout)
         self.ready = asyncio.Event()
         self._emit: Emit = lambda event: None
         self._bodies: dict[int, asyncio.Future[Any]] = {}
@@ -93,15 +95,18 @@ class WatchSource:
 
     async def _on_request(self, x: Exchange) -> None:
         future = self._body_future(x)
+        body: Any = None
         try:
             async with self._order:
                 body, event, stages = await asyncio.to_thread(self._measure, x)
-            self._emit(event)
-            for stage in stages:
-                self._emit(stage)
+            for each in (event, *stages):
+                self._emit(each)
+        except Exception as exc:  # a body this side cannot measure: say so, keep proxying
+            self._emit(Error(message=f"watch: request {x.id} not analysed: {exc}",
+                             kind="watch"))
         finally:
             if not future.done():
-                future.set_result(body if "body" in locals() else None)
+                future.set_result(body)
 
     def _measure(self, x: Exchange) -> tuple[Any, WatchRequest, tuple[Event, ...]]:
         body = _parse(x.body)
@@ -123,7 +128,10 @@ class WatchSource:
     async def _on_response(self, x: Exchange) -> None:
         body = await self._body_future(x)
         self._bodies.pop(x.id, None)
-        event = await asyncio.to_thread(self._finish, x, body)
+        try:
+            event: Event = await asyncio.to_thread(self._finish, x, body)
+        except Exception as exc:  # the client got its answer; only the watch lost it
+            event = Error(message=f"watch: response {x.id} not recorded: {exc}", kind="watch")
         self._emit(event)
 
     def _finish(self, x: Exchange, body: Any) -> WatchResponse:

@@ -50,6 +50,9 @@ class RecordedRequest:
 
 class _QuietHTTPServer(ThreadingHTTPServer):
     daemon_threads = True
+    # socketserver's default backlog of 5 drops the SYNs of a burst of connections (ten
+    # concurrent streams through a proxy), which the kernel retries only a second later.
+    request_queue_size = 64
 
     def handle_error(self, request: Any, client_address: Any) -> None:
         """A client that hung up (timeouts, cut streams) is expected here, not an error."""
