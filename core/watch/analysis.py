@@ -56,7 +56,9 @@ def _first_text(messages: list[Any]) -> str:
 
 
 def guess_purpose(path: str, body: dict[str, Any]) -> str:
-    """``main``, ``count_tokens``, ``quota``, ``title`` or ``side``: a guess, said as one.
+    """``main``, ``title``, ``summary``, ``quota``, ``side``, ``count_tokens`` or ``other``.
+
+    A guess, and said to be one.
 
     Claude Code sends ``max_tokens: 1`` probes (quota and usage checks), short tool-less
     calls for titles and topics, and its conversation with the tool definitions. Any call
@@ -74,6 +76,8 @@ def guess_purpose(path: str, body: dict[str, Any]) -> str:
     probe = (system_text(body) + " " + _first_text(messages)).lower()
     if len(messages) <= 2 and any(word in probe for word in TITLE_WORDS):
         return "title"
+    if len(messages) <= 2 and "summarize" in probe:
+        return "summary"
     return "main" if len(messages) > 2 else "side"
 
 

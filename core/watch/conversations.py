@@ -31,8 +31,11 @@ from core.events import Stage
 from core.measure import json_chars
 from core.watch.analysis import system_text
 
-SUMMARY_MARKERS = ("continued from a previous conversation", "summary", "summarized",
-                   "[compacted]", "compacted")
+# Claude Code starts a compacted session with "This session is being continued from a
+# previous conversation…"; the course's auto_compact with "[Conversation compressed. …]";
+# ctxlab with "[Compacted]".
+SUMMARY_MARKERS = ("continued from a previous conversation", "conversation compressed",
+                   "summary", "summarized", "[compacted]", "compacted")
 PREVIEW = 160
 BY = "client"
 
