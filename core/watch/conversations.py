@@ -149,6 +149,8 @@ def diff_requests(prev: list[Any], cur: list[Any], *, from_request: int,
     if rewritten_ids:
         last_kept = max(last_kept, max(j for j, m in enumerate(cur)
                                        if set(_tool_ids(m)) & set(rewritten_ids)))
+    if last_kept == -1 and cur and _is_summary(cur[0]):
+        last_kept = 0  # the summary stands in for the past; what follows it is new
     appended = len(cur) - last_kept - 1
     kept = cur[: last_kept + 1]
     stages: list[Stage] = []
@@ -164,6 +166,11 @@ def diff_requests(prev: list[Any], cur: list[Any], *, from_request: int,
         if prev_keys[i] != cur_keys[i] and i not in removed and _same_slot(prev[i], cur[i])
         and not set(_tool_ids(prev[i])) & set(rewritten_ids))
     return appended, len(removed), rewritten, tuple(stages)
+
+
+def _is_summary(message: Any) -> bool:
+    text = text_of(message).lower()
+    return any(marker in text for marker in SUMMARY_MARKERS)
 
 
 def _same_slot(a: Any, b: Any) -> bool:
@@ -187,8 +194,7 @@ def _micro_stage(prev: list[Any], kept: list[Any], prev_results: dict[str, Any],
 
 def _shrink_stage(prev: list[Any], kept: list[Any], removed: list[int], inserted: list[Any],
                   from_request: int) -> Stage:
-    summary = next((m for m in inserted
-                    if any(w in text_of(m).lower() for w in SUMMARY_MARKERS)), None)
+    summary = next((m for m in inserted if _is_summary(m)), None)
     name = "client_summary" if summary is not None else "client_truncate"
     ledger: list[dict[str, Any]] = [
         {"stage": name, "message_index": i, "role": prev[i].get("role"),
@@ -235,7 +241,7 @@ class Conversations:
         conv = self._latest_by_system.get(system_key)
         if conv is None or not messages or len(conv.messages) < 2:
             return None
-        starts_with_summary = any(w in text_of(messages[0]).lower() for w in SUMMARY_MARKERS)
+        starts_with_summary = _is_summary(messages[0])
         shares = bool(set(keys[1:]) & set(conv.keys[1:]))
         return conv if starts_with_summary or shares else None
 
