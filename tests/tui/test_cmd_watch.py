@@ -1,0 +1,93 @@
+"""``ctxlab watch``: the real command as a subprocess, an SDK client through it.
+
+``--headless --json`` prints one event per request and per response (and per client stage);
+bad options get a one-line message; ``--host`` warns.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+import anthropic
+import pytest
+
+from tui.cli import main
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def start_watch(upstream: str, cwd: Path, *extra: str) -> tuple[subprocess.Popen, dict]:
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "NO_PROXY": "127.0.0.1"}
+    env.pop("ANTHROPIC_BASE_URL", None)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "tui", "watch", "--headless", "--json", "--port", "0",
+         "--upstream", upstream, *extra],
+        cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    assert proc.stdout is not None
+    first = json.loads(proc.stdout.readline())
+    assert first["type"] == "watch_start"
+    return proc, first
+
+
+def test_headless_json_prints_one_event_per_request_and_response(messages_server, tmp_path):
+    messages_server.reply_text("hello")
+    messages_server.count(7)
+    proc, start = start_watch(messages_server.url, tmp_path)
+    try:
+        client = anthropic.Anthropic(base_url=start["listen"], api_key="sk-secret-key")
+        with client.messages.stream(model="claude-test", max_tokens=5,
+                                    messages=[{"role": "user", "content": "hi"}]) as stream:
+            assert stream.get_final_text() == "hello"
+        client.messages.count_tokens(model="claude-test",
+                                     messages=[{"role": "user", "content": "hi"}])
+        lines = []
+        while len([x for x in lines if x["type"] == "watch_response"]) < 2:
+            lines.append(json.loads(proc.stdout.readline()))
+    finally:
+        proc.send_signal(signal.SIGINT)
+        out, err = proc.communicate(timeout=20)
+    assert proc.returncode == 0, err
+    assert out == ""
+    assert [x["type"] for x in lines] == ["watch_request", "watch_response"] * 2
+    assert lines[1]["usage"] == {"input_tokens": 25, "output_tokens": 12}
+    assert start["recording"].startswith(str(tmp_path / ".ctxlab" / "watch"))
+    recorded = Path(start["recording"]).read_text(encoding="utf-8")
+    assert len(recorded.splitlines()) == 1 and "sk-secret-key" not in recorded
+
+
+def test_a_host_other_than_localhost_warns(messages_server, tmp_path):
+    proc, start = start_watch(messages_server.url, tmp_path, "--host", "0.0.0.0")
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=20)
+    assert "warning: listening on 0.0.0.0" in err
+    assert start["listen"].startswith("http://0.0.0.0:")
+
+
+@pytest.mark.parametrize(("argv", "message"), [
+    (["--upstream", "ftp://x"], "must be an http(s) URL"),
+    (["--upstream", "http://127.0.0.1:8787"], "is this proxy itself"),
+    (["--json"], "--json needs --headless"),
+])
+def test_bad_options_get_one_line(argv, message, capsys):
+    assert main(["watch", *argv]) == 2
+    err = capsys.readouterr().err
+    assert message in err and err.count("\n") == 1
+
+
+def test_a_busy_port_gets_one_line(messages_server, tmp_path, capsys, monkeypatch):
+    import socket
+
+    monkeypatch.chdir(tmp_path)
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        sock.listen()
+        port = sock.getsockname()[1]
+        code = main(["watch", "--headless", "--port", str(port),
+                     "--upstream", messages_server.url])
+    assert code == 2
+    assert "cannot listen on 127.0.0.1" in capsys.readouterr().err
