@@ -229,6 +229,9 @@ class MessagesServer:
 
 class _Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
+    # Send each SSE event at once, as the real API does: with Nagle's algorithm the event
+    # after the headers waits for an ACK that a client may delay by 40 ms.
+    disable_nagle_algorithm = True
     script: MessagesServer  # set on the per-server subclass
 
     def log_message(self, format: str, *args: Any) -> None:
