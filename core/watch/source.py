@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import datetime as dt
 import json
+from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -26,6 +27,7 @@ from core.watch.recording import Recording, record_line, recording_path
 from core.watch.sse import response_object
 
 Emit = Callable[[Event], Any]
+KEEP_BODIES = 32  # request bodies kept for a viewer, newest first out of the window
 
 
 @dataclass
@@ -74,6 +76,7 @@ class WatchSource:
         self._emit: Emit = lambda event: None
         self._bodies: dict[int, asyncio.Future[Any]] = {}
         self._order = asyncio.Lock()
+        self._kept: OrderedDict[int, bytes] = OrderedDict()
 
     async def run(self, emit: Emit) -> None:
         """Serve until cancelled; the proxy is closed on the way out."""
@@ -88,6 +91,10 @@ class WatchSource:
         finally:
             await self.proxy.stop()
 
+    def body(self, request_id: int) -> bytes | None:
+        """The body of one of the last :data:`KEEP_BODIES` requests, as the client sent it."""
+        return self._kept.get(request_id)
+
     # -- observers (called by the proxy) ---------------------------------------------------
 
     def _body_future(self, x: Exchange) -> asyncio.Future[Any]:
@@ -95,6 +102,9 @@ class WatchSource:
 
     async def _on_request(self, x: Exchange) -> None:
         future = self._body_future(x)
+        self._kept[x.id] = x.body
+        while len(self._kept) > KEEP_BODIES:
+            self._kept.popitem(last=False)
         body: Any = None
         try:
             async with self._order:
