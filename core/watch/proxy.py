@@ -146,14 +146,8 @@ class WatchProxy:
         except asyncio.CancelledError:
             x.error = x.error or "client disconnected; upstream call closed"
             raise
-        except (ConnectionResetError, aiohttp.ClientConnectionResetError):
-            x.error = "client disconnected; upstream call closed"
-            raise
         except (TimeoutError, aiohttp.ServerTimeoutError) as exc:
             return self._fail(x, 504, f"ctxlab watch: upstream timed out ({exc or 'no answer'})")
-        except aiohttp.ClientPayloadError as exc:
-            x.error = f"upstream stream broke: {exc}"
-            raise
         except aiohttp.ClientError as exc:
             return self._fail(x, 502, f"ctxlab watch: upstream unreachable: {exc}")
 
@@ -169,19 +163,31 @@ class WatchProxy:
             response.content_length = int(up.headers["content-length"])
         await response.prepare(request)
         try:
-            async for chunk in up.content.iter_any():
+            while True:
+                try:
+                    chunk = await up.content.readany()
+                except (aiohttp.ClientError, TimeoutError) as exc:
+                    # The status line is out: cut the client off the way the upstream did.
+                    kind = "went silent" if isinstance(exc, TimeoutError) else "broke"
+                    x.error = f"upstream stream {kind} mid-body: {exc or type(exc).__name__}"
+                    if request.transport is not None:
+                        request.transport.abort()
+                    return response
+                if not chunk:
+                    break
                 if x.ttfb_ms is None:
                     x.ttfb_ms = (time.perf_counter() - t0) * 1000
                 x.chunks.append(chunk)
                 await response.write(chunk)
-        except aiohttp.ClientPayloadError as exc:
-            x.error = f"upstream stream broke: {exc}"
-            up.close()
-            raise ConnectionResetError(x.error) from exc  # cut the client off the same way
-        except (asyncio.CancelledError, ConnectionResetError):
-            up.close()
+            await response.write_eof()
+        except ConnectionError:  # aiohttp's ClientConnectionResetError is one too
+            x.error = "client disconnected; upstream call closed"
+        except asyncio.CancelledError:
+            x.error = "client disconnected; upstream call closed"
             raise
-        await response.write_eof()
+        finally:
+            if x.error:
+                up.close()
         return response
 
     def _fail(self, x: Exchange, status: int, message: str) -> web.Response:

@@ -208,7 +208,7 @@ def test_ten_concurrent_streams(watch, messages_server):
 
 
 def test_a_client_hanging_up_mid_stream_closes_the_upstream_call(watch, messages_server,
-                                                                 monkeypatch):
+                                                                 monkeypatch, caplog):
     from tests.support import messages_server as server_module
 
     written: list[int] = []
@@ -235,6 +235,7 @@ def test_a_client_hanging_up_mid_stream_closes_the_upstream_call(watch, messages
     assert len(written) < 60
     watch.wait_for(lambda w: bool(w.of(WatchResponse)))
     assert "client disconnected" in watch.of(WatchResponse)[0].error
+    assert not [r for r in caplog.records if r.levelname == "ERROR"]
 
 
 def test_a_large_body_is_forwarded_and_measured(watch, messages_server):
@@ -276,3 +277,23 @@ def test_every_messages_call_is_recorded_in_the_requests_format(watch, messages_
     # the SDK's accumulator sets fields the wire left out to None; compare what was said
     assert _said(lines[1]["response"]) == streamed.to_dict(exclude_none=True)
     assert {"time", "status", "duration_ms", "ttfb_ms"} <= set(lines[1])
+
+
+def _cut_error(url: str) -> type[BaseException]:
+    try:
+        with sync_client(url, max_retries=0).messages.stream(**ASK) as stream:
+            stream.get_final_text()
+    except Exception as exc:
+        return type(exc)
+    raise AssertionError("the cut stream ended cleanly")
+
+
+def test_a_stream_the_upstream_cuts_is_cut_for_the_client_too(watch, messages_server, caplog):
+    messages_server.cut_stream("a reply that never ends", after_events=4)
+    proxied = _cut_error(watch.url)
+    messages_server.cut_stream("a reply that never ends", after_events=4)
+    assert proxied is _cut_error(messages_server.url)
+    assert not [r for r in caplog.records if r.levelname == "ERROR"]
+    watch.wait_for(lambda w: bool(w.of(WatchResponse)))
+    shown = watch.of(WatchResponse)[0]
+    assert shown.status == 200 and "upstream stream broke mid-body" in shown.error
