@@ -62,6 +62,38 @@ def _parse(raw: bytes) -> Any:
         return None
 
 
+def measure_request(x: Exchange, conversations: Conversations
+                    ) -> tuple[Any, WatchRequest, tuple[Event, ...]]:
+    """The parsed body, its ``watch_request`` and the client stages it reveals (pure but for
+    ``conversations``, which remembers the previous request of each conversation)."""
+    body = _parse(x.body)
+    base = {"id": x.id, "method": x.method, "path": x.path, "time": _iso(x.started),
+            "body_bytes": len(x.body)}
+    if not isinstance(body, dict) or not x.path.rstrip("/").endswith(
+            ("/v1/messages", "/count_tokens")):
+        return body, WatchRequest(**base), ()
+    facts = analyse_request(x.path, body)
+    change = conversations.observe(x.id, body) if is_messages_call(x.path) else None
+    event = WatchRequest(
+        **base, model=facts.model, purpose=facts.purpose, stream=facts.stream,
+        conversation=change.conversation if change else None, messages=facts.messages,
+        chars=facts.chars, est_tokens=facts.est_tokens, categories=facts.categories,
+        appended=change.appended if change else 0, removed=change.removed if change else 0,
+        rewritten=change.rewritten if change else 0)
+    return body, event, change.stages if change else ()
+
+
+def response_event(x: Exchange) -> tuple[dict[str, Any] | None, WatchResponse]:
+    """The final Message (or error body) of a finished exchange, and its ``watch_response``."""
+    message, error = response_object(x.response, x.content_type, x.content_encoding)
+    stop_reason, usage = response_facts(message)
+    return message, WatchResponse(
+        id=x.id, status=x.status, stop_reason=stop_reason, usage=usage,
+        duration_ms=round(x.duration_ms or 0.0, 3),
+        ttfb_ms=None if x.ttfb_ms is None else round(x.ttfb_ms, 3),
+        error=x.error or _error_text(error))
+
+
 class WatchSource:
     """Proxy + analysis + recording, speaking events."""
 
@@ -119,21 +151,7 @@ class WatchSource:
                 future.set_result(body)
 
     def _measure(self, x: Exchange) -> tuple[Any, WatchRequest, tuple[Event, ...]]:
-        body = _parse(x.body)
-        base = {"id": x.id, "method": x.method, "path": x.path, "time": _iso(x.started),
-                "body_bytes": len(x.body)}
-        if not isinstance(body, dict) or not x.path.rstrip("/").endswith(
-                ("/v1/messages", "/count_tokens")):
-            return body, WatchRequest(**base), ()
-        facts = analyse_request(x.path, body)
-        change = self.conversations.observe(x.id, body) if is_messages_call(x.path) else None
-        event = WatchRequest(
-            **base, model=facts.model, purpose=facts.purpose, stream=facts.stream,
-            conversation=change.conversation if change else None, messages=facts.messages,
-            chars=facts.chars, est_tokens=facts.est_tokens, categories=facts.categories,
-            appended=change.appended if change else 0, removed=change.removed if change else 0,
-            rewritten=change.rewritten if change else 0)
-        return body, event, change.stages if change else ()
+        return measure_request(x, self.conversations)
 
     async def _on_response(self, x: Exchange) -> None:
         body = await self._body_future(x)
@@ -145,15 +163,9 @@ class WatchSource:
         self._emit(event)
 
     def _finish(self, x: Exchange, body: Any) -> WatchResponse:
-        message, error = response_object(x.response, x.content_type, x.content_encoding)
-        stop_reason, usage = response_facts(message)
-        problem = x.error or _error_text(error)
+        message, event = response_event(x)
         if self.recording is not None and is_messages_call(x.path) and isinstance(body, dict):
             self.recording.append(record_line(
                 body, message, time=_iso(x.started), status=x.status,
-                duration_ms=round(x.duration_ms or 0.0, 3),
-                ttfb_ms=None if x.ttfb_ms is None else round(x.ttfb_ms, 3), error=problem))
-        return WatchResponse(id=x.id, status=x.status, stop_reason=stop_reason, usage=usage,
-                             duration_ms=round(x.duration_ms or 0.0, 3),
-                             ttfb_ms=None if x.ttfb_ms is None else round(x.ttfb_ms, 3),
-                             error=problem)
+                duration_ms=event.duration_ms, ttfb_ms=event.ttfb_ms, error=event.error))
+        return event
