@@ -56,10 +56,12 @@ def test_sync_and_async_sdk_streaming_and_not(watch, messages_server):
         assert stream.get_final_text() == "two"
 
     async def go() -> tuple[str, str]:
-        aclient = anthropic.AsyncAnthropic(base_url=watch.url, api_key="sk-test-secret")
-        plain = await aclient.messages.create(**ASK)
-        async with aclient.messages.stream(**ASK) as stream:
-            streamed = await stream.get_final_text()
+        # closed inside its own loop: a client collected later would close on a dead loop
+        async with anthropic.AsyncAnthropic(base_url=watch.url, api_key="sk-test-secret"
+                                            ) as aclient:
+            plain = await aclient.messages.create(**ASK)
+            async with aclient.messages.stream(**ASK) as stream:
+                streamed = await stream.get_final_text()
         return plain.content[0].text, streamed
 
     assert asyncio.run(go()) == ("three", "four")
@@ -199,8 +201,8 @@ def test_ten_concurrent_streams(watch, messages_server):
         return text
 
     async def all_ten() -> set[str]:
-        client = anthropic.AsyncAnthropic(base_url=watch.url, api_key="k")
-        return set(await asyncio.gather(*(one(client) for _ in range(10))))
+        async with anthropic.AsyncAnthropic(base_url=watch.url, api_key="k") as client:
+            return set(await asyncio.gather(*(one(client) for _ in range(10))))
 
     assert asyncio.run(all_ten()) == texts
     assert max(firsts) < min(ends), "the ten streams were not all open at once"
