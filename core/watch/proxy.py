@@ -84,7 +84,8 @@ class WatchProxy:
 
     @property
     def url(self) -> str:
-        return f"http://{self.host}:{self.port}"
+        host = f"[{self.host}]" if ":" in self.host else self.host  # an IPv6 literal
+        return f"http://{host}:{self.port}"
 
     async def start(self) -> None:
         self._session = aiohttp.ClientSession(

@@ -91,3 +91,16 @@ def test_a_busy_port_gets_one_line(messages_server, tmp_path, capsys, monkeypatc
                      "--upstream", messages_server.url])
     assert code == 2
     assert "cannot listen on 127.0.0.1" in capsys.readouterr().err
+
+
+def test_without_headless_the_watch_screen_opens(monkeypatch, tmp_path):
+    import tui.screens.watch as screen
+
+    opened = []
+    monkeypatch.setattr(screen, "run_watch_app", lambda options: opened.append(options) or 0)
+    monkeypatch.chdir(tmp_path)
+    assert main(["watch", "--port", "9999", "--upstream", "http://127.0.0.1:1"]) == 0
+    (options,) = opened
+    assert (options.host, options.port, options.upstream) == ("127.0.0.1", 9999,
+                                                              "http://127.0.0.1:1")
+    assert options.root == tmp_path and options.record
