@@ -154,8 +154,10 @@ def diff_requests(prev: list[Any], cur: list[Any], *, from_request: int,
     appended = len(cur) - last_kept - 1
     kept = cur[: last_kept + 1]
     stages: list[Stage] = []
-    if rewritten_ids:
-        stages.append(_micro_stage(prev, kept, prev_results, cur_results, rewritten_ids,
+    shrunk = [i for i in rewritten_ids
+              if json_chars(cur_results[i]) < json_chars(prev_results[i])]
+    if shrunk:  # a result that grew was rewritten, not compacted
+        stages.append(_micro_stage(prev, kept, prev_results, cur_results, shrunk,
                                    from_request))
     if removed:
         inserted = [m for m, k in zip(kept, cur_keys, strict=False) if k not in prev_set

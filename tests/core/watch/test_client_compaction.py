@@ -138,3 +138,18 @@ def test_dropping_from_the_front_is_seen_as_removal(prev, cut):
     _, removed, _, stages = diff_requests(unique, unique[cut:], from_request=1)
     assert removed == cut
     assert [s.stage for s in stages] == ["client_truncate"]
+
+
+def test_a_result_that_grew_is_rewritten_not_compacted():
+    def history(result: str) -> list[dict]:
+        return [{"role": "user", "content": "go"},
+                {"role": "assistant", "content": [{"type": "tool_use", "id": "t1",
+                                                   "name": "bash", "input": {}}]},
+                {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t1",
+                                              "content": result}]}]
+
+    assert diff_requests(history("short"), history("a much longer result"),
+                         from_request=1) == (0, 0, 1, ())
+    _, _, rewritten, stages = diff_requests(history("a much longer result"), history("short"),
+                                            from_request=1)
+    assert rewritten == 1 and [s.stage for s in stages] == ["client_micro_compact"]
