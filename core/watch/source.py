@@ -166,6 +166,6 @@ class WatchSource:
         message, event = response_event(x)
         if self.recording is not None and is_messages_call(x.path) and isinstance(body, dict):
             self.recording.append(record_line(
-                body, message, time=_iso(x.started), status=x.status,
+                body, message, timestamp=_iso(x.started), status=x.status,
                 duration_ms=event.duration_ms, ttfb_ms=event.ttfb_ms, error=event.error))
         return event

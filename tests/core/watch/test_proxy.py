@@ -278,7 +278,7 @@ def test_every_messages_call_is_recorded_in_the_requests_format(watch, messages_
     assert lines[1]["request"]["stream"] is True
     # the SDK's accumulator sets fields the wire left out to None; compare what was said
     assert _said(lines[1]["response"]) == streamed.to_dict(exclude_none=True)
-    assert {"time", "status", "duration_ms", "ttfb_ms"} <= set(lines[1])
+    assert {"timestamp", "status", "duration_ms", "ttfb_ms"} <= set(lines[1])
 
 
 def _cut_error(url: str) -> type[BaseException]:
