@@ -20,11 +20,12 @@ import contextlib
 import json
 import time
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, field
 
 import aiohttp
 from aiohttp import web
 from yarl import URL
+
+from core.watch.exchange import Exchange
 
 DEFAULT_UPSTREAM = "https://api.anthropic.com"
 HOP_BY_HOP = frozenset({
@@ -33,28 +34,6 @@ HOP_BY_HOP = frozenset({
 })
 STOP_GRACE = 5.0  # seconds the observers get to report the last exchanges on stop
 MAX_BODY = 1 << 30  # a request body of up to 1 GiB is forwarded
-
-
-@dataclass
-class Exchange:
-    """One request and its answer, as the observer sees them (no headers)."""
-
-    id: int
-    method: str
-    path: str
-    body: bytes
-    started: float  # wall-clock seconds (time.time())
-    status: int | None = None
-    content_type: str | None = None
-    content_encoding: str | None = None
-    chunks: list[bytes] = field(default_factory=list)
-    ttfb_ms: float | None = None
-    duration_ms: float | None = None
-    error: str | None = None
-
-    @property
-    def response(self) -> bytes:
-        return b"".join(self.chunks)
 
 
 Observer = Callable[[Exchange], Awaitable[None]]

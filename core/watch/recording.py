@@ -34,6 +34,18 @@ def record_line(request: Any, response: Any, **timing: Any) -> str:
     return json.dumps(record, ensure_ascii=False) + "\n"
 
 
+def raw_record_line(request_json: bytes, response: Any, **timing: Any) -> bytes:
+    """The same line with the request body spliced in byte for byte, never re-serialised:
+    the key order and number formatting stay the client's, and no 20 MB body is parsed
+    here. ``request_json`` must be a UTF-8 JSON object (see ``worker.recordable``); its
+    literal line breaks are whitespace and become spaces."""
+    request = request_json.strip().replace(b"\r", b" ").replace(b"\n", b" ")
+    rest = json.dumps({"response": response,
+                       **{k: v for k, v in timing.items() if v is not None}},
+                      ensure_ascii=False)
+    return b'{"request": ' + request + b", " + rest[1:].encode("utf-8") + b"\n"
+
+
 class Recording:
     """An append-only requests-format file; safe to call from several threads."""
 
@@ -41,9 +53,10 @@ class Recording:
         self.path = path
         self._lock = threading.Lock()
 
-    def append(self, line: str) -> None:
+    def append(self, line: str | bytes) -> None:
+        data = line.encode("utf-8") if isinstance(line, str) else line
         with self._lock:
             self.path.parent.mkdir(parents=True, exist_ok=True)
-            with self.path.open("a", encoding="utf-8") as out:
-                out.write(line)
+            with self.path.open("ab") as out:
+                out.write(data)
                 out.flush()

@@ -64,7 +64,7 @@ class RunningWatch:
     def of(self, kind: type[Event]) -> list[Any]:
         return [e for e in list(self.events) if isinstance(e, kind)]
 
-    def wait_for(self, check: Callable[[RunningWatch], bool], timeout: float = 10.0) -> None:
+    def wait_for(self, check: Callable[[RunningWatch], bool], timeout: float = 20.0) -> None:
         """Wait until ``check(self)`` holds (events arrive just after the client's answer)."""
         deadline = time.monotonic() + timeout
         while not check(self):

@@ -13,8 +13,7 @@ from typing import Any
 
 from core.events import Event, WatchStart
 from core.watch.conversations import Conversations
-from core.watch.proxy import Exchange
-from core.watch.source import measure_request, response_event
+from core.watch.exchange import Exchange, measure_request, response_event
 from tui.screens.watch import WatchApp
 
 SIZE = (150, 40)

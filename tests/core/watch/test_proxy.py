@@ -299,3 +299,16 @@ def test_a_stream_the_upstream_cuts_is_cut_for_the_client_too(watch, messages_se
     watch.wait_for(lambda w: bool(w.of(WatchResponse)))
     shown = watch.of(WatchResponse)[0]
     assert shown.status == 200 and "upstream stream broke mid-body" in shown.error
+
+
+def test_measuring_in_this_process_gives_the_same_events(tmp_path, messages_server):
+    """The fallback when no worker process can be had."""
+    messages_server.reply_text("ok")
+    with RunningWatch(messages_server.url, tmp_path, in_process=True) as watch:
+        sync_client(watch.url).messages.create(**ASK)
+        watch.wait_for(lambda w: bool(w.of(WatchResponse)))
+        (request,) = watch.of(WatchRequest)
+        assert (request.messages, request.purpose) == (1, "side")
+        assert watch.source is not None and watch.source.recording is not None
+        line = json.loads(watch.source.recording.path.read_text(encoding="utf-8"))
+        assert line["request"] == messages_server.requests[0].body
