@@ -53,8 +53,14 @@ def test_headless_json_prints_one_event_per_request_and_response(messages_server
         out, err = proc.communicate(timeout=20)
     assert proc.returncode == 0, err
     assert out == ""
-    assert [x["type"] for x in lines] == ["watch_request", "watch_response"] * 2
-    assert lines[1]["usage"] == {"input_tokens": 25, "output_tokens": 12}
+    # per exchange, its request before its response (the next request may come in between)
+    order = [(x["type"], x["id"]) for x in lines]
+    assert sorted(order) == [("watch_request", 1), ("watch_request", 2),
+                             ("watch_response", 1), ("watch_response", 2)]
+    assert order.index(("watch_request", 1)) < order.index(("watch_response", 1))
+    assert order.index(("watch_request", 2)) < order.index(("watch_response", 2))
+    first_response = next(x for x in lines if x["type"] == "watch_response" and x["id"] == 1)
+    assert first_response["usage"] == {"input_tokens": 25, "output_tokens": 12}
     assert start["recording"].startswith(str(tmp_path / ".ctxlab" / "watch"))
     recorded = Path(start["recording"]).read_text(encoding="utf-8")
     assert len(recorded.splitlines()) == 1 and "sk-secret-key" not in recorded
