@@ -15,7 +15,6 @@ import asyncio
 import uuid
 from collections import OrderedDict
 from collections.abc import Callable
-from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -53,6 +52,7 @@ class WatchSource:
         self.ready = asyncio.Event()
         self._key = uuid.uuid4().hex  # this watch's conversations in the measuring process
         self._in_process = options.in_process
+        self._child = worker.MeasuringProcess()
         self._emit: Emit = lambda event: None
         self._recordable: dict[int, asyncio.Future[bool]] = {}
         self._order = asyncio.Lock()
@@ -61,10 +61,13 @@ class WatchSource:
     async def run(self, emit: Emit) -> None:
         """Serve until cancelled; the proxy is closed on the way out."""
         self._emit = emit
-        if not self._in_process:
-            worker.pool().submit(worker.forget, "")  # start the process before the first body
-        await self.proxy.start()
         try:
+            if not self._in_process:
+                try:  # start the child before the first body arrives
+                    await self._child.start()
+                except OSError:
+                    self._in_process = True
+            await self.proxy.start()
             where = str(self.recording.path) if self.recording else ""
             emit(WatchStart(listen=self.proxy.url, upstream=str(self.proxy.upstream),
                             recording=where))
@@ -72,7 +75,8 @@ class WatchSource:
             await asyncio.Event().wait()
         finally:
             await self.proxy.stop()
-            self._forget()
+            await self._child.close()
+            worker.forget(self._key)
 
     def body(self, request_id: int) -> bytes | None:
         """The body of one of the last :data:`KEEP_BODIES` requests, as the client sent it."""
@@ -81,25 +85,15 @@ class WatchSource:
     # -- measuring -------------------------------------------------------------------------
 
     async def _measure(self, x: Exchange) -> tuple[WatchRequest, tuple[Event, ...], bool]:
-        loop = asyncio.get_running_loop()
         # only what the request was: the proxy keeps appending response chunks to ``x``
         x = Exchange(id=x.id, method=x.method, path=x.path, body=x.body, started=x.started)
         if not self._in_process:
             try:
-                return await loop.run_in_executor(worker.pool(), worker.measure_raw,
-                                                  self._key, x)
-            except (BrokenProcessPool, OSError, RuntimeError):
-                worker.reset_pool()  # no worker process to be had: measure here from now on
-                self._in_process = True
+                return await self._child.measure(self._key, x)
+            except (OSError, asyncio.IncompleteReadError):
+                self._in_process = True  # the child is gone: measure here from now on
+                await self._child.close()
         return await asyncio.to_thread(worker.measure_raw, self._key, x)
-
-    def _forget(self) -> None:
-        worker.forget(self._key)  # the in-process state, if any
-        if not self._in_process:
-            try:
-                worker.pool().submit(worker.forget, self._key)
-            except RuntimeError:  # the interpreter is shutting down
-                pass
 
     # -- observers (called by the proxy) ---------------------------------------------------
 

@@ -66,6 +66,38 @@ def test_headless_json_prints_one_event_per_request_and_response(messages_server
     assert len(recorded.splitlines()) == 1 and "sk-secret-key" not in recorded
 
 
+def test_ctxlab_replay_opens_a_watch_recording(messages_server, tmp_path, capsys):
+    messages_server.reply_tool_use("bash", {"command": "ls"})
+    messages_server.reply_text("done")
+    proc, start = start_watch(messages_server.url, tmp_path)
+    try:
+        client = anthropic.Anthropic(base_url=start["listen"], api_key="k")
+        tools = [{"name": "bash", "input_schema": {"type": "object"}}]
+        history = [{"role": "user", "content": "go"}]
+        reply = client.messages.create(model="m", max_tokens=9, messages=history, tools=tools)
+        history += [{"role": "assistant", "content": [b.to_dict() for b in reply.content]},
+                    {"role": "user", "content": [{"type": "tool_result", "content": "x" * 500,
+                                                  "tool_use_id": reply.content[-1].id}]}]
+        with client.messages.stream(model="m", max_tokens=9, messages=history,
+                                    tools=tools) as stream:
+            stream.get_final_message()
+        responses = 0
+        while responses < 2:
+            responses += json.loads(proc.stdout.readline())["type"] == "watch_response"
+    finally:
+        proc.send_signal(signal.SIGINT)
+        proc.communicate(timeout=20)
+    capsys.readouterr()
+    assert main(["replay", start["recording"], "--headless", "--json",
+                 "--workdir", str(tmp_path / "replay")]) == 0
+    events = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    begin = next(e for e in events if e["type"] == "replay_start")
+    assert (begin["format"], begin["requests"]) == ("requests", 2)
+    steps = [e for e in events if e["type"] == "replay_step"]
+    assert [s["original_messages"] for s in steps] == [1, 3]
+    assert all(s["timestamp"] and s["original_tokens"] == 25 for s in steps)
+
+
 def test_a_host_other_than_localhost_warns(messages_server, tmp_path):
     proc, start = start_watch(messages_server.url, tmp_path, "--host", "0.0.0.0")
     proc.send_signal(signal.SIGINT)

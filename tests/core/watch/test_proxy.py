@@ -312,3 +312,18 @@ def test_measuring_in_this_process_gives_the_same_events(tmp_path, messages_serv
         assert watch.source is not None and watch.source.recording is not None
         line = json.loads(watch.source.recording.path.read_text(encoding="utf-8"))
         assert line["request"] == messages_server.requests[0].body
+
+
+def test_a_dead_measuring_process_falls_back_to_this_one(watch, messages_server):
+    import os
+    import signal
+
+    assert watch.source is not None
+    pid = watch.source._child.pid
+    assert pid is not None and pid != os.getpid()
+    os.kill(pid, signal.SIGKILL)
+    messages_server.reply_text("still watched")
+    sync_client(watch.url).messages.create(**ASK)
+    watch.wait_for(lambda w: bool(w.of(WatchResponse)))
+    (request,) = watch.of(WatchRequest)
+    assert request.messages == 1 and request.chars > 0
