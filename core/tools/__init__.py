@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import copy
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -81,7 +82,11 @@ class ToolRunner:
         root = self.workspace
         if name == "read_file":
             return await asyncio.to_thread(
-                read_file.read_file, root, input.get("path"), input.get("limit")
+                read_file.read_file,
+                root,
+                input.get("path"),
+                input.get("limit"),
+                input.get("offset"),
             )
         if name == "write_file":
             return await asyncio.to_thread(
@@ -96,7 +101,17 @@ class ToolRunner:
                 input.get("new_text"),
             )
         if name == "glob":
-            return await asyncio.to_thread(
-                glob.glob_files, root, input.get("pattern"), self.glob_limit
-            )
+            return await self._glob(input.get("pattern"))
         return error(f"unknown tool: {name}", "unknown_tool")
+
+    async def _glob(self, pattern: object) -> ToolOutcome:
+        """A worker thread cannot be cancelled from outside, so a cancelled turn sets the
+        walk's ``stop`` event and the walk ends at its next step instead of running on."""
+        stop = threading.Event()
+        try:
+            return await asyncio.to_thread(
+                glob.glob_files, self.workspace, pattern, self.glob_limit, stop=stop
+            )
+        except asyncio.CancelledError:
+            stop.set()
+            raise
