@@ -85,6 +85,14 @@ def measure_request(x: Exchange, conversations: Conversations
     return body, event, change.stages if change else ()
 
 
+def _problem(said: str | None, transport: str | None) -> str | None:
+    """What the API said went wrong first, then what happened on the wire (a client that
+    hangs up on an SSE ``error`` event is the usual end of that stream, not the news)."""
+    if said and transport:
+        return f"{said}; {transport}"
+    return said or transport
+
+
 def response_event(x: Exchange) -> tuple[dict[str, Any] | None, WatchResponse]:
     """The final Message (or error body) of a finished exchange, and its ``watch_response``."""
     message, error = response_object(x.response, x.content_type, x.content_encoding)
@@ -93,4 +101,4 @@ def response_event(x: Exchange) -> tuple[dict[str, Any] | None, WatchResponse]:
         id=x.id, status=x.status, stop_reason=stop_reason, usage=usage,
         duration_ms=round(x.duration_ms or 0.0, 3),
         ttfb_ms=None if x.ttfb_ms is None else round(x.ttfb_ms, 3),
-        error=x.error or _error_text(error))
+        error=_problem(_error_text(error), x.error))

@@ -90,3 +90,15 @@ def test_error_bodies_and_encodings():
     assert decode_body(b"abc", "zstd") is None
     cut, _ = assemble_stream(parse_sse("event: ping\ndata: {\"type\": \"ping\"}\n\n"))
     assert cut is None
+
+
+def test_an_api_error_is_reported_before_what_happened_on_the_wire():
+    from core.watch.exchange import Exchange, response_event
+
+    sse = (b'event: error\ndata: {"type": "error", "error": {"type": "overloaded_error", '
+           b'"message": "Overloaded"}}\n\n')
+    x = Exchange(id=1, method="POST", path="/v1/messages", body=b"{}", started=0.0,
+                 status=200, content_type="text/event-stream", chunks=[sse],
+                 error="client disconnected; upstream call closed")
+    assert response_event(x)[1].error == ("overloaded_error: Overloaded; "
+                                          "client disconnected; upstream call closed")
