@@ -61,8 +61,12 @@ class ToolRunner:
         bash_timeout: float = bash.DEFAULT_TIMEOUT,
         output_cap: int = bash.DEFAULT_OUTPUT_CAP,
         glob_limit: int = glob.DEFAULT_LIMIT,
+        spool_dir: Path | None = None,
     ) -> None:
         self.workspace = workspace_root(workspace)
+        # Where bash spools an output that outgrows its cap (the archive's folder), so the
+        # whole output can be kept; None keeps only the head and the tail.
+        self.spool_dir = spool_dir
         self.bash_timeout = bash_timeout
         self.output_cap = output_cap
         self.glob_limit = glob_limit
@@ -78,6 +82,7 @@ class ToolRunner:
                 input.get("command"),
                 timeout=self.bash_timeout,
                 output_cap=self.output_cap,
+                spool_dir=self.spool_dir,
             )
         root = self.workspace
         if name == "read_file":
