@@ -32,7 +32,7 @@ from core.config import Thresholds
 from core.events import Emitter
 from core.gate import Gate
 from core.scenarios import ScenarioError, find_scenario
-from core.source import EventSource
+from core.source import PAUSE, EventSource, can
 from core.worklog import DEFAULT_SESSION
 from tui.app_actions import WorkbenchActions
 from tui.app_config import AppConfig, shorten, slug
@@ -46,7 +46,8 @@ from tui.widgets.context_meter import ContextMeter
 from tui.widgets.conversation import Conversation
 from tui.widgets.memory_catalog import MemoryCatalog
 from tui.widgets.model_view import ModelView
-from tui.widgets.run_status import RunStatus, delays
+from tui.widgets.replay_panel import ReplayPanel
+from tui.widgets.run_status import SPEEDS, RunStatus, delays
 from tui.widgets.stage_timeline import StageTimeline
 from tui.widgets.transcript_list import TranscriptList
 
@@ -71,6 +72,7 @@ class CtxlabApp(Routed, WorkbenchActions):
         Binding("p", "system_prompt", "key.system_prompt"),
         Binding("t", "next_theme", "key.theme"),
         Binding("i", "inspect", "key.inspect"),
+        Binding("n", "next_compaction", "key.next_compaction"),
         Binding("ctrl+q", "quit", "key.quit", priority=True),
         Binding("ctrl+p", "command_palette", "key.palette", show=False, priority=True,
                 tooltip="key.palette_tip"),
@@ -112,6 +114,7 @@ class CtxlabApp(Routed, WorkbenchActions):
                 yield RunStatus(id="status")
             with Vertical(id="right"):
                 yield ContextMeter(id="context")
+                yield ReplayPanel(id="replay")  # shown only when a replay starts
                 yield StageTimeline(id="stages")
                 with Horizontal(id="bottom-row"):
                     yield TranscriptList(id="transcripts")
@@ -179,11 +182,14 @@ class CtxlabApp(Routed, WorkbenchActions):
         self.workspace = workspace.resolve()
         self.session = None
         self.source = make(self.workspace)
+        if self.config.paused and can(self.source, PAUSE):
+            self.source.pause()  # type: ignore[attr-defined]  # opened to be scrubbed
         self.scenario_title = self.source.name
         self.bridge = EventBridge(self, self.generation)
         self.calls = 0
         self.finished = False
         self.run_breaks = ()
+        self.apply_speed()
         await self.reset_panels()
         self.run_source(self.source, Emitter(sinks=[self.bridge]))
 
@@ -192,6 +198,7 @@ class CtxlabApp(Routed, WorkbenchActions):
         await self.query_one(ModelView).show([])
         self.query_one(ContextMeter).reset(self.limits())
         self.query_one(StageTimeline).reset()
+        self.query_one(ReplayPanel).reset()
         self.query_one(TranscriptList).reset(self.workspace)
         self.update_header()
         self.update_status()
@@ -347,6 +354,10 @@ class CtxlabApp(Routed, WorkbenchActions):
     def on_stage_timeline_inspect(self, message: StageTimeline.Inspect) -> None:
         from tui.screens.inspector import Inspector
 
+        stage = message.record.event
+        if stage.by != "ctxlab" and stage.files:  # another agent's compaction: its summary
+            self.post_message(OpenFile(stage.files[0]))
+            return
         self.push_screen(Inspector(message.record, self.workspace))
 
     def on_transcript_list_open(self, message: TranscriptList.Open) -> None:
@@ -393,6 +404,8 @@ class CtxlabApp(Routed, WorkbenchActions):
     def apply_speed(self) -> None:
         if self.session is not None:
             self.session.set_pace(*delays(self.speed))
+        elif hasattr(self.source, "speed"):  # a replay: requests per second (top: no pause)
+            self.source.speed = 0.0 if self.speed >= SPEEDS[-1] else self.speed
 
     # -- leaving ---------------------------------------------------------------------------
 

@@ -17,7 +17,7 @@ from textual.command import CommandPalette
 from textual.screen import Screen
 
 from core.config import Thresholds
-from core.source import PAUSE, STEP, can
+from core.source import NEXT_STAGE, PAUSE, STEP, can
 from tui.i18n import has, t
 from tui.themes import load_themes
 from tui.widgets.context_meter import ContextMeter
@@ -83,6 +83,14 @@ class WorkbenchActions(App[int]):
     def action_step(self) -> None:
         if self.source is not None and can(self.source, STEP):
             self.source.step()  # type: ignore[attr-defined]
+        self.update_status()
+
+    def action_next_compaction(self) -> None:
+        """A replay: play on until the original agent or ctxlab compacts, then pause."""
+        if self.source is not None and can(self.source, NEXT_STAGE):
+            self.source.next_compaction()  # type: ignore[attr-defined]
+        else:
+            self.notify(t("notice.no_scrub"))
         self.update_status()
 
     def change_speed(self, direction: int) -> None:

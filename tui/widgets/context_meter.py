@@ -132,6 +132,8 @@ class ContextMeter(Routed, Vertical):
         self.sections: tuple[dict[str, Any], ...] = ()
         self.cache = CategoryCache()
         self.categories: dict[str, int] = dict.fromkeys(MESSAGE_CATEGORIES, 0)
+        self.extra: dict[str, int] = {}  # a replay's original thinking and images
+        self.recorded = False  # usage_tokens came from a recording, not a live answer
 
     def compose(self) -> ComposeResult:
         yield Static(id="meter-figures")
@@ -152,6 +154,17 @@ class ContextMeter(Routed, Vertical):
         if event.purpose == "main":
             self.model_request(event.chars, event.est_tokens, event.counted_tokens)
 
+    @handles(ev.ReplayStep)
+    def show_recorded(self, event: ev.ReplayStep) -> None:
+        """A replay: the recorded usage is the real-token line, and the original history's
+        thinking and images get rows of their own (ctxlab's history carries neither)."""
+        if event.original_tokens:
+            self.usage_tokens = event.original_tokens
+            self.recorded = True
+        self.extra = {"meter.thinking": int(event.categories.get("thinking", 0)),
+                      "meter.images": int(event.categories.get("image", 0))}
+        self.redraw()
+
     @handles(ev.ModelResponse)
     def show_usage(self, event: ev.ModelResponse) -> None:
         if event.purpose == "main":
@@ -166,6 +179,8 @@ class ContextMeter(Routed, Vertical):
         self.history = []
         self.sections = ()
         self.categories = dict.fromkeys(MESSAGE_CATEGORIES, 0)
+        self.extra = {}
+        self.recorded = False
         self.query_one(Sparkline).data = []
         self.redraw()
 
@@ -204,8 +219,8 @@ class ContextMeter(Routed, Vertical):
             return
         limits = self.limits
         pct = self.chars / limits.context_limit * 100 if limits.context_limit else 0
-        usage = (t("meter.usage", n=self.usage_tokens) if self.usage_tokens is not None
-                 else t("meter.no_usage"))
+        usage = (t("meter.recorded" if self.recorded else "meter.usage", n=self.usage_tokens)
+                 if self.usage_tokens is not None else t("meter.no_usage"))
         if self.counted_tokens is not None:
             usage += t("meter.counted", n=self.counted_tokens)
         figures = Content.assemble(
@@ -223,6 +238,7 @@ class ContextMeter(Routed, Vertical):
     def breakdown(self) -> Content:
         rows = self.system_rows() + [(t(CATEGORY_LABELS[k]), v)
                                      for k, v in self.categories.items()]
+        rows += [(t(key), value) for key, value in self.extra.items()]
         total = sum(v for _, v in rows) or 1
         cells = [self.cell(name, value, total) for name, value in rows]
         half = (len(cells) + 1) // 2

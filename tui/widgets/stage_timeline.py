@@ -29,6 +29,11 @@ def stage_hint(stage: str) -> str:
     return "" if text == key else text
 
 
+def stage_name(event: Stage) -> str:
+    """The stage's name; another agent's compaction (a replay, a watched client) says whose."""
+    return event.stage if event.by == "ctxlab" else f"{event.by}: {event.stage}"
+
+
 def lost_count(record: StageRecord) -> int:
     return sum(1 for entry in record.event.ledger if entry.get("where") == "lost")
 
@@ -75,7 +80,7 @@ class StageTimeline(Routed, DataTable[str | Content]):
         key = str(record.index)
         self.records[key] = record
         self.add_row(
-            str(record.index), e.stage, f"{e.before_chars:>8,} → {e.after_chars:<8,}",
+            str(record.index), stage_name(e), f"{e.before_chars:>8,} → {e.after_chars:<8,}",
             f"{e.before_messages}→{e.after_messages}", str(len(e.files)),
             self.hint_cell(key), key=key,
         )
