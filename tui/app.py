@@ -185,6 +185,7 @@ class CtxlabApp(Routed, WorkbenchActions):
         if self.config.paused and can(self.source, PAUSE):
             self.source.pause()  # type: ignore[attr-defined]  # opened to be scrubbed
         self.scenario_title = self.source.name
+        self.refresh_bindings()  # its controls in the footer
         self.bridge = EventBridge(self, self.generation)
         self.calls = 0
         self.finished = False

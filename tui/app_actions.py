@@ -68,6 +68,12 @@ class WorkbenchActions(App[int]):
         def paused(self) -> bool: ...
         def limits(self) -> Thresholds: ...
 
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        """Keys a source does not offer stay out of the footer (next compaction: a replay)."""
+        if action == "next_compaction":
+            return self.source is not None and can(self.source, NEXT_STAGE)
+        return True
+
     # -- pace and views ---------------------------------------------------------------------
 
     def action_toggle_play(self) -> None:
