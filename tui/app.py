@@ -192,6 +192,10 @@ class CtxlabApp(Routed, WorkbenchActions):
         self.run_breaks = ()
         self.apply_speed()
         await self.reset_panels()
+        if self.source.kind == "proxy":  # a watched client: its own screen, on this seam
+            from tui.screens.watch import host_watch_screen
+
+            await host_watch_screen(self, self.source)
         self.run_source(self.source, Emitter(sinks=[self.bridge]))
 
     async def reset_panels(self) -> None:

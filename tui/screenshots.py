@@ -113,6 +113,51 @@ async def compare(pilot: Pilot[Any]) -> None:
     await settle(pilot)
 
 
+REPLAY_FIXTURE = Path(__file__).resolve().parents[1] / "tests" / "fixtures" / "replay" / \
+    "claude-code" / "5b1f3c2e-8d4a-4f0e-9a57-2c6d1e0b7a91.jsonl"
+
+
+def replay_scene_app(name: str = "replay", session: Path = REPLAY_FIXTURE) -> CtxlabApp:
+    """A paused workbench replaying a Claude Code session copied to a fixed path (the
+    panel lists subagent transcripts by path, so the path must not depend on the checkout)."""
+    from core.replay import load_recording
+    from core.replay.source import ReplayOptions, ReplaySource
+
+    root = SCENE_ROOT / name
+    shutil.rmtree(root, ignore_errors=True)
+    copy = root / "session" / session.name
+    copy.parent.mkdir(parents=True)
+    shutil.copy2(session, copy)
+    if session.with_suffix("").is_dir():  # its subagents/ folder
+        shutil.copytree(session.with_suffix(""), copy.with_suffix(""))
+
+    def make(workspace: Path) -> ReplaySource:
+        return ReplaySource(load_recording(copy), ReplayOptions(workdir=workspace))
+
+    return CtxlabApp(AppConfig(scenario=None, source=make, workspace=root / "work",
+                               theme="ctxlab-dark", speed=1000.0, paused=True,
+                               display_workspace="~/replay (temporary folder)"))
+
+
+async def original_compaction(pilot: Pilot[Any]) -> None:
+    """Jump (``n``) until the original agent's own compaction is on the Stages panel, with
+    its row selected."""
+    from tui.widgets.stage_timeline import StageTimeline
+
+    app = app_of(pilot)
+    timeline = app.query_one(StageTimeline)
+
+    def theirs() -> list[Any]:
+        return [r for r in timeline.stages if r.event.by != "ctxlab"]
+
+    while not theirs() and not app.finished:
+        seen = timeline.row_count
+        await pilot.press("n")
+        await wait_until(pilot, lambda n=seen: timeline.row_count > n or app.finished)
+    timeline.move_cursor(row=theirs()[0].index - 1)
+    await settle(pilot)
+
+
 @contextmanager
 def deterministic() -> Iterator[None]:
     """Numbered transcript names and still cursors, for the duration of a shot."""
@@ -153,7 +198,26 @@ SHOTS: dict[str, Shot] = {
     "projector": Shot("projector", mid_run),
     "workbench-zh": Shot("ctxlab-dark", mid_run, "zh", "-zh"),
     "compare": Shot("ctxlab-dark", compare),
+    "replay": Shot("ctxlab-dark", original_compaction),
+    "watch": Shot("ctxlab-dark", lambda pilot: watch_scene(pilot)),
 }
+
+
+def watch_scene_app() -> Any:
+    from tui.watch_scene import canned_watch_app
+
+    return canned_watch_app()
+
+
+async def watch_scene(pilot: Pilot[Any]) -> None:
+    from tui.watch_scene import settle_watch
+
+    await settle_watch(pilot)
+
+
+# Shots of apps other than a scenario's: a recorded session, a watched client.
+OTHER_APPS: dict[str, Callable[[], Any]] = {"replay": replay_scene_app,
+                                            "watch": watch_scene_app}
 
 
 def translated(scenario: str, suffix: str) -> str:
@@ -167,7 +231,8 @@ def translated(scenario: str, suffix: str) -> str:
 async def shoot(name: str, scenario: str, out: Path) -> Path:
     shot = SHOTS[name]
     theme, scene = shot.theme, shot.scene
-    app = scene_app(translated(scenario, shot.suffix), theme, name, shot.lang)
+    app: Any = scene_app(translated(scenario, shot.suffix), theme, name, shot.lang) \
+        if name not in OTHER_APPS else OTHER_APPS[name]()
     with deterministic():
         async with app.run_test(size=SIZE) as pilot:
             await scene(pilot)
