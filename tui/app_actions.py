@@ -45,6 +45,10 @@ SYSTEM_TEXTS = {
 }
 
 
+# Actions on ctxlab's own session: hidden while another source is shown.
+SESSION_ONLY = frozenset({"pick_scenario", "limits", "breaks", "compare", "system_prompt"})
+
+
 def system_text(text: str) -> str:
     key = SYSTEM_TEXTS.get(text)
     return t(key) if key and has(key) else text
@@ -69,9 +73,22 @@ class WorkbenchActions(App[int]):
         def limits(self) -> Thresholds: ...
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        """Keys a source does not offer stay out of the footer (next compaction: a replay)."""
+        """Keys a source does not offer stay out of the footer: next compaction is a
+        replay's; another source (a replay, a watched client) shows only the pace keys it
+        honours, and none of the keys that restart or reconfigure ctxlab's own session."""
+        source = self.source
         if action == "next_compaction":
-            return self.source is not None and can(self.source, NEXT_STAGE)
+            return source is not None and can(source, NEXT_STAGE)
+        if source is None or self.session is not None:
+            return True
+        if action in SESSION_ONLY:
+            return False
+        if action == "toggle_play":
+            return can(source, PAUSE)
+        if action == "step":
+            return can(source, STEP)
+        if action in ("faster", "slower"):
+            return hasattr(source, "speed")
         return True
 
     # -- pace and views ---------------------------------------------------------------------

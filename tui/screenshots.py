@@ -4,6 +4,9 @@ Each screenshot is a *scene*: a fixed scenario, theme and terminal size, driven 
 a fixed point, so the pictures only change when the workbench does. The same scene
 functions drive the snapshot tests, which is what keeps the README's pictures honest.
 
+A replay (``replay``: a Claude Code session copied to a fixed path) and a watched client
+(``watch``: :mod:`tui.watch_scene`) are shot the same way, on their own event sources.
+
 Determinism: the workspace is always the same path (its length reaches the system prompt and
 so the meter), transcript names are numbered instead of random, the header shows a fixed
 label instead of the path, notifications are cleared and cursors do not blink.
@@ -26,6 +29,7 @@ from textual.pilot import Pilot
 from textual.widgets import Input, TextArea
 
 from tui.app import AppConfig, CtxlabApp
+from tui.watch_scene import canned_watch_app, settle_watch
 
 SIZE = (200, 55)
 OUT = Path(__file__).resolve().parents[1] / "screenshots"
@@ -199,25 +203,11 @@ SHOTS: dict[str, Shot] = {
     "workbench-zh": Shot("ctxlab-dark", mid_run, "zh", "-zh"),
     "compare": Shot("ctxlab-dark", compare),
     "replay": Shot("ctxlab-dark", original_compaction),
-    "watch": Shot("ctxlab-dark", lambda pilot: watch_scene(pilot)),
+    "watch": Shot("ctxlab-dark", settle_watch),
 }
-
-
-def watch_scene_app() -> Any:
-    from tui.watch_scene import canned_watch_app
-
-    return canned_watch_app()
-
-
-async def watch_scene(pilot: Pilot[Any]) -> None:
-    from tui.watch_scene import settle_watch
-
-    await settle_watch(pilot)
-
-
 # Shots of apps other than a scenario's: a recorded session, a watched client.
 OTHER_APPS: dict[str, Callable[[], Any]] = {"replay": replay_scene_app,
-                                            "watch": watch_scene_app}
+                                            "watch": canned_watch_app}
 
 
 def translated(scenario: str, suffix: str) -> str:

@@ -39,3 +39,12 @@ def test_main_screen_snapshot_in_chinese(snap_compare: Callable[..., bool]) -> N
     """CJK text in every panel: DataTable columns and the meter's labels must stay aligned."""
     app = screenshots.scene_app(TINY_ZH, "ctxlab-dark", "snapshot-main-zh", lang="zh")
     assert snap_compare(app, terminal_size=SIZE, run_before=screenshots.mid_run)
+
+
+def test_replay_snapshot_with_the_original_agents_compaction(
+        snap_compare: Callable[..., bool]) -> None:
+    """A Claude Code session in the workbench, at its own auto-compact: the row
+    ``claude-code: auto_compact`` beside ctxlab's stages, the Replay panel and the meter's
+    recorded-usage line and original thinking/images rows."""
+    assert snap_compare(screenshots.replay_scene_app("snapshot-replay"), terminal_size=SIZE,
+                        run_before=screenshots.original_compaction)

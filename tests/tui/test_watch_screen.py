@@ -11,8 +11,8 @@ import anthropic
 import pytest
 
 from core.watch.source import WatchOptions, WatchSource
-from tui.screens.viewer import Viewer
 from tui.app import AppConfig, CtxlabApp
+from tui.screens.viewer import Viewer
 from tui.screens.watch import WatchScreen
 from tui.widgets.stage_timeline import StageTimeline
 from tui.widgets.watch_detail import RequestDetail

@@ -29,9 +29,13 @@ def stage_hint(stage: str) -> str:
     return "" if text == key else text
 
 
-def stage_name(event: Stage) -> str:
-    """The stage's name; another agent's compaction (a replay, a watched client) says whose."""
-    return event.stage if event.by == "ctxlab" else f"{event.by}: {event.stage}"
+def whose(event: Stage) -> Content:
+    """Another agent's compaction (a replay's original, a watched client): by whom, set off
+    how and at how many tokens; Enter opens its summary when it wrote one."""
+    at = f" ({event.trigger})" if event.trigger else ""
+    at += f" at {event.pre_tokens:,} tok" if event.pre_tokens else ""
+    return Content.assemble((f"by {event.by}", "bold $warning"), at,
+                            " · Enter: summary" if event.files else "")
 
 
 def lost_count(record: StageRecord) -> int:
@@ -80,7 +84,7 @@ class StageTimeline(Routed, DataTable[str | Content]):
         key = str(record.index)
         self.records[key] = record
         self.add_row(
-            str(record.index), stage_name(e), f"{e.before_chars:>8,} → {e.after_chars:<8,}",
+            str(record.index), e.stage, f"{e.before_chars:>8,} → {e.after_chars:<8,}",
             f"{e.before_messages}→{e.after_messages}", str(len(e.files)),
             self.hint_cell(key), key=key,
         )
@@ -108,7 +112,8 @@ class StageTimeline(Routed, DataTable[str | Content]):
             harm += [(f"{t('lost')} {lost}", "bold $error"), " "]
         if bad := self.violations.get(key, 0):
             harm += [(f"⚠ {t('stages.violations', n=bad)}", "bold $error"), " "]
-        hint = stage_hint(record.event.stage)
+        hint = stage_hint(record.event.stage) if record.event.by == "ctxlab" else \
+            whose(record.event)
         return Content.assemble(*harm, hint) if harm else hint
 
     def update_subtitle(self) -> None:
