@@ -47,6 +47,8 @@ SYSTEM_TEXTS = {
 
 # Actions on ctxlab's own session: hidden while another source is shown.
 SESSION_ONLY = frozenset({"pick_scenario", "limits", "breaks", "compare", "system_prompt"})
+# Actions on panels a watch's own screen covers.
+COVERED = frozenset({"toggle_view", "inspect"})
 
 
 def system_text(text: str) -> str:
@@ -81,7 +83,7 @@ class WorkbenchActions(App[int]):
             return source is not None and can(source, NEXT_STAGE)
         if source is None or self.session is not None:
             return True
-        if action in SESSION_ONLY:
+        if action in SESSION_ONLY or (action in COVERED and source.kind == "proxy"):
             return False
         if action == "toggle_play":
             return can(source, PAUSE)
