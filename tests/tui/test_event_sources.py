@@ -109,3 +109,35 @@ async def test_the_replay_speed_follows_the_speed_keys(tmp_path: Path) -> None:
         assert app.source.speed == 2.0  # type: ignore[union-attr]
         await pilot.press("plus")
         assert app.source.speed == 4.0  # type: ignore[union-attr]
+
+
+async def test_a_replays_temporary_folder_is_removed_when_the_workbench_closes(
+        tmp_path: Path) -> None:
+    app = replay_app(tmp_path, workspace=None)
+    async with app.run_test(size=(200, 55)) as pilot:
+        await wait_for(pilot, lambda: app.query_one(ReplayPanel).start is not None)
+        folder = app.workspace
+        assert folder.name.startswith("ctxlab-source-") and (folder / ".replay").is_dir()
+        await app.action_quit()
+    assert not folder.exists()
+
+
+async def test_a_named_workdir_is_kept(tmp_path: Path) -> None:
+    app = replay_app(tmp_path, speed=1000.0, paused=False)
+    async with app.run_test(size=(200, 55)) as pilot:
+        await play_to_end(pilot)
+    assert (tmp_path / "w" / ".replay" / "compactions").is_dir()
+
+
+async def test_the_palette_offers_the_jump_to_the_next_compaction(tmp_path: Path) -> None:
+    from tui.commands import CtxlabCommands
+
+    app = replay_app(tmp_path)
+    async with app.run_test(size=(200, 55)) as pilot:
+        await wait_for(pilot, lambda: app.query_one(ReplayPanel).start is not None)
+        titles = [title for title, _, _ in CtxlabCommands(app.screen).entries()]
+        assert "Jump to the next compaction" in titles
+        entry = next(c for title, c, _ in CtxlabCommands(app.screen).entries()
+                     if title == "Jump to the next compaction")
+        await entry()
+        await wait_for(pilot, lambda: app.query_one(StageTimeline).row_count > 0)
