@@ -23,7 +23,7 @@ import hashlib
 import json
 import os
 from collections.abc import Callable
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -183,7 +183,9 @@ class Manifest:
     def add(self, entry: Persisted) -> None:
         self.entries[entry.path] = entry
         self.legacy.discard(entry.path)
-        self._pending.append(json.dumps(asdict(entry), ensure_ascii=False))
+        self._pending.append(json.dumps(  # not dataclasses.asdict: it deep-copies, slowly
+            {"path": entry.path, "tool_use_id": entry.tool_use_id, "chars": entry.chars,
+             "sha256": entry.sha256, "format": entry.format}, ensure_ascii=False))
 
     def add_pointer(self, path: str, text: str) -> None:
         digest = sha256_text(text)

@@ -32,7 +32,7 @@ from core.compact.summarizer import NotedSummarizer, OfflineSummarizer, Summariz
 from core.compact.summary import compact_history
 from core.config import Thresholds
 from core.events import Event
-from core.measure import Measured
+from core.measure import Measured, SizeCache
 from core.messages import Violation
 
 COMPACT_TOOL = {
@@ -63,6 +63,8 @@ class Compactor:
         self.summarizer = summarizer or OfflineSummarizer()
         self.context_notes = context_notes
         self.reactive_retries = 0
+        # sizes of the last history sent: the next call measures only what was added
+        self.sizes = SizeCache()
 
     def _summarizer(self) -> Summarizer:
         """The summarizer for one summary, given the notes when there is a notes source
@@ -103,11 +105,12 @@ class Compactor:
         if history.chars > self.ctx.thresholds.context_limit:
             run = await compact_history(history, self.ctx, self._summarizer(), active_request)
             run.finish()
+            self.sizes.keep(history)
         return history.messages
 
     def prepare_local(self, messages: list[dict]) -> Measured:
         """Every stage before the summary, in the course's order (no model call)."""
-        history = Measured(list(messages))
+        history = Measured(list(messages), self.sizes)
         limits = self.ctx.thresholds
         if self.ctx.broken("stage-order") and history.chars > limits.context_limit:
             micro_compact(history, self.ctx, limits.target).finish()
@@ -117,6 +120,7 @@ class Compactor:
             micro_compact(history, self.ctx, limits.target).finish()
             if history.chars > limits.context_limit:
                 fit_tool_results(history, self.ctx, limits.target).finish()
+        self.sizes.keep(history)
         return history
 
     async def compact(self, messages: list[dict], active_request: str,
