@@ -15,6 +15,7 @@ the escaped copy, which for a 10 MB tool result is several times faster and exac
 from __future__ import annotations
 
 import json
+import threading
 import unicodedata
 from collections.abc import Iterable
 from json.encoder import encode_basestring
@@ -29,6 +30,24 @@ _SHORT_ESCAPES = (b'"', b"\\", b"\b", b"\f", b"\n", b"\r", b"\t")
 _WALKED = (dict, list)
 
 
+_last = threading.local()  # per thread: the last large string encoded, and its bytes
+
+
+def utf8(text: str) -> bytes:
+    """``text`` as UTF-8 (lone surrogates kept), reusing the bytes of the last large string
+    this thread encoded: a fresh result is measured, then hashed and written, and at 50 MB
+    a second encoding costs as much as the write."""
+    last = getattr(_last, "pair", None)
+    if last is not None and last[0] is text:
+        return last[1]
+    return text.encode("utf-8", "surrogatepass")
+
+
+def forget_utf8() -> None:
+    """Drop the remembered bytes (once they are on disk, holding them only costs memory)."""
+    _last.pair = None
+
+
 def str_json_chars(text: str) -> int:
     """``len(json.dumps(text, ensure_ascii=False))`` without building the escaped copy.
 
@@ -37,7 +56,9 @@ def str_json_chars(text: str) -> int:
     """
     if len(text) < LARGE_STRING or not text.isascii():
         return len(encode_basestring(text))
-    escaped = text.encode("ascii").translate(None, _KEEP_ONLY_ESCAPED)
+    data = utf8(text)
+    _last.pair = (text, data)
+    escaped = data.translate(None, _KEEP_ONLY_ESCAPED)
     short = sum(escaped.count(ch) for ch in _SHORT_ESCAPES)
     return len(text) + 2 + short + 5 * (len(escaped) - short)
 

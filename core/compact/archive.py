@@ -60,7 +60,7 @@ from core.compact.pointers import (
     wrapper_text,
 )
 from core.events import Error, Event
-from core.measure import json_chars
+from core.measure import forget_utf8, json_chars, utf8
 
 __all__ = ["EARLIER_PREFIX", "LEGACY_MANIFEST", "MANIFEST", "RESULTS_DIR", "TRANSCRIPT_DIR",
            "WRAPPER_HEAD", "Archive", "ArchiveChanged", "Persisted", "archive_marker_path",
@@ -270,7 +270,8 @@ class Archive:
         manifest lists it and before any pointer to it exists.
         """
         text = content_as_text(content)
-        data = text.encode("utf-8", "surrogatepass")
+        data = utf8(text)  # the bytes measuring it made, if it was just measured
+        forget_utf8()
         self._before_write()
         memo = self._digest_memo
         if len(data) >= PARALLEL_BYTES and not (memo is not None and memo[0] is text):
