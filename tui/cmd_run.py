@@ -188,7 +188,8 @@ def describe_event(e: Any) -> str | None:
     if kind == "memory_rejected":
         return f"memory rejected: {e.name} — {e.reason}"
     if kind == "memory_consolidated":
-        return f"memory consolidated: {e.before} → {e.after} records"
+        dropped = f" (removed: {', '.join(e.dropped)})" if e.dropped else ""
+        return f"memory consolidated: {e.before} → {e.after} records{dropped}"
     if kind in ("memory_consolidation_failed", "pointer_broken"):
         return f"{kind}: {e.reason}"
     if kind == "retry":
