@@ -63,6 +63,25 @@ def str_json_chars(text: str) -> int:
     return len(text) + 2 + short + 5 * (len(escaped) - short)
 
 
+def _holds_large(value: Any) -> bool:
+    """Is there a string of ``LARGE_STRING`` or more anywhere in ``value``? (Types and
+    lengths only: much cheaper than encoding.)"""
+    kind = type(value)
+    if kind is str:
+        return len(value) >= LARGE_STRING
+    if kind is dict:
+        value = value.values()
+    elif kind is not list:
+        return False
+    for item in value:
+        if type(item) is str:
+            if len(item) >= LARGE_STRING:
+                return True
+        elif type(item) in _WALKED and _holds_large(item):
+            return True
+    return False
+
+
 def json_chars(value: Any, memo: dict[int, tuple[str, int]] | None = None) -> int:
     """The course's measure of any JSON value (a message list, a message, a string).
 
@@ -72,9 +91,8 @@ def json_chars(value: Any, memo: dict[int, tuple[str, int]] | None = None) -> in
     strings). ``memo`` collects the large strings counted, by identity.
     """
     kind = type(value)
-    if kind is dict and not any(type(item) in _WALKED or (type(item) is str
-                                and len(item) >= LARGE_STRING) for item in value.values()):
-        return len(json.dumps(value, ensure_ascii=False))  # a leaf: one C call is cheapest
+    if kind in _WALKED and not _holds_large(value):
+        return len(json.dumps(value, ensure_ascii=False))  # one C call is cheapest
     if kind is str:
         chars = str_json_chars(value)
         if memo is not None and len(value) >= LARGE_STRING:
