@@ -10,6 +10,7 @@ list is simply rebuilt after each stage.
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -32,8 +33,13 @@ class ArchiveFile:
     mtime_ns: int
 
 
-def scan_archive(workspace: Path) -> list[ArchiveFile]:
-    """Transcripts and result files of a workspace, newest first (manifest left out)."""
+def scan_archive(workspace: Path, written: Sequence[str] = ()) -> list[ArchiveFile]:
+    """Transcripts and result files of a workspace, newest first (manifest left out).
+
+    File times advance by the kernel's clock tick, so files one stage wrote back to back
+    often share an mtime: ``written`` (relative paths in the order stages reported them)
+    orders those, and the name only what neither tells apart.
+    """
     found: list[ArchiveFile] = []
     for folder, pattern in ((TRANSCRIPT_DIR, "*.jsonl"), (RESULTS_DIR, "*.txt")):
         try:
@@ -49,7 +55,8 @@ def scan_archive(workspace: Path) -> list[ArchiveFile]:
                 continue
             found.append(ArchiveFile((folder / path.name).as_posix(), st.st_size,
                                      st.st_mtime_ns))
-    found.sort(key=lambda f: (f.mtime_ns, f.rel), reverse=True)
+    order = {rel: i for i, rel in enumerate(written)}
+    found.sort(key=lambda f: (f.mtime_ns, order.get(f.rel, -1), f.rel), reverse=True)
     return found
 
 
@@ -96,7 +103,7 @@ class TranscriptList(DataTable):
     def refresh_files(self) -> None:
         if self.workspace is None:
             return
-        files = scan_archive(self.workspace)
+        files = scan_archive(self.workspace, tuple(self.writers))
         self.clear()
         for f in files:
             self.add_row(display_name(f.rel), short_size(f.size),
