@@ -80,3 +80,44 @@ def test_a_second_prepare_measures_only_what_was_added(tmp_path: Path,
     history = compactor.prepare_local(added)
     assert counted == [added[-1]]
     assert history.chars == len(json.dumps(added, ensure_ascii=False))
+
+
+def test_a_failed_large_write_leaves_no_file_no_entry_and_no_temp(tmp_path: Path,
+                                                                  monkeypatch) -> None:
+    import core.compact.atomic as atomic
+
+    def disk_full(path, data):
+        with open(path, "wb") as fh:
+            fh.write(data[: len(data) // 2])  # half written, as a full disk leaves it
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(atomic, "_write_new", disk_full)
+    archive = Archive(tmp_path)
+    try:
+        archive.persist("toolu_big", _big(PARALLEL_BYTES + 1))
+    except OSError as exc:
+        assert exc.errno == 28
+    else:
+        raise AssertionError("the write error was swallowed")
+    archive.flush()
+    folder = tmp_path / ".task_outputs" / "tool-results"
+    assert [p.name for p in folder.iterdir() if not p.name.startswith(".")] == []
+    assert [p.name for p in folder.iterdir() if p.name.endswith(".tmp")] == []
+    assert archive.manifest() == {}
+
+
+def test_the_budget_keeps_a_result_whose_wrapper_would_not_be_shorter(tmp_path: Path) -> None:
+    """With a preview as long as the result, no name can make the wrapper shorter: nothing
+    is written, whatever the length of the name the file would get."""
+    from core.config import Thresholds
+
+    content = _big(40_000)
+    messages = [{"role": "user", "content": [
+        {"type": "tool_result", "tool_use_id": "toolu_1", "content": content}]}]
+    thresholds = Thresholds(batch_limit=10, large_result=30_000, budget_preview=40_000)
+    compactor = Compactor(tmp_path, thresholds=thresholds)
+    sent = compactor.prepare_local(messages).messages
+    assert sent[0]["content"][0]["content"] == content
+    assert not (tmp_path / ".task_outputs" / "tool-results").exists() or not [
+        p for p in (tmp_path / ".task_outputs" / "tool-results").iterdir()
+        if p.suffix == ".txt"]
