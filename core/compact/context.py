@@ -13,7 +13,7 @@ from typing import Any
 
 from core.compact.archive import Archive
 from core.config import Thresholds
-from core.events import Event, PointerBroken, Stage
+from core.events import Event, PointerBroken, Stage, StageSnapshot
 from core.measure import Measured
 from core.messages import Violation, validate_pairs
 
@@ -41,6 +41,8 @@ class CompactContext:
     # Teaching lab: the stage that first produced each API violation, keyed by
     # (kind, tool_use_id). Filled only while a switch is on, so the default path pays nothing.
     violation_origin: dict[tuple[str, str], str] = field(default_factory=dict)
+    # Attach each stage's before and after lists to its event (a front end's inspector).
+    snapshots: bool = False
 
     def broken(self, switch: str) -> bool:
         """Is this protection deliberately switched off (teaching lab)?"""
@@ -69,10 +71,13 @@ class StageRun:
     ledger: list[dict[str, Any]] = field(default_factory=list)
     changed: bool = False
     _seen: set[str] = field(default_factory=set, repr=False)  # keeps wrote/took linear
+    _before: list[dict[str, Any]] | None = field(default=None, repr=False)
 
     def __post_init__(self) -> None:
         self.before_chars = self.history.chars
         self.before_messages = len(self.history)
+        if self.ctx.snapshots:
+            self._before = list(self.history.messages)
 
     def wrote(self, path: str) -> None:
         if path not in self._seen:
@@ -109,6 +114,8 @@ class StageRun:
             files=tuple(self.files),
             tool_use_ids=tuple(self.tool_use_ids),
             ledger=tuple(self.ledger),
+            snapshot=StageSnapshot(self._before, list(self.history.messages))
+            if self._before is not None else None,
         )
         self.ctx.emit(event)
         return event

@@ -35,6 +35,7 @@ import httpx2
 from core.events import Retry
 from core.providers.base import (
     AuthError,
+    BaseProvider,
     ContextOverflow,
     ModelCall,
     ModelReply,
@@ -238,7 +239,7 @@ class SinkFailure(Exception):
 # -- the provider ----------------------------------------------------------------------------
 
 
-class AnthropicProvider:
+class AnthropicProvider(BaseProvider):
     """Answers model calls through the Anthropic Messages API (or a compatible server)."""
 
     name = "anthropic"
