@@ -28,6 +28,7 @@ _ESCAPED = bytes(range(0x20)) + b'"\\'
 _KEEP_ONLY_ESCAPED = bytes(i for i in range(256) if i not in _ESCAPED)
 _SHORT_ESCAPES = (b'"', b"\\", b"\b", b"\f", b"\n", b"\r", b"\t")
 _WALKED = (dict, list)
+_SLICE = 1 << 20  # bytes counted per C call
 
 
 _last = threading.local()  # per thread: the last large string encoded, and its bytes
@@ -58,9 +59,16 @@ def str_json_chars(text: str) -> int:
         return len(encode_basestring(text))
     data = utf8(text)
     _last.pair = (text, data)
-    escaped = data.translate(None, _KEEP_ONLY_ESCAPED)
-    short = sum(escaped.count(ch) for ch in _SHORT_ESCAPES)
-    return len(text) + 2 + short + 5 * (len(escaped) - short)
+    view = memoryview(data)
+    short = special = 0
+    # In slices: one C call over 10 MB would hold the interpreter lock for its whole run,
+    # and the workbench's event loop could not draw meanwhile (the engine measures in a
+    # worker thread); between slices the lock can change hands.
+    for start in range(0, len(data), _SLICE):
+        escaped = bytes(view[start:start + _SLICE]).translate(None, _KEEP_ONLY_ESCAPED)
+        short += sum(escaped.count(ch) for ch in _SHORT_ESCAPES)
+        special += len(escaped)
+    return len(text) + 2 + short + 5 * (special - short)
 
 
 def _holds_large(value: Any) -> bool:
