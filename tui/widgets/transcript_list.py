@@ -23,6 +23,7 @@ from tui.i18n import t
 from tui.routing import Routed, handles
 from tui.widgets.render import short_size
 
+FRAME_S = 1 / 60  # stage events arriving within one frame share one rescan
 # The hashes ctxlab appends to a result's id (of the id, then of the content; older
 # archives have one or two): left out of the name shown.
 _HASHES = re.compile(r"(?:-[0-9a-f]{8,64}){1,2}$")
@@ -84,6 +85,7 @@ class TranscriptList(Routed, DataTable):
         self.border_title = t("panel.transcripts")
         self.writers: dict[str, str] = {}
         self.workspace: Path | None = None
+        self._rescan_due = False
 
     def on_mount(self) -> None:
         # Fixed widths: an auto width remembers the widest row ever shown, so it would
@@ -99,8 +101,16 @@ class TranscriptList(Routed, DataTable):
 
     @handles(Stage)
     def note_stage(self, event: Stage) -> None:
+        """Note the writer; rescan once per frame, however many stages fired in it (each
+        rescan lists and stats both folders, and one ``prepare()`` can fire several)."""
         for rel in event.files:
             self.writers.setdefault(rel, event.stage)
+        if not self._rescan_due:
+            self._rescan_due = True
+            self.set_timer(FRAME_S, self._rescan)
+
+    def _rescan(self) -> None:
+        self._rescan_due = False
         self.refresh_files()
 
     def refresh_files(self) -> None:
