@@ -147,6 +147,26 @@ class SizeCache:
             return known[1]
         return json_chars(message, memo)
 
+    def light_total(self, messages: list[Message], new_chars: int) -> int | None:
+        """The list's size if what is not cached yet is small (no large string, at most
+        ``new_chars`` in all; measured now and cached), else None without measuring it."""
+        total = 0
+        fresh = 0
+        for message in messages:
+            known = self._known.get(id(message))
+            if known is not None and known[0] is message:
+                total += known[1]
+                continue
+            if _holds_large(message):
+                return None
+            size = json_chars(message)
+            fresh += size
+            if fresh > new_chars:
+                return None
+            self._known[id(message)] = (message, size)
+            total += size
+        return total + 2 + 2 * max(len(messages) - 1, 0)
+
     def keep(self, *histories: Measured) -> None:
         """Remember exactly these histories' messages (older ones are let go)."""
         self._known = {id(m): (m, size) for history in histories

@@ -35,6 +35,7 @@ from core.measure import Measured, SizeCache
 from core.messages import Violation
 
 COMPACT_TOOL_RESULT = "Compaction requested after this tool batch."
+LIGHT_NEW_CHARS = 20_000  # new chars a call may bring and still run without a thread
 
 T = TypeVar("T")
 
@@ -95,12 +96,26 @@ class Compactor:
         drawing; their events are emitted from that thread. The summary, a model call,
         runs back on the loop.
         """
-        history = await asyncio.to_thread(self.prepare_local, messages)
+        if self._light(messages):
+            history = self.prepare_local(messages)
+        else:
+            history = await asyncio.to_thread(self.prepare_local, messages)
         if history.chars > self.ctx.thresholds.context_limit:
             run = await compact_history(history, self.ctx, self._summarizer(), active_request)
             run.finish()
             self.sizes.keep(history)
         return history.messages
+
+    def _light(self, messages: list[dict]) -> bool:
+        """Can no stage do real work on this call? Then it runs inline: most turns add a
+        message or two to a history measured last time, and handing that to a thread costs
+        more than the call. Light means: no snip (few messages), no micro or fit (under
+        the trigger), and nothing new a budget could persist (under ``LIGHT_NEW_CHARS``)."""
+        limits = self.ctx.thresholds
+        if self.ctx.breaks or len(messages) > limits.max_messages:
+            return False
+        total = self.sizes.light_total(messages, min(LIGHT_NEW_CHARS, limits.large_result))
+        return total is not None and total <= limits.context_limit
 
     def prepare_local(self, messages: list[dict]) -> Measured:
         """Every stage before the summary, in the course's order (no model call)."""

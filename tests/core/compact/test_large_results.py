@@ -121,3 +121,21 @@ def test_the_budget_keeps_a_result_whose_wrapper_would_not_be_shorter(tmp_path: 
     assert not (tmp_path / ".task_outputs" / "tool-results").exists() or not [
         p for p in (tmp_path / ".task_outputs" / "tool-results").iterdir()
         if p.suffix == ".txt"]
+
+
+def test_a_call_that_can_compact_nothing_runs_without_a_thread(tmp_path: Path,
+                                                               monkeypatch) -> None:
+    import core.compact.pipeline as pipeline
+
+    hops: list = []
+    real = asyncio.to_thread
+    monkeypatch.setattr(pipeline.asyncio, "to_thread",
+                        lambda fn, *args: hops.append(fn) or real(fn, *args))
+    compactor = Compactor(tmp_path)
+    small = [{"role": "user", "content": f"message {i}"} for i in range(10)]
+    sent = asyncio.run(compactor.prepare(small, "r"))
+    assert hops == [] and sent == small
+    fresh = [*sent, {"role": "user", "content": [
+        {"type": "tool_result", "tool_use_id": "toolu_big", "content": _big(PARALLEL_BYTES)}]}]
+    asyncio.run(compactor.prepare(fresh, "r"))
+    assert len(hops) == 1  # a fresh large result is measured and saved in a worker thread
