@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from core.api_stages import api_stages
 from core.compact.archive import earlier_text
 from core.compact.pipeline import COMPACT_TOOL_RESULT
 from core.compact.truncate import make_compactor
@@ -133,6 +134,8 @@ class Agent:
             content = reply.content or [{"type": "text", "text": EMPTY_REPLY}]
             self._append({"role": "assistant", "content": content}, log)
             uses = reply.tool_uses
+            if reply.stop_reason == "compaction":
+                continue  # the API paused after compacting: send the block back, go on
             if not uses:
                 break
             results, wants_compact = await self._run_tools(uses)
@@ -216,6 +219,9 @@ class Agent:
             )
             self.emit(ModelResponse(purpose="main", stop_reason=reply.stop_reason,
                                     usage=reply.usage))
+            for stage in api_stages(messages, reply.content, reply.usage, reply.extras,
+                                    self.compactor.archive):
+                self.emit(stage)  # the API's own context management, by="api"
             return reply
 
         self.messages, reply = await self.compactor.call_with_recovery(

@@ -174,6 +174,10 @@ class Stage(Event):
     the Messages API's own context management), so one timeline can show both side by side.
     Such a stage may also say what set it off (``trigger``) and at how many tokens
     (``pre_tokens``); its summary, when there is one, is a file listed in ``files``.
+
+    Its cache cost: ``first_changed`` is the index of the first message it changed (the
+    cached prefix ends there) and ``rewrite_tokens`` the estimated tokens from that point on
+    that the next call must write to the prompt cache again (``None``: not known).
     """
 
     type: ClassVar[str] = "stage"
@@ -188,6 +192,8 @@ class Stage(Event):
     by: str = "ctxlab"
     trigger: str | None = None  # another agent's own compaction: "auto", "manual"…
     pre_tokens: int | None = None  # …and the tokens it reported before compacting
+    first_changed: int | None = None  # cache cost: first message index changed…
+    rewrite_tokens: int | None = None  # …and the tokens after it to write to the cache again
 
 
 @dataclass(frozen=True, kw_only=True)

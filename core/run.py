@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from core.agent import Agent
+from core.api_context import ApiContext
 from core.config import Thresholds, thresholds_from_mapping
 from core.events import Error, Event, ProbeChecked, RunEnd, RunStart
 from core.gate import Gate
@@ -58,6 +59,7 @@ class RunOptions:
     resume: str | None = None
     word_delay: float = 0.0
     count_tokens: bool = False  # ask the API's count_tokens before each main call (online)
+    api_context: ApiContext | None = None  # the API's own context management + caching
 
 
 def make_provider(options: RunOptions, emit: Callable[[Event], Any]) -> Provider:
@@ -66,7 +68,8 @@ def make_provider(options: RunOptions, emit: Callable[[Event], Any]) -> Provider
     if options.provider == "anthropic":
         from core.providers.anthropic import AnthropicProvider
 
-        return AnthropicProvider(model=options.model, on_retry=emit)
+        return AnthropicProvider(model=options.model, on_retry=emit,
+                                 api_context=options.api_context)
     raise ValueError(f"unknown provider {options.provider!r}; use scripted or anthropic")
 
 
@@ -128,6 +131,8 @@ class Runner:
             self.provider = provider
             if getattr(provider, "on_retry", False) is None:  # a given provider shows retries too
                 provider.on_retry = self.emit
+            if opts.api_context is not None and hasattr(provider, "api_context"):
+                provider.api_context = opts.api_context.validate()
             self.emit(RunStart(provider=provider.name, workspace=str(opts.workspace),
                                scenario=opts.scenario.name if opts.scenario else None,
                                model=provider.model, breaks=tuple(sorted(opts.breaks))))
