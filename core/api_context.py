@@ -220,3 +220,27 @@ def api_context_from_mapping(data: dict[str, Any], base: ApiContext | None = Non
         return result.validate()
     except (ConfigError, TypeError) as exc:
         raise ConfigError(f"{source}: {exc}") from None
+
+
+def _merge(base: dict[str, Any], over: dict[str, Any]) -> dict[str, Any]:
+    merged = dict(base)
+    for key, value in over.items():
+        old = merged.get(key)
+        if isinstance(value, dict) and isinstance(old, dict):
+            merged[key] = {**old, **value}
+        elif isinstance(value, dict) and old is True:
+            merged[key] = value
+        else:
+            merged[key] = value
+    return merged
+
+
+def load_api_context(toml: dict[str, Any], flags: dict[str, Any] | None = None,
+                     source: str = "ctxlab.toml") -> ApiContext:
+    """The ``[api]`` table of ``ctxlab.toml``, then the flags (each key they name wins)."""
+    table = toml.get("api", {})
+    if not isinstance(table, dict):
+        raise ConfigError(f"{source}: api: must be a table")
+    data = _merge({k.replace("-", "_"): v for k, v in table.items()}, flags or {})
+    return api_context_from_mapping(data, source=source if not flags else
+                                    f"{source} + command line")

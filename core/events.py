@@ -65,6 +65,8 @@ class RunStart(Event):
     scenario: str | None = None
     model: str | None = None
     breaks: tuple[str, ...] = ()
+    # who manages the context: "s08", "truncate", "api-edit", "api-compact", joined by "+"
+    context_manager: str = "s08"
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -135,7 +135,8 @@ class Runner:
                 provider.api_context = opts.api_context.validate()
             self.emit(RunStart(provider=provider.name, workspace=str(opts.workspace),
                                scenario=opts.scenario.name if opts.scenario else None,
-                               model=provider.model, breaks=tuple(sorted(opts.breaks))))
+                               model=provider.model, breaks=tuple(sorted(opts.breaks)),
+                               context_manager=self.context_manager(provider)))
             if opts.scenario is not None:
                 await self._play_scenario(provider)
             else:
@@ -155,6 +156,11 @@ class Runner:
             await self._close()
             self.emit(RunEnd(ok=ok, turns=self.turns))
         return ok
+
+    def context_manager(self, provider: Provider) -> str:
+        """Who is in charge of the context: the local engine and any API manager."""
+        api = getattr(provider, "api_context", None) or ApiContext()
+        return api.manager(self.options.compaction)
 
     async def _close(self) -> None:
         close = getattr(self.provider, "aclose", None)

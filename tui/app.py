@@ -126,6 +126,7 @@ class CtxlabApp(WorkbenchActions):
         self.finished = False
         self.scenario_title = ""  # "" = live mode
         self.run_breaks: tuple[str, ...] = ()  # as the run reported them (run_start)
+        self.run_manager = "s08"  # who manages the context, as run_start reports it
         self._views_pending = False
 
     # -- layout ---------------------------------------------------------------------------
@@ -360,7 +361,8 @@ class CtxlabApp(WorkbenchActions):
     def update_status(self) -> None:
         self.query_one(RunStatus).show(finished=self.finished, live=self.config.scenario is None,
                                        paused=self.gate.paused, speed=self.speed,
-                                       calls=self.calls, breaks=self.run_breaks)
+                                       calls=self.calls, breaks=self.run_breaks,
+                                       manager=self.run_manager)
 
     def apply_speed(self) -> None:
         self.gate.delay, word_delay = delays(self.speed)

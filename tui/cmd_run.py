@@ -14,11 +14,12 @@ import sys
 from pathlib import Path
 from typing import Any, ClassVar
 
-from core.config import ConfigError, load_thresholds, thresholds_from_mapping
+from core.api_context import load_api_context
+from core.config import ConfigError, load_thresholds, load_toml, thresholds_from_mapping
 from core.events import Emitter, Event, dumps_event
 from core.scenarios import DEFAULT_SCENARIO, ScenarioError, find_scenario
 from core.session import SessionError
-from tui.flags import add_threshold_flags, threshold_overrides
+from tui.flags import add_api_flags, add_threshold_flags, api_overrides, threshold_overrides
 
 EXIT_USAGE = 2
 EXIT_RUN_FAILED = 1
@@ -54,6 +55,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                              "(anthropic provider; shown beside the estimate)")
     add_common_flags(parser)
     add_threshold_flags(parser)
+    add_api_flags(parser)
     parser.set_defaults(handler=run)
 
 
@@ -81,13 +83,17 @@ def run(args: argparse.Namespace) -> int:
             if scenario and scenario.thresholds else None
         thresholds = load_thresholds(workspace, overrides, base) if overrides or \
             (workspace / "ctxlab.toml").is_file() else None
+        api_context = load_api_context(load_toml(workspace), api_overrides(args),
+                                       str(workspace / "ctxlab.toml"))
+        if api_context.active and provider != "anthropic":
+            raise ConfigError("the API's context management needs --provider anthropic")
     except (ScenarioError, ConfigError, OSError) as exc:
         return fail(str(exc))
     options = RunOptions(workspace=workspace, scenario=scenario, prompts=args.prompt or [],
                          provider=provider, model=args.model, thresholds=thresholds,
                          breaks=frozenset(args.breaks), memory=not args.no_memory,
                          session=args.session, resume=args.resume,
-                         count_tokens=args.count_tokens)
+                         count_tokens=args.count_tokens, api_context=api_context)
     sink = JsonSink() if args.json else LogSink()
     try:
         ok = asyncio.run(Runner(options, Emitter(sinks=[sink])).run())  # stamps t
@@ -158,7 +164,8 @@ def describe_event(e: Any) -> str | None:
     kind = e.type
     if kind == "run_start":
         return f"run start: {e.provider} in {e.workspace}" + (
-            f" (scenario {e.scenario})" if e.scenario else "")
+            f" (scenario {e.scenario})" if e.scenario else "") + (
+            f", context managed by {e.context_manager}" if e.context_manager != "s08" else "")
     if kind == "turn_start":
         return f"user: {e.request}"
     if kind == "model_request":

@@ -133,6 +133,7 @@ async def dispatch(app: Any, event: Event) -> None:
         if memory.store is None:
             app.attach_memory()  # the run has generated and seeded the workspace by now
         app.run_breaks = tuple(event.breaks)
+        app.run_manager = event.context_manager
         app.update_header(event.provider, event.model)
         app.update_status()
     elif isinstance(event, ev.TurnStart):

@@ -22,6 +22,7 @@ MESSAGES: dict[str, str] = {
     "status.max": "max",
     "status.line": "{state}   speed {pace}   model calls {calls}",
     "status.broken": "broken: {switches}",
+    "status.manager": "context: {manager}",
     # -- key bindings (footer, keys panel) -------------------------------------------------
     "key.play": "Play/Pause",
     "key.step": "Step",

@@ -26,6 +26,7 @@ MESSAGES: dict[str, str] = {
     "status.max": "最快",
     "status.line": "{state}   速度 {pace}   模型调用 {calls} 次",
     "status.broken": "已关闭保护：{switches}",
+    "status.manager": "上下文管理：{manager}",
     # -- key bindings (footer, keys panel) -------------------------------------------------
     "key.play": "播放/暂停",
     "key.step": "单步",
