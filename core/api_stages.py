@@ -21,9 +21,8 @@ from typing import Any
 
 from core.compact.archive import Archive, atomic_write_text
 from core.events import Stage
-from core.measure import json_chars
+from core.measure import CHARS_PER_TOKEN, json_chars
 
-CHARS_PER_TOKEN = 4  # how a reported token count becomes the contract's char measure
 EDIT_STAGES = {
     "clear_tool_uses_20250919": "api_clear_tool_uses",
     "clear_thinking_20251015": "api_clear_thinking",

@@ -25,6 +25,7 @@ from textual.widgets import Footer, Header, Input, TabbedContent, TabPane
 from textual.worker import Worker, WorkerState
 
 from core import events as ev
+from core.api_context import ApiContext
 from core.config import Thresholds
 from core.events import Emitter
 from core.gate import Gate
@@ -69,6 +70,7 @@ class AppConfig:
     breaks: frozenset[str] = field(default_factory=frozenset)
     lang: str = "en"
     count_tokens: bool = False  # live mode: the API's token count beside the estimate
+    api_context: ApiContext | None = None  # live mode: the API's own context management
 
 
 def shorten(path: Path) -> str:
@@ -183,7 +185,8 @@ class CtxlabApp(WorkbenchActions):
         options = RunOptions(workspace=self.workspace, scenario=scenario,
                              provider=self.config.provider, model=self.config.model,
                              thresholds=self.config.thresholds, breaks=self.config.breaks,
-                             count_tokens=self.config.count_tokens)
+                             count_tokens=self.config.count_tokens,
+                             api_context=self.config.api_context)
         self.bridge = EventBridge(self, self.agent_messages, self.generation)
         self.runner = Runner(options, Emitter(sinks=[self.bridge]), self.gate, self.provider)
         self.apply_speed()
