@@ -63,6 +63,10 @@ STRATEGIES: dict[str, Strategy] = _table(
     Strategy("compact+memory+pinned",
              "s08 + s09 + project rules and a work log pinned in every system prompt",
              {"compaction": "s08", "memory": True, "pinned": True}),
+    Strategy("api-clear-tool-uses",
+             "the API's context editing (clear_tool_uses_20250919) played offline: old tool "
+             "results become a placeholder past the trigger, memory off",
+             {"compaction": "api-clear-tool-uses", "memory": False, "pinned": False}),
 )
 DEFAULT_STRATEGIES = ("truncate", "compact", "compact+memory")
 SIDE_PURPOSES = ("summary", "select", "extract", "consolidate")
