@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from core.api_stages import api_stages
+from core.cache_estimate import PrefixCache
 from core.compact.archive import earlier_text
 from core.compact.pipeline import COMPACT_TOOL_RESULT
 from core.compact.truncate import make_compactor
@@ -109,6 +110,8 @@ class Agent:
         self._ledger_seen = 0
         self.turns = 0
         self.last_system: list[Section] = []
+        api = getattr(provider, "api_context", None)
+        self.prefix_cache = PrefixCache(enabled=api.cache if api is not None else True)
 
     # -- side-call routing --------------------------------------------------------------------
 
@@ -206,10 +209,12 @@ class Agent:
                                         tool_use_id=v.tool_use_id,
                                         stage=self.compactor.violation_stage(v)))
             self.emit(SystemPrompt(sections=describe(sections)))
+            split = self.prefix_cache.observe(system, TOOL_SCHEMAS, messages)
             self.emit(ModelRequest(purpose="main", chars=chars,
                                    est_tokens=estimate_tokens(system) + chars // 4,
                                    messages=len(messages), system_chars=len(system),
-                                   counted_tokens=await self._counted(system, messages)))
+                                   counted_tokens=await self._counted(system, messages),
+                                   cache_read_est=split.read, cache_write_est=split.write))
             reply = await self.provider.complete(
                 # a copy: the loop keeps appending to its own list after the call
                 ModelCall(purpose="main", messages=list(messages), system=system,

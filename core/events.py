@@ -100,6 +100,11 @@ class ModelRequest(Event):
     messages: int
     system_chars: int = 0
     counted_tokens: int | None = None  # the API's count_tokens, when asked for (online only)
+    # main calls: the prompt cache's share as ctxlab estimates it (tokens read back from the
+    # cache, and written to it again), from its own breakpoints; the API's real figures
+    # follow in model_response usage
+    cache_read_est: int | None = None
+    cache_write_est: int | None = None
 
 
 @dataclass(frozen=True, kw_only=True)
