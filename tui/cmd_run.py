@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import json
 import os
 import sys
 from pathlib import Path
@@ -123,7 +124,14 @@ class JsonSink:
     def __call__(self, event: Event) -> None:
         if event.type == "error":
             self.last_error = event.message
-        sys.stdout.write(dumps_event(event) + "\n")
+        text = dumps_event(event)
+        try:
+            text.encode(sys.stdout.encoding or "utf-8")
+        except (UnicodeEncodeError, LookupError):
+            # a lone surrogate (a JSON or YAML escape can spell one) or a narrow terminal
+            # codec: \u escapes carry the same string, as ``ctxlab compact --json`` does
+            text = json.dumps(event.to_json(), ensure_ascii=True)
+        sys.stdout.write(text + "\n")
         sys.stdout.flush()
 
 

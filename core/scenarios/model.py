@@ -34,6 +34,7 @@ from typing import Any
 import yaml
 
 from core.config import THRESHOLD_KEYS
+from core.scenarios.safe_yaml import UnsafeYaml, check_events, check_plain
 
 TOOL_NAMES = ("bash", "read_file", "write_file", "edit_file", "glob", "compact")
 SIDE_PURPOSES = ("summary", "select", "extract", "consolidate")
@@ -97,7 +98,10 @@ def load_scenario(path: Path) -> Scenario:
 
 def parse_scenario(text: str, source: str = "<scenario>") -> Scenario:
     try:
+        check_events(text)  # tags and deep nesting, before composing can recurse
         node = yaml.compose(text, Loader=yaml.SafeLoader)
+    except UnsafeYaml as exc:
+        raise ScenarioError(f"{source}:{exc.line}: {exc}") from None
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         line = mark.line + 1 if mark else 1
@@ -135,7 +139,15 @@ class _Parser:
         return str(node.value)
 
     def value(self, node: yaml.Node) -> Any:
-        return yaml.safe_load(yaml.serialize(node))
+        """Plain JSON-shaped data (no dates, no sets), so the run's JSON events can carry it."""
+        try:
+            check_plain(node)
+            return yaml.safe_load(yaml.serialize(node))
+        except UnsafeYaml as exc:
+            raise ScenarioError(f"{self.source}:{exc.line}: {exc}") from None
+        except yaml.YAMLError as exc:
+            problem = getattr(exc, "problem", None) or exc
+            raise self.fail(node, f"invalid value: {problem}") from None
 
     def known_keys(self, node: yaml.Node, allowed: tuple[str, ...], what: str) -> None:
         """A typo (``threshold:``) must not be silently ignored."""
