@@ -120,6 +120,7 @@ async def dispatch(app: Any, event: Event) -> None:
     """
     from core import events as ev
     from tui.i18n import t
+    from tui.widgets.cache_line import CacheLine
     from tui.widgets.context_meter import ContextMeter
     from tui.widgets.conversation import Conversation
     from tui.widgets.memory_catalog import MemoryCatalog
@@ -135,8 +136,10 @@ async def dispatch(app: Any, event: Event) -> None:
         app.run_breaks = tuple(event.breaks)
         app.run_manager = event.context_manager
         app.update_header(event.provider, event.model)
+        meter.query_one(CacheLine).set_model(event.model)
         app.update_status()
     elif isinstance(event, ev.TurnStart):
+        meter.query_one(CacheLine).turn_start()
         await conversation.user(event.request)
     elif isinstance(event, ev.SystemPrompt):
         meter.system(event.sections)
@@ -148,6 +151,8 @@ async def dispatch(app: Any, event: Event) -> None:
         await conversation.end_assistant()
         meter.usage(event.usage)
         app.schedule_views()
+    elif isinstance(event, ev.ModelResponse):  # a side call: billed to the turn too
+        meter.query_one(CacheLine).usage(event.usage, main=False)
     elif isinstance(event, ev.ToolCall):
         await conversation.tool_call(event)
     elif isinstance(event, ev.ToolResult):

@@ -28,6 +28,7 @@ from core.config import Thresholds
 from core.measure import json_chars, list_chars
 from core.tools import TOOL_SCHEMAS
 from tui.i18n import t
+from tui.widgets.cache_line import CacheLine
 from tui.widgets.render import text_kind
 
 BAR_WIDTH = 60
@@ -133,6 +134,7 @@ class ContextMeter(Vertical):
 
     def compose(self) -> ComposeResult:
         yield Static(id="meter-figures")
+        yield CacheLine()  # hidden until a real model reports usage
         yield Sparkline([], summary_function=max, id="meter-spark")
         yield Static(id="meter-breakdown")
 
@@ -149,6 +151,7 @@ class ContextMeter(Vertical):
         self.sections = ()
         self.categories = dict.fromkeys(MESSAGE_CATEGORIES, 0)
         self.query_one(Sparkline).data = []
+        self.query_one(CacheLine).reset()
         self.redraw()
 
     def set_limits(self, limits: Thresholds) -> None:
@@ -167,6 +170,7 @@ class ContextMeter(Vertical):
             return
         self.usage_tokens = sum(int(usage.get(k) or 0) for k in (
             "input_tokens", "cache_read_input_tokens", "cache_creation_input_tokens"))
+        self.query_one(CacheLine).usage(usage)
         self.redraw()
 
     def measure(self, messages: Sequence[dict[str, Any]]) -> None:
