@@ -186,7 +186,8 @@ def describe_event(e: Any) -> str | None:
         return f"  ← {e.name}: {e.chars:,} chars" + (" (error)" if e.is_error else "")
     if kind == "stage":
         files = f", wrote {len(e.files)} file(s)" if e.files else ""
-        return (f"{e.stage}: {e.before_chars:,} → {e.after_chars:,} chars, "
+        by = f" (by {e.by})" if e.by != "ctxlab" else ""
+        return (f"{e.stage}{by}: {e.before_chars:,} → {e.after_chars:,} chars, "
                 f"{e.before_messages} → {e.after_messages} messages{files}")
     if kind == "memory_selected":
         return f"memory recalled ({e.method}): {', '.join(e.files) or 'none'}"
