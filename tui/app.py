@@ -44,6 +44,7 @@ from tui.messages import (
     TextChunk,
     dispatch,
 )
+from tui.temp_workspaces import make_temp_workspace
 from tui.themes import DEFAULT_THEME, VARIABLE_DEFAULTS, load_themes
 from tui.widgets.context_meter import ContextMeter
 from tui.widgets.conversation import Conversation
@@ -176,8 +177,7 @@ class CtxlabApp(WorkbenchActions):
             return
         self.scenario_title = scenario.name if scenario else ""
         if workspace is None:
-            workspace = Path(tempfile.mkdtemp(
-                prefix=f"ctxlab-{slug(self.scenario_title or 'live')}-"))
+            workspace = make_temp_workspace(f"ctxlab-{slug(self.scenario_title or 'live')}-")
             self.temp_workspaces.append(workspace)
         self.workspace = workspace.resolve()
         self.gate = Gate(paused=self.config.paused and scenario is not None)

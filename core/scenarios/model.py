@@ -110,6 +110,24 @@ def parse_scenario(text: str, source: str = "<scenario>") -> Scenario:
     return _Parser(source).scenario(node)
 
 
+NULL_TAG = "tag:yaml.org,2002:null"
+
+
+def yaml_kind(value: Any) -> str:
+    """How a user would name a YAML value that is not text: ``null``, ``a number``…"""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, int | float):
+        return "a number"
+    if isinstance(value, list):
+        return "a list"
+    if isinstance(value, dict):
+        return "a mapping"
+    return f"a {type(value).__name__}"  # date, datetime, bytes
+
+
 class _Parser:
     """Walks the YAML node tree so every error can point at a line."""
 
@@ -140,6 +158,8 @@ class _Parser:
 
     def value(self, node: yaml.Node) -> Any:
         """Plain JSON-shaped data (no dates, no sets), so the run's JSON events can carry it."""
+        if isinstance(node, yaml.ScalarNode) and node.tag == NULL_TAG:
+            return None  # an empty value (`name:`) does not survive serialize + load
         try:
             check_plain(node)
             return yaml.safe_load(yaml.serialize(node))
@@ -195,7 +215,13 @@ class _Parser:
         fields = self.mapping(node, "a seeded memory")
         if not {"name", "type", "description", "body"} <= set(fields):
             raise self.fail(node, "a seeded memory needs name, type, description and body")
-        record = {k: str(self.value(fields[k])) for k in ("name", "type", "description", "body")}
+        record = {}
+        for key in ("name", "type", "description", "body"):
+            value = self.value(fields[key])
+            if not isinstance(value, str):  # `name: null` must not become a record "None"
+                raise self.fail(fields[key], f"seeded memory: {key} must be text, not "
+                                             f"{yaml_kind(value)} (quote it if it is a word)")
+            record[key] = value
         try:
             validate_fields(record["name"], record["description"], record["type"],
                             record["body"])

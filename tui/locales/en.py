@@ -289,8 +289,8 @@ MESSAGES: dict[str, str] = {
     "breaks.none": "All protections on",
     "break.pair-protection": "snip and reactive compact never cut between a tool_use and its "
                              "tool_result.",
-    "break.pair-protection.off": "orphan results and unanswered uses: a history the API refuses "
-                                 "(red violation lines).",
+    "break.pair-protection.off": "orphan results and unanswered uses: the API refuses the "
+                                 "history with a 400 and the run ends (red violation lines).",
     "break.unseen-guard": "micro_compact never replaces a result the model has not read yet.",
     "break.unseen-guard.off": "the model gets placeholders for output it just asked for.",
     "break.persist-before-placeholder": "a placeholder is written only after the original is saved "

@@ -291,8 +291,8 @@ MESSAGES: dict[str, str] = {
     "breaks.none": "打开所有保护",
     "break.pair-protection": "snip 和 reactive compact 从不在 tool_use 与它的 tool_result "
                              "之间切开。",
-    "break.pair-protection.off": "出现孤立的结果和没有结果的调用，API "
-                                 "会拒绝这样的历史（红色违规标记）。",
+    "break.pair-protection.off": "出现孤立的结果和没有结果的调用：API 以 400 "
+                                 "拒绝这样的历史，运行就此结束（红色违规标记）。",
     "break.unseen-guard": "micro_compact 从不替换模型还没读过的结果。",
     "break.unseen-guard.off": "模型刚要的输出，拿到的却是占位符。",
     "break.persist-before-placeholder": "先把原始内容存进文件，才写入占位符。",
