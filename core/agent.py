@@ -214,6 +214,15 @@ class Agent:
             if self.pinned else []
         return base_sections(self.workspace) + rules + self.memory_sections + log
 
+    @staticmethod
+    def stable_system_chars(sections: list[Section], system: str) -> int | None:
+        """Where the work log (last, changing every call) starts in the rendered system
+        prompt: the cache breakpoint goes before it. None when there is no work log."""
+        if not sections or sections[-1].name != "worklog" or not sections[-1].text.strip():
+            return None
+        stable = render(sections[:-1])
+        return len(stable) if stable and system.startswith(stable) else None
+
     def summary_notes(self) -> str:
         """The work log's progress, for every summary (nothing when pinning is off)."""
         return self.worklog.summary_notes() if self.pinned else ""
@@ -225,13 +234,14 @@ class Agent:
             sections = self.system_sections()  # per request: a hand edit applies at once
             self.last_system = sections
             system = render(sections)
+            stable = self.stable_system_chars(sections, system)
             chars = json_chars(messages)
             for v in validate_pairs(messages, allow_pending=False):  # only a break switch can
                 self.emit(PairViolation(kind=v.kind, message_index=v.message_index,
                                         tool_use_id=v.tool_use_id,
                                         stage=self.compactor.violation_stage(v)))
             self.emit(SystemPrompt(sections=describe(sections)))
-            split = self.prefix_cache.observe(system, TOOL_SCHEMAS, messages)
+            split = self.prefix_cache.observe(system, TOOL_SCHEMAS, messages, stable)
             self.emit(ModelRequest(purpose="main", chars=chars,
                                    est_tokens=estimate_tokens(system) + chars // 4,
                                    messages=len(messages), system_chars=len(system),
@@ -241,7 +251,7 @@ class Agent:
                 # a copy: the loop keeps appending to its own list after the call
                 ModelCall(purpose="main", messages=list(messages), system=system,
                           max_tokens=self.compactor.thresholds.main_max_tokens,
-                          tools=TOOL_SCHEMAS),
+                          tools=TOOL_SCHEMAS, system_stable=stable),
                 on_text=lambda delta: self.emit(AssistantText(delta=delta)),
             )
             self.emit(ModelResponse(purpose="main", stop_reason=reply.stop_reason,

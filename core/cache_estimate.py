@@ -5,8 +5,10 @@ ctxlab estimates it from the breakpoints its own provider sets (:mod:`core.promp
 one at the end of the system prompt, one at the end of the history. The cache entries of a
 call are the prefixes up to those breakpoints, so the next call reads:
 
-* tools + system, if they are byte-identical to the previous call's;
-* and the whole previous history too, if it is still there, unchanged, at the front.
+* tools + system up to the breakpoint, if byte-identical to the previous call's (the work
+  log, which changes every call, sits after that breakpoint);
+* and the whole previous history too, if it is still there, unchanged, at the front, and
+  the text between the two breakpoints (the work log) did not change either.
 
 Everything after the last hit is written to the cache again (every token sits before the
 final breakpoint, so none is billed as plain input). Tokens are the usual chars/4 estimate;
@@ -40,19 +42,24 @@ class PrefixCache:
     def __init__(self, enabled: bool = True) -> None:
         self.enabled = enabled
         self._head: str | None = None  # tools + system of the previous call
+        self._tail = ""  # its system prompt after the breakpoint (the work log)
         self._history: list[str] = []  # its messages, serialised
 
-    def observe(self, system: str, tools: Any, messages: list[dict[str, Any]]) -> CacheSplit:
-        head = json.dumps([tools, system], ensure_ascii=False, sort_keys=True)
+    def observe(self, system: str, tools: Any, messages: list[dict[str, Any]],
+                stable: int | None = None) -> CacheSplit:
+        """``stable``: the system prompt's unchanging prefix, where the breakpoint is."""
+        cut = stable if stable is not None and 0 < stable < len(system) else len(system)
+        head = json.dumps([tools, system[:cut]], ensure_ascii=False, sort_keys=True)
+        tail = system[cut:]  # after the breakpoint: part of the history's prefix
         sent = [json.dumps(m, ensure_ascii=False, sort_keys=True) for m in messages]
-        total = _tokens(len(head)) + _tokens(json_chars(messages))
+        total = _tokens(len(head) + len(tail)) + _tokens(json_chars(messages))
         read = 0
         if self.enabled and head == self._head:
             read = _tokens(len(head))
             previous = self._history
-            if previous and sent[:len(previous)] == previous:
-                read += _tokens(sum(len(s) for s in previous) + 2 * len(previous))
+            if previous and tail == self._tail and sent[:len(previous)] == previous:
+                read += _tokens(len(tail) + sum(len(s) for s in previous) + 2 * len(previous))
         if self.enabled:
-            self._head, self._history = head, sent
+            self._head, self._tail, self._history = head, tail, sent
         return CacheSplit(read=min(read, total), write=total - min(read, total) if
                           self.enabled else 0)

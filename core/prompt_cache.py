@@ -20,9 +20,14 @@ EPHEMERAL: dict[str, Any] = {"type": "ephemeral"}
 UNMARKABLE = {"thinking", "redacted_thinking"}
 
 
-def cached_system(system: str) -> list[dict[str, Any]]:
-    """The system prompt as one text block carrying a breakpoint."""
-    return [{"type": "text", "text": system, "cache_control": dict(EPHEMERAL)}]
+def cached_system(system: str, stable: int | None = None) -> list[dict[str, Any]]:
+    """The system prompt as text blocks, the breakpoint after its stable part: a part that
+    changes every call (ctxlab's work log) goes in a block of its own after the marker, so
+    tools and the rest of the system prompt are still read back from the cache."""
+    if stable is None or not 0 < stable < len(system):
+        return [{"type": "text", "text": system, "cache_control": dict(EPHEMERAL)}]
+    return [{"type": "text", "text": system[:stable], "cache_control": dict(EPHEMERAL)},
+            {"type": "text", "text": system[stable:]}]
 
 
 def _markable(block: Any) -> bool:

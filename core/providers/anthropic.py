@@ -325,7 +325,8 @@ class AnthropicProvider:
             "messages": cached_messages(call.messages) if cache else call.messages,
         }
         if call.system:
-            params["system"] = cached_system(call.system) if cache else call.system
+            params["system"] = cached_system(call.system, call.system_stable) if cache \
+                else call.system
         if call.tools:
             params["tools"] = call.tools
         betas = self.api_context.betas() if main else []

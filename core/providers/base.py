@@ -23,6 +23,9 @@ class ModelCall:
     system: str | None = None
     max_tokens: int = 8_000
     tools: list[dict[str, Any]] | None = None
+    # How many leading chars of ``system`` stay the same from call to call (the work log
+    # after them changes every call): the prompt-cache breakpoint goes there. None: all.
+    system_stable: int | None = None
 
 
 @dataclass

@@ -68,3 +68,15 @@ def test_compare_reports_billed_input_cache_share_and_cost():
         assert s.to_json()["billed_input_tokens"] == s.billed_input_tokens
     # the sliding window rewrites the front of the history on every cut: fewer cache reads
     assert compact.cache_read_share > truncate.cache_read_share
+
+
+def test_a_changing_work_log_after_the_breakpoint_keeps_the_system_cached():
+    cache = PrefixCache()
+    history = [{"role": "user", "content": "a" * 400}]
+    cache.observe("rules\n\nlog 1", [], history, stable=5)
+    split = cache.observe("rules\n\nlog 2", [], [*history, {"role": "user", "content": "b"}],
+                          stable=5)
+    assert 0 < split.read < 10  # tools + rules only: the history's prefix holds the log
+    same = cache.observe("rules\n\nlog 2", [], [*history, {"role": "user", "content": "b"},
+                                                 {"role": "user", "content": "c"}], stable=5)
+    assert same.read > 100  # log unchanged: the whole previous request is read back

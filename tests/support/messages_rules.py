@@ -85,14 +85,16 @@ def _unmark_content(content: Any) -> Any:
 
 
 def unmarked(body: Any) -> Any:
-    """A request body with its ``cache_control`` markers taken out: a marked single-text
-    system prompt or message is a plain string again, as the agent wrote it."""
+    """A request body with its ``cache_control`` markers taken out: a marked system prompt
+    (one block, or split at its breakpoint) or single-text message is a plain string again,
+    as the agent wrote it."""
     if not isinstance(body, dict):
         return body
     plain = dict(body)
-    if isinstance(plain.get("system"), list):
-        system = _unmark_content(plain["system"])
-        plain["system"] = system
+    system = plain.get("system")
+    if isinstance(system, list) and any("cache_control" in b for b in system):
+        # the provider split one system string at its breakpoint: join it back
+        plain["system"] = "".join(b.get("text", "") for b in system)
     if isinstance(plain.get("messages"), list):
         plain["messages"] = [{**m, "content": _unmark_content(m.get("content"))}
                              if isinstance(m, dict) else m for m in plain["messages"]]

@@ -194,3 +194,28 @@ def test_a_plain_string_last_message_becomes_one_marked_text_block(messages_serv
     call(provider(messages_server, ApiContext()), messages=[{"role": "user", "content": "hi"}])
     assert messages_server.requests_to()[0].body["messages"] == [{"role": "user", "content": [
         {"type": "text", "text": "hi", "cache_control": {"type": "ephemeral"}}]}]
+
+
+def test_the_breakpoint_goes_before_the_part_of_the_system_that_changes(messages_server):
+    messages_server.reply_text("ok")
+    call(provider(messages_server, ApiContext()), system="rules\n\nwork log: turn 3",
+         system_stable=5)
+    assert messages_server.requests_to()[0].body["system"] == [
+        {"type": "text", "text": "rules", "cache_control": {"type": "ephemeral"}},
+        {"type": "text", "text": "\n\nwork log: turn 3"},
+    ]
+
+
+def test_a_pinned_run_marks_the_system_prompt_before_its_work_log(messages_server, tmp_path):
+    from tests.support.runs import main_requests, run_prompts
+
+    for text in ("first", "second", "third"):
+        messages_server.reply_text(text)
+    ok, _ = run_prompts(messages_server, tmp_path, ["one", "two", "three"], memory=False)
+    assert ok
+    alone, second, third = (r.body["system"] for r in main_requests(messages_server))
+    assert len(alone) == 1  # no work log yet: one marked block
+    assert second[0]["cache_control"] and "cache_control" not in second[1]
+    assert "two" in second[1]["text"] and "two" not in second[0]["text"]
+    assert second[0] == third[0] == alone[0]  # the cached part is the same on every call
+    assert second[1] != third[1]  # the work log after it is not
