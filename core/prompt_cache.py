@@ -3,8 +3,9 @@
 The API caches the prefix of a request up to each ``cache_control`` marker, in the order
 tools → system → messages. ctxlab marks two places:
 
-* the end of the system prompt: tools and system are cached together (they change only when
-  the rules files or recalled memories do);
+* the end of the system prompt's stable part: tools and system are cached together (they
+  change only when the rules files or recalled memories do); the work log, which changes
+  every call, follows in a text block of its own after the marker;
 * the last content block of the last message: the whole stable history, so the next call
   (which only appends) reads it back from the cache.
 
