@@ -26,6 +26,7 @@ from core.api_stages import api_stages
 from core.cache_estimate import PrefixCache
 from core.compact.archive import earlier_text
 from core.compact.pipeline import COMPACT_TOOL_RESULT
+from core.compact.summarizer import RoutedSummarizer
 from core.compact.truncate import make_compactor
 from core.config import Thresholds
 from core.events import (
@@ -43,11 +44,12 @@ from core.events import (
 )
 from core.gate import Gate
 from core.measure import estimate_tokens, json_chars
+from core.memory.store import MemoryStore
 from core.memory_hooks import MemoryHooks
 from core.messages import validate_pairs
 from core.pinned import ProjectRules
 from core.providers.base import ModelCall, ModelReply, Provider
-from core.side_calls import Announced, RoutedSummarizer
+from core.side_calls import Announced
 from core.system_prompt import Section, base_sections, describe, render
 from core.tools import TOOL_SCHEMAS, ToolOutcome, ToolRunner
 from core.worklog import WorkLog
@@ -83,6 +85,8 @@ class Agent:
         pinned: bool = True,
         worklog: WorkLog | None = None,
         count_tokens: bool = False,
+        record_stages: bool = False,
+        memory_store: MemoryStore | None = None,
     ) -> None:
         self.workspace = Path(workspace).resolve()
         self.provider = provider
@@ -99,12 +103,14 @@ class Agent:
         self.compactor = make_compactor(compaction, self.workspace, thresholds, summarizer,
                                         self.emit, breaks)
         self.compactor.context_notes = self.summary_notes  # summaries see the work log
+        self.compactor.ctx.snapshots = record_stages  # stage events carry before/after
         self.pinned = pinned
         self.rules = ProjectRules(self.workspace, self.emit)
         self.worklog = worklog if worklog is not None else WorkLog()
         self.memory_sections: list[Section] = []
         self.tools = ToolRunner(self.workspace, spool_dir=self.compactor.archive.results_dir)
-        self.memory = MemoryHooks(self.workspace, self.emit, enabled=memory)
+        self.memory = MemoryHooks(self.workspace, self.emit, enabled=memory,
+                                  store=memory_store)
         self.messages: list[dict] = []
         self.full_history: list[dict] = []
         self._result_at: dict[str, int] = {}  # tool_use_id -> index in full_history
@@ -113,6 +119,7 @@ class Agent:
         self.last_system: list[Section] = []
         api = getattr(provider, "api_context", None)
         self.prefix_cache = PrefixCache(enabled=api.cache if api is not None else True)
+        self.last_sent: list[dict] = []  # the list the last main call was sent
 
     # -- side-call routing --------------------------------------------------------------------
 
@@ -263,6 +270,7 @@ class Agent:
 
         self.messages, reply = await self.compactor.call_with_recovery(
             self.messages, request, send)
+        self.last_sent = list(self.messages)  # the list the model answered
         self._shed_persisted()
         return reply
 

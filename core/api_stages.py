@@ -20,7 +20,7 @@ from __future__ import annotations
 from typing import Any
 
 from core.compact.archive import Archive, atomic_write_text
-from core.events import Stage
+from core.events import Stage, StageSnapshot
 from core.measure import CHARS_PER_TOKEN, json_chars
 
 EDIT_STAGES = {
@@ -64,6 +64,7 @@ def edit_stages(sent: list[dict[str, Any]], extras: dict[str, Any],
             before_chars=chars, after_chars=max(chars - cleared * CHARS_PER_TOKEN, 0),
             before_messages=len(sent), after_messages=len(sent),
             pre_tokens=total_input(usage), ledger=(entry,),
+            snapshot=StageSnapshot(list(sent), list(sent)),  # what it cleared is not said
             # the server cleared inside this very request: what it wrote to the cache
             # again is this call's own cache creation
             rewrite_tokens=(usage or {}).get("cache_creation_input_tokens"),
@@ -95,6 +96,7 @@ def compaction_stage(sent: list[dict[str, Any]], content: list[dict[str, Any]],
         before_messages=len(sent), after_messages=1, files=tuple(files),
         pre_tokens=total_input(usage), ledger=(entry,),
         first_changed=0, rewrite_tokens=len(summary or "") // CHARS_PER_TOKEN,
+        snapshot=StageSnapshot(list(sent), [{"role": "assistant", "content": content}]),
     )
 
 

@@ -22,8 +22,9 @@ one kept:
   when its expected answer is visible in what the next main call would send after its turn
   (system prompt + messages); the runner judges them (``probe`` events).
 
-Strategies are rows of :data:`STRATEGIES`; each one only sets :class:`~core.run.RunOptions`
-fields, so a new strategy (say, pinned project rules) is one more row. Everything returned
+Strategies are rows of :data:`STRATEGIES`; each one only sets
+:class:`~core.agent_session.RunOptions` fields, so a new strategy (say, pinned project rules)
+is one more row. Everything returned
 is a plain dataclass, so the workbench can draw the same numbers as ``ctxlab compare``.
 """
 
@@ -38,10 +39,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from core.agent_session import AgentSession, RunOptions
+from core.compact.stages import summary_stages
 from core.config import Thresholds
 from core.events import Emitter, Event, Recorder
 from core.pricing import CallTokens, Price, cache_read_share, load_prices
-from core.run import Runner, RunOptions
 from core.scenarios.model import Scenario
 
 
@@ -76,7 +78,6 @@ STRATEGIES: dict[str, Strategy] = _table(
 )
 DEFAULT_STRATEGIES = ("truncate", "compact", "compact+memory")
 SIDE_PURPOSES = ("summary", "select", "extract", "consolidate")
-SUMMARY_STAGES = frozenset({"compact_history", "reactive_compact", "manual_compact"})
 
 
 class CompareError(ValueError):
@@ -191,7 +192,7 @@ def side_work(events: list[Event], memory: bool) -> dict[str, int]:
                        if e.type == "model_request" and e.purpose != "main")
     done: Counter[str] = Counter()
     for e in events:
-        if e.type == "stage" and e.stage in SUMMARY_STAGES:
+        if e.type == "stage" and e.stage in summary_stages():
             done["summary"] += 1
         elif e.type == "memory_selected":
             done["select"] += 1
@@ -255,7 +256,7 @@ async def run_strategy(scenario: Scenario, strategy: Strategy,
                        provider="scripted", thresholds=thresholds),
             **strategy.options)
         recorder = Recorder()
-        ok = await Runner(options, Emitter(sinks=[recorder])).run()
+        ok = await AgentSession(options, Emitter(sinks=[recorder])).run()
         return summarise(strategy, recorder.events, ok, probes_from_events(recorder.events),
                          load_prices().reference)
 

@@ -108,7 +108,3 @@ def estimate_tokens(text: str) -> int:
     wide = sum(1 for ch in text if ord(ch) > 0x2E7F and _is_wide(ch))
     narrow = len(text) - wide
     return -(-(narrow * 10 + wide * 52) // 40)
-
-
-def estimate_message_tokens(messages: list[Message]) -> int:
-    return estimate_tokens(json.dumps(messages, ensure_ascii=False))

@@ -37,6 +37,7 @@ from core.events import Retry
 from core.prompt_cache import cached_messages, cached_system
 from core.providers.base import (
     AuthError,
+    BaseProvider,
     ContextOverflow,
     ModelCall,
     ModelReply,
@@ -256,7 +257,7 @@ def has_compaction(messages: list[dict[str, Any]]) -> bool:
 # -- the provider ----------------------------------------------------------------------------
 
 
-class AnthropicProvider:
+class AnthropicProvider(BaseProvider):
     """Answers model calls through the Anthropic Messages API (or a compatible server)."""
 
     name = "anthropic"

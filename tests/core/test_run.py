@@ -1,5 +1,6 @@
-"""Full runs through the real SDK over real HTTP: ``Runner`` + ``AnthropicProvider`` against the
-scripted Messages server (``messages_server``), with the real tools in a temporary workspace.
+"""Full runs through the real SDK over real HTTP: ``AgentSession`` + ``AnthropicProvider``
+against the scripted Messages server (``messages_server``), with the real tools in a temporary
+workspace.
 
 Every test also checks what arrived on the wire: each request's messages are API-valid
 tool_use/tool_result pairs, and each call has the shape its purpose needs.

@@ -13,10 +13,10 @@ from pathlib import Path
 
 import pytest
 
+from core.agent_session import AgentSession, RunOptions
 from core.events import Event, Recorder, TurnStart
 from core.messages import validate_pairs
 from core.providers.anthropic import AnthropicProvider
-from core.run import Runner, RunOptions
 from core.session import SessionError, load_session, save_session, session_dir
 from tests.support.messages_server import MessagesServer
 from tui.cli import main
@@ -88,7 +88,7 @@ def test_the_session_is_on_disk_after_each_turn(tmp_path, messages_server):
     provider = AnthropicProvider(base_url=server.url, api_key="test-key", model="claude-test")
     options = RunOptions(workspace=tmp_path, prompts=["first", "second"], provider="anthropic",
                          session="work")
-    assert asyncio.run(Runner(options, emit, provider=provider).run())
+    assert asyncio.run(AgentSession(options, emit, provider=provider).run())
 
     (during,) = seen_at_turn_two
     assert during["turns"] == 1

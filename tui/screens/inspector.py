@@ -4,8 +4,8 @@ Changed messages are highlighted on both sides (a result swapped for a pointer),
 ones on the left (archived by snip, folded into a summary), added ones on the right (the
 marker, the summary). Long runs of unchanged messages are folded so the change is on
 screen. Under the lists, the stage's ledger says where every removed result went; Enter on
-a row opens that file. Each side states where it came from — a live snapshot, the
-transcript the stage saved, or a rebuild from the ledger (see :mod:`.stage_diff`). A ledger
+a row opens that file. Each side states where it came from — the lists the stage itself
+recorded (see :mod:`tui.stage_diff`), or that this source recorded none. A ledger
 entry whose output was saved nowhere (a break switch) reads LOST, in the error colour.
 """
 
@@ -23,7 +23,7 @@ from textual.widgets import DataTable, Footer, Static
 
 from tui.i18n import localize_bindings, t
 from tui.messages import OpenFile
-from tui.screens.stage_diff import Row, Side, StageRecord, diff_rows, sides
+from tui.stage_diff import Row, Side, StageRecord, diff_rows, sides
 from tui.widgets.render import message_content, size_label
 from tui.widgets.stage_timeline import stage_hint
 
@@ -93,7 +93,7 @@ class Inspector(Screen[None]):
         yield Footer()
 
     async def on_mount(self) -> None:
-        before, after = sides(self.record, self.workspace)
+        before, after = sides(self.record)
         self.query_one("#before-source", Static).update(
             self.source_line(t("inspector.before"), before))
         self.query_one("#after-source", Static).update(

@@ -24,10 +24,12 @@ from textual.containers import Vertical
 from textual.content import Content
 from textual.widgets import Sparkline, Static
 
+from core import events as ev
 from core.config import Thresholds
 from core.measure import json_chars, list_chars
 from core.tools import TOOL_SCHEMAS
 from tui.i18n import t
+from tui.routing import Routed, handles
 from tui.widgets.cache_line import CacheLine
 from tui.widgets.render import text_kind
 
@@ -116,7 +118,7 @@ def meter_bar(chars: int, limits: Thresholds, width: int = BAR_WIDTH) -> Content
     return Content.assemble(*parts)
 
 
-class ContextMeter(Vertical):
+class ContextMeter(Routed, Vertical):
     """Meter, figures, a sparkline of chars per main call, and the category breakdown."""
 
     def __init__(self, *, id: str | None = None) -> None:
@@ -140,6 +142,32 @@ class ContextMeter(Vertical):
 
     def on_mount(self) -> None:
         self.redraw()
+
+    # -- the events it draws ------------------------------------------------------------------
+
+    @handles(ev.SystemPrompt)
+    def show_system_prompt(self, event: ev.SystemPrompt) -> None:
+        self.system(event.sections)
+
+    @handles(ev.ModelRequest)
+    def show_request_size(self, event: ev.ModelRequest) -> None:
+        if event.purpose == "main":
+            self.model_request(event.chars, event.est_tokens, event.counted_tokens)
+
+    @handles(ev.ModelResponse)
+    def show_usage(self, event: ev.ModelResponse) -> None:
+        if event.purpose == "main":
+            self.usage(event.usage)
+        else:  # a side call: billed to the turn too
+            self.query_one(CacheLine).usage(event.usage, main=False)
+
+    @handles(ev.RunStart)
+    def price_for(self, event: ev.RunStart) -> None:
+        self.query_one(CacheLine).set_model(event.model)
+
+    @handles(ev.TurnStart)
+    def new_turn(self, event: ev.TurnStart) -> None:
+        self.query_one(CacheLine).turn_start()
 
     # -- inputs ---------------------------------------------------------------------------
 

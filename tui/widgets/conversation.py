@@ -22,15 +22,17 @@ from textual.widget import Widget
 from textual.widgets import Markdown, Static
 from textual.widgets.markdown import MarkdownStream
 
+from core import events as ev
 from core.events import PairViolation, ProbeChecked, Stage, ToolCall, ToolResult
 from tui.i18n import t
+from tui.routing import Routed, handles
 from tui.widgets.tool_block import Lookup, ToolBlock
 
 MAX_WIDGETS = 400  # a long live session keeps the newest; the transcripts keep the rest
 FLUSH_SECONDS = 0.03
 
 
-class Conversation(VerticalScroll):
+class Conversation(Routed, VerticalScroll):
     """History view fed by the app's event handlers."""
 
     def __init__(self, lookup: Lookup, *, id: str | None = None) -> None:
@@ -69,6 +71,44 @@ class Conversation(VerticalScroll):
             self._stream = Markdown.get_stream(self._md)
             await self._stream.write("".join(self._md_text))
 
+    # -- the events it draws ------------------------------------------------------------------
+
+    @handles(ev.TurnStart)
+    async def show_request(self, event: ev.TurnStart) -> None:
+        await self.user(event.request)
+
+    @handles(ev.ModelResponse, ev.TurnEnd, ev.RunEnd)
+    async def close_answer(self, event: ev.Event) -> None:
+        if not isinstance(event, ev.ModelResponse) or event.purpose == "main":
+            await self.end_assistant()
+
+    @handles(ev.PointerBroken, ev.Retry, ev.MemorySelected, ev.MemoryWritten,
+             ev.MemoryConsolidated, ev.MemoryConsolidationFailed, ev.Error)
+    async def note(self, event: ev.Event) -> None:
+        """One line for the events that are news in the conversation."""
+        if isinstance(event, ev.PointerBroken):
+            await self.notice(t("conv.pointer_broken", id=event.tool_use_id, path=event.path),
+                              "bold $warning")
+        elif isinstance(event, ev.Retry):
+            await self.notice(t("conv.retry", purpose=event.purpose, attempt=event.attempt,
+                                reason=event.reason), "$warning")
+        elif isinstance(event, ev.MemorySelected) and event.files:
+            await self.notice(t("conv.recalled", method=event.method,
+                                files=", ".join(event.files)), "$recalled")
+        elif isinstance(event, ev.MemoryWritten):
+            await self.notice(t("conv.memory_written", file=event.file,
+                                type=event.record_type), "bold $recalled")
+        elif isinstance(event, ev.MemoryConsolidated):
+            await self.notice(t("conv.consolidated", before=event.before,
+                                after=event.after), "$recalled")
+        elif isinstance(event, ev.MemoryConsolidationFailed):
+            await self.notice(t("conv.consolidation_failed", reason=event.reason), "$error")
+        elif isinstance(event, ev.Error) and event.kind != "cancelled":
+            await self.notice(t("conv.error", kind=event.kind, message=event.message),
+                              "bold $error")
+
+    # -- drawing ------------------------------------------------------------------------------
+
     async def user(self, text: str) -> None:
         await self.end_assistant()
         self._add(Static(Content.assemble((t("conv.you"), "bold $accent"), "  ", text),
@@ -92,17 +132,20 @@ class Conversation(VerticalScroll):
             self._pending[self._pending.index(md)] = Markdown("".join(self._md_text),
                                                               classes="msg-assistant")
 
+    @handles(ToolCall)
     async def tool_call(self, event: ToolCall) -> None:
         await self.end_assistant()
         block = ToolBlock(event.id, event.name, event.input, self.lookup)
         self._tools[event.id] = block
         self._add(block)
 
+    @handles(ToolResult)
     def tool_result(self, event: ToolResult) -> None:
         block = self._tools.get(event.id)
         if block is not None:
             block.set_result(event.chars, event.is_error)
 
+    @handles(Stage)
     async def stage(self, event: Stage) -> None:
         await self.end_assistant()
         saved = event.before_chars - event.after_chars
@@ -115,6 +158,7 @@ class Conversation(VerticalScroll):
         )
         self._add(Static(line, classes="msg-stage"))
 
+    @handles(PairViolation)
     async def violation(self, event: PairViolation) -> None:
         """A red marker: this history breaks tool_use/tool_result pairing (a break switch)."""
         await self.end_assistant()
@@ -129,6 +173,7 @@ class Conversation(VerticalScroll):
             "  ", (cause, "$error"))
         self._add(Static(line, classes="msg-violation"))
 
+    @handles(ProbeChecked)
     async def probe(self, event: ProbeChecked) -> None:
         """Could the model still answer a question about something said early on?"""
         await self.end_assistant()
