@@ -233,6 +233,11 @@ class Measured:
         self._sizes = [known.get(id(m)) or json_chars(m) for m in messages]
         self._total = list_chars(self._sizes)
 
+    def chars_from(self, index: int) -> int:
+        """The JSON chars of ``messages[index:]`` (separators included, brackets not)."""
+        tail = self._sizes[index:]
+        return sum(tail) + max(len(tail) - 1, 0) * 2
+
     def append(self, message: Message) -> None:
         self.messages.append(message)
         self._sizes.append(json_chars(message))
@@ -240,6 +245,8 @@ class Measured:
 
 
 # -- token estimate ---------------------------------------------------------------------------
+
+CHARS_PER_TOKEN = 4  # how a char count becomes a rough token count (and back)
 
 
 def _is_wide(ch: str) -> bool:
