@@ -22,6 +22,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from core.api_stages import api_stages
+from core.cache_estimate import PrefixCache
 from core.compact.archive import earlier_text
 from core.compact.pipeline import COMPACT_TOOL_RESULT
 from core.compact.summarizer import RoutedSummarizer
@@ -115,6 +117,8 @@ class Agent:
         self._ledger_seen = 0
         self.turns = 0
         self.last_system: list[Section] = []
+        api = getattr(provider, "api_context", None)
+        self.prefix_cache = PrefixCache(enabled=api.cache if api is not None else True)
         self.last_sent: list[dict] = []  # the list the last main call was sent
 
     # -- side-call routing --------------------------------------------------------------------
@@ -141,6 +145,8 @@ class Agent:
             content = reply.content or [{"type": "text", "text": EMPTY_REPLY}]
             self._append({"role": "assistant", "content": content}, log)
             uses = reply.tool_uses
+            if reply.stop_reason == "compaction":
+                continue  # the API paused after compacting: send the block back, go on
             if not uses:
                 break
             results, wants_compact = await self._run_tools(uses)
@@ -215,6 +221,15 @@ class Agent:
             if self.pinned else []
         return base_sections(self.workspace) + rules + self.memory_sections + log
 
+    @staticmethod
+    def stable_system_chars(sections: list[Section], system: str) -> int | None:
+        """Where the work log (last, changing every call) starts in the rendered system
+        prompt: the cache breakpoint goes before it. None when there is no work log."""
+        if not sections or sections[-1].name != "worklog" or not sections[-1].text.strip():
+            return None
+        stable = render(sections[:-1])
+        return len(stable) if stable and system.startswith(stable) else None
+
     def summary_notes(self) -> str:
         """The work log's progress, for every summary (nothing when pinning is off)."""
         return self.worklog.summary_notes() if self.pinned else ""
@@ -226,25 +241,31 @@ class Agent:
             sections = self.system_sections()  # per request: a hand edit applies at once
             self.last_system = sections
             system = render(sections)
+            stable = self.stable_system_chars(sections, system)
             chars = json_chars(messages)
             for v in validate_pairs(messages, allow_pending=False):  # only a break switch can
                 self.emit(PairViolation(kind=v.kind, message_index=v.message_index,
                                         tool_use_id=v.tool_use_id,
                                         stage=self.compactor.violation_stage(v)))
             self.emit(SystemPrompt(sections=describe(sections)))
+            split = self.prefix_cache.observe(system, TOOL_SCHEMAS, messages, stable)
             self.emit(ModelRequest(purpose="main", chars=chars,
                                    est_tokens=estimate_tokens(system) + chars // 4,
                                    messages=len(messages), system_chars=len(system),
-                                   counted_tokens=await self._counted(system, messages)))
+                                   counted_tokens=await self._counted(system, messages),
+                                   cache_read_est=split.read, cache_write_est=split.write))
             reply = await self.provider.complete(
                 # a copy: the loop keeps appending to its own list after the call
                 ModelCall(purpose="main", messages=list(messages), system=system,
                           max_tokens=self.compactor.thresholds.main_max_tokens,
-                          tools=TOOL_SCHEMAS),
+                          tools=TOOL_SCHEMAS, system_stable=stable),
                 on_text=lambda delta: self.emit(AssistantText(delta=delta)),
             )
             self.emit(ModelResponse(purpose="main", stop_reason=reply.stop_reason,
                                     usage=reply.usage))
+            for stage in api_stages(messages, reply.content, reply.usage, reply.extras,
+                                    self.compactor.archive):
+                self.emit(stage)  # the API's own context management, by="api"
             return reply
 
         self.messages, reply = await self.compactor.call_with_recovery(

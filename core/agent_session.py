@@ -29,6 +29,7 @@ from typing import Any
 
 from core import source
 from core.agent import Agent
+from core.api_context import ApiContext
 from core.config import Thresholds, scenario_thresholds
 from core.events import Error, Event, RunEnd, RunStart, SessionStart, Sink
 from core.gate import Gate
@@ -37,7 +38,7 @@ from core.memory.watch import MemoryWatcher
 from core.probes import check_probe
 from core.providers.base import Provider, ProviderError
 from core.providers.scripted import ScriptedProvider
-from core.run_options import RunOptions, make_provider
+from core.run_options import RunOptions, make_provider, use_api_context
 from core.scenarios.prepare import prepare_workspace
 from core.session import check_save_target, load_session, save_session
 from core.system_prompt import Section
@@ -281,14 +282,19 @@ class AgentSession:
             return
         opts = self.options
         prepare_workspace(opts)
+        given = self.provider is not None
         provider = self.provider or make_provider(opts, self.emit)
         self.provider = provider
         if getattr(provider, "on_retry", False) is None:  # a given provider shows retries too
             provider.on_retry = self.emit
+        if given:  # a provider made elsewhere gets the run's API settings too
+            use_api_context(provider, opts.api_context)
         self.started = True
+        api = getattr(provider, "api_context", None) or ApiContext()
         self.emit(RunStart(provider=provider.name, workspace=str(opts.workspace),
                            scenario=opts.scenario.name if opts.scenario else None,
-                           model=provider.model, breaks=tuple(sorted(opts.breaks))))
+                           model=provider.model, breaks=tuple(sorted(opts.breaks)),
+                           context_manager=api.manager(opts.compaction)))
 
     async def _play(self) -> None:
         await self._start()

@@ -72,6 +72,8 @@ class RunStart(Event):
     scenario: str | None = None
     model: str | None = None
     breaks: tuple[str, ...] = ()
+    # who manages the context: "s08", "truncate", "api-edit", "api-compact", joined by "+"
+    context_manager: str = "s08"
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -118,6 +120,11 @@ class ModelRequest(Event):
     messages: int
     system_chars: int = 0
     counted_tokens: int | None = None  # the API's count_tokens, when asked for (online only)
+    # main calls: the prompt cache's share as ctxlab estimates it (tokens read back from the
+    # cache, and written to it again), from its own breakpoints; the API's real figures
+    # follow in model_response usage
+    cache_read_est: int | None = None
+    cache_write_est: int | None = None
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -196,6 +203,10 @@ class Stage(Event):
     the Messages API's own context management), so one timeline can show both side by side.
     Such a stage may also say what set it off (``trigger``) and at how many tokens
     (``pre_tokens``); its summary, when there is one, is a file listed in ``files``.
+
+    Its cache cost: ``first_changed`` is the index of the first message it changed (the
+    cached prefix ends there) and ``rewrite_tokens`` the estimated tokens from that point on
+    that the next call must write to the prompt cache again (``None``: not known).
     ``snapshot`` (in-process only, never printed) holds the before and after lists.
     """
 
@@ -211,6 +222,8 @@ class Stage(Event):
     by: str = "ctxlab"
     trigger: str | None = None  # another agent's own compaction: "auto", "manual"…
     pre_tokens: int | None = None  # …and the tokens it reported before compacting
+    first_changed: int | None = None  # cache cost: first message index changed…
+    rewrite_tokens: int | None = None  # …and the tokens after it to write to the cache again
     snapshot: StageSnapshot | None = field(default=None, repr=False, compare=False,
                                            metadata=LOCAL_ONLY)
 

@@ -95,6 +95,7 @@ class CtxlabApp(Routed, WorkbenchActions):
         self.finished = False
         self.scenario_title = ""  # "" = live mode
         self.run_breaks: tuple[str, ...] = ()  # as the run reported them (run_start)
+        self.run_manager = "s08"  # who manages the context, as run_start reports it
         self._views_pending = False
         self.routed: list[Routed] = []  # the app and every panel that handles events
 
@@ -157,6 +158,7 @@ class CtxlabApp(Routed, WorkbenchActions):
                              provider=self.config.provider, model=self.config.model,
                              thresholds=self.config.thresholds, breaks=self.config.breaks,
                              count_tokens=self.config.count_tokens, record_stages=True,
+                             api_context=self.config.api_context,
                              session=None if scenario else DEFAULT_SESSION)
         self.session = AgentSession(options, gate=gate)
         self.source = self.session
@@ -295,6 +297,7 @@ class CtxlabApp(Routed, WorkbenchActions):
         if self.query_one(MemoryCatalog).store is None:
             self.attach_memory()  # the run has generated and seeded the workspace by now
         self.run_breaks = tuple(event.breaks)
+        self.run_manager = event.context_manager
         self.update_header(event.provider, event.model)
         self.update_status()
 
@@ -400,7 +403,8 @@ class CtxlabApp(Routed, WorkbenchActions):
     def update_status(self) -> None:
         self.query_one(RunStatus).show(finished=self.finished, live=self.config.live,
                                        paused=self.paused, speed=self.speed,
-                                       calls=self.calls, breaks=self.run_breaks)
+                                       calls=self.calls, breaks=self.run_breaks,
+                                       manager=self.run_manager)
 
     @property
     def paused(self) -> bool:

@@ -7,6 +7,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from core.api_context import ApiContext
 from core.config import Thresholds
 from core.scenarios import DEFAULT_SCENARIO
 from core.source import EventSource
@@ -30,6 +31,7 @@ class AppConfig:
     breaks: frozenset[str] = field(default_factory=frozenset)
     lang: str = "en"
     count_tokens: bool = False  # live mode: the API's token count beside the estimate
+    api_context: ApiContext | None = None  # live mode: the API's own context management
     # Another event source to show instead of ctxlab's own session (a replay, a proxy):
     # called with the workspace at each (re)start; see core/source.py.
     source: Callable[[Path], EventSource] | None = None

@@ -39,6 +39,9 @@ def add_common(parser: argparse.ArgumentParser, inherit: bool = False) -> None:
     if not inherit:  # plain `ctxlab` only: the demo's model is scripted, there is nothing to count
         parser.add_argument("--count-tokens", action="store_true",
                             help="live mode: ask the API to count input tokens before each call")
+        from tui.flags import add_api_flags
+
+        add_api_flags(parser)  # live mode: the API's own context management
 
 
 def add_parser(subparsers: Any) -> argparse.ArgumentParser:
@@ -121,13 +124,14 @@ def run_default(args: argparse.Namespace) -> int:
     if provider != "scripted":
         try:
             thresholds = thresholds_from_args(args, Path.cwd())
+            api_context = api_context_from_args(args, Path.cwd())
         except ValueError as exc:  # ConfigError: a bad ctxlab.toml names its key
             print(f"ctxlab: {exc}", file=sys.stderr)
             return 2
         config = AppConfig(scenario=None, workspace=Path.cwd(), provider=provider,
                            model=os.environ.get("CTXLAB_MODEL"), thresholds=thresholds,
                            count_tokens=bool(getattr(args, "count_tokens", False)),
-                           breaks=breaks_from_args(args), lang=lang)
+                           breaks=breaks_from_args(args), lang=lang, api_context=api_context)
     else:
         config = AppConfig(scenario=default_scenario(lang), breaks=breaks_from_args(args),
                            lang=lang)
@@ -180,6 +184,16 @@ def thresholds_from_args(args: argparse.Namespace, workspace: Path | None,
     found = find_scenario(scenario) if scenario else None
     return resolve_thresholds(workspace, overrides, found.thresholds if found else None,
                               found.source if found else "scenario")
+
+
+def api_context_from_args(args: argparse.Namespace, workspace: Path) -> Any:
+    """``[api]`` of the workspace's ``ctxlab.toml``, then the ``--api-*`` flags."""
+    from core.api_context import load_api_context
+    from core.config import load_toml
+    from tui.flags import api_overrides
+
+    return load_api_context(load_toml(workspace), api_overrides(args),
+                            str(workspace / "ctxlab.toml"))
 
 
 def breaks_from_args(args: argparse.Namespace) -> frozenset[str]:

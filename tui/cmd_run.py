@@ -14,13 +14,20 @@ import sys
 from pathlib import Path
 from typing import Any, ClassVar
 
-from core.config import ConfigError, resolve_thresholds
+from core.api_context import load_api_context
+from core.config import ConfigError, load_toml, resolve_thresholds
 from core.events import Emitter, Event, dumps_event
 from core.providers.registry import PROVIDERS, choose_provider, provider_names
 from core.scenarios import DEFAULT_SCENARIO, ScenarioError, find_scenario
 from core.session import SessionError
 from tui.event_lines import describe_event
-from tui.flags import add_break_flag, add_threshold_flags, threshold_overrides
+from tui.flags import (
+    add_api_flags,
+    add_break_flag,
+    add_threshold_flags,
+    api_overrides,
+    threshold_overrides,
+)
 
 EXIT_USAGE = 2
 EXIT_RUN_FAILED = 1
@@ -55,6 +62,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                              "(anthropic provider; shown beside the estimate)")
     add_common_flags(parser)
     add_threshold_flags(parser)
+    add_api_flags(parser)
     parser.set_defaults(handler=run)
 
 
@@ -79,6 +87,10 @@ def run(args: argparse.Namespace) -> int:
         thresholds = resolve_thresholds(workspace, threshold_overrides(args),
                                         scenario.thresholds if scenario else None,
                                         scenario.source if scenario else "scenario")
+        api_context = load_api_context(load_toml(workspace), api_overrides(args),
+                                       str(workspace / "ctxlab.toml"))
+        if api_context.active and provider != "anthropic":
+            raise ConfigError("the API's context management needs --provider anthropic")
     except (ScenarioError, ConfigError, OSError) as exc:
         from tui.temp_workspaces import remove_all
 
@@ -88,7 +100,7 @@ def run(args: argparse.Namespace) -> int:
                          provider=provider, model=args.model, thresholds=thresholds,
                          breaks=frozenset(args.breaks), memory=not args.no_memory,
                          session=args.session, resume=args.resume,
-                         count_tokens=args.count_tokens)
+                         count_tokens=args.count_tokens, api_context=api_context)
     sink = JsonSink() if args.json else LogSink()
     try:
         ok = asyncio.run(AgentSession(options, Emitter(sinks=[sink])).run())  # stamps t

@@ -33,7 +33,8 @@ def describe_event(e: Any) -> str | None:
 @line("run_start")
 def _run_start(e: Any) -> str:
     return f"run start: {e.provider} in {e.workspace}" + (
-        f" (scenario {e.scenario})" if e.scenario else "")
+        f" (scenario {e.scenario})" if e.scenario else "") + (
+        f", context managed by {e.context_manager}" if e.context_manager != "s08" else "")
 
 
 @line("session_start")
@@ -66,7 +67,8 @@ def _tool_result(e: Any) -> str:
 @line("stage")
 def _stage(e: Any) -> str:
     files = f", wrote {len(e.files)} file(s)" if e.files else ""
-    return (f"{e.stage}: {e.before_chars:,} → {e.after_chars:,} chars, "
+    by = f" (by {e.by})" if e.by != "ctxlab" else ""
+    return (f"{e.stage}{by}: {e.before_chars:,} → {e.after_chars:,} chars, "
             f"{e.before_messages} → {e.after_messages} messages{files}")
 
 

@@ -7,8 +7,9 @@ functions drive the snapshot tests, which is what keeps the README's pictures ho
 A replay (``replay``: a Claude Code session copied to a fixed path) and a watched client
 (``watch``: :mod:`tui.watch_scene`) are shot the same way, on their own event sources.
 
-Determinism: the workspace is always the same path (its length reaches the system prompt and
-so the meter), transcript names are numbered instead of random, the header shows a fixed
+Determinism: the workspace path always has the same length (it reaches the system prompt and
+so the meter) but is unique to the process, so concurrent runs never share a scene; transcript
+names are numbered instead of random, the header shows a fixed
 label instead of the path, notifications are cleared and cursors do not blink.
 """
 
@@ -16,8 +17,11 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import atexit
+import functools
 import itertools
 import shutil
+import tempfile
 import uuid
 from collections.abc import Awaitable, Callable, Iterator
 from contextlib import contextmanager
@@ -33,7 +37,7 @@ from tui.watch_scene import canned_watch_app, settle_watch
 
 SIZE = (200, 55)
 OUT = Path(__file__).resolve().parents[1] / "screenshots"
-SCENE_ROOT = Path("/tmp/ctxlab-scenes")  # fixed: the path's length shows in the meter
+SCENE_ROOT_LENGTH = len("/tmp/ctxlab-scenes")  # fixed: the path's length shows in the meter
 Scene = Callable[[Pilot[Any]], Awaitable[None]]
 
 
@@ -122,12 +126,11 @@ REPLAY_FIXTURE = Path(__file__).resolve().parents[1] / "tests" / "fixtures" / "r
 
 
 def replay_scene_app(name: str = "replay", session: Path = REPLAY_FIXTURE) -> CtxlabApp:
-    """A paused workbench replaying a Claude Code session copied to a fixed path (the
-    panel lists subagent transcripts by path, so the path must not depend on the checkout)."""
+    """A paused workbench replaying a Claude Code session copied into the scene root."""
     from core.replay import load_recording
     from core.replay.source import ReplayOptions, ReplaySource
 
-    root = SCENE_ROOT / name
+    root = scene_root() / name
     shutil.rmtree(root, ignore_errors=True)
     copy = root / "session" / session.name
     copy.parent.mkdir(parents=True)
@@ -176,10 +179,27 @@ def deterministic() -> Iterator[None]:
         uuid.uuid4, Input._toggle_cursor, TextArea._toggle_cursor_blink_visible = saved  # type: ignore[method-assign]
 
 
+@functools.cache
+def scene_root() -> Path:
+    """This process's folder for scene workspaces, removed when the process exits.
+
+    ``mkdtemp`` makes it unique (two test runs at once used to share one fixed folder and
+    delete each other's workspaces); the prefix is cut so the path has the length every
+    snapshot was taken with.
+    """
+    base = "/tmp/"
+    prefix = "ctxl-"
+    root = Path(tempfile.mkdtemp(prefix=prefix, dir=base))
+    if len(str(root)) != SCENE_ROOT_LENGTH:  # mkdtemp's random part is 8 characters
+        raise RuntimeError(f"scene root {root} is not {SCENE_ROOT_LENGTH} characters long")
+    atexit.register(shutil.rmtree, root, ignore_errors=True)
+    return root
+
+
 def scene_app(scenario: str, theme: str = "ctxlab-dark", name: str = "scene",
               lang: str = "en") -> CtxlabApp:
-    """A paused app on ``scenario`` in a fresh workspace at a fixed path."""
-    workspace = SCENE_ROOT / name
+    """A paused app on ``scenario`` in a fresh workspace at a path of fixed length."""
+    workspace = scene_root() / name
     shutil.rmtree(workspace, ignore_errors=True)
     label = "临时副本" if lang == "zh" else "temporary copy"
     return CtxlabApp(AppConfig(scenario=scenario, workspace=workspace, theme=theme,
@@ -207,7 +227,7 @@ SHOTS: dict[str, Shot] = {
 }
 # Shots of apps other than a scenario's: a recorded session, a watched client.
 OTHER_APPS: dict[str, Callable[[], Any]] = {"replay": replay_scene_app,
-                                            "watch": canned_watch_app}
+                                            "watch": lambda: canned_watch_app(scene_root())}
 
 
 def translated(scenario: str, suffix: str) -> str:

@@ -97,10 +97,10 @@ async def settle_watch(pilot: Any) -> None:
     await pilot.pause()
 
 
-def canned_watch_app() -> Any:
+def canned_watch_app(root: Path) -> Any:
     """The workbench hosting the watch screen on the canned source, as ``ctxlab watch``."""
     from tui.app import AppConfig, CtxlabApp
 
     return CtxlabApp(AppConfig(scenario=None, source=lambda _workspace: CannedSource(),
-                               workspace=Path("/tmp/ctxlab-scenes/watch"), theme="ctxlab-dark",
+                               workspace=root / "watch", theme="ctxlab-dark",
                                display_workspace="~/project"))

@@ -32,6 +32,7 @@ class StageSpec:
     summarises: bool = False
     run: LocalStage | None = None  # a stage prepare() runs itself, before any summary
     over_limit_only: bool = False  # …only while the history is above the trigger
+    engine: str = "s08"  # whose stage: the s08 pipeline, another engine, or the API ("api")
 
     @property
     def hint_key(self) -> str:
@@ -58,11 +59,22 @@ TABLE: list[StageSpec] = [
     StageSpec("compact_history", "transcript", summarises=True),
     StageSpec("reactive_compact", "transcript", summarises=True),
     StageSpec("manual_compact", "transcript", summarises=True),
+    # The Messages API's own context management (core.api_stages, by="api"), and the
+    # api-clear-tool-uses engine's offline play of clear_tool_uses (by="ctxlab"):
+    # none runs in prepare()'s pass.
+    StageSpec("api_clear_tool_uses", "results", engine="api-clear-tool-uses"),
+    StageSpec("api_clear_thinking", "nothing", engine="api"),
+    StageSpec("api_compaction", "transcript", summarises=True, engine="api"),
 ]
 
 
 def stage_names() -> tuple[str, ...]:
     return tuple(spec.name for spec in TABLE)
+
+
+def pipeline_stages() -> tuple[str, ...]:
+    """The s08 pipeline's own stages (a scenario can fire them all offline)."""
+    return tuple(spec.name for spec in TABLE if spec.engine == "s08")
 
 
 def local_stages() -> list[StageSpec]:

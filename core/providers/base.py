@@ -21,6 +21,9 @@ class ModelCall:
     system: str | None = None
     max_tokens: int = 8_000
     tools: list[dict[str, Any]] | None = None
+    # How many leading chars of ``system`` stay the same from call to call (the work log
+    # after them changes every call): the prompt-cache breakpoint goes there. None: all.
+    system_stable: int | None = None
 
 
 @dataclass
@@ -70,6 +73,9 @@ class BaseProvider:
     name: str = "base"
     model: str | None = None
     on_retry: Callable[[Any], Any] | None = None  # the session hands retries to its stream
+    # The Messages API's own context management and prompt caching (core.api_context),
+    # on providers that talk to that API; None: the provider has none.
+    api_context: Any = None
 
     async def complete(self, call: ModelCall, on_text: TextSink | None = None) -> ModelReply:
         raise NotImplementedError

@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 from core.agent_session import AgentSession, RunOptions
-from core.compact.stages import stage_names
+from core.compact.stages import pipeline_stages
 from core.config import THRESHOLD_KEYS, Thresholds
 from core.events import Recorder
 from core.providers.base import ModelCall, ModelReply, TextSink
@@ -78,7 +78,7 @@ def test_every_bundled_scenario_runs_to_a_clean_end(capsys, tmp_path, name):
 def test_refactor_auth_fires_every_stage_and_every_memory_path(capsys, tmp_path):
     events = run_headless(capsys, "refactor-auth", tmp_path)
     fired = {e["stage"] for e in stages(events)}
-    assert fired == set(stage_names()) == {
+    assert fired == set(pipeline_stages()) == {
         "tool_result_budget", "snip_compact", "micro_compact", "fit_tool_results",
         "compact_history", "reactive_compact", "manual_compact"}
     written = of(events, "memory_written")

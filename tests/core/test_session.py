@@ -119,7 +119,7 @@ def test_session_then_resume_continues_the_saved_conversation(tmp_path, server_e
     assert cli(tmp_path, "--prompt", "what did it print?", "--resume", "work") == 0
     capsys.readouterr()
 
-    resumed = server.requests_to()[before].body["messages"]
+    resumed = server.requests_to()[before].plain["messages"]
     assert resumed[:-1] == saved["messages"]
     assert resumed[-1] == {"role": "user", "content": "what did it print?"}
     assert validate_pairs(resumed, allow_pending=False) == []

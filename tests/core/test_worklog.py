@@ -357,7 +357,7 @@ def test_resume_on_the_command_line_brings_the_work_log_back(tmp_path, server_en
     server.reply_text("[]")
     assert main([*args, "--prompt", "What did you write?", "--resume", "work"]) == 0
     out = capsys.readouterr().out
-    resumed = server.requests_to()[before].body
+    resumed = server.requests_to()[before].plain
     assert "- notes/todo.md: written (turn 1)" in resumed["system"]
     assert "notes/todo.md" not in json.dumps(resumed["messages"][-1])
     prompts = [json.loads(line) for line in out.splitlines()

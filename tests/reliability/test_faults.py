@@ -232,7 +232,7 @@ def test_413_is_treated_as_an_overflow_and_recovered(tmp_path, capsys, server_en
     (stage,) = of_type(events, "stage")
     assert stage["stage"] == "reactive_compact"
     assert (tmp_path / stage["files"][0]).is_file()  # the history went to a transcript first
-    retried = server_env.requests_to()[3].body["messages"]
+    retried = server_env.requests_to()[3].plain["messages"]
     assert retried[0]["content"].startswith("[Reactive compact]\n\nCurrent user request:\n")
     assert json.dumps("The agent read notes.txt.") in retried[0]["content"]
     assert load_session(tmp_path, "work")[1] == 1
@@ -271,7 +271,7 @@ async def test_the_workbench_shows_a_refusal_as_a_notice_and_takes_the_next_prom
         await app.workers.wait_for_complete()
         await pilot.pause(0.1)
         assert [n for n in app._notifications if n.severity == "error"] == [notice]
-        sent = [r.body["messages"][-1]["content"] for r in messages_server.requests_to()
+        sent = [r.plain["messages"][-1]["content"] for r in messages_server.requests_to()
                 if r.body.get("tools")]
         assert sent == ["first", "second"]
         assert messages_server.pending == 0

@@ -42,7 +42,9 @@ async def test_a_prompt_runs_a_live_turn_and_shows_the_api_usage(
         answer = app.query(Markdown).last()
         assert "workspace" in answer.source
         sent = messages_server.requests_to()[0].body
-        assert sent["messages"][0]["content"] == "what is here?"
+        # the end of the history carries the prompt-cache breakpoint
+        assert sent["messages"][0]["content"] == [
+            {"type": "text", "text": "what is here?", "cache_control": {"type": "ephemeral"}}]
         assert not app.finished  # live mode waits for the next prompt
 
 

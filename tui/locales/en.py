@@ -22,6 +22,7 @@ MESSAGES: dict[str, str] = {
     "status.max": "max",
     "status.line": "{state}   speed {pace}   model calls {calls}",
     "status.broken": "broken: {switches}",
+    "status.manager": "context: {manager}",
     # -- key bindings (footer, keys panel) -------------------------------------------------
     "key.play": "Play/Pause",
     "key.step": "Step",
@@ -123,7 +124,7 @@ MESSAGES: dict[str, str] = {
     "replay.last":
         "last {by} compaction: {stage}{at}, {before:,} → {after:,} chars "
         "(Enter on its Stages row: summary)",
-    "replay.subagents": "subagent transcripts ({n}), open with ctxlab replay PATH:",
+    "replay.subagents": "subagent transcripts ({n}) beside the session (ctxlab replay PATH):",
     "replay.skipped": "read {read:,} of {total:,} lines; skipped {skipped}",
     "meter.thinking": "thinking (original)",
     "meter.images": "images (original)",
@@ -137,6 +138,11 @@ MESSAGES: dict[str, str] = {
     "notice.compare_live": "compare needs a scenario: live mode has no script to replay",
     # -- the Context meter -----------------------------------------------------------------
     "meter.usage": "{n:,} input tokens (API usage)",
+    "cache.call": "last call: in {input:,} · cache write {write:,} · cache read {read:,}"
+                  " · out {output:,}",
+    "cache.share": "cache hits {share:.0%} of input this session {spark}",
+    "cache.turn_cost": "this turn {cost} ({model} prices)",
+    "cache.turn_tokens": "this turn {n:,} tokens (no price for this model)",
     "meter.no_usage": "no API usage yet (scripted model)",
     "meter.counted": " · {n:,} counted by the API",
     "meter.of_limit": " / {limit:,} chars ",
@@ -173,6 +179,11 @@ MESSAGES: dict[str, str] = {
     "hint.tool_result_budget": "big results → files + previews",
     "hint.snip_compact": "middle → transcript + marker",
     "hint.micro_compact": "old results → placeholders",
+    "hint.api_clear_tool_uses": "API cleared old tool results",
+    "hint.api_clear_thinking": "API cleared old thinking",
+    "hint.api_compaction": "API summary (compaction block)",
+    "inspector.cache_cost": "cache: from message #{index}, ~{n:,} tokens to write again",
+    "inspector.cache_written": "cache: {n:,} tokens written again",
     "hint.fit_tool_results": "results → 1k previews",
     "hint.compact_history": "history → one summary",
     "hint.reactive_compact": "too long → summary + tail",

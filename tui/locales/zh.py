@@ -26,6 +26,7 @@ MESSAGES: dict[str, str] = {
     "status.max": "最快",
     "status.line": "{state}   速度 {pace}   模型调用 {calls} 次",
     "status.broken": "已关闭保护：{switches}",
+    "status.manager": "上下文管理：{manager}",
     # -- key bindings (footer, keys panel) -------------------------------------------------
     "key.play": "播放/暂停",
     "key.step": "单步",
@@ -125,7 +126,7 @@ MESSAGES: dict[str, str] = {
     "replay.cats": "原始历史按类别：",
     "replay.last": ("最近一次 {by} 压缩：{stage}{at}，{before:,} → {after:,} 字符"
                     "（在阶段行上回车：摘要）"),
-    "replay.subagents": "子代理记录（{n}），用 ctxlab replay PATH 打开：",
+    "replay.subagents": "会话旁的子代理记录（{n}），用 ctxlab replay PATH 打开：",
     "replay.skipped": "读取 {read:,}/{total:,} 行；跳过 {skipped}",
     "meter.thinking": "思考（原始）",
     "meter.images": "图片（原始）",
@@ -139,6 +140,11 @@ MESSAGES: dict[str, str] = {
     "notice.compare_live": "策略对比需要场景：实时模式没有可重放的脚本",
     # -- the Context meter -----------------------------------------------------------------
     "meter.usage": "{n:,} 个输入 token（API 用量）",
+    "cache.call": "上次调用：输入 {input:,} · 写入缓存 {write:,} · 读取缓存 {read:,}"
+                  " · 输出 {output:,}",
+    "cache.share": "本会话缓存命中占输入 {share:.0%} {spark}",
+    "cache.turn_cost": "本轮 {cost}（按 {model} 价格）",
+    "cache.turn_tokens": "本轮 {n:,} 个 token（此模型无价格）",
     "meter.no_usage": "暂无 API 用量（脚本模型）",
     "meter.counted": " · API 计数 {n:,} 个 token",
     "meter.of_limit": " / {limit:,} 字符 ",
@@ -175,6 +181,11 @@ MESSAGES: dict[str, str] = {
     "hint.tool_result_budget": "大结果 → 文件 + 预览",
     "hint.snip_compact": "中段 → 归档 + 标记",
     "hint.micro_compact": "旧结果 → 占位符",
+    "hint.api_clear_tool_uses": "API 清除了旧工具结果",
+    "hint.api_clear_thinking": "API 清除了旧思考内容",
+    "hint.api_compaction": "API 摘要（compaction 块）",
+    "inspector.cache_cost": "缓存：自第 {index} 条消息起，约 {n:,} 个 token 需重新写入",
+    "inspector.cache_written": "缓存：重新写入 {n:,} 个 token",
     "hint.fit_tool_results": "结果 → 1k 预览",
     "hint.compact_history": "历史 → 一条摘要",
     "hint.reactive_compact": "超长 → 摘要 + 结尾",

@@ -12,7 +12,7 @@ entry whose output was saved nowhere (a break switch) reads LOST, in the error c
 from __future__ import annotations
 
 from pathlib import Path
-from typing import ClassVar
+from typing import Any, ClassVar
 
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
@@ -28,6 +28,17 @@ from tui.widgets.render import message_content, size_label
 from tui.widgets.stage_timeline import stage_hint
 
 FOLD_AT = 4  # runs of unchanged messages longer than this are folded
+
+
+def cache_cost_parts(e: Any) -> tuple[Any, ...]:
+    """`` · cache: from message #k, ~N tokens to write again`` when the stage knows it."""
+    if e.rewrite_tokens is None:
+        return ()
+    if e.first_changed is None:
+        text = t("inspector.cache_written", n=e.rewrite_tokens)
+    else:
+        text = t("inspector.cache_cost", index=e.first_changed, n=e.rewrite_tokens)
+    return (" · ", (text, "$warning"))
 
 
 def fold(rows: list[Row]) -> list[Row | int]:
@@ -68,7 +79,7 @@ class Inspector(Screen[None]):
             (e.stage, "bold $warning"), "  ",
             t("inspector.summary", before=e.before_chars, after=e.after_chars,
               before_msgs=e.before_messages, after_msgs=e.after_messages), " · ",
-            (stage_hint(e.stage), "italic")), id="inspector-title")
+            (stage_hint(e.stage), "italic"), *cache_cost_parts(e)), id="inspector-title")
         with Horizontal(id="inspector-sides"):
             with Vertical(classes="inspector-side"):
                 yield Static(id="before-source", classes="side-source")

@@ -30,6 +30,7 @@ from core.measure import json_chars, list_chars
 from core.tools import TOOL_SCHEMAS
 from tui.i18n import t
 from tui.routing import Routed, handles
+from tui.widgets.cache_line import CacheLine
 from tui.widgets.render import text_kind
 
 BAR_WIDTH = 60
@@ -137,6 +138,7 @@ class ContextMeter(Routed, Vertical):
 
     def compose(self) -> ComposeResult:
         yield Static(id="meter-figures")
+        yield CacheLine()  # hidden until a real model reports usage
         yield Sparkline([], summary_function=max, id="meter-spark")
         yield Static(id="meter-breakdown")
 
@@ -169,6 +171,16 @@ class ContextMeter(Routed, Vertical):
     def show_usage(self, event: ev.ModelResponse) -> None:
         if event.purpose == "main":
             self.usage(event.usage)
+        else:  # a side call: billed to the turn too; a replay's original is its main call
+            self.query_one(CacheLine).usage(event.usage, main=event.purpose == "original")
+
+    @handles(ev.RunStart)
+    def price_for(self, event: ev.RunStart) -> None:
+        self.query_one(CacheLine).set_model(event.model)
+
+    @handles(ev.TurnStart)
+    def new_turn(self, event: ev.TurnStart) -> None:
+        self.query_one(CacheLine).turn_start()
 
     # -- inputs ---------------------------------------------------------------------------
 
@@ -182,6 +194,7 @@ class ContextMeter(Routed, Vertical):
         self.extra = {}
         self.recorded = False
         self.query_one(Sparkline).data = []
+        self.query_one(CacheLine).reset()
         self.redraw()
 
     def set_limits(self, limits: Thresholds) -> None:
@@ -200,6 +213,7 @@ class ContextMeter(Routed, Vertical):
             return
         self.usage_tokens = sum(int(usage.get(k) or 0) for k in (
             "input_tokens", "cache_read_input_tokens", "cache_creation_input_tokens"))
+        self.query_one(CacheLine).usage(usage)
         self.redraw()
 
     def measure(self, messages: Sequence[dict[str, Any]]) -> None:

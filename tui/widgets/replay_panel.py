@@ -11,6 +11,8 @@ images are their own), the original agent's last compaction, and the subagent tr
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from textual.content import Content
 from textual.widgets import Static
 
@@ -20,6 +22,15 @@ from tui.routing import Routed, handles
 
 CATEGORY_NAMES = {"text": "text", "tool_use": "tool calls", "tool_result": "tool results",
                   "thinking": "thinking", "image": "images"}
+
+
+def beside(path: str, session: str) -> str:
+    """A subagent transcript's path from the session file's folder (where Claude Code keeps
+    it: ``<session>/subagents/…``), else as given; the full paths are in ``replay_start``."""
+    try:
+        return str(Path(path).relative_to(Path(session).parent))
+    except ValueError:
+        return path
 
 
 class ReplayPanel(Routed, Static):
@@ -92,7 +103,7 @@ class ReplayPanel(Routed, Static):
                   after=o.after_chars), "bold $warning"))
         if s.subagents:
             out.append(t("replay.subagents", n=len(s.subagents)))
-            out += [Content.styled(f"  {path}", "dim") for path in s.subagents]
+            out += [Content.styled(f"  {beside(path, s.path)}", "dim") for path in s.subagents]
         return out
 
     def text(self) -> str:
