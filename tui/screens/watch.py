@@ -187,13 +187,3 @@ async def host_watch_screen(app: Any, source: Any) -> WatchScreen:
     await app.push_screen(screen)
     app.routed.append(screen)
     return screen
-
-
-def run_watch_app(options: Any) -> int:
-    """``ctxlab watch`` without ``--headless``: the workbench on the watch source."""
-    from core.watch.source import WatchSource
-    from tui.app_config import AppConfig
-    from tui.cmd_app import launch
-
-    return launch(AppConfig(scenario=None, source=lambda _workspace: WatchSource(options)),
-                  None)
