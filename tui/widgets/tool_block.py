@@ -18,6 +18,7 @@ from textual.widgets import Button, Collapsible, Static
 
 from tui.i18n import t
 from tui.messages import OpenText
+from tui.widgets.readable import content_text
 from tui.widgets.render import as_text, head_lines, size_label
 
 Lookup = Callable[[str], Any]
@@ -75,4 +76,4 @@ class ToolBlock(Collapsible):
             return
         self.post_message(OpenText(t("tool.result_title", name=self.tool_name,
                                      id=self.tool_use_id),
-                                   as_text(content)))
+                                   content_text(content)))
