@@ -33,6 +33,7 @@ from core.providers.scripted import ScriptedProvider
 from core.run import Runner, RunOptions
 from core.scenarios import DEFAULT_SCENARIO, ScenarioError, find_scenario
 from tui.app_actions import WorkbenchActions
+from tui.app_panels import PanelActions, PanelStrip
 from tui.commands import CtxlabCommands
 from tui.i18n import localize_bindings, set_language, t
 from tui.messages import (
@@ -69,12 +70,14 @@ class AppConfig:
     breaks: frozenset[str] = field(default_factory=frozenset)
     lang: str = "en"
     count_tokens: bool = False  # live mode: the API's token count beside the estimate
+    notice: str = ""  # said once when the workbench opens (why plain `ctxlab` is a demo)
 
 
-def shorten(path: Path) -> str:
+def shorten(path: Path, temporary: bool = False) -> str:
+    """``(temporary) name`` only for a workspace the app made itself; ``~/…`` under home."""
     text = str(path)
     home = str(Path.home())
-    if text.startswith(tempfile.gettempdir()):
+    if temporary:
         return t("header.temporary", name=path.name)
     return "~" + text[len(home):] if text.startswith(home) else text
 
@@ -83,7 +86,7 @@ def slug(name: str) -> str:
     return "".join(ch if ch.isalnum() or ch in "-_" else "-" for ch in name)[:40] or "run"
 
 
-class CtxlabApp(WorkbenchActions):
+class CtxlabApp(PanelActions, WorkbenchActions):
     """The run, the panels and the event handlers; the keys' actions live in the base."""
 
     CSS_PATH = Path(__file__).with_name("app.tcss")  # absolute: subclasses live elsewhere
@@ -103,6 +106,16 @@ class CtxlabApp(WorkbenchActions):
         Binding("p", "system_prompt", "key.system_prompt"),
         Binding("t", "next_theme", "key.theme"),
         Binding("i", "inspect", "key.inspect"),
+        Binding("z", "zoom", "key.zoom"),
+        Binding("w", "copy_workspace", "key.workspace", show=False),
+        Binding("1", "panel('history')", "key.panel_history", show=False),
+        Binding("2", "panel('model')", "key.panel_model", show=False),
+        Binding("3", "panel('context')", "key.panel_context", show=False),
+        Binding("4", "panel('stages')", "key.panel_stages", show=False),
+        Binding("5", "panel('transcripts')", "key.panel_transcripts", show=False),
+        Binding("6", "panel('memory')", "key.panel_memory", show=False),
+        Binding("escape", "leave_prompt", "key.leave_prompt"),
+        Binding("slash", "to_prompt", "key.to_prompt", key_display="/"),
         Binding("ctrl+q", "quit", "key.quit", priority=True),
         Binding("ctrl+p", "command_palette", "key.palette", show=False, priority=True,
                 tooltip="key.palette_tip"),
@@ -143,6 +156,7 @@ class CtxlabApp(WorkbenchActions):
                     yield Input(placeholder=t("prompt.placeholder"), id="prompt")
                 yield RunStatus(id="status")
             with Vertical(id="right"):
+                yield PanelStrip(id="panel-strip")
                 yield ContextMeter(id="context")
                 yield StageTimeline(id="stages")
                 with Horizontal(id="bottom-row"):
@@ -158,6 +172,9 @@ class CtxlabApp(WorkbenchActions):
             self.register_theme(theme)
         self.theme = self.config.theme if self.config.theme in self.available_themes \
             else DEFAULT_THEME
+        self.fit_layout()
+        if self.config.notice:
+            self.notify(self.config.notice, timeout=20)
         await self.start_run(self.config.scenario, self.config.workspace)
 
     # -- runs -----------------------------------------------------------------------------
@@ -199,7 +216,7 @@ class CtxlabApp(WorkbenchActions):
     async def reset_panels(self) -> None:
         await self.query_one(Conversation).reset()
         await self.query_one(ModelView).show([])
-        self.query_one(ContextMeter).reset(self.limits())
+        self.query_one(ContextMeter).reset(self.limits(), scripted=self.provider is not None)
         self.query_one(StageTimeline).reset()
         self.query_one(TranscriptList).reset(self.workspace)
         self.update_header()
@@ -347,15 +364,22 @@ class CtxlabApp(WorkbenchActions):
 
     def update_header(self, provider: str | None = None, model: str | None = None) -> None:
         """Provider and model as the run reports them (``run_start``), else as configured."""
-        shown = self.config.display_workspace or shorten(self.workspace)
+        shown = self.config.display_workspace or shorten(self.workspace,
+                                                         self.is_temporary(self.workspace))
         provider = provider or (self.provider.name if self.provider else self.config.provider)
         model = model or self.config.model or ("scripted" if self.provider
                                                 else t("header.default_model"))
         self.title = f"ctxlab · {self.scenario_title or t('header.live')}"
         sub = t("header.sub", provider=provider, model=model, workspace=shown)
+        short = t("header.sub_short", provider=provider, workspace=(
+            self.config.display_workspace or (t("header.temporary_short")
+                                              if self.is_temporary(self.workspace)
+                                              else self.workspace.name)))
         if self.run_breaks:
-            sub += " · " + t("status.broken", switches=", ".join(self.run_breaks))
-        self.sub_title = sub
+            broken = " · " + t("status.broken", switches=", ".join(self.run_breaks))
+            sub, short = sub + broken, short + broken
+        self.header_full, self.header_short = sub, short
+        self.fit_header()
 
     def update_status(self) -> None:
         self.query_one(RunStatus).show(finished=self.finished, live=self.config.scenario is None,

@@ -86,8 +86,8 @@ async def test_results_and_transcripts_open_in_the_viewer(
         await pilot.pause(0.2)
         assert isinstance(app.screen, Viewer)
         first = json.loads((tmp_path / "ws" / rel).read_text().splitlines()[0])
-        assert app.screen.text.startswith("// message 0\n" + json.dumps(
-            first, indent=2, ensure_ascii=False))
+        # Each archived message is shown readable: its text as written, not JSON-escaped.
+        assert app.screen.text.startswith("// message 0\nrole: user\n" + first["content"])
 
 
 async def test_paused_start_steps_one_call_and_thresholds_apply_live(

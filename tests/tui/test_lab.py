@@ -61,7 +61,7 @@ async def test_a_break_switch_is_announced_and_each_violation_is_marked(
         counted = [int(str(timeline.get_row_at(i)[5]).split("⚠ ")[1].split()[0])
                    for i in snip_rows if "⚠" in str(timeline.get_row_at(i)[5])]
         assert counted and sum(counted) == len(seen.events)  # on the snip that preceded them
-        assert f"{len(seen.events)} violation(s)" in str(timeline.border_subtitle)
+        assert f"⚠ {len(seen.events)} violations" in str(timeline.border_subtitle)
 
 
 async def test_switches_chosen_in_the_modal_restart_the_scenario_and_show_lost_output(
