@@ -33,6 +33,7 @@ from core.providers.scripted import ScriptedProvider
 from core.run import Runner, RunOptions
 from core.scenarios import DEFAULT_SCENARIO, ScenarioError, find_scenario
 from tui.app_actions import WorkbenchActions
+from tui.app_learner import LearnerActions
 from tui.app_panels import PanelActions, PanelStrip
 from tui.commands import CtxlabCommands
 from tui.i18n import localize_bindings, set_language, t
@@ -70,7 +71,9 @@ class AppConfig:
     breaks: frozenset[str] = field(default_factory=frozenset)
     lang: str = "en"
     count_tokens: bool = False  # live mode: the API's token count beside the estimate
-    notice: str = ""  # said once when the workbench opens (why plain `ctxlab` is a demo)
+    welcome: bool = False  # open on the welcome card (the run waits behind it, paused)
+    auto_pause: bool = False  # pause the first time each kind of stage fires
+    demo_reason: bool = False  # plain `ctxlab` without a key: the card says why and how to go live
 
 
 def shorten(path: Path, temporary: bool = False) -> str:
@@ -86,7 +89,7 @@ def slug(name: str) -> str:
     return "".join(ch if ch.isalnum() or ch in "-_" else "-" for ch in name)[:40] or "run"
 
 
-class CtxlabApp(PanelActions, WorkbenchActions):
+class CtxlabApp(LearnerActions, PanelActions, WorkbenchActions):
     """The run, the panels and the event handlers; the keys' actions live in the base."""
 
     CSS_PATH = Path(__file__).with_name("app.tcss")  # absolute: subclasses live elsewhere
@@ -173,8 +176,8 @@ class CtxlabApp(PanelActions, WorkbenchActions):
         self.theme = self.config.theme if self.config.theme in self.available_themes \
             else DEFAULT_THEME
         self.fit_layout()
-        if self.config.notice:
-            self.notify(self.config.notice, timeout=20)
+        if self.config.welcome and self.config.scenario is not None:
+            self.show_welcome()
         await self.start_run(self.config.scenario, self.config.workspace)
 
     # -- runs -----------------------------------------------------------------------------
@@ -200,7 +203,7 @@ class CtxlabApp(PanelActions, WorkbenchActions):
                              provider=self.config.provider, model=self.config.model,
                              thresholds=self.config.thresholds, breaks=self.config.breaks,
                              count_tokens=self.config.count_tokens)
-        self.bridge = EventBridge(self, self.agent_messages, self.generation)
+        self.bridge = EventBridge(self, self.agent_messages, self.generation, self.observe)
         self.runner = Runner(options, Emitter(sinks=[self.bridge]), self.gate, self.provider)
         self.apply_speed()
         self.calls = 0
@@ -339,9 +342,7 @@ class CtxlabApp(PanelActions, WorkbenchActions):
         self.push_screen(Viewer(message.title, message.text, message.language))
 
     def on_stage_timeline_inspect(self, message: StageTimeline.Inspect) -> None:
-        from tui.screens.inspector import Inspector
-
-        self.push_screen(Inspector(message.record, self.workspace))
+        self.open_inspector(message.record)
 
     def on_transcript_list_open(self, message: TranscriptList.Open) -> None:
         self.post_message(OpenFile(message.rel))

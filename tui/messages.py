@@ -85,8 +85,9 @@ class EventBridge:
     """
 
     def __init__(self, target: MessagePump, messages: Callable[[], list[dict[str, Any]] | None],
-                 generation: int) -> None:
+                 generation: int, observe: Callable[[Event], None] | None = None) -> None:
         self.target = target
+        self.observe = observe  # sees each event synchronously (auto-pause, sessions)
         self.messages = messages
         self.generation = generation
         self.stage_log = StageLog()
@@ -101,6 +102,8 @@ class EventBridge:
             return
         self._chunk = None
         self.stage_log.observe(event, self.messages())
+        if self.observe is not None:
+            self.observe(event)
         self.post(event)
 
     def post(self, event: Event) -> None:
@@ -136,6 +139,7 @@ async def dispatch(app: Any, event: Event) -> None:
         app.update_header(event.provider, event.model)
         app.update_status()
     elif isinstance(event, ev.TurnStart):
+        await app.before_turn(event, conversation)
         await conversation.user(event.request)
     elif isinstance(event, ev.SystemPrompt):
         meter.system(event.sections)
@@ -157,7 +161,7 @@ async def dispatch(app: Any, event: Event) -> None:
         if record is not None:
             app.query_one(StageTimeline).add_stage(record)
         app.query_one(TranscriptList).note_stage(event.stage, event.files)
-        await conversation.stage(event)
+        await conversation.stage(event, app.stage_why(event))
         app.schedule_views()
     elif isinstance(event, ev.PairViolation):
         app.query_one(StageTimeline).add_violation(event)

@@ -46,6 +46,8 @@ class ModelView(ListView):
         items = [self._item(i, m) for i, m in enumerate(self.messages)]
         items.append(ListItem(Static(self._footer(), classes="model-footer")))
         await self.extend(items)
+        if self.messages and self.index is None:  # Enter works without an arrow first
+            self.index = 0
 
     def _item(self, index: int, message: dict[str, Any]) -> ListItem:
         shape = text_kind(message.get("content"), message)

@@ -70,6 +70,10 @@ class ToolBlock(Collapsible):
 
     def on_button_pressed(self, event: Button.Pressed) -> None:
         event.stop()
+        self.open_result()
+
+    def open_result(self) -> None:
+        """The whole result in the viewer (the button, or ``r`` on the selected call)."""
         content = self.lookup(self.tool_use_id)
         if content is None:
             self.app.notify(t("tool.not_yet"))

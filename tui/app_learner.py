@@ -1,0 +1,124 @@
+"""What the workbench does for a learner: the welcome card, pauses at each new kind of
+stage with why it fired, the inspector reached from History, and session dividers.
+
+Two of these must act *while the engine runs*, not when the UI gets round to drawing: the
+auto-pause has to close the gate before the next model call, and the session number of a
+``turn_start`` is known only while the runner still holds that session's agent. So
+:meth:`LearnerActions.observe` is called synchronously by the :class:`~tui.messages.
+EventBridge` for every event (it only reads and flips flags), and the drawing happens
+later, in the ordinary message handlers.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from textual.app import App
+
+from core import events as ev
+from tui.i18n import t
+from tui.why import why_fired
+
+if TYPE_CHECKING:
+    from core.config import Thresholds
+    from core.gate import Gate
+    from core.run import Runner
+    from tui.app import AppConfig
+    from tui.messages import EventBridge
+    from tui.screens.stage_diff import StageRecord
+    from tui.widgets.conversation import Conversation
+
+
+class LearnerActions(App[int]):
+    """Mixed into :class:`tui.app.CtxlabApp`."""
+
+    if TYPE_CHECKING:
+        config: AppConfig
+        gate: Gate
+        runner: Runner | None
+        bridge: EventBridge | None
+        workspace: Path
+        generation: int
+        scenario_title: str
+
+        def limits(self) -> Thresholds: ...
+        def update_status(self) -> None: ...
+
+    _observed_generation = -1
+    _kinds_seen: set[str]
+    _session_agent: Any = None
+    _sessions = 0
+    _dividers: dict[int, int]
+
+    # -- the welcome card -----------------------------------------------------------------------
+
+    def show_welcome(self) -> None:
+        from tui.screens.welcome import WelcomeCard
+
+        def chosen(choice: str | None) -> None:
+            if choice == "play":
+                self.gate.resume()
+            elif choice == "step":
+                self.gate.step()
+            self.update_status()
+
+        self.push_screen(WelcomeCard(self.scenario_title or str(self.config.scenario),
+                                     self.config.auto_pause, self.config.demo_reason), chosen)
+
+    # -- engine side: called synchronously for every event ---------------------------------------
+
+    def observe(self, event: ev.Event) -> None:
+        if self._observed_generation != self.generation:  # a new run: start over
+            self._observed_generation = self.generation
+            self._kinds_seen, self._dividers = set(), {}
+            self._session_agent, self._sessions = None, 0
+        if isinstance(event, ev.TurnStart):
+            agent = self.runner.agent if self.runner else None
+            if agent is not self._session_agent:
+                self._session_agent = agent
+                self._sessions += 1
+                if self._sessions > 1:
+                    self._dividers[id(event)] = self._sessions
+        elif isinstance(event, ev.Stage) and event.stage not in self._kinds_seen:
+            self._kinds_seen.add(event.stage)
+            if self.config.auto_pause and self.config.scenario is not None:
+                self.gate.pause()  # before the next model call: the gate is awaited there
+                self.call_later(self.announce_pause, event)
+
+    # -- UI side ----------------------------------------------------------------------------------
+
+    def announce_pause(self, event: ev.Stage) -> None:
+        self.notify(t("notice.auto_paused", why=why_fired(event, self.limits())),
+                    title=t("notice.auto_paused_title", stage=event.stage), timeout=15)
+        self.update_status()
+
+    def stage_why(self, event: ev.Stage) -> str:
+        return why_fired(event, self.limits())
+
+    async def before_turn(self, event: ev.TurnStart, conversation: Conversation) -> None:
+        """A divider above the first request of every session after the first."""
+        session = self._dividers.pop(id(event), 0) if self._observed_generation == \
+            self.generation else 0
+        if session:
+            await conversation.divider(session)
+
+    def action_toggle_auto_pause(self) -> None:
+        self.config.auto_pause = not self.config.auto_pause
+        self.notify(t("notice.auto_pause_on" if self.config.auto_pause
+                      else "notice.auto_pause_off"))
+
+    # -- the inspector, from Stages or from a stage mark in History -------------------------------
+
+    def open_inspector(self, record: StageRecord) -> None:
+        from tui.screens.inspector import Inspector
+
+        records = list(self.bridge.stage_log.records) if self.bridge else [record]
+        self.push_screen(Inspector(record, self.workspace, records=records,
+                                   limits=self.limits()))
+
+    def on_conversation_inspect_stage(self, message: Any) -> None:
+        records = self.bridge.stage_log.records if self.bridge else []
+        record = next((r for r in records if r.event is message.event), None)
+        if record is not None:
+            self.open_inspector(record)
