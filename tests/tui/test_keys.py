@@ -113,7 +113,7 @@ async def test_inspector_steps_between_stages_and_opens_on_the_ledger(
         await pilot.press("p")  # no stage before the first: stays, says so
         await pilot.pause(0.1)
         assert app.screen.record.index == 1
-        why = str(app.screen.query_one("#inspector-why", Static).render())
+        why = str(app.screen.query_one("#inspector-why").query_one(Static).render())
         assert "why it fired" in why and "thresholds in force" in why
         await pilot.press("escape")
         await pilot.pause(0.1)

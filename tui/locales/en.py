@@ -455,4 +455,6 @@ MESSAGES: dict[str, str] = {
     "inspector.no_more": "no more stages that way",
     "inspector.exported": "exported",
     "inspector.export_failed": "cannot export: {error}",
+    "why.tool_result_budget.one": "a batch of results over {batch:,} chars: {n} result over "
+                                  "{large:,} went to a file",
 }

@@ -436,4 +436,6 @@ MESSAGES: dict[str, str] = {
     "inspector.no_more": "那个方向没有更多阶段了",
     "inspector.exported": "已导出",
     "inspector.export_failed": "无法导出：{error}",
+    "why.tool_result_budget.one": "一批结果超过 {batch:,} 字符：{n} 个超过 {large:,} 的结果存入"
+                                  "文件",
 }

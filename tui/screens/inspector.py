@@ -93,7 +93,8 @@ class Inspector(Screen[None]):
             (stage_hint(e.stage), "italic"), "  ",
             (t("inspector.position", n=self.position() + 1, total=len(self.records)), "dim")),
             id="inspector-title")
-        yield Static(self.why_text(), id="inspector-why")
+        with VerticalScroll(id="inspector-why"):
+            yield Static(self.why_text())
         with Horizontal(id="inspector-sides"):
             with Vertical(classes="inspector-side"):
                 yield Static(id="before-source", classes="side-source")

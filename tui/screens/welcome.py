@@ -50,9 +50,9 @@ class WelcomeCard(ModalScreen[str | None]):
                              id="welcome-no-key")
             yield Static(self.body(), id="welcome-body")
             with Horizontal(id="welcome-buttons"):
-                yield Button(t("welcome.play"), variant="primary", id="play")
-                yield Button(t("welcome.step"), id="step")
-                yield Button(t("welcome.look"), id="look")
+                yield Button(t("welcome.play"), variant="primary", id="play", compact=True)
+                yield Button(t("welcome.step"), id="step", compact=True)
+                yield Button(t("welcome.look"), id="look", compact=True)
 
     def body(self) -> Content:
         lines: list[Content] = [Content.styled(t("welcome.watch"), "bold")]
