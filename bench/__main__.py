@@ -25,13 +25,14 @@ import traceback
 from pathlib import Path
 from typing import Any
 
-BENCHES = ("compact", "memory", "tui", "load")
+BENCHES = ("compact", "memory", "tui", "load", "replay")
 # What "ratio" means in each bench's rows.
 RATIO_MEANS = {
     "compact": "baseline ÷ ctxlab: times faster than the course's cost model",
     "memory": "baseline ÷ ctxlab: times faster than a cache-less rebuild",
     "tui": "value ÷ baseline: times the idle app's jitter / an empty Textual app's start",
     "load": "value ÷ baseline: times the same measure for a 10-turn run",
+    "replay": "value ÷ baseline: cost per MB against the 1 MB session (flat is 1)",
 }
 BEGIN, END = "<!-- bench:begin -->", "<!-- bench:end -->"
 

@@ -172,6 +172,8 @@ class Stage(Event):
     ``by`` says whose stage it is: ``ctxlab`` for this pipeline; other event sources name
     the agent or service that compacted (a recorded agent in a replay, a watched client,
     the Messages API's own context management), so one timeline can show both side by side.
+    Such a stage may also say what set it off (``trigger``) and at how many tokens
+    (``pre_tokens``); its summary, when there is one, is a file listed in ``files``.
     """
 
     type: ClassVar[str] = "stage"
@@ -184,6 +186,8 @@ class Stage(Event):
     tool_use_ids: tuple[str, ...] = ()
     ledger: tuple[dict[str, Any], ...] = ()
     by: str = "ctxlab"
+    trigger: str | None = None  # another agent's own compaction: "auto", "manual"…
+    pre_tokens: int | None = None  # …and the tokens it reported before compacting
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -278,6 +282,57 @@ class ProbeChecked(Event):
     expect: str
     answerable: bool
     found_in: tuple[str, ...] = ()
+
+
+# -- replay ---------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, kw_only=True)
+class ReplayStart(Event):
+    """A recorded session is about to be replayed (``ctxlab replay``): what was read, the
+    session's chars-per-token ratio and the unit the context limit was given in."""
+
+    type: ClassVar[str] = "replay_start"
+    format: str
+    path: str
+    agent: str
+    requests: int
+    compactions: int
+    lines_read: int
+    lines_total: int
+    skipped: dict[str, Any]
+    subagents: tuple[str, ...] = ()
+    chars_per_token: float
+    ratio_source: str  # "usage" (measured from the recording) or "estimate"
+    unit: str  # "chars" or "tokens": how the context limit was given
+    context_limit: int  # in chars, as the pipeline applies it
+    context_limit_tokens: int | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class ReplayNotice(Event):
+    """Something the importer skipped or inferred (a malformed line, a broken chain…)."""
+
+    type: ClassVar[str] = "replay_notice"
+    kind: str
+    message: str
+    line: int | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class ReplayStep(Event):
+    """One recorded request replayed: the original's history beside ctxlab's."""
+
+    type: ClassVar[str] = "replay_step"
+    index: int
+    total: int
+    original_chars: int
+    original_messages: int
+    original_tokens: int | None = None  # input + cache creation + cache read, as recorded
+    categories: dict[str, Any]  # original history's JSON chars per block category
+    ctxlab_chars: int
+    ctxlab_messages: int
+    timestamp: str | None = None
 
 
 # -- errors ---------------------------------------------------------------------------------

@@ -18,6 +18,7 @@ SUBCOMMANDS: tuple[tuple[str, str], ...] = (
     ("demo", "tui.cmd_app"),
     ("run", "tui.cmd_run"),
     ("compact", "tui.cmd_compact"),
+    ("replay", "tui.cmd_replay"),
     ("memory", "tui.cmd_memory"),
     ("compare", "tui.cmd_compare"),
     ("serve", "tui.cmd_serve"),

@@ -168,6 +168,11 @@ class Persisted:
     format: str  # "text" or "json" (a block list, stored as its JSON)
 
 
+def _entry_json(key: str, entry: Persisted) -> str:
+    """One manifest entry as it appears inside the manifest's ``files`` object."""
+    return f"{json.dumps(key, ensure_ascii=False)}: {json.dumps(vars(entry), ensure_ascii=False)}"
+
+
 class Archive:
     """The files of one workspace that hold what left the context, and the ledger of it."""
 
@@ -179,6 +184,9 @@ class Archive:
         for folder in (self.results_dir, self.transcript_dir):
             sweep_stale_temp(folder)
         self._manifest: dict[str, Persisted] = self._load_manifest()
+        # Each entry's JSON text, kept so a flush joins strings instead of re-encoding every
+        # entry: a long session persists thousands of results and flushes after each stage.
+        self._manifest_json = {k: _entry_json(k, v) for k, v in self._manifest.items()}
         self._manifest_dirty = False
 
     # -- paths ------------------------------------------------------------------------------
@@ -212,9 +220,9 @@ class Archive:
         """Write the manifest if it changed (once per stage, not once per file)."""
         if not self._manifest_dirty:
             return
-        data = {"files": {k: vars(v) for k, v in sorted(self._manifest.items())}}
-        # No indent: an indented dump falls back to the pure-Python encoder.
-        atomic_write_text(self.results_dir / MANIFEST, json.dumps(data, ensure_ascii=False))
+        # The text json.dumps({"files": {k: vars(v) for k, v in sorted(...)}}) would give.
+        entries = ", ".join(self._manifest_json[k] for k in sorted(self._manifest_json))
+        atomic_write_text(self.results_dir / MANIFEST, '{"files": {' + entries + "}}")
         self._manifest_dirty = False
 
     def manifest(self) -> dict[str, Persisted]:
@@ -251,6 +259,7 @@ class Archive:
         atomic_write_text(target, text)
         self._manifest[rel] = Persisted(rel, tool_use_id, len(text), digest,
                                         "text" if isinstance(content, str) else "json")
+        self._manifest_json[rel] = _entry_json(rel, self._manifest[rel])
         self._manifest_dirty = True
         return rel
 

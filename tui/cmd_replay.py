@@ -1,0 +1,174 @@
+"""``ctxlab replay PATH``: a recorded session played beside ctxlab's own pipeline.
+
+The session file is only read. Everything the replay writes (ctxlab's archive, transcripts,
+the original agent's summaries) goes to a fresh temporary folder, or to ``--workdir`` when
+it is empty or an earlier replay's folder — never next to the session file. ``--headless``
+prints the event stream like ``ctxlab run --headless`` (``--json``: one event per line);
+the workbench view of a replay arrives with the session seam, so for now the command says
+so and prints the same log. Exit 0 when the whole recording was replayed; 2 with one line
+on stderr when the file cannot be replayed; 1 when the replay failed midway.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from core.config import ConfigError, Thresholds, thresholds_from_mapping
+from core.events import Emitter, Event
+from tui.cmd_run import JsonSink, LogSink, add_common_flags, describe_event
+from tui.flags import add_threshold_flags, threshold_overrides
+
+PROG = "ctxlab replay"
+EXIT_USAGE = 2
+EXIT_FAILED = 1
+FORMAT_CHOICES = ("auto", "claude-code", "codex", "messages", "requests")
+NO_WORKBENCH = ("the workbench view of a replay arrives with the session seam; "
+                "printing the headless log (use --headless to silence this line)")
+
+
+def add_parser(sub: argparse._SubParsersAction) -> None:
+    parser = sub.add_parser("replay", help="replay a recorded Claude Code, Codex or "
+                            "Messages session beside ctxlab's pipeline")
+    parser.add_argument("path", type=Path, metavar="PATH", help="the session file")
+    parser.add_argument("--format", choices=FORMAT_CHOICES, default="auto",
+                        help="the file's format (default: detected)")
+    parser.add_argument("--headless", action="store_true", help="print the event log")
+    parser.add_argument("--json", action="store_true", help="one JSON event per line")
+    parser.add_argument("--workdir", type=Path, default=None, metavar="DIR",
+                        help="where ctxlab's archive goes (default: a fresh temporary folder)")
+    parser.add_argument("--provider", choices=("offline", "anthropic"), default="offline",
+                        help="who writes ctxlab's summaries (default: offline)")
+    parser.add_argument("--context-limit-tokens", type=int, default=None, metavar="N",
+                        help="the context limit in tokens, converted to chars with the "
+                             "session's measured chars-per-token ratio")
+    parser.add_argument("--speed", type=float, default=0.0, metavar="REQ/S",
+                        help="requests per second (default 0: as fast as possible)")
+    parser.add_argument("--max-mb", type=float, default=None, metavar="MB",
+                        help="refuse larger files (default 64)")
+    add_common_flags(parser)
+    add_threshold_flags(parser)
+    parser.set_defaults(handler=run)
+
+
+def fail(message: str, code: int = EXIT_USAGE) -> int:
+    print(f"{PROG}: {message}", file=sys.stderr)
+    return code
+
+
+def thresholds(args: argparse.Namespace) -> Thresholds:
+    overrides = threshold_overrides(args)
+    if args.context_limit_tokens is not None:
+        if "context_limit" in overrides:
+            raise ConfigError("give --context-limit (chars) or --context-limit-tokens, "
+                              "not both")
+        if args.context_limit_tokens <= 0:
+            raise ConfigError("--context-limit-tokens: must be positive")
+    return thresholds_from_mapping(overrides, source="command line")
+
+
+def workdir(args: argparse.Namespace) -> Path:
+    """A fresh temporary folder, or ``--workdir`` if it is safe to write into."""
+    if args.workdir is None:
+        return Path(tempfile.mkdtemp(prefix="ctxlab-replay-")).resolve()
+    chosen = args.workdir.resolve()
+    if chosen == args.path.resolve().parent:
+        raise ConfigError(f"--workdir {args.workdir}: is the session file's own folder; "
+                          "nothing is written next to a session file")
+    if chosen.is_file():
+        raise ConfigError(f"--workdir {args.workdir}: is a file")
+    if chosen.is_dir() and any(chosen.iterdir()) and not (chosen / ".replay").is_dir():
+        raise ConfigError(f"--workdir {args.workdir}: is not empty and not a replay folder")
+    return chosen
+
+
+def run(args: argparse.Namespace) -> int:
+    from core.replay import MAX_BYTES, ReplayError, load_recording
+    from core.replay.source import ReplayOptions, ReplaySource
+
+    if args.speed < 0:
+        return fail("--speed: must be 0 or more")
+    if args.max_mb is not None and args.max_mb <= 0:
+        return fail("--max-mb: must be positive")
+    if not args.headless:
+        print(f"{PROG}: {NO_WORKBENCH}", file=sys.stderr)
+    try:
+        limits = thresholds(args)
+        max_bytes = int(args.max_mb * 1e6) if args.max_mb else MAX_BYTES
+        recording = load_recording(args.path, args.format, max_bytes)
+        folder = workdir(args)
+    except (ReplayError, ConfigError) as exc:
+        return fail(str(exc))
+    sink = JsonSink() if args.json else ReplayLogSink()
+    emitter = Emitter(sinks=[sink])
+    summarizer = None
+    if args.provider == "anthropic":
+        from core.compact.summarizer import ModelSummarizer
+        from core.providers.anthropic import AnthropicProvider
+
+        summarizer = ModelSummarizer(AnthropicProvider(model=args.model, on_retry=emitter),
+                                     emit=emitter, max_tokens=limits.summary_max_tokens)
+    options = ReplayOptions(workdir=folder, thresholds=limits,
+                            context_limit_tokens=args.context_limit_tokens,
+                            summarizer=summarizer, speed=args.speed,
+                            breaks=frozenset(args.breaks))
+    try:
+        ok = asyncio.run(ReplaySource(recording, options).run(emitter))
+    except ConfigError as exc:  # a token limit that converts to an invalid char limit
+        return fail(str(exc))
+    if not ok:
+        return fail(sink.last_error or "the replay did not complete", EXIT_FAILED)
+    return 0
+
+
+def describe_replay(e: Any) -> str | None:
+    """One human line for the replay's own events, and for another agent's stage."""
+    if e.type == "replay_start":
+        unit = (f"{e.context_limit_tokens:,} tokens = {e.context_limit:,} chars"
+                if e.unit == "tokens" else f"{e.context_limit:,} chars")
+        skipped = ", ".join(f"{n:,} {k}" for k, n in sorted(e.skipped.items()))
+        lines = [f"replaying {e.format} session {e.path}: {e.requests:,} requests, "
+                 f"{e.compactions:,} compactions by {e.agent}; read {e.lines_read:,} of "
+                 f"{e.lines_total:,} lines" + (f" (skipped {skipped})" if skipped else ""),
+                 f"  {e.chars_per_token:.2f} chars per token ({e.ratio_source}); context "
+                 f"limit {unit} (unit: {e.unit})"]
+        lines += [f"  subagent transcript: {p}  (open it with ctxlab replay)"
+                  for p in e.subagents]
+        return "\n".join(lines)
+    if e.type == "replay_notice":
+        return f"notice ({e.kind}): {e.message}"
+    if e.type == "replay_step":
+        tokens = f", {e.original_tokens:,} tokens" if e.original_tokens else ""
+        return (f"request {e.index}/{e.total}: original {e.original_chars:,} chars"
+                f"{tokens} in {e.original_messages} messages | ctxlab {e.ctxlab_chars:,} chars "
+                f"in {e.ctxlab_messages} messages")
+    if e.type == "stage" and e.by != "ctxlab":
+        at = f" at {e.pre_tokens:,} tokens" if e.pre_tokens else ""
+        summary = f"; summary in {e.files[0]}" if e.files else ""
+        return (f"{e.by} {e.stage.replace('_', '-')}{at}: {e.before_chars:,} → "
+                f"{e.after_chars:,} chars, {e.before_messages} → {e.after_messages} messages"
+                f"{summary}")
+    if e.type == "model_request" and e.purpose in ("original", "main"):
+        return None  # replay_step says both at once
+    if e.type in ("model_response", "assistant_text") and getattr(e, "purpose", "") in (
+            "original", ""):
+        return None
+    return describe_event(e)
+
+
+class ReplayLogSink(LogSink):
+    """``ctxlab run``'s log, with lines for the replay's events."""
+
+    def __call__(self, event: Event) -> None:
+        if event.type == "error":
+            self.last_error = event.message  # type: ignore[attr-defined]
+        line = describe_replay(event)
+        if line:
+            self.console.print(f"[{event.t:7.2f}s] ", end="", style="dim")
+            style = "bold yellow" if event.type == "stage" and event.by != "ctxlab" else \
+                self.STYLES.get(event.type, "")  # type: ignore[attr-defined]
+            self.console.print(line, style=style, markup=False)
