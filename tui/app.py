@@ -176,9 +176,9 @@ class CtxlabApp(LearnerActions, PanelActions, WorkbenchActions):
         self.theme = self.config.theme if self.config.theme in self.available_themes \
             else DEFAULT_THEME
         self.fit_layout()
+        await self.start_run(self.config.scenario, self.config.workspace)
         if self.config.welcome and self.config.scenario is not None:
             self.show_welcome()
-        await self.start_run(self.config.scenario, self.config.workspace)
 
     # -- runs -----------------------------------------------------------------------------
 
@@ -372,10 +372,7 @@ class CtxlabApp(LearnerActions, PanelActions, WorkbenchActions):
                                                 else t("header.default_model"))
         self.title = f"ctxlab · {self.scenario_title or t('header.live')}"
         sub = t("header.sub", provider=provider, model=model, workspace=shown)
-        short = t("header.sub_short", provider=provider, workspace=(
-            self.config.display_workspace or (t("header.temporary_short")
-                                              if self.is_temporary(self.workspace)
-                                              else self.workspace.name)))
+        short = self.short_sub_title(provider)
         if self.run_breaks:
             broken = " · " + t("status.broken", switches=", ".join(self.run_breaks))
             sub, short = sub + broken, short + broken

@@ -63,6 +63,8 @@ class LearnerActions(App[int]):
                 self.gate.step()
             self.update_status()
 
+        self.gate.pause()  # the run waits behind the card, whatever the start settings
+        self.update_status()
         self.push_screen(WelcomeCard(self.scenario_title or str(self.config.scenario),
                                      self.config.auto_pause, self.config.demo_reason), chosen)
 

@@ -176,6 +176,13 @@ class PanelActions(App[int]):
         self.copy_to_clipboard(path)
         self.notify(path, title=t("notice.workspace_copied"), timeout=12)
 
+    def short_sub_title(self, provider: str) -> str:
+        """``scripted · temporary workspace (w: its path)``: for a narrow header."""
+        workspace = self.config.display_workspace or (
+            t("header.temporary_short") if self.is_temporary(self.workspace)
+            else self.workspace.name)
+        return t("header.sub_short", provider=provider, workspace=workspace)
+
     def fit_header(self, width: int | None = None) -> None:
         """The full sub-title when it fits, else provider and workspace only; the whole
         path is always in the header's tooltip (and ``w`` copies it)."""

@@ -75,7 +75,11 @@ async def test_switches_chosen_in_the_modal_restart_the_scenario_and_show_lost_o
         modal = app.screen
         assert isinstance(modal, BreaksScreen)
         assert not any(s.value for s in modal.query(Switch))
+        state = modal.query_one("#state-persist-before-placeholder")
+        assert "off" in str(state.render())  # said in words, not by colour alone
         modal.query_one("#break-persist-before-placeholder", Switch).value = True
+        await pilot.pause(0.05)
+        assert "ON" in str(state.render())
         await pilot.press("ctrl+s")
         await pilot.pause(0.2)
         assert app.config.breaks == frozenset({"persist-before-placeholder"})
