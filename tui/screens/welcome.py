@@ -66,7 +66,9 @@ class WelcomeCard(ModalScreen[str | None]):
         return Content("\n").join(lines)
 
     def on_mount(self) -> None:
-        self.query_one("#play", Button).focus()
+        self.query_one("#play", Button).focus(scroll_visible=False)
+        box = self.query_one("#welcome-box")
+        self.call_after_refresh(box.scroll_home, animate=False)  # read from the top
 
     def on_button_pressed(self, event: Button.Pressed) -> None:
         event.stop()
