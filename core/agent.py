@@ -28,6 +28,7 @@ from core.compact.truncate import make_compactor
 from core.config import Thresholds
 from core.events import (
     AssistantText,
+    Error,
     Event,
     ModelRequest,
     ModelResponse,
@@ -46,7 +47,7 @@ from core.pinned import ProjectRules
 from core.providers.base import ModelCall, ModelReply, Provider
 from core.side_calls import Announced, RoutedSummarizer
 from core.system_prompt import Section, base_sections, describe, render
-from core.tools import TOOL_SCHEMAS, ToolRunner
+from core.tools import TOOL_SCHEMAS, ToolOutcome, ToolRunner
 from core.worklog import WorkLog
 
 MAX_STEPS_PER_TURN = 60
@@ -100,7 +101,7 @@ class Agent:
         self.rules = ProjectRules(self.workspace, self.emit)
         self.worklog = worklog if worklog is not None else WorkLog()
         self.memory_sections: list[Section] = []
-        self.tools = ToolRunner(self.workspace)
+        self.tools = ToolRunner(self.workspace, spool_dir=self.compactor.archive.results_dir)
         self.memory = MemoryHooks(self.workspace, self.emit, enabled=memory)
         self.messages: list[dict] = []
         self.full_history: list[dict] = []
@@ -151,6 +152,27 @@ class Agent:
                     self._result_at[block.get("tool_use_id", "")] = len(self.full_history)
         self.full_history.append(message)
         log.messages.append(message)
+
+    def _archive_full_output(self, tool_use_id: str, outcome: ToolOutcome) -> str:
+        """A tool output cut to a preview is kept whole in the archive, like any large result.
+
+        The model then sees the same ``<persisted-output>`` wrapper as for a result the
+        budget persisted (the preview it would have seen, and the file holding all of it), so
+        later stages, recovery and the model's own ``read_file`` treat both alike.
+        """
+        if outcome.full_output is None:
+            return outcome.content
+        archive = self.compactor.archive
+        try:
+            path = archive.adopt(tool_use_id, outcome.full_output)
+            wrapper = archive.wrap(path, outcome.content)
+            archive.flush()
+        except OSError as exc:
+            outcome.full_output.unlink(missing_ok=True)
+            self.emit(Error(message=f"the whole output of {tool_use_id} could not be "
+                                    f"archived: {exc}", kind="archive"))
+            return outcome.content
+        return wrapper
 
     def _shed_persisted(self) -> None:
         """Hold results already saved byte-exact on disk as their pointer in ``full_history``.
@@ -243,7 +265,7 @@ class Agent:
                 content, is_error = COMPACT_TOOL_RESULT, False
             else:
                 outcome = await self.tools.run(name, data)
-                content, is_error = outcome.content, outcome.is_error
+                content, is_error = self._archive_full_output(tool_id, outcome), outcome.is_error
                 self.worklog.note_tool(name, data, outcome, self.turns)
             self.emit(ToolResult(id=tool_id, name=name, chars=len(content), is_error=is_error))
             block = {"type": "tool_result", "tool_use_id": tool_id, "content": content}

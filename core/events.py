@@ -248,6 +248,7 @@ class MemoryConsolidated(Event):
     before: int
     after: int
     batches: int = 1
+    dropped: tuple[str, ...] = ()  # files of records no longer in the store (kept in .history)
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -31,7 +31,7 @@ from core.providers.base import Provider, ProviderError
 from core.providers.scripted import ScriptedProvider
 from core.scenarios.model import Scenario
 from core.scenarios.workspaces import generate
-from core.session import load_session, save_session
+from core.session import check_save_target, load_session, save_session
 from core.worklog import (
     DEFAULT_SESSION,
     WorkLog,
@@ -161,6 +161,7 @@ class Runner:
 
     async def _play_scenario(self, provider: Provider) -> None:
         assert self.options.scenario is not None
+        self._check_save_target()
         for session in self.options.scenario.sessions:
             agent = self.new_agent(provider)
             for turn in session.turns:
@@ -174,13 +175,23 @@ class Runner:
 
     async def _play_prompts(self, provider: Provider) -> None:
         resume = self.options.resume
+        # the session first: a tampered file is refused before anything (even the work log)
+        # is touched
+        saved = load_session(self.options.workspace, resume) if resume else None
+        self._check_save_target()
         agent = self.new_agent(provider, self._load_worklog(resume) if resume else None)
-        if resume:
-            agent.messages, agent.turns = load_session(self.options.workspace, resume)
+        if saved is not None:
+            agent.messages, agent.turns = saved
             agent.full_history = list(agent.messages)
         for prompt in self.options.prompts:
             await agent.run_turn(prompt)
             self._after_turn(agent)
+
+    def _check_save_target(self) -> None:
+        """A session path no save could replace fails now, not after the first model call."""
+        name = self.options.session or self.options.resume
+        if name:
+            check_save_target(self.options.workspace, name)
 
     def _after_turn(self, agent: Agent) -> None:
         self.turns += 1

@@ -22,7 +22,7 @@ from core.compact.context import BREAK_SWITCHES
 from core.compact.pipeline import Compactor
 from core.compact.summarizer import ModelSummarizer, OfflineSummarizer, Summarizer
 from core.config import ConfigError, Thresholds, load_thresholds
-from core.events import Emitter, Event, PointerBroken, Recorder, Stage
+from core.events import Emitter, Error, Event, PointerBroken, Recorder, Stage
 from core.measure import json_chars
 from core.messages import HistoryError, check_history, message_text, validate_pairs
 from core.providers.base import ProviderError
@@ -260,6 +260,9 @@ def print_report(outcome: Outcome) -> None:
         if isinstance(event, PointerBroken):
             console.print(Text.assemble(("broken pointer ", "yellow"),
                                         _printable(f"{event.tool_use_id}: {event.path}")))
+        elif isinstance(event, Error):  # e.g. an archive file changed behind ctxlab's back
+            console.print(Text.assemble((f"error ({event.kind}) ", "red"),
+                                        _printable(event.message)))
     for violation in validate_pairs(outcome.after):
         console.print(Text.assemble(("API violation ", "red"), _printable(
             f"{violation.kind} at message {violation.message_index} ({violation.tool_use_id})")))

@@ -246,11 +246,14 @@ def _do_consolidate(args: argparse.Namespace) -> int:
     if _json_mode(args):
         _print_json({"ok": result.ok, "before": result.before, "after": result.after,
                      "batches": result.batches, "history": result.history,
-                     "reason": result.reason or None,
+                     "dropped": list(result.dropped), "reason": result.reason or None,
                      "events": [e.to_json() for e in recorder.events]})
     elif result.ok:
         print(f"consolidated {result.before} to {result.after} records"
               + (f" (snapshot: {result.history})" if result.history else " (nothing to merge)"))
+        for file in result.dropped:
+            print(f"  removed {file} (same fact as a newer record; copy in "
+                  f"{result.history}/old/{file})")
         for event in recorder.of(MemoryRejected):
             print(f"  dropped {event.name!r}: {event.reason}")
     if not result.ok:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import json
 import os
 import sys
 from pathlib import Path
@@ -117,7 +118,14 @@ class JsonSink:
     def __call__(self, event: Event) -> None:
         if event.type == "error":
             self.last_error = event.message
-        sys.stdout.write(dumps_event(event) + "\n")
+        text = dumps_event(event)
+        try:
+            text.encode(sys.stdout.encoding or "utf-8")
+        except (UnicodeEncodeError, LookupError):
+            # a lone surrogate (a JSON or YAML escape can spell one) or a narrow terminal
+            # codec: \u escapes carry the same string, as ``ctxlab compact --json`` does
+            text = json.dumps(event.to_json(), ensure_ascii=True)
+        sys.stdout.write(text + "\n")
         sys.stdout.flush()
 
 
@@ -180,7 +188,8 @@ def describe_event(e: Any) -> str | None:
     if kind == "memory_rejected":
         return f"memory rejected: {e.name} — {e.reason}"
     if kind == "memory_consolidated":
-        return f"memory consolidated: {e.before} → {e.after} records"
+        dropped = f" (removed: {', '.join(e.dropped)})" if e.dropped else ""
+        return f"memory consolidated: {e.before} → {e.after} records{dropped}"
     if kind in ("memory_consolidation_failed", "pointer_broken"):
         return f"{kind}: {e.reason}"
     if kind == "retry":

@@ -4,76 +4,68 @@ Every byte a stage takes out of the context must stay recoverable from a file th
 still points to. This module owns those files and the pointer texts that name them:
 
 * ``<persisted-output>`` wrappers and ``[Earlier tool result saved at …]`` placeholders point
-  at ``.task_outputs/tool-results/<id>-<hash>.txt``; paths are workspace-relative so an
-  archive can be moved (the course writes absolute paths).
-* A manifest records what ctxlab itself persisted (tool_use id, length, sha256). Only a
-  pointer listed there, for the same tool_use id, with its file intact, is trusted — a tool
-  output that merely looks like a wrapper is content, and is saved like any other.
-* File names carry a hash of the tool_use id, so ids that sanitise alike never share a file,
-  and a file is never overwritten with different content.
-* Transcripts are whole message lists, one JSON message per line.
+  at ``.task_outputs/tool-results/<id>-<idhash>-<contenthash>.txt``; paths are
+  workspace-relative so an archive can be moved (the course writes absolute paths).
+* A file's name carries a hash of its content, so two different contents never share a name
+  — not in one history, not across two processes on one workspace reusing the same
+  tool_use ids — and a file is never overwritten with different bytes. The tool_use id's
+  hash keeps ids that sanitise alike apart.
+* The manifest (:mod:`core.compact.manifest`, append-only, under a cross-process lock)
+  records every file ctxlab wrote with its sha256, and the hash of every wrapper text it put
+  into a history. A pointer is trusted only if its *whole text* is one ctxlab wrote for that
+  file (a placeholder is fully determined by the path; a wrapper's hash must be recorded),
+  for the same tool_use id, and the file's bytes still match the recorded sha256. Anything
+  else that looks like a pointer is content, and is saved like any other.
+* A file whose bytes changed since ctxlab wrote it is reported (an ``error`` event of kind
+  ``archive``) and never trusted or pointed at again.
+* Transcripts are whole message lists, one JSON message per line, listed in the manifest too.
 
 All writes are atomic: a temporary file in the same directory, then ``os.replace``.
 """
 
 from __future__ import annotations
 
-import hashlib
-import itertools
 import json
 import os
 import re
+import stat
 import uuid
-from dataclasses import dataclass
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from core.compact.atomic import atomic_write_text, sweep_stale_temp
+from core.compact.manifest import (
+    LEGACY_MANIFEST,
+    MANIFEST,
+    Manifest,
+    Persisted,
+    sha256_and_chars,
+    sha256_file,
+    sha256_text,
+)
+from core.compact.pointers import (
+    EARLIER_PREFIX,
+    WRAPPER_HEAD,
+    archive_marker_path,
+    archive_marker_text,
+    earlier_text,
+    pointer_path,
+    wrapper_text,
+)
+from core.events import Error, Event
 from core.measure import json_chars
+
+__all__ = ["EARLIER_PREFIX", "LEGACY_MANIFEST", "MANIFEST", "RESULTS_DIR", "TRANSCRIPT_DIR",
+           "WRAPPER_HEAD", "Archive", "ArchiveChanged", "Persisted", "archive_marker_path",
+           "archive_marker_text", "atomic_write_text", "earlier_text", "pointer_path",
+           "sweep_stale_temp", "wrapper_text"]
 
 RESULTS_DIR = Path(".task_outputs/tool-results")
 TRANSCRIPT_DIR = Path(".transcripts")
-MANIFEST = "manifest.json"
+CONTENT_HASH = 16  # hex digits of the content's sha256 in a result file's name
 
-WRAPPER_HEAD = "<persisted-output>\n"
-EARLIER_PREFIX = "[Earlier tool result saved at "
-_ARCHIVE_MARKER = re.compile(r"\[(\d+) messages archived at (.+)\]")
 _SAFE = re.compile(r"[^A-Za-z0-9._-]")
-_TMP_SERIAL = itertools.count()
-
-
-def wrapper_text(path: str, preview: str) -> str:
-    """The course's persisted wrapper, byte for byte (with a relative path)."""
-    return f"<persisted-output>\nFull output: {path}\nPreview:\n{preview}\n</persisted-output>"
-
-
-def earlier_text(path: str) -> str:
-    """The micro_compact placeholder, byte for byte (with a relative path)."""
-    return f"{EARLIER_PREFIX}{path}]"
-
-
-def archive_marker_text(count: int, path: str) -> str:
-    return f"[{count} messages archived at {path}]"
-
-
-def pointer_path(content: Any) -> str | None:
-    """The path a wrapper or placeholder names, or None if ``content`` is neither shape."""
-    if not isinstance(content, str):
-        return None
-    if content.startswith(WRAPPER_HEAD):
-        for line in content.splitlines():
-            if line.startswith("Full output: "):
-                return line[len("Full output: "):].strip()
-        return None
-    if content.startswith(EARLIER_PREFIX) and content.endswith("]"):
-        return content[len(EARLIER_PREFIX):-1].strip()
-    return None
-
-
-def archive_marker_path(content: Any) -> str | None:
-    if not isinstance(content, str):
-        return None
-    match = _ARCHIVE_MARKER.fullmatch(content)
-    return match.group(2) if match else None
 
 
 def content_size(content: Any) -> int:
@@ -85,109 +77,51 @@ def content_as_text(content: Any) -> str:
     return content if isinstance(content, str) else json.dumps(content, ensure_ascii=False)
 
 
-def _sha256(text: str) -> str:
-    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
-
-
 def safe_id(tool_use_id: str) -> str:
     """The course's sanitised id (kept readable), cut shorter to leave room for a hash."""
     return _SAFE.sub("_", tool_use_id)[:100] or "unknown"
 
 
-def atomic_write_text(path: Path, text: str, *, durable: bool = False) -> None:
-    """Write ``text`` to ``path`` so that readers see the old file or the new one, never half.
-
-    ``os.replace`` alone survives a killed process; ``durable`` adds an fsync for data that
-    must also survive a power cut (sessions). Archive files skip it: hundreds of fsyncs per
-    ``prepare()`` would cost more than all of the compaction itself.
-    """
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.{next(_TMP_SERIAL)}.tmp")
-    try:
-        with open(tmp, "x", encoding="utf-8", errors="surrogatepass", newline="") as fh:
-            fh.write(text)
-            if durable:
-                fh.flush()
-                os.fsync(fh.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except FileNotFoundError:
-            pass
-        raise
+def _in_archive(path: str) -> bool:
+    """Only a file directly in one of the archive folders can be a manifest entry: the log
+    is a file anyone can write, and must never make ctxlab trust a path elsewhere."""
+    folder, _, name = path.rpartition("/")
+    return folder in _FOLDERS and name not in ("", ".", "..")
 
 
-_TMP_NAME = re.compile(r"^\..+\.(\d+)\.\d+\.tmp$")
+_FOLDERS = (RESULTS_DIR.as_posix(), TRANSCRIPT_DIR.as_posix())
 
 
-def sweep_stale_temp(folder: Path) -> list[str]:
-    """Remove temporary files left by a process that was killed mid-write.
-
-    Only files named by :func:`atomic_write_text` whose writer is gone are touched; the
-    real files never depend on them (``os.replace`` had not happened yet).
-    """
-    removed: list[str] = []
-    try:
-        entries = list(os.scandir(folder))
-    except OSError:
-        return removed
-    for entry in entries:
-        match = _TMP_NAME.match(entry.name)
-        if not match or not entry.is_file(follow_symlinks=False):
-            continue
-        pid = int(match.group(1))
-        if pid == os.getpid() or _alive(pid):
-            continue
-        try:
-            os.unlink(entry.path)
-            removed.append(entry.name)
-        except OSError:
-            pass
-    return removed
+class ArchiveChanged(LookupError):
+    """An archive file's bytes no longer match what ctxlab recorded when it wrote them."""
 
 
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except (PermissionError, OverflowError, OSError):
-        return True
-    return True
-
-
-@dataclass(frozen=True)
-class Persisted:
-    """One tool result ctxlab saved: what the manifest says about its file."""
-
-    path: str  # workspace-relative, "/"-separated
-    tool_use_id: str
-    chars: int
-    sha256: str
-    format: str  # "text" or "json" (a block list, stored as its JSON)
-
-
-def _entry_json(key: str, entry: Persisted) -> str:
-    """One manifest entry as it appears inside the manifest's ``files`` object."""
-    return f"{json.dumps(key, ensure_ascii=False)}: {json.dumps(vars(entry), ensure_ascii=False)}"
+def _discard(event: Event) -> Any:
+    return event
 
 
 class Archive:
     """The files of one workspace that hold what left the context, and the ledger of it."""
 
-    def __init__(self, workspace: Path) -> None:
+    def __init__(self, workspace: Path, emit: Callable[[Event], Any] = _discard) -> None:
         self.workspace = Path(workspace).resolve()
         self.results_dir = self.workspace / RESULTS_DIR
         self.transcript_dir = self.workspace / TRANSCRIPT_DIR
         self.ledger: list[dict[str, Any]] = []
+        self.emit = emit
+        self.problems: list[str] = []  # every report, also when nobody listens to events
         for folder in (self.results_dir, self.transcript_dir):
             sweep_stale_temp(folder)
-        self._manifest: dict[str, Persisted] = self._load_manifest()
-        # Each entry's JSON text, kept so a flush joins strings instead of re-encoding every
-        # entry: a long session persists thousands of results and flushes after each stage.
-        self._manifest_json = {k: _entry_json(k, v) for k, v in self._manifest.items()}
-        self._manifest_dirty = False
+        self._manifest = Manifest(self.results_dir, self._report, _in_archive)
+        # path -> stat key of the file when its bytes last matched the manifest, so a
+        # file is hashed again only when it changed on disk (size, times, inode)
+        self._verified: dict[str, tuple[int, ...]] = {}
+        self._changed: set[str] = set()
+
+    def _report(self, message: str) -> None:
+        if message not in self.problems:
+            self.problems.append(message)
+            self.emit(Error(message=message, kind="archive"))
 
     # -- paths ------------------------------------------------------------------------------
 
@@ -208,79 +142,158 @@ class Archive:
 
     # -- manifest ---------------------------------------------------------------------------
 
-    def _load_manifest(self) -> dict[str, Persisted]:
-        path = self.results_dir / MANIFEST
-        try:
-            raw = json.loads(path.read_text(encoding="utf-8"))
-            return {k: Persisted(**v) for k, v in raw.get("files", {}).items()}
-        except (OSError, ValueError, TypeError, AttributeError):
-            return {}
-
     def flush(self) -> None:
-        """Write the manifest if it changed (once per stage, not once per file)."""
-        if not self._manifest_dirty:
-            return
-        # The text json.dumps({"files": {k: vars(v) for k, v in sorted(...)}}) would give.
-        entries = ", ".join(self._manifest_json[k] for k in sorted(self._manifest_json))
-        atomic_write_text(self.results_dir / MANIFEST, '{"files": {' + entries + "}}")
-        self._manifest_dirty = False
+        """Append what changed to the manifest (once per stage, not once per file)."""
+        self._manifest.flush()
 
     def manifest(self) -> dict[str, Persisted]:
-        return dict(self._manifest)
+        """The tool-result files ctxlab wrote (transcripts, also listed, are left out)."""
+        return {k: v for k, v in self._manifest.entries.items() if v.format != "transcript"}
 
     def manifest_entry(self, rel_path: str) -> Persisted:
-        return self._manifest[rel_path]
+        entry = self._manifest.get(rel_path)
+        if entry is None:
+            raise KeyError(rel_path)
+        return entry
 
     def is_persisted(self, rel_path: str) -> bool:
-        return rel_path in self._manifest
+        """Is ``rel_path`` a tool-result file ctxlab wrote (not a transcript)?"""
+        entry = self._manifest.get(rel_path)
+        return entry is not None and entry.format != "transcript"
+
+    # -- integrity --------------------------------------------------------------------------
+
+    def intact(self, entry: Persisted) -> bool:
+        """Do the file's bytes still match the sha256 recorded when ctxlab wrote it?
+
+        A changed file is reported once (``error``, kind ``archive``) and never trusted.
+        """
+        try:
+            st = os.lstat(self.workspace / entry.path)
+        except (OSError, ValueError):
+            return False  # missing: the caller reports a broken pointer
+        key = (st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino, st.st_dev, st.st_mode)
+        if self._verified.get(entry.path) == key:
+            return True
+        ok = False
+        if stat.S_ISREG(st.st_mode):
+            try:
+                ok = sha256_file(self.workspace / entry.path) == entry.sha256
+            except OSError:
+                ok = False
+        if ok:
+            self._verified[entry.path] = key
+            return True
+        self._verified.pop(entry.path, None)
+        if entry.path not in self._changed:
+            self._changed.add(entry.path)
+            self._report(f"{entry.path} changed after ctxlab wrote it (its sha256 no longer "
+                         "matches the manifest): it is not trusted and nothing will point "
+                         "at it again")
+        return False
+
+    def _wrote(self, rel: str) -> None:
+        """Remember a file just written as verified (its hash is the one just recorded)."""
+        st = os.lstat(self.workspace / rel)
+        self._verified[rel] = (st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino,
+                               st.st_dev, st.st_mode)
+        self._changed.discard(rel)
 
     # -- tool results -----------------------------------------------------------------------
 
     def path_for(self, tool_use_id: str, content: Any) -> str:
         """The relative path ``persist`` would use, computed without writing anything."""
-        text = content_as_text(content)
-        stem = f"{safe_id(tool_use_id)}-{_sha256(tool_use_id)[:8]}"
-        rel = self.rel(self.results_dir / f"{stem}.txt")
-        known = self._manifest.get(rel)
-        if known is None or (known.tool_use_id == tool_use_id and known.sha256 == _sha256(text)):
+        return self._name(tool_use_id, sha256_text(content_as_text(content)))
+
+    def _name(self, tool_use_id: str, digest: str) -> str:
+        stem = f"{safe_id(tool_use_id)}-{sha256_text(tool_use_id)[:8]}"
+        rel = self.rel(self.results_dir / f"{stem}-{digest[:CONTENT_HASH]}.txt")
+        known = self._manifest.get(rel, others=False)
+        if known is None or (known.sha256 == digest and known.tool_use_id == tool_use_id):
             return rel
-        # Same id, different content (ids can repeat across sessions): never overwrite.
-        return self.rel(self.results_dir / f"{stem}-{_sha256(text)[:8]}.txt")
+        # Two contents whose hashes share a prefix: the whole hash tells them apart.
+        return self.rel(self.results_dir / f"{stem}-{digest}.txt")
 
     def persist(self, tool_use_id: str, content: Any) -> str:
         """Save a tool result byte-exact; return its workspace-relative path."""
-        rel = self.path_for(tool_use_id, content)
         text = content_as_text(content)
-        digest = _sha256(text)
-        known = self._manifest.get(rel)
-        target = self.workspace / rel
-        if known and known.sha256 == digest and target.is_file():
+        digest = sha256_text(text)
+        rel = self._name(tool_use_id, digest)
+        known = self._manifest.get(rel, others=False)
+        if known is not None and known.sha256 == digest and self.intact(known):
             return rel
-        atomic_write_text(target, text)
-        self._manifest[rel] = Persisted(rel, tool_use_id, len(text), digest,
-                                        "text" if isinstance(content, str) else "json")
-        self._manifest_json[rel] = _entry_json(rel, self._manifest[rel])
-        self._manifest_dirty = True
+        # A file of this name holds these very bytes (or was changed behind ctxlab's back and
+        # is put right): replacing it can never lose a different content.
+        atomic_write_text(self.workspace / rel, text)
+        self._wrote(rel)
+        self._manifest.add(Persisted(rel, tool_use_id, len(text), digest,
+                                     "text" if isinstance(content, str) else "json"))
         return rel
+
+    def adopt(self, tool_use_id: str, spool: Path) -> str:
+        """Move a file holding a whole tool output (UTF-8 text) into the archive.
+
+        For outputs too large to hold in memory, such as a long command's: the file is
+        hashed and counted as it is read, then renamed into place; nothing is copied.
+        """
+        digest, chars = sha256_and_chars(spool)
+        rel = self._name(tool_use_id, digest)
+        target = self.workspace / rel
+        known = self._manifest.get(rel, others=False)
+        if known is not None and known.sha256 == digest and self.intact(known):
+            spool.unlink(missing_ok=True)
+            return rel
+        target.parent.mkdir(parents=True, exist_ok=True)
+        os.replace(spool, target)
+        self._wrote(rel)
+        self._manifest.add(Persisted(rel, tool_use_id, chars, digest, "text"))
+        return rel
+
+    def wrap(self, rel: str, preview: str) -> str:
+        """A ``<persisted-output>`` wrapper for ``rel``, recorded as one ctxlab wrote."""
+        text = wrapper_text(rel, preview)
+        self._manifest.add_pointer(rel, text)
+        return text
 
     def trusted_pointer(self, tool_use_id: str, content: Any) -> str | None:
         """The path of a pointer ctxlab wrote for this very result, with its file intact."""
         path = pointer_path(content)
         if path is None:
             return None
-        entry = self._entry(path)
-        if entry is None or entry.tool_use_id != tool_use_id:
+        entry = self._manifest.get(path)
+        if entry is None or entry.tool_use_id != tool_use_id or entry.format == "transcript":
             return None
-        file = self.workspace / entry.path
-        try:
-            if file.stat().st_size < entry.chars:  # bytes ≥ chars for UTF-8 text
-                return None
-        except OSError:
+        if not self._wrote_pointer(entry, content) or not self.intact(entry):
             return None
         return entry.path
 
+    def _wrote_pointer(self, entry: Persisted, content: str) -> bool:
+        """Is ``content`` exactly a pointer text ctxlab wrote for ``entry``'s file?"""
+        if content == earlier_text(entry.path):
+            return True  # fully determined by the path: it carries no data of its own
+        if sha256_text(content) in self._manifest.pointers(entry.path):
+            return True
+        if entry.path in self._manifest.legacy:
+            # Written before wrappers were recorded: trusted only if its preview is exactly
+            # the start of the file it names (checked against the verified file).
+            head = wrapper_text(entry.path, "")[: -len("\n</persisted-output>")]
+            tail = "\n</persisted-output>"
+            if content.startswith(head) and content.endswith(tail):
+                preview = content[len(head): len(content) - len(tail)]
+                return self.intact(entry) and self._starts_with(entry.path, preview)
+        return False
+
+    def _starts_with(self, rel: str, preview: str) -> bool:
+        try:
+            with open(self.workspace / rel, encoding="utf-8", errors="surrogatepass",
+                      newline="") as fh:
+                return fh.read(len(preview)) == preview
+        except (OSError, UnicodeDecodeError):
+            return False
+
     def broken_pointer(self, tool_use_id: str, content: Any) -> str | None:
-        """A pointer ctxlab wrote (or one shaped like it, into its own folder) whose file is gone.
+        """A pointer ctxlab wrote (or one shaped like it, into its own folder) whose file is
+        gone or changed.
 
         Such a text must never be persisted as if it were the result (the course then
         chains a pointer to a pointer); the caller reports it instead.
@@ -292,9 +305,11 @@ class Archive:
         if inside is None:
             return None
         entry = self._entry(path)
-        if entry is not None and entry.tool_use_id != tool_use_id:
-            return None  # someone else's pointer quoted in this output: plain content
-        return None if inside.is_file() and entry is None else path
+        if entry is not None:
+            if entry.tool_use_id != tool_use_id or not self._wrote_pointer(entry, content):
+                return None  # someone else's pointer quoted, or a forged text: content
+            return path  # ours, and its file is missing or changed
+        return None if inside.is_file() else path
 
     def _entry(self, path: str) -> Persisted | None:
         # Fast path: the exact relative path ctxlab itself wrote (no filesystem call).
@@ -303,12 +318,21 @@ class Archive:
             return known
         inside = self.resolve_inside(path, self.results_dir)
         if inside is None:
+            inside = self.resolve_inside(path, self.transcript_dir)
+        if inside is None:
             return None
         return self._manifest.get(self.rel(inside))
 
+    def _checked(self, rel_path: str) -> Persisted | None:
+        """The manifest entry of a file about to be read, refusing a changed file."""
+        entry = self._entry(rel_path)
+        if entry is not None and not self.intact(entry):
+            raise ArchiveChanged(f"{entry.path} changed after ctxlab wrote it")
+        return entry
+
     def read_result(self, rel_path: str) -> Any:
         """The original content of a persisted result (a string, or the block list)."""
-        entry = self._entry(rel_path)
+        entry = self._checked(rel_path)
         text = (self.workspace / rel_path).read_text(encoding="utf-8", errors="surrogatepass")
         if entry is not None and entry.format == "json":
             return json.loads(text)
@@ -326,16 +350,23 @@ class Archive:
         path = self.transcript_dir / f"transcript_{uuid.uuid4().hex}.jsonl"
         lines = "".join(json.dumps(m, default=str, ensure_ascii=False) + "\n" for m in messages)
         atomic_write_text(path, lines)
-        return self.rel(path)
+        rel = self.rel(path)
+        self._wrote(rel)
+        self._manifest.add(Persisted(rel, "", len(lines), sha256_text(lines), "transcript"))
+        return rel
 
     def valid_archive_marker(self, content: Any) -> bool:
         path = archive_marker_path(content)
         if path is None:
             return False
         inside = self.resolve_inside(path, self.transcript_dir)
-        return inside is not None and inside.is_file()
+        if inside is None or not inside.is_file():
+            return False
+        entry = self._entry(path)
+        return entry is None or self.intact(entry)  # unlisted: written before the log
 
     def read_transcript(self, rel_path: str) -> list[dict[str, Any]]:
+        self._checked(rel_path)
         text = (self.workspace / rel_path).read_text(encoding="utf-8", errors="surrogatepass")
         # split on "\n" only: splitlines() would also cut at U+2028 inside a JSON string
         return [json.loads(line) for line in text.split("\n") if line.strip()]
@@ -353,7 +384,8 @@ class Archive:
         """Follow a ledger ``where`` back to the original content of a tool result.
 
         A transcript may hold the result as a pointer written by an earlier stage; the
-        chain is followed (bounded) until real content is found.
+        chain is followed (bounded) until real content is found. A file whose bytes changed
+        since ctxlab wrote it raises :class:`ArchiveChanged` (and is reported).
         """
         if depth > 16:
             raise LookupError(f"pointer chain too long for {tool_use_id}")
@@ -362,14 +394,14 @@ class Archive:
         if self.resolve_inside(where, self.transcript_dir) is None:
             raise LookupError(f"{where} is not an archive file")
         found: Any = None
-        for message in self.read_transcript(where):
+        messages = self.read_transcript(where)
+        for message in messages:
             for block in message.get("content") or []:
                 if (isinstance(block, dict) and block.get("type") == "tool_result"
                         and block.get("tool_use_id") == tool_use_id):
                     found = block.get("content", "")
         if found is None:
-            marker_paths = [archive_marker_path(m.get("content"))
-                            for m in self.read_transcript(where)]
+            marker_paths = [archive_marker_path(m.get("content")) for m in messages]
             for nested in filter(None, marker_paths):
                 try:
                     return self.recover(tool_use_id, nested, depth + 1)
@@ -378,3 +410,4 @@ class Archive:
             raise LookupError(f"{tool_use_id} not found in {where}")
         nested = self.trusted_pointer(tool_use_id, found)
         return self.recover(tool_use_id, nested, depth + 1) if nested else found
+

@@ -45,6 +45,7 @@ def tool_result_budget(history: Measured, ctx: CompactContext) -> StageRun:
         if not lose:
             ctx.archive.persist(tool_use_id, content)
             run.wrote(path)
+            new = ctx.archive.wrap(path, content_as_text(content)[: limits.budget_preview])
         history.set_content(last_idx, bi, new)
         total += len(new) - sizes[bi]
         run.took(tool_use_id, sizes[bi], "lost" if lose else path)

@@ -49,6 +49,7 @@ def fit_tool_results(history: Measured, ctx: CompactContext, target: int) -> Sta
         if not trusted:
             ctx.archive.persist(tool_use_id, content)
             run.wrote(path)
+        new = ctx.archive.wrap(path, preview)  # recorded: only texts ctxlab wrote are trusted
         original = ctx.archive.manifest_entry(path).chars
         history.set_content(mi, bi, new)
         run.took(tool_use_id, original if trusted else content_size(content), path)

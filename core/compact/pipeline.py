@@ -53,10 +53,11 @@ class Compactor:
                  emit: Callable[[Event], Any] | None = None,
                  breaks: frozenset[str] | set[str] = frozenset(),
                  context_notes: Callable[[], str] | None = None) -> None:
+        emit = emit or (lambda event: event)
         self.ctx = CompactContext(
-            archive=Archive(workspace),
+            archive=Archive(workspace, emit=emit),
             thresholds=thresholds or Thresholds(),
-            emit=emit or (lambda event: event),
+            emit=emit,
             breaks=frozenset(breaks),
         )
         self.summarizer = summarizer or OfflineSummarizer()

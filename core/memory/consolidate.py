@@ -5,20 +5,26 @@ Where the course gave up or trusted the model (spec items 15–17), ctxlab:
 
 * splits an input over 20,000 chars into batches (one model call each) and reports the
   number of batches in ``memory_consolidated`` — nothing is silently skipped;
-* passes the output through the same gates as extraction (no "this session only" record
+* passes a model's output through the same gates as extraction (no "this session only" record
   survives a merge) and enforces the 30-record cap, announcing each record it drops;
 * snapshots the old files to ``.memory/.history/<timestamp>/`` and swaps the sets through
   a journal (:mod:`core.memory.journal`), so a crash leaves the old or the new set, and
   refuses to swap if any file changed while the model was thinking.
 
-Without a provider an offline consolidator merges exact and near duplicates (newest wins).
+Only the same fact is ever merged. Offline, that is records whose bodies are equal once
+whitespace is normalised (the newest wins); records that merely share a name or a
+description stay. A model run keeps what the model returns (two returned bodies that are
+equal are one fact). A record returned unchanged — and every record offline that is not a
+duplicate — is not rewritten, so its extra frontmatter fields and YAML comments survive
+byte-for-byte; every record removed from the store is named in ``memory_consolidated``
+(``dropped``). File names are chosen under the store lock, so a concurrent writer's new
+record is never overwritten.
 """
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from core.events import MemoryConsolidated, MemoryConsolidationFailed, MemoryRejected
@@ -30,8 +36,6 @@ from core.memory.extract import (
     extract_memories,
     find_json_array,
     gate,
-    name_key,
-    normalized,
 )
 from core.memory.store import (
     Emit,
@@ -47,7 +51,6 @@ CONSOLIDATE_THRESHOLD = 10
 CONSOLIDATE_INPUT_CHAR_LIMIT = 20_000
 MAX_CONSOLIDATED = 30
 CONSOLIDATE_MAX_TOKENS = 3_000
-NEAR_DUPLICATE = 0.8  # word/bigram Jaccard similarity that counts as "the same record"
 
 
 @dataclass(frozen=True)
@@ -62,6 +65,7 @@ class ConsolidationResult:
     history: str | None = None
     removed: tuple[str, ...] = ()
     written: tuple[str, ...] = ()
+    dropped: tuple[str, ...] = ()  # files of records no longer in the store
 
 
 def record_block(record: Record) -> str:
@@ -106,48 +110,34 @@ def consolidate_prompt(catalog: str) -> str:
 # -- offline ------------------------------------------------------------------------------
 
 
-def _terms(text: str) -> set[str]:
-    low = normalized(text)
-    terms = set(re.findall(r"[a-z0-9]+", low))
-    for run in re.findall(r"[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af]+", low):
-        terms.update(run[i:i + 2] for i in range(max(1, len(run) - 1)))
-    return terms
+def fact_key(body: str) -> str:
+    """What makes two records the same fact: the body with whitespace runs collapsed.
+
+    Deliberately strict. A shared name or description (five "project note" records, each
+    with its own port) or similar wording is not the same fact, and merging it would delete
+    a record the user wrote.
+    """
+    return " ".join(body.split())
 
 
-def near_duplicate(a: Record, b: Record, threshold: float = NEAR_DUPLICATE) -> bool:
-    """Same key (name, description or body, normalised) or nearly the same words."""
-    if (name_key(a.name) == name_key(b.name)
-            or normalized(a.description) == normalized(b.description)
-            or normalized(a.body) == normalized(b.body)):
-        return True
-    if a.type != b.type:
-        return False
-    ta = _terms(f"{a.name} {a.description} {a.body}")
-    tb = _terms(f"{b.name} {b.description} {b.body}")
-    union = ta | tb
-    return bool(union) and len(ta & tb) / len(union) >= threshold
+def offline_keep(records: Sequence[Record], mtimes: dict[str, int]) -> list[Record]:
+    """The records an offline consolidation keeps, newest first: of each group with the
+    same :func:`fact_key`, the newest (a later statement of the same fact supersedes)."""
+    newest_first = sorted(records, key=lambda r: (-mtimes.get(r.file, 0), r.file))
+    seen: set[str] = set()
+    kept = []
+    for record in newest_first:
+        key = fact_key(record.body)
+        if key not in seen:
+            seen.add(key)
+            kept.append(record)
+    return kept
 
 
 def offline_consolidate(records: Sequence[Record], mtimes: dict[str, int]) -> list[dict[str, str]]:
-    """Merge exact and near duplicates, transitively; the newest record of each group wins
-    (a later statement is a correction). Output is newest first, so the cap drops the
-    oldest. Quadratic in the number of records, which the 30-record cap keeps small."""
-    newest_first = sorted(records, key=lambda r: (-mtimes.get(r.file, 0), r.file))
-    group = list(range(len(newest_first)))
-
-    def find(i: int) -> int:
-        while group[i] != i:
-            group[i] = group[group[i]]
-            i = group[i]
-        return i
-
-    for i, a in enumerate(newest_first):
-        for j in range(i + 1, len(newest_first)):
-            if find(i) != find(j) and near_duplicate(a, newest_first[j]):
-                group[max(find(i), find(j))] = min(find(i), find(j))  # the newer one leads
-    kept = [r for i, r in enumerate(newest_first) if find(i) == i]
+    """:func:`offline_keep` as consolidation items (name, type, description, body)."""
     return [{"name": r.name, "type": r.type, "description": r.description, "body": r.body}
-            for r in kept]
+            for r in offline_keep(records, mtimes)]
 
 
 # -- model --------------------------------------------------------------------------------
@@ -177,8 +167,30 @@ async def _model_items(batches: list[list[Record]], provider: Provider) -> list[
 # -- the common path ------------------------------------------------------------------------
 
 
+class FactDeduper(Deduper):
+    """A consolidation's duplicate check: only a body already kept is a duplicate.
+
+    Extraction refuses a candidate that shares a name or description with a stored record
+    (refusing it loses nothing); in a consolidation the items *replace* the records, so a
+    refusal there deletes one. Two returned records that share only a description are two
+    facts the model chose to keep.
+    """
+
+    def __init__(self, records: Sequence[Record | Candidate] = ()) -> None:
+        self._bodies: dict[str, str] = {}
+        for record in records:
+            self.add(record)
+
+    def add(self, record: Record | Candidate) -> None:
+        self._bodies.setdefault(fact_key(record.body), record.name)
+
+    def conflict(self, candidate: Candidate) -> str | None:
+        seen = self._bodies.get(fact_key(candidate.body))
+        return None if seen is None else f"duplicate of {seen!r} (same body)"
+
+
 def _gated(items: Sequence[Any], carried: Sequence[Record], emit: Emit) -> list[Candidate]:
-    deduper = Deduper(carried)
+    deduper = FactDeduper(carried)
     kept: list[Candidate] = []
     for item in items:
         result = gate(item, deduper, require_scope=False)
@@ -194,29 +206,61 @@ def _gated(items: Sequence[Any], carried: Sequence[Record], emit: Emit) -> list[
     return kept[:room]
 
 
-def _plan_files(kept: Sequence[Candidate], participants: Sequence[Record],
-                store: MemoryStore) -> dict[str, bytes]:
-    """File name → document. A record keeps its old file when its name is unchanged."""
-    old_by_name = {r.name: r.file for r in participants}
-    leaving = {r.file.casefold() for r in participants}
-    taken = store.taken_names() - leaving
-    reused = {old_by_name[c.name] for c in kept if c.name in old_by_name}
-    taken |= {f.casefold() for f in reused}
-    plan: dict[str, bytes] = {}
-    for candidate in kept:
-        file = old_by_name.get(candidate.name)
-        if file is None or file in plan:
-            file = allocate_file(candidate.name, taken)
+Fields = tuple[str, str, str, str]
+
+
+def _fields(x: Candidate | Record) -> Fields:
+    return (x.name, x.description, x.type, x.body)
+
+
+@dataclass(frozen=True)
+class FilePlan:
+    """The files a consolidation changes. ``remove`` is every file it replaces or deletes
+    (all copied to ``.history``); ``dropped`` the subset whose record is gone."""
+
+    remove: tuple[str, ...] = ()
+    write: dict[str, bytes] = field(default_factory=dict)
+    dropped: tuple[str, ...] = ()
+
+
+def plan_files(kept: Sequence[Candidate | Record], participants: Sequence[Record],
+               taken: set[str]) -> FilePlan:
+    """Which files to leave, rewrite, create and remove. Call under the store lock:
+    ``taken`` (the casefolded folder listing) must be current when names are chosen.
+
+    A kept record equal to a participant leaves that file untouched (byte-for-byte, extra
+    fields and comments included); one that keeps a participant's name rewrites its file;
+    any other gets a new file that no current entry uses.
+    """
+    unchanged: set[str] = set()
+    changed: list[Candidate | Record] = []
+    by_fields: dict[Fields, list[str]] = {}
+    for record in participants:
+        by_fields.setdefault(_fields(record), []).append(record.file)
+    for item in kept:
+        files = by_fields.get(_fields(item))
+        if files:
+            unchanged.add(files.pop(0))
+        else:
+            changed.append(item)
+    leaving = [r for r in participants if r.file not in unchanged]
+    by_name: dict[str, str] = {}
+    for record in leaving:
+        by_name.setdefault(record.name, record.file)
+    taken = taken - {r.file.casefold() for r in leaving}
+    taken |= {f.casefold() for f in by_name.values()}
+    write: dict[str, bytes] = {}
+    owner: dict[str, str] = {}
+    for item in changed:
+        file = by_name.get(item.name)
+        if file is None or file in write:
+            file = allocate_file(item.name, taken)
         taken.add(file.casefold())
-        plan[file] = render_document(candidate.name, candidate.description, candidate.type,
-                                     candidate.body).encode("utf-8")
-    return plan
-
-
-def _same_set(kept: Sequence[Candidate], participants: Sequence[Record]) -> bool:
-    def key(x: Candidate | Record) -> tuple[str, str, str, str]:
-        return (x.name, x.description, x.type, x.body)
-    return sorted(map(key, kept)) == sorted(map(key, participants))
+        owner[file] = item.name
+        write[file] = render_document(item.name, item.description, item.type,
+                                      item.body).encode("utf-8")
+    dropped = tuple(r.file for r in leaving if owner.get(r.file) != r.name)
+    return FilePlan(tuple(r.file for r in leaving), write, dropped)
 
 
 async def consolidate_memories(store: MemoryStore, provider: Provider | None = None,
@@ -241,38 +285,45 @@ async def consolidate_memories(store: MemoryStore, provider: Provider | None = N
         originals = {r.file: (store.root / r.file).read_bytes() for r in records}
     except OSError as exc:
         return failed(f"cannot read the store: {exc}")
-    if provider is None:
+    kept: list[Candidate | Record]
+    if provider is None:  # only the same fact merges; nothing is gated or capped
         batches, carried = [records], []
-        items: list[Any] = offline_consolidate(records, {f: k[0] for f, k in scan.keys.items()})
+        kept = list(offline_keep(records, {f: k[0] for f, k in scan.keys.items()}))
     else:
         batches, carried = plan_batches(records)
         try:
             items = await _model_items(batches, provider)
         except ValueError as exc:
             return failed(str(exc), len(batches))
+        kept = list(_gated(items, carried, send))
     participants = [r for r in records if r not in carried]
-    kept = _gated(items, carried, send)
     if not kept and participants:
         return failed("consolidation produced no valid records; the store is unchanged",
                       len(batches))
     after = len(kept) + len(carried)
-    if _same_set(kept, participants):
-        send(MemoryConsolidated(before=len(records), after=after, batches=len(batches)))
-        return ConsolidationResult(True, len(records), after, len(batches))
+    expected = {r.file: originals[r.file] for r in participants}
     try:
-        expected = {r.file: originals[r.file] for r in participants}
-        plan = _plan_files(kept, participants, store)
-        with store.locked():
-            done = journal.commit_replace(store.root, list(expected), plan, expected=expected)
-            index_event = store.rebuild_index(
-                "write", sorted(set(done.removed) | set(done.written)), notify=False)
+        with store.locked():  # names are chosen and re-checked under the lock
+            plan = plan_files(kept, participants, store.taken_names())
+            if not plan.remove and not plan.write:
+                done = None
+            else:
+                done = journal.commit_replace(store.root, plan.remove, plan.write,
+                                              expected=expected)
+                index_event = store.rebuild_index(
+                    "write", sorted(set(done.removed) | set(done.written)), notify=False)
     except (OSError, journal.JournalError, MemoryStoreError) as exc:
         return failed(str(exc), len(batches))
-    send(MemoryConsolidated(before=len(records), after=after, batches=len(batches)))
+    if done is None:
+        send(MemoryConsolidated(before=len(records), after=after, batches=len(batches)))
+        return ConsolidationResult(True, len(records), after, len(batches))
+    send(MemoryConsolidated(before=len(records), after=after, batches=len(batches),
+                            dropped=plan.dropped))
     send(index_event)
     history = done.history.relative_to(store.root).as_posix()
     return ConsolidationResult(True, len(records), after, len(batches), history=history,
-                               removed=done.removed, written=done.written)
+                               removed=done.removed, written=done.written,
+                               dropped=plan.dropped)
 
 
 @dataclass(frozen=True)

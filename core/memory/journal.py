@@ -12,6 +12,10 @@ writes many others) must never leave a mix of old and new records if the process
   then writes ``.journal.json`` (the commit point) and only then touches the live files.
   Killed before the journal exists, the live store is untouched (the old set); killed
   after, :func:`recover` rolls the replace forward on the next open (the new set).
+  The snapshot folder itself is built hidden (``.history/.tmp-…``) and renamed into place
+  once complete, so a failed or killed consolidation never leaves a partial snapshot that
+  counts toward the 20 kept; it never writes over a file it did not read (a concurrent
+  writer's new record).
 
 :func:`checkpoint` is called between every durable step so a test can stop the process at
 step N and prove the claim above.
@@ -35,6 +39,8 @@ JOURNAL_NAME = ".journal.json"
 HISTORY_DIR = ".history"
 HISTORY_KEEP = 20
 TMP_SUFFIX = ".tmp"
+HISTORY_TMP_PREFIX = ".tmp-"  # a snapshot being built; renamed into place when complete
+MANIFEST_NAME = "manifest.json"
 _TMP_RE = re.compile(r"^\..+\.[0-9a-f]{8}\.tmp$")
 
 # Called with a step label before every durable step. Tests install a hook that stops the
@@ -117,14 +123,65 @@ def _bare(name: Any) -> str:
     return name
 
 
-def _new_history_dir(root: Path) -> Path:
+def _history_name(base: Path) -> str:
+    """A free snapshot folder name; names sort by time (call under the store lock)."""
     stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S.%fZ")
-    base = root / HISTORY_DIR
-    candidate, n = base / stamp, 1
-    while candidate.exists():
-        candidate, n = base / f"{stamp}-{n}", n + 1
-    candidate.mkdir(parents=True)
+    candidate, n = stamp, 1
+    while (base / candidate).exists():
+        candidate, n = f"{stamp}-{n}", n + 1
     return candidate
+
+
+def _snapshot(root: Path, remove: Sequence[str], add: Mapping[str, bytes],
+              reason: str) -> Path:
+    """Write ``.history/<timestamp>/`` atomically: built in a hidden temp folder, renamed
+    into place only once complete. A failure removes the temp folder; a SIGKILL leaves
+    it hidden, never counted, and swept by :func:`sweep_history_temp` on the next open."""
+    base = root / HISTORY_DIR
+    base.mkdir(exist_ok=True)
+    name = _history_name(base)
+    tmp = base / f"{HISTORY_TMP_PREFIX}{name}-{secrets.token_hex(4)}"
+    try:
+        (tmp / "old").mkdir(parents=True)
+        (tmp / "new").mkdir()
+        for file in remove:
+            source = root / file
+            if source.is_file() and not source.is_symlink():
+                atomic_write(tmp / "old" / file, source.read_bytes())
+        for file, data in add.items():
+            atomic_write(tmp / "new" / file, data)
+        manifest = {"version": 1, "reason": reason, "created": name,
+                    "removed": list(remove), "written": list(add)}
+        atomic_write(tmp / MANIFEST_NAME, _json(manifest))
+        checkpoint("history:rename")
+        os.rename(tmp, base / name)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    fsync_dir(base)
+    return base / name
+
+
+def sweep_history_temp(root: Path) -> list[str]:
+    """Delete snapshot folders a killed consolidation left half-built (under the lock)."""
+    base = root / HISTORY_DIR
+    removed = []
+    with suppress(OSError):
+        for entry in os.scandir(base):
+            if entry.name.startswith(HISTORY_TMP_PREFIX) and entry.is_dir(follow_symlinks=False):
+                shutil.rmtree(entry.path, ignore_errors=True)
+                removed.append(entry.name)
+    return removed
+
+
+def complete_snapshots(root: Path) -> list[Path]:
+    """Finished snapshots, oldest first: visible folders holding a manifest."""
+    base = root / HISTORY_DIR
+    if not base.is_dir():
+        return []
+    return sorted(p for p in base.iterdir()
+                  if not p.name.startswith(".") and p.is_dir() and not p.is_symlink()
+                  and (p / MANIFEST_NAME).is_file())
 
 
 class StoreChanged(JournalError):
@@ -153,18 +210,11 @@ def commit_replace(root: Path, remove: Sequence[str], add: Mapping[str, bytes],
             current = None
         if current != data:
             raise StoreChanged(f"{name} changed while consolidating; nothing was replaced")
-    history = _new_history_dir(root)
-    (history / "old").mkdir()
-    (history / "new").mkdir()
-    for name in remove:
-        source = root / name
-        if source.is_file() and not source.is_symlink():
-            atomic_write(history / "old" / name, source.read_bytes())
-    for name, data in add.items():
-        atomic_write(history / "new" / name, data)
-    manifest = {"version": 1, "reason": reason, "created": history.name,
-                "removed": remove, "written": list(add)}
-    atomic_write(history / "manifest.json", _json(manifest))
+    for name in add:  # a file this replace did not read is someone else's: never write over it
+        if name not in remove and os.path.lexists(root / name):
+            raise StoreChanged(f"{name} appeared while consolidating; nothing was replaced")
+    sweep_history_temp(root)
+    history = _snapshot(root, remove, add, reason)
     journal = {"version": 1, "history": history.name, "remove": remove, "add": list(add)}
     atomic_write(journal_path, _json(journal))  # the commit point
     checkpoint("committed")
@@ -218,6 +268,7 @@ def recover(root: Path) -> Replacement | None:
     Returns what was rolled forward, or None when there was nothing to do.
     """
     remove_stale_temp_files(root)
+    sweep_history_temp(root)
     journal_path = root / JOURNAL_NAME
     if not journal_path.exists():
         return None
@@ -233,10 +284,11 @@ def recover(root: Path) -> Replacement | None:
 
 
 def prune_history(root: Path, keep: int = HISTORY_KEEP) -> None:
-    """Keep only the newest ``keep`` snapshots (names sort by time)."""
-    base = root / HISTORY_DIR
-    if not base.is_dir():
-        return
-    folders = sorted(p for p in base.iterdir() if p.is_dir() and not p.is_symlink())
+    """Keep only the newest ``keep`` complete snapshots (names sort by time).
+
+    Only complete snapshots count and only they are pruned: a folder without a manifest
+    (left by a version that built snapshots in place) may hold the only copy of a record.
+    """
+    folders = complete_snapshots(root)
     for old in folders[:-keep] if keep > 0 else folders:
         shutil.rmtree(old, ignore_errors=True)

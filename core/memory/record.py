@@ -213,8 +213,11 @@ def allocate_file(name: str, taken: set[str]) -> str:
 
 def validate_fields(name: str, description: str, type_: str, body: str) -> None:
     """The write-side rules (the course's, plus path-like names); raises MemoryStoreError."""
-    for label, value in (("name", name), ("description", description), ("body", body)):
-        if not isinstance(value, str) or not value.strip():
+    for label, value in (("name", name), ("description", description), ("body", body),
+                         ("type", type_)):
+        if not isinstance(value, str):  # never str(None) -> a record named "None"
+            raise MemoryStoreError(f"memory {label} must be text, not {type(value).__name__}")
+        if not value.strip():
             raise MemoryStoreError(f"memory {label} cannot be empty")
     if type_ not in MEMORY_TYPES:
         expected = ", ".join(MEMORY_TYPES)

@@ -34,6 +34,7 @@ from typing import Any
 import yaml
 
 from core.config import THRESHOLD_KEYS
+from core.scenarios.safe_yaml import UnsafeYaml, check_events, check_plain
 
 TOOL_NAMES = ("bash", "read_file", "write_file", "edit_file", "glob", "compact")
 SIDE_PURPOSES = ("summary", "select", "extract", "consolidate")
@@ -97,13 +98,34 @@ def load_scenario(path: Path) -> Scenario:
 
 def parse_scenario(text: str, source: str = "<scenario>") -> Scenario:
     try:
+        check_events(text)  # tags and deep nesting, before composing can recurse
         node = yaml.compose(text, Loader=yaml.SafeLoader)
+    except UnsafeYaml as exc:
+        raise ScenarioError(f"{source}:{exc.line}: {exc}") from None
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         line = mark.line + 1 if mark else 1
         problem = getattr(exc, "problem", None) or str(exc)
         raise ScenarioError(f"{source}:{line}: invalid YAML: {problem}") from None
     return _Parser(source).scenario(node)
+
+
+NULL_TAG = "tag:yaml.org,2002:null"
+
+
+def yaml_kind(value: Any) -> str:
+    """How a user would name a YAML value that is not text: ``null``, ``a number``…"""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, int | float):
+        return "a number"
+    if isinstance(value, list):
+        return "a list"
+    if isinstance(value, dict):
+        return "a mapping"
+    return f"a {type(value).__name__}"  # date, datetime, bytes
 
 
 class _Parser:
@@ -135,7 +157,17 @@ class _Parser:
         return str(node.value)
 
     def value(self, node: yaml.Node) -> Any:
-        return yaml.safe_load(yaml.serialize(node))
+        """Plain JSON-shaped data (no dates, no sets), so the run's JSON events can carry it."""
+        if isinstance(node, yaml.ScalarNode) and node.tag == NULL_TAG:
+            return None  # an empty value (`name:`) does not survive serialize + load
+        try:
+            check_plain(node)
+            return yaml.safe_load(yaml.serialize(node))
+        except UnsafeYaml as exc:
+            raise ScenarioError(f"{self.source}:{exc.line}: {exc}") from None
+        except yaml.YAMLError as exc:
+            problem = getattr(exc, "problem", None) or exc
+            raise self.fail(node, f"invalid value: {problem}") from None
 
     def known_keys(self, node: yaml.Node, allowed: tuple[str, ...], what: str) -> None:
         """A typo (``threshold:``) must not be silently ignored."""
@@ -183,7 +215,13 @@ class _Parser:
         fields = self.mapping(node, "a seeded memory")
         if not {"name", "type", "description", "body"} <= set(fields):
             raise self.fail(node, "a seeded memory needs name, type, description and body")
-        record = {k: str(self.value(fields[k])) for k in ("name", "type", "description", "body")}
+        record = {}
+        for key in ("name", "type", "description", "body"):
+            value = self.value(fields[key])
+            if not isinstance(value, str):  # `name: null` must not become a record "None"
+                raise self.fail(fields[key], f"seeded memory: {key} must be text, not "
+                                             f"{yaml_kind(value)} (quote it if it is a word)")
+            record[key] = value
         try:
             validate_fields(record["name"], record["description"], record["type"],
                             record["body"])

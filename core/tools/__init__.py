@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import copy
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -60,8 +61,12 @@ class ToolRunner:
         bash_timeout: float = bash.DEFAULT_TIMEOUT,
         output_cap: int = bash.DEFAULT_OUTPUT_CAP,
         glob_limit: int = glob.DEFAULT_LIMIT,
+        spool_dir: Path | None = None,
     ) -> None:
         self.workspace = workspace_root(workspace)
+        # Where bash spools an output that outgrows its cap (the archive's folder), so the
+        # whole output can be kept; None keeps only the head and the tail.
+        self.spool_dir = spool_dir
         self.bash_timeout = bash_timeout
         self.output_cap = output_cap
         self.glob_limit = glob_limit
@@ -77,11 +82,16 @@ class ToolRunner:
                 input.get("command"),
                 timeout=self.bash_timeout,
                 output_cap=self.output_cap,
+                spool_dir=self.spool_dir,
             )
         root = self.workspace
         if name == "read_file":
             return await asyncio.to_thread(
-                read_file.read_file, root, input.get("path"), input.get("limit")
+                read_file.read_file,
+                root,
+                input.get("path"),
+                input.get("limit"),
+                input.get("offset"),
             )
         if name == "write_file":
             return await asyncio.to_thread(
@@ -96,7 +106,17 @@ class ToolRunner:
                 input.get("new_text"),
             )
         if name == "glob":
-            return await asyncio.to_thread(
-                glob.glob_files, root, input.get("pattern"), self.glob_limit
-            )
+            return await self._glob(input.get("pattern"))
         return error(f"unknown tool: {name}", "unknown_tool")
+
+    async def _glob(self, pattern: object) -> ToolOutcome:
+        """A worker thread cannot be cancelled from outside, so a cancelled turn sets the
+        walk's ``stop`` event and the walk ends at its next step instead of running on."""
+        stop = threading.Event()
+        try:
+            return await asyncio.to_thread(
+                glob.glob_files, self.workspace, pattern, self.glob_limit, stop=stop
+            )
+        except asyncio.CancelledError:
+            stop.set()
+            raise

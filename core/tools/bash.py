@@ -8,6 +8,9 @@ waiting for input fails fast instead of hanging the turn.
 
 Output beyond the cap is cut, never silently: the result says how much was shown. The head
 and the tail are both kept, because the end of a long build log is where the error is.
+Given a ``spool_dir``, the whole output is also written there as it arrives (from the
+moment it outgrows the cap, so short commands touch no disk); the outcome names that file
+in ``full_output`` and the loop moves it into the archive, so the middle is recoverable.
 """
 
 from __future__ import annotations
@@ -15,11 +18,12 @@ from __future__ import annotations
 import asyncio
 import codecs
 import contextlib
+import itertools
 import os
 import signal
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 from core.tools.outcome import ToolOutcome, error
 
@@ -40,6 +44,7 @@ DEFAULT_OUTPUT_CAP = 50_000
 DRAIN_GRACE = 1.0
 CHUNK = 64 * 1024
 POLL = 0.05  # how often the shell's exit is checked while output is open
+_SPOOL_SERIAL = itertools.count()
 
 
 @dataclass
@@ -49,9 +54,12 @@ class CappedText:
     Counting every char (not only the kept ones) lets the notice say "N of M"."""
 
     cap: int
+    spool_dir: Path | None = None
     head: str = ""
     tail: str = ""
     total: int = 0
+    spool: Path | None = None  # the whole output, once it outgrew the cap
+    _spool_fh: IO[str] | None = None
     _decoder: codecs.IncrementalDecoder = field(
         default_factory=lambda: codecs.getincrementaldecoder("utf-8")(errors="replace")
     )
@@ -66,6 +74,14 @@ class CappedText:
 
     def feed(self, data: bytes, final: bool = False) -> None:
         text = self._decoder.decode(data, final)
+        if text and self.spool_dir is not None:
+            try:
+                self._spool_text(text)
+            except OSError:  # e.g. a full disk: the output is cut as without a spool
+                self.discard_spool()
+                self.spool_dir = None
+        if final:
+            self.close_spool()
         if not text:
             return
         self.total += len(text)
@@ -75,6 +91,30 @@ class CappedText:
             text = text[room:]
         if text and self.tail_cap:
             self.tail = (self.tail + text)[-self.tail_cap :]
+
+    def _spool_text(self, text: str) -> None:
+        if self._spool_fh is None:
+            if self.total + len(text) <= self.cap:
+                return
+            # Up to now head + tail is the whole output: start the file with it.
+            self.spool_dir.mkdir(parents=True, exist_ok=True)  # type: ignore[union-attr]
+            name = f".bash-output.{os.getpid()}.{next(_SPOOL_SERIAL)}.tmp"  # swept if killed
+            self.spool = self.spool_dir / name  # type: ignore[operator]
+            self._spool_fh = open(self.spool, "x", encoding="utf-8", newline="")  # noqa: SIM115
+            self._spool_fh.write(self.head + self.tail)
+        self._spool_fh.write(text)
+
+    def close_spool(self) -> None:
+        if self._spool_fh is not None:
+            self._spool_fh.close()
+            self._spool_fh = None
+
+    def discard_spool(self) -> None:
+        """Drop the file (a cancelled call hands nothing to the archive)."""
+        self.close_spool()
+        if self.spool is not None:
+            self.spool.unlink(missing_ok=True)
+            self.spool = None
 
     def render(self) -> tuple[str, bool]:
         """The kept text and whether anything was cut (the tail only ever holds text that
@@ -115,6 +155,7 @@ async def run_bash(
     *,
     timeout: float = DEFAULT_TIMEOUT,
     output_cap: int = DEFAULT_OUTPUT_CAP,
+    spool_dir: Path | None = None,
 ) -> ToolOutcome:
     if not isinstance(command, str) or not command.strip():
         return error("command must be a non-empty string", "bad_input")
@@ -130,13 +171,15 @@ async def run_bash(
     except OSError as exc:
         return error(f"cannot start the shell: {exc}", "os_error")
     assert proc.stdout is not None
-    sink = CappedText(cap=max(output_cap, 1))
+    sink = CappedText(cap=max(output_cap, 1), spool_dir=spool_dir)
     reader = asyncio.create_task(pump(proc.stdout, sink))
     try:
         timed_out, stopped_children = await supervise(proc, reader, timeout)
     except asyncio.CancelledError:
         await asyncio.shield(reap(proc, reader))
+        sink.discard_spool()
         raise
+    sink.close_spool()
     return finish(sink, proc.returncode, timed_out, stopped_children, timeout)
 
 
@@ -187,11 +230,13 @@ def finish(
     if timed_out:
         note = f"Error: Timeout ({timeout:g}s): the command and its children were killed"
         body = f"{text}\n{note}" if text else note
-        return ToolOutcome(content=body, is_error=True, meta={**meta, "error": "timeout"})
+        return ToolOutcome(content=body, is_error=True, meta={**meta, "error": "timeout"},
+                           full_output=sink.spool if truncated else None)
     if not text:
         text = "(no output)"
     if code:
         text += f"\n[exit code {code}]"
     if stopped_children:
         text += "\n[background processes still held the output open and were stopped]"
-    return ToolOutcome(content=text, meta={**meta, "stopped_children": stopped_children})
+    return ToolOutcome(content=text, meta={**meta, "stopped_children": stopped_children},
+                       full_output=sink.spool if truncated else None)

@@ -5,8 +5,10 @@ tools: a path is resolved against the workspace *after* following symlinks (a li
 points outside is an escape, however innocent its name), absolute paths are accepted only
 when they land inside, and glob patterns may not climb out with ``..``. Writes are refused
 inside the directories the harness owns (``.memory/`` belongs to the memory subsystem,
-``.ctxlab/`` to ctxlab itself), because a general tool writing there would bypass the
-gates that keep those stores valid.
+``.ctxlab/`` to ctxlab itself, ``.task_outputs/`` and ``.transcripts/`` hold the archive
+that context pointers lead to), because a general tool writing there would bypass the
+gates that keep those stores valid — or make a pointer lead to bytes that are not the
+ones it replaced.
 """
 
 from __future__ import annotations
@@ -18,6 +20,8 @@ from pathlib import Path, PurePosixPath
 PROTECTED_DIRS: dict[str, str] = {
     ".memory": "memory belongs to the memory subsystem",
     ".ctxlab": "it holds ctxlab's own state",
+    ".task_outputs": "it holds the archived tool results that context pointers lead to",
+    ".transcripts": "it holds the archived conversation that summaries point to",
 }
 
 

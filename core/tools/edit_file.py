@@ -13,6 +13,7 @@ from typing import Any
 
 from core.tools.confine import PathRefused, relative, resolve_writable
 from core.tools.outcome import ToolOutcome, error
+from core.tools.replace import replace_file
 
 SCHEMA: dict[str, Any] = {
     "name": "edit_file",
@@ -63,8 +64,11 @@ def edit_file(root: Path, path: object, old_text: object, new_text: object) -> T
             path=rel,
             occurrences=count,
         )
+    edited = text.replace(old_text, new_text, 1).encode("utf-8", errors="replace")
     try:
-        target.write_bytes(text.replace(old_text, new_text, 1).encode("utf-8", errors="replace"))
+        replace_file(target, edited)  # whole or not at all: a full disk keeps the old text
     except OSError as exc:
-        return error(f"cannot write {rel}: {exc.strerror or exc}", "os_error", path=rel)
+        return error(
+            f"cannot write {rel}: {exc.strerror or exc}; {rel} is unchanged", "os_error", path=rel
+        )
     return ToolOutcome(content=f"Edited {rel}", meta={"path": rel, "replacements": 1})

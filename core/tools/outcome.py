@@ -8,6 +8,7 @@ touched, a command's exit code, why a call was refused).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 
@@ -16,6 +17,9 @@ class ToolOutcome:
     content: str
     is_error: bool = False
     meta: dict[str, Any] = field(default_factory=dict)
+    # When ``content`` is only a preview: a temporary file holding the whole output, which
+    # the loop moves into the archive (see ``Agent._archive_full_output``).
+    full_output: Path | None = None
 
 
 def error(message: str, kind: str, **meta: Any) -> ToolOutcome:

@@ -1,7 +1,8 @@
 """``write_file{path, content}``: create or replace a file inside the workspace.
 
 Parent directories are created as needed (as in the course). The text is written as UTF-8
-bytes without newline translation, so what the model wrote is what lands on disk.
+bytes without newline translation, so what the model wrote is what lands on disk — all of
+it or none of it (see :mod:`core.tools.replace`): a full disk leaves the old file intact.
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ from typing import Any
 
 from core.tools.confine import PathRefused, relative, resolve_writable
 from core.tools.outcome import ToolOutcome, error
+from core.tools.replace import replace_file
 
 SCHEMA: dict[str, Any] = {
     "name": "write_file",
@@ -39,9 +41,10 @@ def write_file(root: Path, path: object, content: object) -> ToolOutcome:
     existed = target.exists()
     try:
         target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_bytes(data)
+        replace_file(target, data)
     except OSError as exc:
-        return error(f"cannot write {rel}: {exc.strerror or exc}", "os_error", path=rel)
+        after = f"{rel} is unchanged" if existed else f"{rel} was not created"
+        return error(f"cannot write {rel}: {exc.strerror or exc}; {after}", "os_error", path=rel)
     return ToolOutcome(
         content=f"Wrote {len(data)} bytes to {rel}",
         meta={"path": rel, "bytes": len(data), "created": not existed},

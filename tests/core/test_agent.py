@@ -312,3 +312,34 @@ def test_an_empty_reply_never_leaves_an_empty_assistant_message(tmp_path):
     assert main[1].messages[1] == {"role": "assistant",
                                    "content": [{"type": "text", "text": EMPTY_REPLY}]}
     assert all(m["content"] for m in agent.messages)
+
+
+# -- a long command output stays recoverable (issue 11) --------------------------------------
+
+LONG_OUTPUT = """
+      - user: Print the long log.
+        replies:
+          - say: Printing it.
+            tools:
+              - bash: {command: "python3 -c \\"print('START' + 'm' * 120000 + 'END')\\""}
+          - say: Done.
+"""
+
+
+def test_a_bash_output_over_the_cap_is_archived_whole_behind_its_preview(tmp_path):
+    agent, _, provider = play(tmp_path, LONG_OUTPUT)
+    (block,) = [b for b in agent.messages[2]["content"] if b.get("type") == "tool_result"]
+    wrapper = block["content"]
+    archive = agent.compactor.archive
+    path = archive.trusted_pointer(block["tool_use_id"], wrapper)
+    assert path is not None, wrapper[:200]
+    # (a 50,000-char preview is itself over the trigger: fit_tool_results shortens it,
+    # reusing the same file)
+    assert {e["chars"] for e in archive.ledger if e["where"] == path} == {120009}
+    assert archive.recover(block["tool_use_id"], path) == "START" + "m" * 120000 + "END\n"
+    assert archive.manifest()[path].chars == 120009
+    # what the model was sent: the same wrapper, never the whole output
+    sent = json.dumps(provider.main_calls()[-1].messages)
+    assert "START" in sent and "m" * 60000 not in sent
+    assert not [p for p in (tmp_path / ".task_outputs" / "tool-results").iterdir()
+                if p.name.endswith(".tmp")]

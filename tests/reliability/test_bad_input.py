@@ -143,6 +143,13 @@ def test_a_scenario_file_that_is_not_utf8_names_the_file(tmp_path, capsys):
 SEEDED_MEMORY = {
     "path-like name": ("../../etc/passwd", "user", 4, "looks like a file path"),
     "unknown type": ("tabs", "nope", 5, "unknown memory type"),
+    # YAML values that are not text must not become records named "None", "42", "True"
+    "null name": ("null", "user", 4, "name must be text, not null"),
+    "empty name": ("", "user", 4, "name must be text, not null"),
+    "number name": ("42", "user", 4, "name must be text, not a number"),
+    "boolean name": ("yes", "user", 4, "name must be text, not a boolean"),
+    "list name": ("[a, b]", "user", 4, "name must be text, not a list"),
+    "null type": ("tabs", "~", 5, "type must be text, not null"),
 }
 
 

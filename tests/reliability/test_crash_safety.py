@@ -220,7 +220,8 @@ def check_archive(workspace: Path) -> None:
     listed = {f.rel for f in scan_archive(workspace)}
     for folder in (workspace / ".transcripts", workspace / ".task_outputs" / "tool-results"):
         if folder.is_dir():
-            hidden = [p.name for p in folder.iterdir() if p.name.startswith(".")]
+            hidden = [p.name for p in folder.iterdir()
+                      if p.name.startswith(".") and p.name != ".manifest.lock"]
             assert all(ARCHIVE_TMP.match(name) for name in hidden), hidden
             TORN_WRITES.update(folder / name for name in hidden)
             assert not [rel for rel in listed if Path(rel).name in hidden]
@@ -228,9 +229,13 @@ def check_archive(workspace: Path) -> None:
         text = path.read_text(encoding="utf-8", errors="surrogatepass")
         assert text.endswith("\n"), path
         read_jsonl(text)
-    manifest_file = workspace / ".task_outputs" / "tool-results" / "manifest.json"
-    if manifest_file.exists():
-        json.loads(manifest_file.read_text(encoding="utf-8"))  # whole JSON, never torn
+    manifest_file = workspace / ".task_outputs" / "tool-results" / "manifest.jsonl"
+    if manifest_file.exists():  # an append-only log: a kill can only cut the line in flight
+        for line in manifest_file.read_bytes().split(b"\n"):
+            try:
+                json.loads(line or b"{}")
+            except ValueError:  # cut off (the next append starts a fresh line): ignored
+                TORN_WRITES.add(manifest_file)
     manifest = Archive(workspace).manifest()
     for rel, entry in manifest.items():
         data = (workspace / rel).read_bytes()

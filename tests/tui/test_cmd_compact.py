@@ -441,3 +441,27 @@ def test_pointer_shaped_text_with_unencodable_path_is_plain_content(capsys, tmp_
     input_path = write_input(tmp_path, build(path))
     result = compact_json(capsys, input_path, tmp_path / "work", "--context-limit", "300")
     assert result["violations"] == []
+
+
+def test_a_changed_archive_file_is_an_error_and_never_pointed_at(capsys, tmp_path):
+    """Issue 11: a result file changed between two runs on one workdir is reported."""
+    work = tmp_path / "work"
+    first = compact_json(capsys, write_input(tmp_path, turns(1, 1, 40_000)), work,
+                         "--batch-limit", "1000")
+    wrapper = first["messages"][2]["content"][0]["content"]
+    (path,) = [e["where"] for e in first["events"] if e["type"] == "stage"
+               for e in e["ledger"]]
+    assert f"Full output: {path}" in wrapper
+    (work / path).write_text("changed by hand", encoding="utf-8")
+    again = [*first["messages"], {"role": "assistant", "content": "ok"}]
+    second = compact_json(capsys, write_input(tmp_path, again, "again.json"), work,
+                          "--batch-limit", "1000", "--context-limit", "300")
+    errors = [e for e in second["events"] if e["type"] == "error"]
+    assert errors and errors[0]["kind"] == "archive" and path in errors[0]["message"]
+    # never pointed at again: no placeholder names it, no ledger entry trusts it
+    assert f"[Earlier tool result saved at {path}]" not in json.dumps(second["messages"])
+    assert all(e.get("status") == "broken" for e in second["ledger"] if e["where"] == path)
+    assert [e["path"] for e in second["events"] if e["type"] == "pointer_broken"] == [path]
+    code, out, _ = compact(capsys, write_input(tmp_path, again, "again.json"), work,
+                           "--batch-limit", "1000", "--context-limit", "300")
+    assert code == 0 and f"error (archive) {path} changed" in out

@@ -142,6 +142,27 @@ def test_consolidate_merges_duplicates_offline(mem, capsys):
     assert code == 0 and "consolidated 2 to 2 records (nothing to merge)" in out
 
 
+def test_consolidate_names_every_removed_record_and_keeps_distinct_ones(mem, capsys):
+    for i in range(3):  # one description, three different facts: all stay
+        (mem / f"port-{i}.md").write_text(doc(f"port {i}", "project note", "project",
+                                              f"Listen on {8000 + i}."), encoding="utf-8")
+    (mem / "tabs-2.md").write_text(doc("tabs again", "x", body="  body\n"), encoding="utf-8")
+    os.utime(mem / "tabs-2.md", ns=(2 * 10**18,) * 2)  # the newer copy of tabs.md's fact
+    code, out, _ = cli(capsys, "consolidate", "--dir", str(mem), "--json")
+    result = json.loads(out)
+    assert code == 0 and (result["before"], result["after"]) == (6, 5)
+    assert result["dropped"] == ["tabs.md"]
+    (event,) = [e for e in result["events"] if e["type"] == "memory_consolidated"]
+    assert event["dropped"] == ["tabs.md"]
+    assert all((mem / f"port-{i}.md").exists() for i in range(3))
+    (mem / "tabs.md").write_text(doc("tabs", "User prefers tabs", body="body"),
+                                 encoding="utf-8")
+    os.utime(mem / "tabs.md", ns=(10**18,) * 2)
+    code, out, _ = cli(capsys, "consolidate", "--dir", str(mem))
+    assert code == 0 and "consolidated 6 to 5 records" in out
+    assert "removed tabs.md" in out and "/old/tabs.md" in out
+
+
 def test_the_ctxlab_command_routes_to_memory(mem, capsys):
     from tui.cli import main as ctxlab
 

@@ -134,7 +134,7 @@ def _before(rec: StageRecord, after: Side, workspace: Path) -> Side:
         try:
             return Side(Archive(workspace).read_transcript(rec.transcript),
                         t("src.exact", path=rec.transcript))
-        except (OSError, ValueError) as exc:
+        except (OSError, ValueError, LookupError) as exc:  # LookupError: a changed file
             return Side(None, t("src.unreadable", error=exc))
     if after.messages is None:
         return Side(None, t(SRC_MISSING))

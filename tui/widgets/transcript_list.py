@@ -9,6 +9,7 @@ list is simply rebuilt after each stage.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -18,6 +19,10 @@ from textual.widgets import DataTable
 from core.compact.archive import MANIFEST, RESULTS_DIR, TRANSCRIPT_DIR
 from tui.i18n import t
 from tui.widgets.render import short_size
+
+# The hashes ctxlab appends to a result's id (of the id, then of the content; older
+# archives have one or two): left out of the name shown.
+_HASHES = re.compile(r"(?:-[0-9a-f]{8,64}){1,2}$")
 
 
 @dataclass(frozen=True)
@@ -53,7 +58,7 @@ def display_name(rel: str) -> str:
     name = Path(rel).name
     if name.startswith("transcript_") and name.endswith(".jsonl"):
         return t("tx.transcript", id=name[len("transcript_"):][:8])
-    stem = Path(name).stem.rsplit("-", 1)[0] if "-" in name else Path(name).stem
+    stem = _HASHES.sub("", Path(name).stem) or Path(name).stem
     return stem if len(stem) <= 19 else stem[:18] + "…"
 
 

@@ -1,4 +1,4 @@
-"""The manifest file is the JSON of its entries, however it is written."""
+"""The manifest file reads back as exactly its entries, however it is written."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import json
 from core.compact.archive import MANIFEST, Archive
 
 
-def test_a_flushed_manifest_is_exactly_the_json_of_its_entries(tmp_path):
+def test_a_flushed_manifest_is_exactly_the_json_lines_of_its_entries(tmp_path):
     archive = Archive(tmp_path)
     archive.persist("toolu_b", "second ✓")
     archive.persist("toolu_a", [{"type": "text", "text": "first \"quoted\""}])
@@ -16,13 +16,15 @@ def test_a_flushed_manifest_is_exactly_the_json_of_its_entries(tmp_path):
     again.persist("toolu_c", "third")
     again.flush()
     text = (again.results_dir / MANIFEST).read_text(encoding="utf-8")
-    entries = {k: vars(v) for k, v in sorted(again.manifest().items())}
-    assert text == json.dumps({"files": entries}, ensure_ascii=False)
-    assert len(entries) == 3
+    lines = [json.loads(line) for line in text.splitlines()]
+    entries = {k: vars(v) for k, v in again.manifest().items()}
+    assert {line["path"]: line for line in lines} == entries
+    assert len(lines) == len(entries) == 3
+    assert Archive(tmp_path).manifest() == again.manifest()
 
 
-def test_an_empty_manifest_is_still_an_object(tmp_path):
+def test_nothing_to_flush_writes_nothing(tmp_path):
     archive = Archive(tmp_path)
-    archive._manifest_dirty = True
     archive.flush()
-    assert json.loads((archive.results_dir / MANIFEST).read_text()) == {"files": {}}
+    assert not (archive.results_dir / MANIFEST).exists()
+    assert archive.manifest() == {}

@@ -3,11 +3,13 @@
 import asyncio
 import json
 import tempfile
+import threading
 from pathlib import Path
 
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
+from core.compact.archive import Archive
 from core.compact.pipeline import Compactor
 from core.config import Thresholds
 from core.events import Recorder
@@ -64,6 +66,39 @@ def results_by_id(messages):
     return {b["tool_use_id"]: b.get("content", "") for _, _, b in iter_tool_results(messages)}
 
 
+def check_prepare(comp, rec, history, out):
+    """API-valid, exactly measured, recoverable byte-exact via the ledger, idempotent."""
+    # still API-valid
+    assert validate_pairs(out) == []
+    # the size measure is exact at every stage boundary
+    events = [e for e in rec.events if e.type == "stage"]
+    for e in events:
+        event(e.stage)
+    before = chars(history)
+    for e in events:
+        assert e.before_chars == before
+        before = e.after_chars
+    assert before == chars(out)
+    # every byte that left the context is recoverable, byte-exact, via the ledger — also
+    # from a fresh archive of the workspace (what another process or the next run sees)
+    fresh = Archive(comp.archive.workspace)
+    remaining = results_by_id(out)
+    for tid, content in results_by_id(history).items():
+        if remaining.get(tid) == content:
+            continue
+        entries = [x for x in comp.ledger if x["tool_use_id"] == tid]
+        assert entries, f"{tid} left the context without a ledger entry"
+        assert all(x["where"] != "lost" for x in entries)
+        assert comp.archive.recover(tid, entries[-1]["where"]) == content
+        assert fresh.recover(tid, entries[-1]["where"]) == content
+    # idempotent when nothing new was appended
+    n_events = len(rec.events)
+    again = asyncio.run(comp.prepare(out, "go"))
+    assert again == out
+    assert len(rec.events) == n_events
+    assert not [e for e in rec.events if e.type == "error"]
+
+
 @settings(max_examples=80, deadline=None,
           suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 @given(histories(), THRESHOLDS)
@@ -73,34 +108,48 @@ def test_prepare_invariants(history, limits):
         comp = Compactor(Path(tmp), limits, emit=rec)
         original = json.loads(json.dumps(history))
         out = asyncio.run(comp.prepare(history, "go"))
-
         # the caller's list is untouched
         assert history == original
-        # still API-valid
-        assert validate_pairs(out) == []
-        # the size measure is exact at every stage boundary
-        events = [e for e in rec.events if e.type == "stage"]
-        for e in events:
-            event(e.stage)
-        before = chars(history)
-        for e in events:
-            assert e.before_chars == before
-            before = e.after_chars
-        assert before == chars(out)
-        # every byte that left the context is recoverable, byte-exact, via the ledger
-        remaining = results_by_id(out)
-        for tid, content in results_by_id(history).items():
-            if remaining.get(tid) == content:
-                continue
-            entries = [x for x in comp.ledger if x["tool_use_id"] == tid]
-            assert entries, f"{tid} left the context without a ledger entry"
-            assert all(x["where"] != "lost" for x in entries)
-            assert comp.archive.recover(tid, entries[-1]["where"]) == content
-        # idempotent when nothing new was appended
-        n_events = len(rec.events)
-        again = asyncio.run(comp.prepare(out, "go"))
-        assert again == out
-        assert len(rec.events) == n_events
+        check_prepare(comp, rec, history, out)
+
+
+def other_contents(history, tag):
+    """The same history (same tool_use ids) whose results hold different bytes."""
+    out = json.loads(json.dumps(history))
+    for _, _, block in iter_tool_results(out):
+        content = block["content"]
+        if isinstance(content, str):
+            block["content"] = tag + content
+        else:
+            content[0]["text"] = tag + content[0]["text"]
+    return out
+
+
+@settings(max_examples=40, deadline=None,
+          suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@given(histories(), THRESHOLDS)
+def test_prepare_invariants_with_two_concurrent_archives_on_one_workspace(history, limits):
+    """Two compactors (a workbench and a headless run) on one workspace at the same time,
+    reusing the same tool_use ids for different contents: each keeps every invariant."""
+    with tempfile.TemporaryDirectory() as tmp:
+        runs = [(Compactor(Path(tmp), limits, emit=rec), rec, other_contents(history, tag))
+                for tag, rec in (("A", Recorder()), ("B", Recorder()))]
+        outs: dict[int, list] = {}
+        start = threading.Barrier(2)
+
+        def work(k):
+            comp, _, hist = runs[k]
+            start.wait()
+            outs[k] = asyncio.run(comp.prepare(hist, "go"))
+
+        threads = [threading.Thread(target=work, args=(k,)) for k in (0, 1)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+        assert set(outs) == {0, 1}
+        for k, (comp, rec, hist) in enumerate(runs):
+            check_prepare(comp, rec, hist, outs[k])
 
 
 @settings(max_examples=40, deadline=None,

@@ -45,31 +45,33 @@ def as_json(items: list[dict]) -> str:
     return json.dumps(items, ensure_ascii=False)
 
 
-def test_offline_merges_exact_and_near_duplicates_newest_wins(store, recorder, root):
+def test_offline_merges_only_the_same_body_newest_wins(store, recorder, root):
     fill(store, [*distinct(8),
                  ("tabs_preference", "User prefers tabs", "Use tabs for indentation."),
-                 ("tabs-preference", "Indentation style", "Use tabs for indentation!"),
-                 ("Indent style", "User prefers tabs for indents", "Use TABS for indentation"),
+                 ("tabs-preference", "Indentation style", "Use tabs\nfor  indentation."),
+                 ("Indent style", "User prefers tabs", "Use TABS for indentation"),
                  ("Tabs Preference", "Corrected: spaces", "Use four spaces, not tabs.")])
     result = run(consolidate_memories(store))
-    assert result.ok and (result.before, result.after) == (12, 9)
+    assert result.ok and (result.before, result.after) == (12, 11)
     names = {r.name: r for r in store.records()}
+    assert names["tabs-preference"].body == "Use tabs\nfor  indentation."
     assert names["Tabs Preference"].body == "Use four spaces, not tabs."
-    assert not {"tabs_preference", "tabs-preference", "Indent style"} & set(names)
+    assert "Indent style" in names and "tabs_preference" not in names
     event = recorder.of(MemoryConsolidated)[-1]
-    assert (event.before, event.after, event.batches) == (12, 9, 1)
-    assert recorder.of(IndexRebuilt)[-1].records == 9
-    assert len((root / "MEMORY.md").read_text().splitlines()) == 9
+    assert (event.before, event.after, event.batches) == (12, 11, 1)
+    assert event.dropped == result.dropped == ("tabs_preference.md",)
+    assert recorder.of(IndexRebuilt)[-1].records == 11
+    assert len((root / "MEMORY.md").read_text().splitlines()) == 11
 
 
-def test_the_snapshot_holds_every_old_file(store, root):
-    fill(store, [*distinct(10), ("fact 0 copy", "distinct description 0", "other")])
-    before = {p.name: p.read_bytes() for p in root.glob("*.md") if p.name != "MEMORY.md"}
+def test_the_snapshot_holds_every_removed_file(store, root):
+    fill(store, [*distinct(10), ("fact 0 copy", "other", distinct(1)[0][2] + "\n")])
+    before = (root / "fact-0.md").read_bytes()
     result = run(consolidate_memories(store))
     old = root / result.history / "old"
-    assert {p.name: p.read_bytes() for p in old.iterdir()} == before
+    assert {p.name: p.read_bytes() for p in old.iterdir()} == {"fact-0.md": before}
     manifest = json.loads((root / result.history / "manifest.json").read_text())
-    assert sorted(manifest["removed"]) == sorted(before)
+    assert manifest["removed"] == ["fact-0.md"] and result.dropped == ("fact-0.md",)
     assert not (root / journal.JOURNAL_NAME).exists()
 
 
@@ -93,7 +95,7 @@ def test_the_model_output_passes_the_gates_and_keeps_file_names(store, recorder)
         {"name": "fact 1", "type": "user", "description": "merged 1", "body": "merged body"},
         {"name": "port", "type": "project", "description": "dev port",
          "body": "Use port 8080 for this session only."},
-        {"name": "fact_1", "type": "user", "description": "dup", "body": "dup"},
+        {"name": "fact_1", "type": "user", "description": "dup", "body": "merged\n body"},
         {"name": "bad", "type": "opinion", "description": "x", "body": "y"},
     ])
     provider = FakeProvider(answer)
@@ -218,7 +220,7 @@ def records_of(root: Path) -> list[tuple[str, str]]:
 
 
 def test_a_crash_after_the_commit_point_rolls_forward_on_open(store, root, fault):
-    fill(store, [*distinct(9), ("fact 0 again", "distinct description 0", "dup")])
+    fill(store, [*distinct(9), ("fact 0 again", "again", distinct(1)[0][2] + " ")])
     fault("unlink:")
     with pytest.raises(Stop):
         run(consolidate_memories(store))
@@ -231,7 +233,7 @@ def test_a_crash_after_the_commit_point_rolls_forward_on_open(store, root, fault
 
 
 def test_a_crash_before_the_commit_point_leaves_the_old_set(store, root, fault):
-    fill(store, [*distinct(9), ("fact 0 again", "distinct description 0", "dup")])
+    fill(store, [*distinct(9), ("fact 0 again", "again", distinct(1)[0][2] + " ")])
     before = records_of(root)
     fault("replace:manifest.json")
     with pytest.raises(Stop):
@@ -255,6 +257,7 @@ def test_history_is_pruned(root):
     base = root / journal.HISTORY_DIR
     for i in range(25):
         (base / f"2026010{i:02}").mkdir(parents=True)
+        (base / f"2026010{i:02}" / journal.MANIFEST_NAME).write_text("{}")
     journal.prune_history(root, keep=20)
     assert len(list(base.iterdir())) == 20 and not (base / "202601000").exists()
 

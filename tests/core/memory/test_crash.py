@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 from core.memory.index import render_index
-from core.memory.journal import JOURNAL_NAME
+from core.memory.journal import HISTORY_DIR, JOURNAL_NAME, MANIFEST_NAME
 from core.memory.store import MemoryStore
 
 REPO = Path(__file__).resolve().parents[3]
@@ -48,9 +48,10 @@ CHILD = textwrap.dedent("""
 def seed(root: Path) -> None:
     store = MemoryStore(root)
     items = [(f"fact {i}", f"description {i}", f"body {i} " + "q" * i) for i in range(9)]
+    # the same facts again, rewrapped (only these merge), and records that merely look alike
+    items += [(f"fact {i} again", f"restated {i}", f"body {i}\n" + "q" * i) for i in range(8)]
     items += [("tabs_preference", "User prefers tabs", "Use tabs."),
-              ("tabs-preference", "Tabs please", "Use tabs!"),
-              ("fact 3 correction", "description 3", "corrected body 3"),
+              ("tabs-preference", "User prefers tabs", "Use tabs in Makefiles."),
               ("deploy day", "Deploys on Fridays", "Friday."),
               ("Deploy Day", "Deploys on Thursdays now", "Thursday.")]
     for i, (name, description, body) in enumerate(items):
@@ -64,6 +65,10 @@ def snapshot(root: Path) -> list[tuple[str, str, str, str]]:
     assert store.invalid() == []
     assert not (root / JOURNAL_NAME).exists()
     assert not [p.name for p in root.iterdir() if p.name.endswith(".tmp")]
+    history = root / HISTORY_DIR
+    partial = [p.name for p in history.iterdir()
+               if not (p / MANIFEST_NAME).is_file()] if history.is_dir() else []
+    assert partial == [], f"incomplete snapshots left in .history: {partial}"
     store.rebuild_index("startup", notify=False)
     assert (root / "MEMORY.md").read_text(encoding="utf-8") == render_index(records)
     return sorted((r.name, r.description, r.type, r.body) for r in records)

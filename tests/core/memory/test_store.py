@@ -262,3 +262,12 @@ def test_a_writer_waits_for_the_cross_process_lock(store, root):
     proc.communicate(timeout=60)
     assert proc.returncode == 0
     wait_for(lambda: (root / "late-0.md").exists())
+
+
+@pytest.mark.parametrize("field", ["name", "description", "type", "body"])
+@pytest.mark.parametrize("value", [None, 42, True, ["a"]])
+def test_non_text_fields_are_refused_never_stringified(store, root, field, value):
+    fields = {"name": "tabs", "description": "d", "type": "user", "body": "b"}
+    with pytest.raises(MemoryStoreError, match=f"memory {field} must be text"):
+        store.write(**{**fields, field: value})
+    assert not list(root.glob("*.md"))

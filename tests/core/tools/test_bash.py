@@ -141,3 +141,39 @@ def test_empty_command_is_an_error(run):
 def test_default_limits_match_the_course(tmp_path: Path):
     runner = ToolRunner(tmp_path)
     assert runner.bash_timeout == 120 and runner.output_cap == 50_000 and runner.glob_limit == 200
+
+
+def test_an_output_over_the_cap_is_spooled_whole(workspace):
+    """Issue 11: the middle of a long output was lost for good; now a file holds all of it."""
+    spool = workspace / ".task_outputs" / "tool-results"
+    runner = ToolRunner(workspace, output_cap=1_000, spool_dir=spool)
+    command = "python3 -c \"print('HEAD' + 'é' * 200000 + 'MIDDLE' + 'x' * 5000 + 'TAIL')\""
+    result = asyncio.run(runner.run("bash", {"command": command}))
+    assert result.full_output is not None and result.full_output.parent == spool
+    whole = result.full_output.read_text(encoding="utf-8")
+    assert whole == "HEAD" + "é" * 200000 + "MIDDLE" + "x" * 5000 + "TAIL\n"
+    assert "MIDDLE" not in result.content  # the preview is unchanged
+    assert result.full_output.name.startswith(".")  # hidden until the archive adopts it
+
+
+def test_an_output_under_the_cap_writes_no_file(workspace):
+    spool = workspace / "spool"
+    runner = ToolRunner(workspace, output_cap=1_000, spool_dir=spool)
+    result = asyncio.run(runner.run("bash", {"command": "echo short"}))
+    assert result.full_output is None and not spool.exists()
+
+
+def test_a_cancelled_command_leaves_no_spool(workspace):
+    spool = workspace / "spool"
+    runner = ToolRunner(workspace, output_cap=100, spool_dir=spool)
+
+    async def go():
+        command = "yes | head -c 100000; sleep 30"
+        task = asyncio.create_task(runner.run("bash", {"command": command}))
+        await asyncio.sleep(1.0)
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+
+    asyncio.run(go())
+    assert list(spool.iterdir()) == []

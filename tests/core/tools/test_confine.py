@@ -116,6 +116,10 @@ def test_check_glob_pattern_accepts_ordinary_patterns():
         "./.memory/x.md",
         ".MEMORY/x.md",
         ".ctxlab/state.json",
+        ".task_outputs/tool-results/toolu_1-abc.txt",
+        ".Task_Outputs/new.txt",
+        ".transcripts/transcript_1.jsonl",
+        "./.transcripts/../.transcripts/x.jsonl",
     ],
 )
 def test_harness_directories_are_refused_for_writes(run, path):
@@ -142,3 +146,25 @@ def test_a_symlink_into_memory_is_refused_for_writes(run, workspace):
 
 def test_writing_the_workspace_itself_is_refused(run):
     assert run("write_file", path=".", content="x").is_error
+
+
+def test_archived_results_and_transcripts_cannot_be_overwritten_or_edited(run, workspace):
+    """The archive is ctxlab's proof that nothing left the context for good: a file tool
+    rewriting it would make a pointer lead to different bytes."""
+    results = workspace / ".task_outputs" / "tool-results"
+    results.mkdir(parents=True)
+    (results / "toolu_1-abc.txt").write_text("original output\n")
+    (workspace / ".transcripts").mkdir()
+    (workspace / ".transcripts" / "t.jsonl").write_text('{"role": "user"}\n')
+    (workspace / "out").symlink_to(results, target_is_directory=True)
+    for path in (".task_outputs/tool-results/toolu_1-abc.txt", "out/toolu_1-abc.txt"):
+        write = run("write_file", path=path, content="forged")
+        assert write.is_error and write.meta["error"] == "protected", path
+        assert "may not write" in write.content
+    edit = run("edit_file", path=".transcripts/t.jsonl", old_text="user", new_text="x")
+    assert edit.is_error and edit.meta["error"] == "protected"
+    assert (results / "toolu_1-abc.txt").read_text() == "original output\n"
+    assert (workspace / ".transcripts" / "t.jsonl").read_text() == '{"role": "user"}\n'
+    assert run("read_file", path=".task_outputs/tool-results/toolu_1-abc.txt").content == (
+        "original output\n"
+    )

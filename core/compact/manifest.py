@@ -1,0 +1,227 @@
+"""The archive's manifest: an append-only log of what ctxlab itself wrote, shared by processes.
+
+``.task_outputs/tool-results/manifest.jsonl`` holds one JSON object per line, of two kinds:
+
+* a file entry — ``{"path", "tool_use_id", "chars", "sha256", "format"}`` — for each result
+  file or transcript ctxlab wrote (``format`` is ``text``, ``json`` or ``transcript``);
+* a pointer entry — ``{"path", "pointer"}`` — the sha256 of a ``<persisted-output>`` wrapper
+  ctxlab put into a history for that file. Only such exact texts are ever trusted.
+
+Why a log: several processes (a workbench and a headless run, two ``ctxlab compact``) may
+share one workspace. Each appends its lines under a cross-process :class:`~filelock.FileLock`
+in one ``write``, so no process can drop another's entries (rewriting the whole file did),
+and a workspace with a long history opens without reading it: the log is loaded on first
+use. A line cut off by a kill is at most the last one; it is skipped and reported, and the
+next append starts on a fresh line. A manifest from before this format (``manifest.json``,
+one object rewritten whole) is still read; its entries are marked ``legacy``.
+"""
+
+from __future__ import annotations
+
+import codecs
+import hashlib
+import json
+import os
+from collections.abc import Callable
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+from filelock import FileLock, Timeout
+
+MANIFEST = "manifest.jsonl"
+LEGACY_MANIFEST = "manifest.json"
+LOCK = ".manifest.lock"
+LOCK_TIMEOUT = 30.0
+_FIELDS = ("path", "tool_use_id", "chars", "sha256", "format")
+
+
+@dataclass(frozen=True)
+class Persisted:
+    """One file ctxlab saved: what the manifest says about it."""
+
+    path: str  # workspace-relative, "/"-separated
+    tool_use_id: str
+    chars: int
+    sha256: str
+    format: str  # "text", "json" (a block list, stored as its JSON) or "transcript"
+
+
+def sha256_text(text: str) -> str:
+    """The hash the manifest records: of the text's UTF-8 bytes, as they are on disk."""
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+def sha256_file(path: Path) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as fh:
+        while chunk := fh.read(1 << 20):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
+def sha256_and_chars(path: Path) -> tuple[str, int]:
+    """sha256 of a UTF-8 file's bytes and its length in characters, in one streaming pass."""
+    digest = hashlib.sha256()
+    decoder = codecs.getincrementaldecoder("utf-8")("surrogatepass")
+    chars = 0
+    with open(path, "rb") as fh:
+        while chunk := fh.read(1 << 20):
+            digest.update(chunk)
+            chars += len(decoder.decode(chunk))
+    chars += len(decoder.decode(b"", True))
+    return digest.hexdigest(), chars
+
+
+def _entry(obj: Any) -> Persisted | None:
+    if not isinstance(obj, dict) or not all(k in obj for k in _FIELDS):
+        return None
+    path, tid, chars, sha, fmt = (obj[k] for k in _FIELDS)
+    if not (isinstance(path, str) and isinstance(tid, str) and type(chars) is int
+            and isinstance(sha, str) and isinstance(fmt, str)):
+        return None
+    return Persisted(path, tid, chars, sha, fmt)
+
+
+class Manifest:
+    """The manifest of one archive folder, loaded lazily, appended in batches."""
+
+    def __init__(self, folder: Path, report: Callable[[str], None],
+                 accept: Callable[[str], bool] = lambda path: True) -> None:
+        self.folder = folder
+        self.file = folder / MANIFEST
+        self.report = report
+        self.accept = accept  # which paths an entry may name (the log is writable by anyone)
+        self._entries: dict[str, Persisted] | None = None
+        self._pointers: dict[str, set[str]] = {}
+        self.legacy: set[str] = set()
+        self._offset = 0  # bytes of the log already read (complete lines only)
+        self._pending: list[str] = []
+        self._lock: FileLock | None = None
+
+    # -- reading ----------------------------------------------------------------------------
+
+    @property
+    def entries(self) -> dict[str, Persisted]:
+        if self._entries is None:
+            self._entries = {}
+            self._read_legacy()
+            self._read_tail(final=True)
+        return self._entries
+
+    def get(self, path: str, *, others: bool = True) -> Persisted | None:
+        """The entry for ``path``; if unknown and ``others``, also looking at the lines other
+        processes appended since (one read of the log's new end)."""
+        found = self.entries.get(path)
+        if found is None and others:
+            self._read_tail(final=False)
+            found = self.entries.get(path)
+        return found
+
+    def pointers(self, path: str) -> set[str]:
+        self.entries  # noqa: B018 (loads the log)
+        return self._pointers.get(path, set())
+
+    def _read_legacy(self) -> None:
+        try:
+            raw = json.loads((self.folder / LEGACY_MANIFEST).read_text(encoding="utf-8"))
+            files = raw.get("files", {}) if isinstance(raw, dict) else {}
+        except FileNotFoundError:
+            return
+        except (OSError, ValueError):
+            self.report(f"{LEGACY_MANIFEST} is unreadable: its entries are not trusted")
+            return
+        for value in files.values() if isinstance(files, dict) else ():
+            entry = _entry(value)
+            if entry is not None and self.accept(entry.path):
+                self._entries[entry.path] = entry  # type: ignore[index]
+                self.legacy.add(entry.path)
+
+    def _read_tail(self, final: bool) -> None:
+        """Read complete lines appended since the last read.
+
+        ``final`` (on first load and under the lock) means a trailing partial line is a
+        torn write, not a line another process is still writing: it is reported.
+        """
+        try:
+            with open(self.file, "rb") as fh:
+                fh.seek(self._offset)
+                data = fh.read()
+        except OSError:
+            return
+        end = data.rfind(b"\n") + 1
+        for number, line in enumerate(data[:end].split(b"\n")[:-1]):
+            self._take(line, number)
+        self._offset += end
+        if final and data[end:]:
+            self.report(f"{MANIFEST} ends in a line cut off by an interrupted write "
+                        f"({len(data) - end} bytes): that line is ignored")
+
+    def _take(self, line: bytes, number: int) -> None:
+        if not line.strip():
+            return
+        try:
+            obj = json.loads(line)
+        except ValueError:
+            self.report(f"{MANIFEST}: a line that is not JSON is ignored")
+            return
+        entry = _entry(obj)
+        assert self._entries is not None
+        if entry is not None and not self.accept(entry.path):
+            self.report(f"{MANIFEST}: an entry for a file outside the archive is ignored")
+        elif entry is not None:
+            self._entries[entry.path] = entry
+            self.legacy.discard(entry.path)
+        elif isinstance(obj, dict) and isinstance(obj.get("pointer"), str) \
+                and isinstance(obj.get("path"), str):
+            self._pointers.setdefault(obj["path"], set()).add(obj["pointer"])
+        else:
+            self.report(f"{MANIFEST}: a line of unknown shape is ignored")
+
+    # -- writing ----------------------------------------------------------------------------
+
+    def add(self, entry: Persisted) -> None:
+        self.entries[entry.path] = entry
+        self.legacy.discard(entry.path)
+        self._pending.append(json.dumps(asdict(entry), ensure_ascii=False))
+
+    def add_pointer(self, path: str, text: str) -> None:
+        digest = sha256_text(text)
+        known = self._pointers.setdefault(path, set())
+        if digest not in known:
+            known.add(digest)
+            self._pending.append(json.dumps({"path": path, "pointer": digest},
+                                            ensure_ascii=False))
+
+    def flush(self) -> None:
+        """Append the pending lines in one write, under the cross-process lock."""
+        if not self._pending:
+            return
+        self.folder.mkdir(parents=True, exist_ok=True)
+        if self._lock is None:
+            self._lock = FileLock(str(self.folder / LOCK), timeout=LOCK_TIMEOUT)
+        try:
+            with self._lock:
+                self._append()
+        except Timeout as exc:
+            raise OSError(f"the archive manifest is locked by another process: {exc}") from exc
+
+    def _append(self) -> None:
+        self.entries  # noqa: B018 (load before appending, so the offset is right)
+        self._read_tail(final=False)
+        lines = "".join(f"{line}\n" for line in self._pending)
+        fd = os.open(self.file, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+        try:
+            size = os.fstat(fd).st_size
+            if size > self._offset:  # under the lock nobody is writing: a torn line
+                self.report(f"{MANIFEST} ended in a line cut off by an interrupted write: "
+                            "it is left as it is and ignored")
+                lines = "\n" + lines
+            data = lines.encode("utf-8", "surrogatepass")
+            view = memoryview(data)
+            while view:
+                view = view[os.write(fd, view):]
+            self._offset = size + len(data)
+        finally:
+            os.close(fd)
+        self._pending.clear()

@@ -1,0 +1,63 @@
+"""Replace a user's file all at once, so a failed write never leaves it half-written.
+
+``write_file`` and ``edit_file`` used to truncate the file and then write into it: on a
+full disk (or a file-size limit, or a killed process) the user's file was left holding a
+prefix of the new text, and the old text was gone. Here the new bytes go to a hidden temp
+file in the same folder (so the rename stays on one filesystem and is atomic), are
+fsynced, and only then ``os.replace``-d over the target: readers — and the user after a
+failure — see the old file or the new one, never a mix.
+
+The target keeps its permission bits (an executable script stays executable). A file the
+user made read-only stays refused, as a plain ``open(..., "w")`` would refuse it: a rename
+could replace it, but the user said not to. The price of renaming is that a hard link to
+the old file keeps the old bytes; ctxlab's file tools already follow symlinks to their real
+file before writing, so a symlink stays a symlink to the updated file.
+"""
+
+from __future__ import annotations
+
+import itertools
+import os
+import stat
+from contextlib import suppress
+from pathlib import Path
+
+_SERIAL = itertools.count()
+
+
+def replace_file(target: Path, data: bytes) -> None:
+    """Write ``data`` to ``target`` atomically, keeping an existing file's mode.
+
+    Raises ``OSError`` (the caller turns it into a tool error); the target is then
+    untouched and no temp file is left behind.
+    """
+    try:
+        old_mode: int | None = stat.S_IMODE(os.stat(target).st_mode)
+    except FileNotFoundError:
+        old_mode = None
+    if old_mode is not None and not os.access(target, os.W_OK):
+        raise PermissionError(13, "Permission denied (the file is read-only)", str(target))
+    tmp = target.with_name(f".{target.name}.{os.getpid()}.{next(_SERIAL)}.tmp")
+    # 0o666 minus the umask is what a plain open(..., "w") would give a new file.
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
+    try:
+        try:
+            if old_mode is not None:
+                os.fchmod(fd, old_mode)
+            _write_all(fd, data)
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        os.replace(tmp, target)
+    except BaseException:
+        with suppress(OSError):
+            os.unlink(tmp)
+        raise
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    """``os.write`` may write less than asked; loop until every byte is down (or it fails)."""
+    view = memoryview(data)
+    while view:
+        written = os.write(fd, view)
+        view = view[written:]
