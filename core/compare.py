@@ -79,10 +79,11 @@ class ProbeResult:
     expect: str
     answerable: bool
     found_in: tuple[str, ...] = ()  # system-prompt sections and/or "messages"
+    turn: int = 0  # the turn (1-based, across sessions) after which it was checked
 
     def to_json(self) -> dict[str, Any]:
         return {"ask": self.ask, "expect": self.expect, "answerable": self.answerable,
-                "found_in": list(self.found_in)}
+                "found_in": list(self.found_in), "turn": self.turn}
 
 
 @dataclass(frozen=True)
@@ -144,9 +145,16 @@ def parse_strategies(text: str | Iterable[str]) -> list[Strategy]:
 
 
 def probes_from_events(events: list[Event]) -> list[ProbeResult]:
-    """The runner judges each scripted probe after its turn and emits a ``probe`` event."""
-    return [ProbeResult(e.ask, e.expect, e.answerable, tuple(e.found_in))
-            for e in events if e.type == "probe"]
+    """The runner judges each scripted probe after its turn and emits a ``probe`` event;
+    the turn is counted from the ``turn_start`` events before it."""
+    turn = 0
+    probes = []
+    for e in events:
+        if e.type == "turn_start":
+            turn += 1
+        elif e.type == "probe":
+            probes.append(ProbeResult(e.ask, e.expect, e.answerable, tuple(e.found_in), turn))
+    return probes
 
 
 # -- metrics --------------------------------------------------------------------------------

@@ -68,6 +68,19 @@ class RunStart(Event):
 
 
 @dataclass(frozen=True, kw_only=True)
+class SessionStart(Event):
+    """A scenario with several sessions starts one: a fresh conversation, same workspace.
+
+    Emitted only by scenarios of more than one session, before the session's first
+    ``turn_start``; a UI draws a divider there (memory is what crosses it).
+    """
+
+    type: ClassVar[str] = "session_start"
+    session: int  # 1-based
+    sessions: int
+
+
+@dataclass(frozen=True, kw_only=True)
 class TurnStart(Event):
     type: ClassVar[str] = "turn_start"
     request: str

@@ -133,6 +133,38 @@ def validate_pairs(messages: list[Message], *, allow_pending: bool = True) -> li
     return found
 
 
+def api_pairing_error(messages: list[Message]) -> str | None:
+    """The Messages API's own 400 ``invalid_request_error`` text for the first broken pair,
+    or None when every pair is whole.
+
+    Worded as the API words it (the texts its users report verbatim), so a scripted run that
+    breaks pairing fails exactly as a live one would: an orphan ``tool_result`` names its
+    block (``messages.3.content.0``), unanswered ``tool_use`` ids are listed for their
+    message (``messages.2``). The API reads the messages in order and stops at the first.
+    """
+    for i, message in enumerate(messages):
+        prev = messages[i - 1] if i > 0 else None
+        if message.get("role") == "user":
+            offered = set(tool_use_ids(prev)) if prev and prev.get("role") == "assistant" \
+                else set()
+            for j, block in enumerate(blocks(message)):
+                rid = block.get("tool_use_id", "") if is_block(block, "tool_result") else None
+                if rid is not None and rid not in offered:
+                    return (f"messages.{i}.content.{j}: unexpected `tool_use_id` found in "
+                            f"`tool_result` blocks: {rid}. Each `tool_result` block must have "
+                            f"a corresponding `tool_use` block in the previous message.")
+        elif message.get("role") == "assistant":
+            nxt = messages[i + 1] if i + 1 < len(messages) else None
+            answered = set(tool_result_ids(nxt)) if nxt and nxt.get("role") == "user" else set()
+            missing = [u for u in tool_use_ids(message) if u not in answered]
+            if missing and nxt is not None:
+                return (f"messages.{i}: `tool_use` ids were found without `tool_result` "
+                        f"blocks immediately after: {', '.join(missing)}. Each `tool_use` "
+                        f"block must have a corresponding `tool_result` block in the next "
+                        f"message.")
+    return None
+
+
 def check_history(data: Any) -> list[Message]:
     """Validate untrusted input as a message list, or raise :class:`HistoryError`.
 

@@ -24,7 +24,7 @@ from typing import Any
 
 from core.agent import Agent
 from core.config import Thresholds, thresholds_from_mapping
-from core.events import Error, Event, ProbeChecked, RunEnd, RunStart
+from core.events import Error, Event, ProbeChecked, RunEnd, RunStart, SessionStart
 from core.gate import Gate
 from core.memory_hooks import seed_memory
 from core.providers.base import Provider, ProviderError
@@ -162,7 +162,10 @@ class Runner:
     async def _play_scenario(self, provider: Provider) -> None:
         assert self.options.scenario is not None
         self._check_save_target()
-        for session in self.options.scenario.sessions:
+        sessions = self.options.scenario.sessions
+        for number, session in enumerate(sessions, start=1):
+            if len(sessions) > 1:
+                self.emit(SessionStart(session=number, sessions=len(sessions)))
             agent = self.new_agent(provider)
             for turn in session.turns:
                 begin = getattr(provider, "begin_turn", None)

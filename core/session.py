@@ -92,3 +92,20 @@ def _checked(data: Any) -> tuple[list[dict[str, Any]], int]:
     if "messages" not in data:
         raise SessionError("missing 'messages'")
     return check_history(data["messages"]), turns
+
+
+def history_from_document(data: Any) -> list[dict[str, Any]]:
+    """The messages of a JSON document: a bare message array, or a session file this module
+    wrote (``{"version": 1, "turns": …, "messages": […]}``), checked either way.
+
+    ``ctxlab compact`` takes both, so a saved session can be compacted as it is.
+    """
+    if isinstance(data, dict) and "messages" in data:
+        try:
+            return _checked(data)[0]  # the same checks as a resumed session
+        except SessionError as exc:
+            raise HistoryError(f"session file: {exc}") from None
+    if not isinstance(data, list):
+        raise HistoryError(f"expected a JSON array of messages or a ctxlab session file "
+                           f"(an object with \"messages\"), got {type(data).__name__}")
+    return check_history(data)

@@ -11,7 +11,6 @@ compactor's thresholds, and cancellation. Everything it draws comes from events 
 from __future__ import annotations
 
 import shutil
-import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar
@@ -45,6 +44,7 @@ from tui.messages import (
     TextChunk,
     dispatch,
 )
+from tui.temp_workspaces import make_temp_workspace
 from tui.themes import DEFAULT_THEME, VARIABLE_DEFAULTS, load_themes
 from tui.widgets.context_meter import ContextMeter
 from tui.widgets.conversation import Conversation
@@ -193,8 +193,7 @@ class CtxlabApp(LearnerActions, PanelActions, WorkbenchActions):
             return
         self.scenario_title = scenario.name if scenario else ""
         if workspace is None:
-            workspace = Path(tempfile.mkdtemp(
-                prefix=f"ctxlab-{slug(self.scenario_title or 'live')}-"))
+            workspace = make_temp_workspace(f"ctxlab-{slug(self.scenario_title or 'live')}-")
             self.temp_workspaces.append(workspace)
         self.workspace = workspace.resolve()
         self.gate = Gate(paused=self.config.paused and scenario is not None)

@@ -1,12 +1,11 @@
 """What the workbench does for a learner: the welcome card, pauses at each new kind of
-stage with why it fired, the inspector reached from History, and session dividers.
+stage with why it fired, and the inspector reached from History.
 
-Two of these must act *while the engine runs*, not when the UI gets round to drawing: the
-auto-pause has to close the gate before the next model call, and the session number of a
-``turn_start`` is known only while the runner still holds that session's agent. So
-:meth:`LearnerActions.observe` is called synchronously by the :class:`~tui.messages.
-EventBridge` for every event (it only reads and flips flags), and the drawing happens
-later, in the ordinary message handlers.
+The auto-pause must act *while the engine runs*, not when the UI gets round to drawing: it
+has to close the gate before the next model call. So :meth:`LearnerActions.observe` is
+called synchronously by the :class:`~tui.messages.EventBridge` for every event (it only
+reads and flips flags), and the drawing happens later, in the ordinary message handlers.
+(Session dividers need no such care: the engine's ``session_start`` event says where.)
 """
 
 from __future__ import annotations
@@ -27,7 +26,6 @@ if TYPE_CHECKING:
     from tui.app import AppConfig
     from tui.messages import EventBridge
     from tui.screens.stage_diff import StageRecord
-    from tui.widgets.conversation import Conversation
 
 
 class LearnerActions(App[int]):
@@ -47,9 +45,6 @@ class LearnerActions(App[int]):
 
     _observed_generation = -1
     _kinds_seen: set[str]
-    _session_agent: Any = None
-    _sessions = 0
-    _dividers: dict[int, int]
 
     # -- the welcome card -----------------------------------------------------------------------
 
@@ -73,16 +68,8 @@ class LearnerActions(App[int]):
     def observe(self, event: ev.Event) -> None:
         if self._observed_generation != self.generation:  # a new run: start over
             self._observed_generation = self.generation
-            self._kinds_seen, self._dividers = set(), {}
-            self._session_agent, self._sessions = None, 0
-        if isinstance(event, ev.TurnStart):
-            agent = self.runner.agent if self.runner else None
-            if agent is not self._session_agent:
-                self._session_agent = agent
-                self._sessions += 1
-                if self._sessions > 1:
-                    self._dividers[id(event)] = self._sessions
-        elif isinstance(event, ev.Stage) and event.stage not in self._kinds_seen:
+            self._kinds_seen = set()
+        if isinstance(event, ev.Stage) and event.stage not in self._kinds_seen:
             self._kinds_seen.add(event.stage)
             if self.config.auto_pause and self.config.scenario is not None:
                 self.gate.pause()  # before the next model call: the gate is awaited there
@@ -97,13 +84,6 @@ class LearnerActions(App[int]):
 
     def stage_why(self, event: ev.Stage) -> str:
         return why_fired(event, self.limits())
-
-    async def before_turn(self, event: ev.TurnStart, conversation: Conversation) -> None:
-        """A divider above the first request of every session after the first."""
-        session = self._dividers.pop(id(event), 0) if self._observed_generation == \
-            self.generation else 0
-        if session:
-            await conversation.divider(session)
 
     def action_toggle_auto_pause(self) -> None:
         self.config.auto_pause = not self.config.auto_pause

@@ -12,6 +12,7 @@ edition of the default scenario, so the conversation matches the chrome.
 from __future__ import annotations
 
 import argparse
+import math
 import os
 import sys
 from pathlib import Path
@@ -89,7 +90,7 @@ def run_demo(args: argparse.Namespace) -> int:
     try:
         config = AppConfig(scenario=args.scenario or default_scenario(lang),
                            workspace=args.workspace,
-                           speed=max(args.speed, 0.01),
+                           speed=check_speed(args.speed),
                            paused=args.paused or args.welcome, welcome=args.welcome,
                            auto_pause=args.auto_pause,
                            thresholds=thresholds_from_args(args, args.workspace,
@@ -99,6 +100,18 @@ def run_demo(args: argparse.Namespace) -> int:
         print(f"ctxlab demo: {exc}", file=sys.stderr)
         return 2
     return launch(config, getattr(args, "theme", None))
+
+
+def check_speed(speed: float) -> float:
+    """``--speed`` within the workbench's steps: below the slowest one a call would wait
+    minutes (at 0, forever), so it is refused rather than quietly freezing the demo."""
+    from tui.widgets.run_status import SPEEDS
+
+    slowest = SPEEDS[0]
+    if not math.isfinite(speed) or speed < slowest:
+        raise ValueError(f"--speed {speed:g}: must be at least {slowest:g} (the slowest step; "
+                         f"1000 plays without pauses)")
+    return speed
 
 
 def run_default(args: argparse.Namespace) -> int:
@@ -144,6 +157,13 @@ def launch(config: Any, theme: str | None) -> int:
         except ScenarioError as exc:
             print(f"ctxlab: {exc}", file=sys.stderr)
             return 2
+    from tui.temp_workspaces import SERVED_ENV, install_signal_cleanup
+
+    install_signal_cleanup()  # closing the terminal (SIGHUP) must not leave /tmp/ctxlab-…
+    if os.environ.get(SERVED_ENV):
+        from tui.temp_workspaces import exit_when_orphaned
+
+        exit_when_orphaned()  # a served demo ends with its server, however the server ends
     result = CtxlabApp(config).run()
     return int(result or 0)
 

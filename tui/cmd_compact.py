@@ -24,8 +24,9 @@ from core.compact.summarizer import ModelSummarizer, OfflineSummarizer, Summariz
 from core.config import ConfigError, Thresholds, load_thresholds
 from core.events import Emitter, Error, Event, PointerBroken, Recorder, Stage
 from core.measure import json_chars
-from core.messages import HistoryError, check_history, message_text, validate_pairs
+from core.messages import HistoryError, message_text, validate_pairs
 from core.providers.base import ProviderError
+from core.session import history_from_document
 from tui.flags import add_threshold_flags, threshold_overrides
 
 PROG = "ctxlab compact"
@@ -165,7 +166,7 @@ def load_history(path: Path, shown: str) -> list[dict[str, Any]]:
     except RecursionError:
         raise InputError(f"{shown}: nested too deeply to read") from None
     try:
-        return check_history(data)
+        return history_from_document(data)
     except HistoryError as exc:
         raise InputError(f"{shown}: {exc}") from None
 

@@ -9,12 +9,14 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from typing import Any
 
 PROG = "ctxlab compare"
 EXIT_USAGE = 2
 EXIT_RUN_FAILED = 1
+PIPE_WIDTH = 1_000  # piped output: wide enough that no header is cut
 
 
 def add_parser(sub: Any) -> argparse.ArgumentParser:
@@ -70,6 +72,10 @@ def print_table(comparison: Any) -> None:
     from rich.table import Table
 
     console = Console(highlight=False)
+    if not console.is_terminal:  # a pipe has no width: never cut a header or wrap a line
+        console.soft_wrap = True
+        if not os.environ.get("COLUMNS"):  # unless the user gave one
+            console.width = PIPE_WIDTH
     table = Table(title=f"{comparison.scenario}: strategies compared", title_justify="left",
                   box=box.SIMPLE_HEAD, pad_edge=False)
     table.add_column("strategy", no_wrap=True)
@@ -88,8 +94,32 @@ def print_table(comparison: Any) -> None:
                   "selections, extractions, consolidations · losses: ledger entries "
                   "\"lost\" · probes kept: answerable from what the model is sent after their turn",
                   style="dim")
+    for line in unanswered_lines(comparison):
+        console.print(line, markup=False)
+
+
+def unanswered_lines(comparison: Any) -> list[str]:
+    """One line per strategy and unanswerable probe, with the turns it failed after —
+    a probe checked after every turn is one line, not one per turn."""
+    lines = []
     for s in comparison.strategies:
+        turns: dict[tuple[str, str], list[int]] = {}
         for p in s.probes:
             if not p.answerable:
-                console.print(f"  {s.name}: cannot answer {p.ask!r} (expected "
-                              f"{p.expect!r})", markup=False)
+                turns.setdefault((p.ask, p.expect), []).append(p.turn)
+        for (ask, expect), numbers in turns.items():
+            label = "turn" if len(numbers) == 1 else "turns"
+            lines.append(f"  {s.name}, {label} {turn_ranges(numbers)}: cannot answer {ask!r} "
+                         f"(expected {expect!r})")
+    return lines
+
+
+def turn_ranges(numbers: list[int]) -> str:
+    """``[2, 3, 4, 7]`` → ``"2–4, 7"``."""
+    spans: list[list[int]] = []
+    for n in sorted(set(numbers)):
+        if spans and n == spans[-1][1] + 1:
+            spans[-1][1] = n
+        else:
+            spans.append([n, n])
+    return ", ".join(str(a) if a == b else f"{a}–{b}" for a, b in spans)

@@ -105,19 +105,29 @@ def run(args: argparse.Namespace) -> int:
         return fail(str(exc))
     sink = JsonSink() if args.json else ReplayLogSink()
     emitter = Emitter(sinks=[sink])
-    summarizer = None
+    summarizer = provider = None
     if args.provider == "anthropic":
         from core.compact.summarizer import ModelSummarizer
         from core.providers.anthropic import AnthropicProvider
 
-        summarizer = ModelSummarizer(AnthropicProvider(model=args.model, on_retry=emitter),
-                                     emit=emitter, max_tokens=limits.summary_max_tokens)
+        provider = AnthropicProvider(model=args.model, on_retry=emitter)
+        summarizer = ModelSummarizer(provider, emit=emitter, max_tokens=limits.summary_max_tokens)
     options = ReplayOptions(workdir=folder, thresholds=limits,
                             context_limit_tokens=args.context_limit_tokens,
                             summarizer=summarizer, speed=args.speed,
                             breaks=frozenset(args.breaks))
+
+    async def replay() -> bool:
+        # The SDK client is bound to this event loop: close it here, before asyncio.run ends
+        # the loop, or its transport is finalised later on a closed loop.
+        try:
+            return await ReplaySource(recording, options).run(emitter)
+        finally:
+            if provider is not None:
+                await provider.aclose()
+
     try:
-        ok = asyncio.run(ReplaySource(recording, options).run(emitter))
+        ok = asyncio.run(replay())
     except ConfigError as exc:  # a token limit that converts to an invalid char limit
         return fail(str(exc))
     if not ok:

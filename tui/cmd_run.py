@@ -46,6 +46,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                         help="workspace directory (default: the current one; a scenario gets a "
                              "fresh temporary copy)")
     parser.add_argument("--provider", choices=("scripted", "anthropic"), default=None)
+    parser.add_argument("--keep", action="store_true",
+                        help="keep the temporary workspace of a scenario (default: removed "
+                             "at the end; its path is printed either way)")
     parser.add_argument("--json", action="store_true", help="one JSON event per line")
     parser.add_argument("--session", help="save the conversation after each turn")
     parser.add_argument("--resume", help="continue a saved session")
@@ -83,6 +86,9 @@ def run(args: argparse.Namespace) -> int:
         thresholds = load_thresholds(workspace, overrides, base) if overrides or \
             (workspace / "ctxlab.toml").is_file() else None
     except (ScenarioError, ConfigError, OSError) as exc:
+        from tui.temp_workspaces import remove_all
+
+        remove_all()  # a bad flag or config must not leave the fresh copy behind
         return fail(str(exc))
     options = RunOptions(workspace=workspace, scenario=scenario, prompts=args.prompt or [],
                          provider=provider, model=args.model, thresholds=thresholds,
@@ -94,6 +100,8 @@ def run(args: argparse.Namespace) -> int:
         ok = asyncio.run(Runner(options, Emitter(sinks=[sink])).run())  # stamps t
     except SessionError as exc:
         return fail(str(exc))
+    finally:
+        _leave_workspace(args, workspace, sink)
     if not ok:
         return fail(sink.last_error or "the run did not complete", EXIT_RUN_FAILED)
     return 0
@@ -103,10 +111,30 @@ def _workspace(args: argparse.Namespace, scenario: bool) -> Path:
     if args.workspace is not None:
         return args.workspace.resolve()
     if scenario:
-        import tempfile
+        from tui.temp_workspaces import install_signal_cleanup, make_temp_workspace
 
-        return Path(tempfile.mkdtemp(prefix="ctxlab-")).resolve()
+        install_signal_cleanup()  # a killed run removes it too
+        return make_temp_workspace("ctxlab-")
     return Path.cwd().resolve()
+
+
+def _leave_workspace(args: argparse.Namespace, workspace: Path, sink: Any) -> None:
+    """A temporary workspace is removed unless ``--keep``; either way its path is printed
+    (stdout in the readable log, stderr beside ``--json``, whose stdout is events only)."""
+    from tui.temp_workspaces import forget, remove, tracked
+
+    if not tracked(workspace):
+        return
+    if args.keep:
+        forget(workspace)
+        note = f"workspace kept: {workspace}"
+    else:
+        remove(workspace)
+        note = f"workspace {workspace} removed (--keep keeps it)"
+    if args.json:
+        print(f"ctxlab run: {note}", file=sys.stderr)
+    else:
+        sink.console.print(note, style="dim", markup=False)
 
 
 class JsonSink:
@@ -142,6 +170,8 @@ class LogSink:
         from rich.console import Console
 
         self.console = Console(highlight=False)
+        # a pipe has no width: lines stay whole (rich would hard-wrap them at 80 columns)
+        self.console.soft_wrap = not self.console.is_terminal
         self.last_error: str | None = None
         self._text = False
 
@@ -159,6 +189,18 @@ class LogSink:
         if line:
             self.console.print(f"[{event.t:7.2f}s] ", end="", style="dim")
             self.console.print(line, style=self.STYLES.get(event.type, ""), markup=False)
+        for lost in lost_lines(event):
+            self.console.print(f"[{event.t:7.2f}s] ", end="", style="dim")
+            self.console.print(lost, style="bold red", markup=False)
+
+
+def lost_lines(e: Any) -> list[str]:
+    """One ``LOST`` line per ledger entry of a stage that kept the output nowhere."""
+    if e.type != "stage":
+        return []
+    return [f"  LOST {entry.get('tool_use_id', '?')}: {entry.get('chars', 0):,} chars "
+            f"({entry.get('stage', e.stage)}) exist nowhere, not in the context nor on disk"
+            for entry in e.ledger if entry.get("where") == "lost"]
 
 
 def describe_event(e: Any) -> str | None:
@@ -167,6 +209,8 @@ def describe_event(e: Any) -> str | None:
     if kind == "run_start":
         return f"run start: {e.provider} in {e.workspace}" + (
             f" (scenario {e.scenario})" if e.scenario else "")
+    if kind == "session_start":
+        return f"── session {e.session} of {e.sessions} ──"
     if kind == "turn_start":
         return f"user: {e.request}"
     if kind == "model_request":

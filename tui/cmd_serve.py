@@ -3,8 +3,11 @@
 A projector and thirty laptops do not share one terminal; a browser tab does. This serves
 ``ctxlab demo`` through textual-serve: every browser that opens the page gets its own demo
 process (and so its own temporary workspace), started with this interpreter so the page
-runs the same ctxlab as the command. It listens on 127.0.0.1 unless ``--host`` says
-otherwise — the demo runs tools in its workspace, so exposing it is a deliberate choice.
+runs the same ctxlab as the command. :mod:`tui.serve_session` makes sure every one of them
+ends — when its browser disconnects, and when the server is stopped — and takes its
+temporary workspace with it; the page needs no internet (no web fonts). It listens on
+127.0.0.1 unless ``--host`` says otherwise — the demo runs tools in its workspace, so
+exposing it is a deliberate choice.
 
 textual-serve is an optional dependency (``pip install 'ctxlab[serve]'``); without it the
 command says so in one line instead of failing at import.
@@ -50,7 +53,12 @@ def fail(message: str, code: int = EXIT_USAGE) -> int:
 
 
 def demo_command(args: argparse.Namespace) -> str:
-    """The shell command each browser session runs (textual-serve starts it via a shell)."""
+    """The shell command each browser session runs (textual-serve starts it via a shell).
+
+    ``exec``: the shell becomes the demo, so the demo's parent is the server itself and a
+    demo whose server is killed notices it (it watches its parent) instead of waiting on an
+    idle shell.
+    """
     parts = [sys.executable, "-m", "tui", "demo"]
     if args.theme:
         parts += ["--theme", args.theme]
@@ -58,7 +66,7 @@ def demo_command(args: argparse.Namespace) -> str:
         parts += ["--lang", args.lang]
     for name in args.breaks:
         parts += ["--break", name]
-    return shlex.join(parts)
+    return "exec " + shlex.join(parts)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -71,10 +79,10 @@ def run(args: argparse.Namespace) -> int:
         if args.theme not in names:
             return fail(f"--theme {args.theme!r}: unknown theme; one of {', '.join(names)}")
     try:
-        from textual_serve.server import Server
+        from tui.serve_session import SessionServer
     except ImportError:
         return fail("browser mode needs textual-serve: pip install 'ctxlab[serve]'")
-    server = Server(demo_command(args), host=args.host, port=args.port, title="ctxlab")
+    server = SessionServer(demo_command(args), host=args.host, port=args.port, title="ctxlab")
     try:
         server.serve()
     except OSError as exc:  # the port is taken, or the address cannot be bound

@@ -138,8 +138,10 @@ async def dispatch(app: Any, event: Event) -> None:
         app.run_breaks = tuple(event.breaks)
         app.update_header(event.provider, event.model)
         app.update_status()
+    elif isinstance(event, ev.SessionStart):
+        if event.session > 1:  # a divider where the next session's fresh history starts
+            await conversation.divider(event.session, event.sessions)
     elif isinstance(event, ev.TurnStart):
-        await app.before_turn(event, conversation)
         await conversation.user(event.request)
     elif isinstance(event, ev.SystemPrompt):
         meter.system(event.sections)

@@ -4,7 +4,8 @@
 prompt that forbids following instructions found in the history, 2,000 max tokens, no
 tools). :class:`OfflineSummarizer` is deterministic and needs no model: it extracts the
 current request, the files touched, the tool calls made, the user's stated constraints and
-the last assistant text, so an offline demo still keeps what matters.
+the last assistant text, so an offline demo still keeps what matters. An earlier summary in
+the history is folded in fact by fact (:mod:`core.compact.summary_facts`), never quoted.
 
 Both accept ``notes``: facts the harness recorded itself (the work log's files changed and
 commands run, see :mod:`core.worklog`). A summary is the model's account of the history and
@@ -15,10 +16,15 @@ can contradict what actually happened; with the notes in its input it has no rea
 from __future__ import annotations
 
 import re
-from collections import Counter
 from collections.abc import Callable
 from typing import Any, ClassVar, Protocol
 
+from core.compact.summary_facts import (
+    SummaryFacts,
+    embedded_summary,
+    parse_summary,
+    render_summary,
+)
 from core.events import Event, ModelRequest, ModelResponse
 from core.measure import estimate_tokens, json_chars
 from core.messages import blocks, is_block, message_text
@@ -88,9 +94,7 @@ class OfflineSummarizer:
 
     async def summarize(self, messages: list[dict], active_request: str,
                         prepared_input: str, notes: str = "") -> str:
-        summary = offline_summary(messages, active_request, self.max_items)
-        notes = notes.strip()
-        return f"{summary}\n{NOTES_LABEL}\n{notes}" if notes else summary
+        return offline_summary(messages, active_request, self.max_items, notes)
 
 
 class NotedSummarizer:
@@ -125,51 +129,48 @@ def with_notes(notes: str, prepared_input: str) -> str:
     return f"{NOTES_LABEL}\n{notes}\n\n{HISTORY_LABEL}\n{prepared_input}"
 
 
-def offline_summary(messages: list[dict], active_request: str, max_items: int = 12) -> str:
-    files: list[str] = []
-    calls: Counter[str] = Counter()
-    commands: list[str] = []
-    constraints: list[str] = []
-    last_assistant = ""
+def offline_summary(messages: list[dict], active_request: str, max_items: int = 12,
+                    notes: str = "") -> str:
+    """The extractive summary of ``messages``, earlier summaries among them folded in."""
+    facts = offline_facts(messages, active_request)
+    facts.notes = notes.strip() or facts.notes
+    text = render_summary(facts, max_items)
+    return f"{text}\n{NOTES_LABEL}\n{facts.notes}" if facts.notes else text
+
+
+def offline_facts(messages: list[dict], active_request: str) -> SummaryFacts:
+    """Facts of ``messages``: an earlier summary message is parsed and folded, not quoted."""
+    facts = SummaryFacts(goal=active_request.strip())
+    earlier = SummaryFacts()
     for message in messages:
         role = message.get("role")
+        previous = embedded_summary(message)
+        if previous is not None:
+            earlier.fold(parse_summary(previous, NOTES_LABEL))
+            continue
+        facts.summarised += 1
         if role == "assistant":
             text = message_text(message).strip()
             if text:
-                last_assistant = text
+                facts.last_note = text
             for block in blocks(message):
                 if is_block(block, "tool_use"):
-                    _note_call(block, calls, files, commands)
+                    _note_call(block, facts)
         elif role == "user":
             for line in message_text(message).splitlines():
                 line = line.strip()
                 if line and _CONSTRAINT.search(line) and not line.startswith("["):
-                    constraints.append(line[:300])
-    parts = [f"Goal: {active_request.strip()[:500] or '(none given)'}"]
-    if constraints:
-        parts.append("User constraints: " + "; ".join(_unique(constraints)[-max_items:]))
-    if files:
-        parts.append("Files touched: " + ", ".join(_unique(files)[-max_items * 2:]))
-    if calls:
-        parts.append("Tool calls: " + ", ".join(f"{n}×{name}" for name, n in sorted(calls.items())))
-    if commands:
-        parts.append("Commands run: " + "; ".join(_unique(commands)[-max_items:]))
-    if last_assistant:
-        parts.append(f"Last assistant note: {last_assistant[:800]}")
-    parts.append(f"Messages summarised: {len(messages)}")
-    return "\n".join(parts)
+                    facts.constraints.append(line)
+    facts.fold(earlier)
+    return facts
 
 
-def _note_call(block: dict, calls: Counter[str], files: list[str], commands: list[str]) -> None:
+def _note_call(block: dict, facts: SummaryFacts) -> None:
     name = str(block.get("name", "?"))
-    calls[name] += 1
+    facts.calls[name] += 1
     data = block.get("input") if isinstance(block.get("input"), dict) else {}
     for key in _PATH_KEYS:
         if isinstance(data.get(key), str):
-            files.append(data[key])
+            facts.files.append(data[key])
     if name == "bash" and isinstance(data.get("command"), str):
-        commands.append(data["command"][:200])
-
-
-def _unique(items: list[str]) -> list[str]:
-    return list(dict.fromkeys(items))
+        facts.commands.append(data["command"])

@@ -251,6 +251,11 @@ _RULES: tuple[tuple[re.Pattern[str], str, str], ...] = (
 )
 
 
+_REMEMBER_RULES = frozenset({0, 4})  # "remember …", "记住 …": a wrapper around the fact
+NAME_CHARS = 40
+MIN_CLAUSE_CHARS = 12
+
+
 def _sentences(text: str) -> list[str]:
     parts = re.split(r"(?<=[.!?])\s+|(?<=[。！？；])|\n+", text)
     return [p.strip() for p in parts if p and p.strip()]
@@ -274,17 +279,43 @@ def offline_candidates(messages: Sequence[dict[str, Any]]) -> list[dict[str, str
         for sentence in _sentences(text[-DIALOGUE_CHAR_LIMIT:]):
             if sentence.endswith(("?", "？")):
                 continue
-            for pattern, type_, prefix in _RULES:
-                match = pattern.search(sentence)
-                if not match or not match.group("x").strip():
-                    continue
-                content = match.group("x")
-                kind = "reference" if type_ == "project" and _URL.search(content) else type_
-                found.append({"name": prefix + _title(content), "type": kind,
-                              "scope": "persistent", "description": _title(sentence, 150),
-                              "body": collapse(sentence)})
-                break
+            rule = _match_rule(sentence)
+            if rule is None:
+                continue
+            content, type_, prefix = rule
+            kind = "reference" if type_ == "project" and _URL.search(content) else type_
+            found.append({"name": prefix + _short_name(content), "type": kind,
+                          "scope": "persistent", "description": _title(sentence, 150),
+                          "body": collapse(sentence)})
     return found
+
+
+def _match_rule(sentence: str) -> tuple[str, str, str] | None:
+    """The first rule that matches, as (content, type, name prefix).
+
+    "Remember that I prefer X" is a preference of the user's, not a project fact: when what
+    follows "remember" matches a more specific rule itself, that rule decides.
+    """
+    for index, (pattern, type_, prefix) in enumerate(_RULES):
+        match = pattern.search(sentence)
+        if not match or not match.group("x").strip():
+            continue
+        content = match.group("x")
+        if index in _REMEMBER_RULES:
+            inner = _match_rule(content)
+            if inner is not None:
+                return inner
+        return content, type_, prefix
+    return None
+
+
+def _short_name(content: str) -> str:
+    """A record name a catalog can show: the first clause, at most ``NAME_CHARS``, whole
+    words ("snake_case file names and type hints on every public function" → "snake_case
+    file names")."""
+    text = _title(content, NAME_CHARS)
+    clause = re.split(r"\s+(?:and|or|but)\s+|[,;，；]", text, maxsplit=1)[0].strip()
+    return clause if len(clause) >= MIN_CLAUSE_CHARS else text
 
 
 # -- the model extractor --------------------------------------------------------------------

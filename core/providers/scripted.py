@@ -2,7 +2,10 @@
 
 Each main call takes the next scripted reply of the current turn (text streamed word by
 word, tool calls with deterministic ids, or a scripted API error such as prompt-too-long so
-reactive compaction can be shown). Side calls (summary, select, extract, consolidate) use
+reactive compaction can be shown). A history with a broken tool_use/tool_result pair (only
+possible with the ``pair-protection`` break switch) is refused as the Messages API refuses
+it — HTTP 400 ``invalid_request_error`` with the API's own message — so the lab's run fails
+where a live one would. Side calls (summary, select, extract, consolidate) use
 the turn's scripted answer when there is one; otherwise the agent routes them to the
 offline implementations and never asks this provider.
 """
@@ -13,6 +16,7 @@ import asyncio
 import json
 from typing import Any
 
+from core.messages import api_pairing_error
 from core.providers.base import (
     AuthError,
     ContextOverflow,
@@ -59,6 +63,9 @@ class ScriptedProvider:
         self._calls += 1
         if call.purpose != "main":
             return self._side_answer(call.purpose)
+        refusal = api_pairing_error(call.messages)
+        if refusal:  # the API checks the request before any reply: the script is not used
+            raise ProviderError(f"HTTP 400 invalid_request_error: {refusal}", status=400)
         if not self._replies:
             return await self._say(OUT_OF_SCRIPT, [], on_text)
         reply = self._replies.pop(0)

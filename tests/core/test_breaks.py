@@ -284,17 +284,22 @@ def test_stage_order_off_micro_runs_before_the_budget(tmp_path):
 
 
 def play(tmp: Path, breaks: set[str]) -> list[Any]:
+    """The story under ``breaks``; only broken pairs end it early (the API refuses them)."""
     rec = Recorder()
     options = RunOptions(workspace=tmp, scenario=find_scenario("refactor-auth"),
                          breaks=frozenset(breaks))
-    assert asyncio.run(Runner(options, rec).run())
+    ok = asyncio.run(Runner(options, rec).run())
+    assert ok is ("pair-protection" not in breaks)
     return rec.events
 
 
 def consequence(events: list[Any], switch: str) -> bool:
     ledger = [x for e in events if e.type == "stage" for x in e.ledger]
-    if switch == "pair-protection":
-        return any(e.type == "violation" for e in events)
+    if switch == "pair-protection":  # marked before the call, then refused by the "API"
+        refused = [e for e in events if e.type == "error"
+                   and e.message.startswith("HTTP 400 invalid_request_error: messages.")]
+        return any(e.type == "violation" for e in events) and bool(refused) \
+            and events[-1].type == "run_end" and not events[-1].ok
     if switch == "unseen-guard":
         return any(x.get("unseen") for x in ledger)
     if switch == "persist-before-placeholder":
@@ -331,8 +336,59 @@ def test_violation_events_come_before_the_call_and_name_the_stage(tmp_path):
     events = play(tmp_path, {"pair-protection"})
     types = [e.type for e in events]
     first = types.index("violation")
-    assert types[first + 1:].index("model_request") < types[first + 1:].index("model_response")
+    assert types[first + 1:].index("model_request") < types[first + 1:].index("error")
     violation = events[first]
     assert violation.kind == "orphan_tool_result"
     assert violation.stage == "reactive_compact"
+    # the call is refused with the Messages API's own words, for the block the violation names
+    error = next(e for e in events[first:] if e.type == "error")
+    assert error.kind == "api" and error.message == (
+        f"HTTP 400 invalid_request_error: messages.{violation.message_index}.content.0: "
+        f"unexpected `tool_use_id` found in `tool_result` blocks: {violation.tool_use_id}. "
+        f"Each `tool_result` block must have a corresponding `tool_use` block in the "
+        f"previous message.")
     assert violation.to_json().keys() >= {"kind", "message_index", "tool_use_id", "stage"}
+
+
+# -- the API's refusal, worded as the API words it ------------------------------------------
+
+
+def test_api_pairing_error_words_both_refusals_as_the_messages_api_does():
+    from core.messages import api_pairing_error
+
+    use = {"role": "assistant", "content": [
+        {"type": "text", "text": "reading"},
+        {"type": "tool_use", "id": "toolu_a", "name": "read_file", "input": {}},
+        {"type": "tool_use", "id": "toolu_b", "name": "read_file", "input": {}}]}
+    answer = {"role": "user", "content": [
+        {"type": "tool_result", "tool_use_id": "toolu_a", "content": "x"},
+        {"type": "tool_result", "tool_use_id": "toolu_b", "content": "y"}]}
+    go = {"role": "user", "content": "go"}
+    assert api_pairing_error([go, use, answer]) is None
+    assert api_pairing_error([go, use]) is None  # the tools are about to run
+    assert api_pairing_error([go, use, go]) == (
+        "messages.1: `tool_use` ids were found without `tool_result` blocks immediately "
+        "after: toolu_a, toolu_b. Each `tool_use` block must have a corresponding "
+        "`tool_result` block in the next message.")
+    assert api_pairing_error([go, {"role": "assistant", "content": "ok"}, answer]) == (
+        "messages.2.content.0: unexpected `tool_use_id` found in `tool_result` blocks: "
+        "toolu_a. Each `tool_result` block must have a corresponding `tool_use` block in "
+        "the previous message.")
+
+
+def test_the_scripted_model_refuses_a_broken_history_before_using_its_script():
+    from core.providers.base import ModelCall, ProviderError
+    from core.providers.scripted import ScriptedProvider
+    from core.scenarios.model import Reply, Turn
+
+    provider = ScriptedProvider()
+    provider.begin_turn(Turn(user="go", replies=(Reply(say="fine"),)))
+    orphan = [{"role": "user", "content": [
+        {"type": "tool_result", "tool_use_id": "toolu_x", "content": "x"}]}]
+    with pytest.raises(ProviderError) as refused:
+        asyncio.run(provider.complete(ModelCall(purpose="main", messages=orphan, system="")))
+    assert refused.value.status == 400 and refused.value.kind == "api"
+    assert str(refused.value).startswith("HTTP 400 invalid_request_error: messages.0.content.0")
+    whole = [{"role": "user", "content": "go"}]
+    reply = asyncio.run(provider.complete(ModelCall(purpose="main", messages=whole, system="")))
+    assert reply.text == "fine"  # the script was not consumed by the refused call

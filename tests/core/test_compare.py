@@ -222,11 +222,13 @@ def test_truncation_loses_more_and_forgets_more_than_compact_plus_memory(story):
     assert truncate.probes_failed > memory.probes_failed
 
 
-def test_memory_keeps_the_early_preference_compaction_alone_does_not(story):
+def test_summaries_of_summaries_keep_the_early_preference_the_window_does_not(story):
+    """Each summary folds the previous one's facts in, so the first request's "always tabs"
+    survives three summaries; the sliding window drops it with the messages."""
     def tabs(name: str) -> bool:
         return next(p.answerable for p in story[name].probes if p.expect == "tabs")
 
-    assert tabs("compact+memory") and not tabs("compact") and not tabs("truncate")
+    assert tabs("compact") and tabs("compact+memory") and not tabs("truncate")
 
 
 def test_the_metrics_are_consistent(story):
@@ -250,11 +252,11 @@ def test_the_json_shape(story):
 
 
 def test_pinned_context_answers_what_the_summaries_lost():
-    """compact+memory+pinned: the work log keeps the file the summaries dropped."""
+    """compact+memory+pinned: the pinned CTXLAB.md keeps the rule the summaries dropped."""
     from core.compare import compare_sync, parse_strategies
     from core.scenarios import find_scenario
 
-    result = compare_sync(find_scenario("refactor-auth"),
+    result = compare_sync(find_scenario("long-migration"),
                           parse_strategies("compact+memory,compact+memory+pinned"))
     plain, pinned = result.strategies
     assert sum(p.answerable for p in pinned.probes) > sum(p.answerable for p in plain.probes)

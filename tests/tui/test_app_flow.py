@@ -51,8 +51,8 @@ async def test_scenario_played_to_the_end_updates_every_panel(
         # Memory: the seeded record and the one the run extracted.
         table = app.query_one(MemoryCatalog).query_one(DataTable)
         keys = {str(k.value) for k in table.rows}
-        assert {"indentation.md", "i-prefer-short-function-names.md"} <= keys
-        assert app.query_one(MemoryCatalog).recalled == {"i-prefer-short-function-names.md"}
+        assert {"indentation.md", "prefers-short-function-names.md"} <= keys
+        assert app.query_one(MemoryCatalog).recalled == {"prefers-short-function-names.md"}
         # What the model sees: the agent's current list, the summary marked as such.
         await pilot.press("v")
         await pilot.pause(0.1)

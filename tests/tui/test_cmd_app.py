@@ -136,3 +136,19 @@ def test_version_and_help_do_not_import_textual() -> None:
     out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True,
                          text=True, check=True)
     assert out.stdout.strip() == "False"
+
+
+@pytest.mark.parametrize("speed", ["0", "0.1", "-2", "nan"])
+def test_a_speed_below_the_slowest_step_is_refused_in_one_line(
+        launched: list, capsys: pytest.CaptureFixture[str], speed: str) -> None:
+    args = build_parser().parse_args(["demo", "--speed", speed])
+    assert args.handler(args) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and err.startswith("ctxlab demo: --speed ")
+    assert "at least 0.25" in err
+    assert launched == []  # nothing opened, nothing frozen
+
+
+def test_the_slowest_step_itself_is_accepted(launched: list) -> None:
+    args = build_parser().parse_args(["demo", "--speed", "0.25"])
+    assert args.handler(args) == 0 and launched[0][0].speed == 0.25

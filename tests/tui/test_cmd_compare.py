@@ -41,7 +41,28 @@ def test_the_table_names_each_strategy_and_the_unanswered_probes(capsys):
     assert code == 0
     for word in ("truncate", "compact+memory", "losses", "probes"):
         assert word in out
-    assert "truncate: cannot answer" in " ".join(out.split())
+    assert "truncate, turn 5: cannot answer" in " ".join(out.split())
+
+
+def test_piped_headers_are_whole_and_each_failing_probe_is_one_line_with_its_turns(
+        capsys, monkeypatch):
+    monkeypatch.delenv("COLUMNS", raising=False)  # a pipe: no width given
+    from core.compare import Comparison, ProbeResult, StrategyResult
+    from tui.cmd_compare import print_table
+
+    failing = [ProbeResult("Which modules are migrated?", "app/mod_01.py", False, (), t)
+               for t in (3, 4, 5, 9)]
+    probes = (*failing, ProbeResult("What header?", "# migrated", True, ("worklog",), 3))
+    strategies = tuple(StrategyResult(f"strategy-with-a-long-name-{i}", "", True, 51, 5_989,
+                                      5_025, 6, 0, probes) for i in range(4))
+    print_table(Comparison("long-migration", strategies))
+    out = capsys.readouterr().out
+    header = next(line for line in out.splitlines() if "strategy" in line and "calls" in line)
+    assert header.split()[-1] == "kept" and "…" not in out
+    lines = [line for line in out.splitlines() if "cannot answer" in line]
+    assert lines == [f"  strategy-with-a-long-name-{i}, turns 3–5, 9: cannot answer "
+                     f"'Which modules are migrated?' (expected 'app/mod_01.py')"
+                     for i in range(4)]
 
 
 @pytest.mark.parametrize(("args", "needle"), [

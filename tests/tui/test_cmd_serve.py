@@ -7,6 +7,7 @@ The end-to-end test starts the real command as a subprocess on a free port, poll
 from __future__ import annotations
 
 import os
+import re
 import shlex
 import signal
 import socket
@@ -62,6 +63,12 @@ def test_serve_answers_with_the_workbench_page_then_stops_cleanly():
                 time.sleep(0.2)
         assert status == 200, f"no answer on port {port} within {BOOT_TIMEOUT}s"
         assert "<html" in page.lower() and f"ws://127.0.0.1:{port}/ws" in page
+        # offline classroom: nothing is loaded from the internet, the font is served here
+        loaded = [a or b for a, b in re.findall(r'(?:href|src)="([^"]+)"|url\("?([^")]+)', page)]
+        assert loaded and all(u.startswith(f"http://127.0.0.1:{port}/") for u in loaded), loaded
+        assert "googleapis" not in page
+        fonts = [u for u in loaded if u.endswith(".ttf")]
+        assert fonts and all(fetch(u)[0] == 200 for u in fonts)
     finally:
         process.send_signal(signal.SIGTERM)
         try:
@@ -77,10 +84,10 @@ def test_the_served_command_is_the_demo_with_theme_lang_and_breaks_passed_throug
     args = build_parser().parse_args(["serve", "--theme", "projector", "--lang", "zh",
                                       "--break", "unseen-guard"])
     argv = shlex.split(demo_command(args))
-    assert argv[:4] == [sys.executable, "-m", "tui", "demo"]
-    assert argv[4:] == ["--theme", "projector", "--lang", "zh", "--break", "unseen-guard"]
+    assert argv[:5] == ["exec", sys.executable, "-m", "tui", "demo"]  # the shell becomes it
+    assert argv[5:] == ["--theme", "projector", "--lang", "zh", "--break", "unseen-guard"]
     plain = shlex.split(demo_command(build_parser().parse_args(["serve"])))
-    assert plain == [sys.executable, "-m", "tui", "demo"]
+    assert plain == ["exec", sys.executable, "-m", "tui", "demo"]
     assert args.host == "127.0.0.1"  # localhost unless asked
 
 
@@ -96,6 +103,7 @@ def test_bad_options_are_one_line_and_exit_2(capsys, args, needle):
 
 def test_without_textual_serve_it_says_how_to_install(capsys, monkeypatch):
     monkeypatch.setitem(sys.modules, "textual_serve.server", None)
+    monkeypatch.delitem(sys.modules, "tui.serve_session", raising=False)
     assert main(["serve", "--port", str(free_port())]) == 2
     assert "pip install" in capsys.readouterr().err
 

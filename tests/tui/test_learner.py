@@ -85,7 +85,7 @@ async def test_a_new_session_starts_under_a_divider(make_app: Callable[..., Ctxl
     async with app.run_test(size=(200, 55)) as pilot:
         await play_to_end(pilot)
         dividers = [str(w.render()) for w in app.query(".msg-divider")]
-        assert dividers == [" session 2 "]
+        assert dividers == [" session 2 of 2 "]
 
 
 async def test_one_session_has_no_divider(make_app: Callable[..., CtxlabApp]) -> None:

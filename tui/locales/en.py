@@ -288,8 +288,8 @@ MESSAGES: dict[str, str] = {
     "breaks.none": "All protections on",
     "break.pair-protection": "snip and reactive compact never cut between a tool_use and its "
                              "tool_result.",
-    "break.pair-protection.off": "orphan results and unanswered uses: a history the API refuses "
-                                 "(red violation lines).",
+    "break.pair-protection.off": "orphan results and unanswered uses: the API refuses the "
+                                 "history with a 400 and the run ends (red violation lines).",
     "break.unseen-guard": "micro_compact never replaces a result the model has not read yet.",
     "break.unseen-guard.off": "the model gets placeholders for output it just asked for.",
     "break.persist-before-placeholder": "a placeholder is written only after the original is saved "
@@ -438,7 +438,7 @@ MESSAGES: dict[str, str] = {
     "palette.auto_pause": "Auto-pause at new stages (on/off)",
     "palette.auto_pause_help": "Pause the first time each kind of stage fires, with why it fired",
     "status.auto_pause": "auto-pause",
-    "conv.session": "session {n}",
+    "conv.session": "session {n} of {total}",
     "conv.why": "why: {why}",
     "key.item": "Item",
     "key.open": "Open",

@@ -290,8 +290,8 @@ MESSAGES: dict[str, str] = {
     "breaks.none": "打开所有保护",
     "break.pair-protection": "snip 和 reactive compact 从不在 tool_use 与它的 tool_result "
                              "之间切开。",
-    "break.pair-protection.off": "出现孤立的结果和没有结果的调用，API "
-                                 "会拒绝这样的历史（红色违规标记）。",
+    "break.pair-protection.off": "出现孤立的结果和没有结果的调用：API 以 400 "
+                                 "拒绝这样的历史，运行就此结束（红色违规标记）。",
     "break.unseen-guard": "micro_compact 从不替换模型还没读过的结果。",
     "break.unseen-guard.off": "模型刚要的输出，拿到的却是占位符。",
     "break.persist-before-placeholder": "先把原始内容存进文件，才写入占位符。",
@@ -419,7 +419,7 @@ MESSAGES: dict[str, str] = {
     "palette.auto_pause": "新阶段自动暂停（开/关）",
     "palette.auto_pause_help": "每种阶段第一次触发时暂停，并说明触发原因",
     "status.auto_pause": "自动暂停",
-    "conv.session": "会话 {n}",
+    "conv.session": "会话 {n} / {total}",
     "conv.why": "原因：{why}",
     "key.item": "条目",
     "key.open": "打开",

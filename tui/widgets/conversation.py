@@ -190,11 +190,11 @@ class Conversation(VerticalScroll, can_focus_children=False):
             line = Content.assemble(line, "\n", ("  " + t("conv.why", why=why), "dim italic"))
         self._add(StageMark(line, event))
 
-    async def divider(self, session: int) -> None:
+    async def divider(self, session: int, sessions: int) -> None:
         """Where a new session of the scenario starts (a fresh agent, memory carried over)."""
         await self.end_assistant()
-        self._add(Static(Content.styled(f" {t('conv.session', n=session)} ", "bold reverse"),
-                         classes="msg-divider"))
+        label = t("conv.session", n=session, total=sessions)
+        self._add(Static(Content.styled(f" {label} ", "bold reverse"), classes="msg-divider"))
 
     async def violation(self, event: PairViolation) -> None:
         """A red marker: this history breaks tool_use/tool_result pairing (a break switch)."""
