@@ -25,7 +25,7 @@ import traceback
 from pathlib import Path
 from typing import Any
 
-BENCHES = ("compact", "memory", "tui", "load", "replay")
+BENCHES = ("compact", "memory", "tui", "load", "replay", "watch")
 # What "ratio" means in each bench's rows.
 RATIO_MEANS = {
     "compact": "baseline ÷ ctxlab: times faster than the course's cost model",
@@ -33,6 +33,7 @@ RATIO_MEANS = {
     "tui": "value ÷ baseline: times the idle app's jitter / an empty Textual app's start",
     "load": "value ÷ baseline: times the same measure for a 10-turn run",
     "replay": "value ÷ baseline: cost per MB against the 1 MB session (flat is 1)",
+    "watch": "proxied ÷ direct time to first byte (the value is the difference)",
 }
 BEGIN, END = "<!-- bench:begin -->", "<!-- bench:end -->"
 

@@ -349,6 +349,65 @@ class ReplayStep(Event):
     timestamp: str | None = None
 
 
+# -- watch (a proxied client) ---------------------------------------------------------------
+
+
+@dataclass(frozen=True, kw_only=True)
+class WatchStart(Event):
+    """``ctxlab watch`` listens: point a client's ``ANTHROPIC_BASE_URL`` at ``listen``."""
+
+    type: ClassVar[str] = "watch_start"
+    listen: str
+    upstream: str
+    recording: str
+
+
+@dataclass(frozen=True, kw_only=True)
+class WatchRequest(Event):
+    """A watched client sent a request; its measure, and how it differs from the one before.
+
+    ``conversation`` groups requests by system prompt and first message (``None`` for a
+    body that is not a Messages request); ``appended`` / ``removed`` / ``rewritten`` count
+    messages against the previous request of the same conversation.
+    """
+
+    type: ClassVar[str] = "watch_request"
+    id: int
+    method: str
+    path: str
+    time: str
+    model: str | None = None
+    purpose: str = "other"
+    stream: bool = False
+    conversation: str | None = None
+    messages: int = 0
+    chars: int = 0
+    est_tokens: int = 0
+    body_bytes: int = 0
+    categories: dict[str, Any] = field(default_factory=dict)
+    appended: int = 0
+    removed: int = 0
+    rewritten: int = 0
+
+
+@dataclass(frozen=True, kw_only=True)
+class WatchResponse(Event):
+    """The answer to watched request ``id``, as the client received it.
+
+    ``error`` says what went wrong on the way (the upstream unreachable or timed out, a
+    stream cut, the client hanging up, an API error body); ``status`` is what the client got.
+    """
+
+    type: ClassVar[str] = "watch_response"
+    id: int
+    status: int | None
+    stop_reason: str | None = None
+    usage: dict[str, Any] | None = None
+    duration_ms: float = 0.0
+    ttfb_ms: float | None = None
+    error: str | None = None
+
+
 # -- errors ---------------------------------------------------------------------------------
 
 

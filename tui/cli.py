@@ -22,6 +22,7 @@ SUBCOMMANDS: tuple[tuple[str, str], ...] = (
     ("memory", "tui.cmd_memory"),
     ("compare", "tui.cmd_compare"),
     ("serve", "tui.cmd_serve"),
+    ("watch", "tui.cmd_watch"),
 )
 
 

@@ -50,6 +50,9 @@ class RecordedRequest:
 
 class _QuietHTTPServer(ThreadingHTTPServer):
     daemon_threads = True
+    # socketserver's default backlog of 5 drops the SYNs of a burst of connections (ten
+    # concurrent streams through a proxy), which the kernel retries only a second later.
+    request_queue_size = 64
 
     def handle_error(self, request: Any, client_address: Any) -> None:
         """A client that hung up (timeouts, cut streams) is expected here, not an error."""
@@ -226,6 +229,9 @@ class MessagesServer:
 
 class _Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
+    # Send each SSE event at once, as the real API does: with Nagle's algorithm the event
+    # after the headers waits for an ACK that a client may delay by 40 ms.
+    disable_nagle_algorithm = True
     script: MessagesServer  # set on the per-server subclass
 
     def log_message(self, format: str, *args: Any) -> None:

@@ -1,0 +1,104 @@
+"""One exchange through the proxy, and the events it makes: pure functions.
+
+:class:`Exchange` is what the proxy hands its observers (bodies and timing, never headers).
+:func:`measure_request` and :func:`response_event` turn one into ``watch_request`` (plus the
+client stages it reveals) and ``watch_response``; the live watch, its measuring process and
+the tests all use these same two.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+from core.events import Event, WatchRequest, WatchResponse
+from core.watch.analysis import analyse_request, response_facts
+from core.watch.conversations import Conversations
+from core.watch.sse import response_object
+
+
+@dataclass
+class Exchange:
+    """One request and its answer, as the observer sees them (no headers)."""
+
+    id: int
+    method: str
+    path: str
+    body: bytes
+    started: float  # wall-clock seconds (time.time())
+    status: int | None = None
+    content_type: str | None = None
+    content_encoding: str | None = None
+    chunks: list[bytes] = field(default_factory=list)
+    ttfb_ms: float | None = None
+    duration_ms: float | None = None
+    error: str | None = None
+
+    @property
+    def response(self) -> bytes:
+        return b"".join(self.chunks)
+
+
+
+def is_messages_call(path: str) -> bool:
+    return path.rstrip("/").endswith("/v1/messages")
+
+
+def iso(seconds: float) -> str:
+    return dt.datetime.fromtimestamp(seconds, dt.UTC).isoformat(timespec="milliseconds")
+
+
+def _error_text(error: dict[str, Any] | None) -> str | None:
+    if not isinstance(error, dict):
+        return None
+    inner = error.get("error") if isinstance(error.get("error"), dict) else error
+    return f"{inner.get('type', 'error')}: {inner.get('message', '')}".strip()
+
+
+def _parse(raw: bytes) -> Any:
+    try:
+        return json.loads(raw) if raw else None
+    except (ValueError, UnicodeDecodeError):
+        return None
+
+
+def measure_request(x: Exchange, conversations: Conversations
+                    ) -> tuple[Any, WatchRequest, tuple[Event, ...]]:
+    """The parsed body, its ``watch_request`` and the client stages it reveals (pure but for
+    ``conversations``, which remembers the previous request of each conversation)."""
+    body = _parse(x.body)
+    base = {"id": x.id, "method": x.method, "path": x.path, "time": iso(x.started),
+            "body_bytes": len(x.body)}
+    if not isinstance(body, dict) or not x.path.rstrip("/").endswith(
+            ("/v1/messages", "/count_tokens")):
+        return body, WatchRequest(**base), ()
+    facts = analyse_request(x.path, body)
+    change = conversations.observe(x.id, body) if is_messages_call(x.path) else None
+    event = WatchRequest(
+        **base, model=facts.model, purpose=facts.purpose, stream=facts.stream,
+        conversation=change.conversation if change else None, messages=facts.messages,
+        chars=facts.chars, est_tokens=facts.est_tokens, categories=facts.categories,
+        appended=change.appended if change else 0, removed=change.removed if change else 0,
+        rewritten=change.rewritten if change else 0)
+    return body, event, change.stages if change else ()
+
+
+def _problem(said: str | None, transport: str | None) -> str | None:
+    """What the API said went wrong first, then what happened on the wire (a client that
+    hangs up on an SSE ``error`` event is the usual end of that stream, not the news)."""
+    if said and transport:
+        return f"{said}; {transport}"
+    return said or transport
+
+
+def response_event(x: Exchange) -> tuple[dict[str, Any] | None, WatchResponse]:
+    """The final Message (or error body) of a finished exchange, and its ``watch_response``."""
+    message, error = response_object(x.response, x.content_type, x.content_encoding)
+    stop_reason, usage = response_facts(message)
+    return message, WatchResponse(
+        id=x.id, status=x.status, stop_reason=stop_reason, usage=usage,
+        duration_ms=round(x.duration_ms or 0.0, 3),
+        ttfb_ms=None if x.ttfb_ms is None else round(x.ttfb_ms, 3),
+        error=_problem(_error_text(error), x.error))

@@ -1,0 +1,62 @@
+"""Every watched Messages call appended to ``.ctxlab/watch/<time>.jsonl``: the requests format.
+
+One JSON object per line, ``{"request": …, "response": …}`` plus timing: ``request`` is the
+body exactly as the client sent it, ``response`` the final Message (assembled from the
+stream, or the JSON body; an error body for an error). No headers are written, so no key or
+token ever reaches the disk. ``ctxlab replay`` opens these files.
+
+Each line is written with one ``write`` on a file opened for appending and flushed at once,
+so a crash loses at most the exchange in flight, and a reader never sees half a line
+before the next one starts.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import threading
+from pathlib import Path
+from typing import Any
+
+WATCH_DIR = Path(".ctxlab") / "watch"
+
+
+def recording_path(root: Path, now: dt.datetime | None = None) -> Path:
+    """``root/.ctxlab/watch/<UTC time>.jsonl``, a new file per ``watch``."""
+    stamp = (now or dt.datetime.now(dt.UTC)).strftime("%Y%m%dT%H%M%S%fZ")
+    return root / WATCH_DIR / f"{stamp}.jsonl"
+
+
+def record_line(request: Any, response: Any, **timing: Any) -> str:
+    """One line of the requests format (``None`` timing fields are left out)."""
+    record: dict[str, Any] = {"request": request, "response": response}
+    record.update({k: v for k, v in timing.items() if v is not None})
+    return json.dumps(record, ensure_ascii=False) + "\n"
+
+
+def raw_record_line(request_json: bytes, response: Any, **timing: Any) -> bytes:
+    """The same line with the request body spliced in byte for byte, never re-serialised:
+    the key order and number formatting stay the client's, and no 20 MB body is parsed
+    here. ``request_json`` must be a UTF-8 JSON object (see ``worker.recordable``); its
+    literal line breaks are whitespace and become spaces."""
+    request = request_json.strip().replace(b"\r", b" ").replace(b"\n", b" ")
+    rest = json.dumps({"response": response,
+                       **{k: v for k, v in timing.items() if v is not None}},
+                      ensure_ascii=False)
+    return b'{"request": ' + request + b", " + rest[1:].encode("utf-8") + b"\n"
+
+
+class Recording:
+    """An append-only requests-format file; safe to call from several threads."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._lock = threading.Lock()
+
+    def append(self, line: str | bytes) -> None:
+        data = line.encode("utf-8") if isinstance(line, str) else line
+        with self._lock:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            with self.path.open("ab") as out:
+                out.write(data)
+                out.flush()

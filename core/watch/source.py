@@ -1,0 +1,136 @@
+"""The watch as an event source: ``await WatchSource(options).run(emit)`` until cancelled.
+
+It starts the proxy and turns each exchange into events: ``watch_request`` (the measure,
+the purpose guess and the difference with the previous request of the conversation), the
+client's own compaction as ``stage`` events with ``by="client"``, then ``watch_response``
+(status, stop reason, the real usage, timing, what went wrong). Every Messages call is
+appended to the recording. Parsing and measuring run in a separate process
+(:mod:`core.watch.worker`), one request at a time in arrival order, so a body of tens of MB
+never stalls the proxy or a UI on its loop.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+from collections import OrderedDict
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from core.events import Error, Event, WatchRequest, WatchResponse, WatchStart
+from core.watch import worker
+from core.watch.exchange import Exchange, is_messages_call, iso, response_event
+from core.watch.proxy import DEFAULT_UPSTREAM, WatchProxy
+from core.watch.recording import Recording, raw_record_line, recording_path
+
+Emit = Callable[[Event], Any]
+KEEP_BODIES = 32  # request bodies kept for a viewer, newest first out of the window
+
+
+@dataclass
+class WatchOptions:
+    upstream: str = DEFAULT_UPSTREAM
+    host: str = "127.0.0.1"
+    port: int = 8787
+    root: Path = field(default_factory=Path.cwd)  # the recording goes under root/.ctxlab/watch
+    record: bool = True
+    read_timeout: float = 600.0  # seconds without a byte from the upstream before a 504
+    in_process: bool = False  # measure in a thread of this process instead of the worker
+
+
+class WatchSource:
+    """Proxy + analysis + recording, speaking events."""
+
+    def __init__(self, options: WatchOptions) -> None:
+        self.options = options
+        self.recording = Recording(recording_path(options.root)) if options.record else None
+        self.proxy = WatchProxy(options.upstream, host=options.host, port=options.port,
+                                on_request=self._on_request, on_response=self._on_response,
+                                read_timeout=options.read_timeout)
+        self.ready = asyncio.Event()
+        self._key = uuid.uuid4().hex  # this watch's conversations in the measuring process
+        self._in_process = options.in_process
+        self._child = worker.MeasuringProcess()
+        self._emit: Emit = lambda event: None
+        self._recordable: dict[int, asyncio.Future[bool]] = {}
+        self._order = asyncio.Lock()
+        self._kept: OrderedDict[int, bytes] = OrderedDict()
+
+    async def run(self, emit: Emit) -> None:
+        """Serve until cancelled; the proxy is closed on the way out."""
+        self._emit = emit
+        try:
+            if not self._in_process:
+                try:  # start the child before the first body arrives
+                    await self._child.start()
+                except OSError:
+                    self._in_process = True
+            await self.proxy.start()
+            where = str(self.recording.path) if self.recording else ""
+            emit(WatchStart(listen=self.proxy.url, upstream=str(self.proxy.upstream),
+                            recording=where))
+            self.ready.set()
+            await asyncio.Event().wait()
+        finally:
+            await self.proxy.stop()
+            await self._child.close()
+            worker.forget(self._key)
+
+    def body(self, request_id: int) -> bytes | None:
+        """The body of one of the last :data:`KEEP_BODIES` requests, as the client sent it."""
+        return self._kept.get(request_id)
+
+    # -- measuring -------------------------------------------------------------------------
+
+    async def _measure(self, x: Exchange) -> tuple[WatchRequest, tuple[Event, ...], bool]:
+        # only what the request was: the proxy keeps appending response chunks to ``x``
+        x = Exchange(id=x.id, method=x.method, path=x.path, body=x.body, started=x.started)
+        if not self._in_process:
+            try:
+                return await self._child.measure(self._key, x)
+            except (OSError, asyncio.IncompleteReadError):
+                self._in_process = True  # the child is gone: measure here from now on
+                await self._child.close()
+        return await asyncio.to_thread(worker.measure_raw, self._key, x)
+
+    # -- observers (called by the proxy) ---------------------------------------------------
+
+    def _recordable_future(self, x: Exchange) -> asyncio.Future[bool]:
+        return self._recordable.setdefault(x.id, asyncio.get_running_loop().create_future())
+
+    async def _on_request(self, x: Exchange) -> None:
+        future = self._recordable_future(x)
+        self._kept[x.id] = x.body
+        while len(self._kept) > KEEP_BODIES:
+            self._kept.popitem(last=False)
+        recordable = False
+        try:
+            async with self._order:
+                event, stages, recordable = await self._measure(x)
+            for each in (event, *stages):
+                self._emit(each)
+        except Exception as exc:  # a body this side cannot measure: say so, keep proxying
+            self._emit(Error(message=f"watch: request {x.id} not analysed: {exc}",
+                             kind="watch"))
+        finally:
+            if not future.done():
+                future.set_result(recordable)
+
+    async def _on_response(self, x: Exchange) -> None:
+        recordable = await self._recordable_future(x)
+        self._recordable.pop(x.id, None)
+        try:
+            event: Event = await asyncio.to_thread(self._finish, x, recordable)
+        except Exception as exc:  # the client got its answer; only the watch lost it
+            event = Error(message=f"watch: response {x.id} not recorded: {exc}", kind="watch")
+        self._emit(event)
+
+    def _finish(self, x: Exchange, recordable: bool) -> WatchResponse:
+        message, event = response_event(x)
+        if self.recording is not None and is_messages_call(x.path) and recordable:
+            self.recording.append(raw_record_line(
+                x.body, message, timestamp=iso(x.started), status=x.status,
+                duration_ms=event.duration_ms, ttfb_ms=event.ttfb_ms, error=event.error))
+        return event
