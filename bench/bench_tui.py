@@ -101,6 +101,7 @@ async def measure_stall(play: bool) -> tuple[float, float, float, int]:
     """Max gap (ms) between 5 ms ticks while the scenario plays (or while idle); also the
     longest ``prepare()`` and the longest gap left once ``prepare()`` time is taken out."""
     from tui.app import AppConfig, CtxlabApp
+    from tui.widgets.stage_timeline import StageTimeline
 
     with tempfile.TemporaryDirectory() as tmp:
         ws, scenario = make_workspace(Path(tmp))
@@ -122,7 +123,7 @@ async def measure_stall(play: bool) -> tuple[float, float, float, int]:
             await pilot.pause(0.1)
             gaps.clear()
             if play:
-                app.gate.resume()
+                app.session.resume()
                 for _ in range(1500):
                     if app.finished:
                         break
@@ -130,7 +131,7 @@ async def measure_stall(play: bool) -> tuple[float, float, float, int]:
                 await pilot.pause(0.3)
             else:
                 await asyncio.sleep(1.0)
-            stages = len(app.bridge.stage_log.records) if app.bridge else 0
+            stages = len(app.query_one(StageTimeline).stages)
         clock.restore()
         worst = max((end - start for start, end in gaps), default=0.0)
         ui_only = max((clock.outside(start, end) for start, end in gaps), default=0.0)

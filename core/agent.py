@@ -22,8 +22,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from core.api_stages import api_stages
+from core.cache_estimate import PrefixCache
 from core.compact.archive import earlier_text
 from core.compact.pipeline import COMPACT_TOOL_RESULT
+from core.compact.summarizer import RoutedSummarizer
 from core.compact.truncate import make_compactor
 from core.config import Thresholds
 from core.events import (
@@ -41,11 +44,12 @@ from core.events import (
 )
 from core.gate import Gate
 from core.measure import estimate_tokens, json_chars
+from core.memory.store import MemoryStore
 from core.memory_hooks import MemoryHooks
 from core.messages import validate_pairs
 from core.pinned import ProjectRules
 from core.providers.base import ModelCall, ModelReply, Provider
-from core.side_calls import Announced, RoutedSummarizer
+from core.side_calls import Announced
 from core.system_prompt import Section, base_sections, describe, render
 from core.tools import TOOL_SCHEMAS, ToolOutcome, ToolRunner
 from core.worklog import WorkLog
@@ -81,6 +85,8 @@ class Agent:
         pinned: bool = True,
         worklog: WorkLog | None = None,
         count_tokens: bool = False,
+        record_stages: bool = False,
+        memory_store: MemoryStore | None = None,
     ) -> None:
         self.workspace = Path(workspace).resolve()
         self.provider = provider
@@ -97,18 +103,23 @@ class Agent:
         self.compactor = make_compactor(compaction, self.workspace, thresholds, summarizer,
                                         self.emit, breaks)
         self.compactor.context_notes = self.summary_notes  # summaries see the work log
+        self.compactor.ctx.snapshots = record_stages  # stage events carry before/after
         self.pinned = pinned
         self.rules = ProjectRules(self.workspace, self.emit)
         self.worklog = worklog if worklog is not None else WorkLog()
         self.memory_sections: list[Section] = []
         self.tools = ToolRunner(self.workspace, spool_dir=self.compactor.archive.results_dir)
-        self.memory = MemoryHooks(self.workspace, self.emit, enabled=memory)
+        self.memory = MemoryHooks(self.workspace, self.emit, enabled=memory,
+                                  store=memory_store)
         self.messages: list[dict] = []
         self.full_history: list[dict] = []
         self._result_at: dict[str, int] = {}  # tool_use_id -> index in full_history
         self._ledger_seen = 0
         self.turns = 0
         self.last_system: list[Section] = []
+        api = getattr(provider, "api_context", None)
+        self.prefix_cache = PrefixCache(enabled=api.cache if api is not None else True)
+        self.last_sent: list[dict] = []  # the list the last main call was sent
 
     # -- side-call routing --------------------------------------------------------------------
 
@@ -134,6 +145,8 @@ class Agent:
             content = reply.content or [{"type": "text", "text": EMPTY_REPLY}]
             self._append({"role": "assistant", "content": content}, log)
             uses = reply.tool_uses
+            if reply.stop_reason == "compaction":
+                continue  # the API paused after compacting: send the block back, go on
             if not uses:
                 break
             results, wants_compact = await self._run_tools(uses)
@@ -208,6 +221,15 @@ class Agent:
             if self.pinned else []
         return base_sections(self.workspace) + rules + self.memory_sections + log
 
+    @staticmethod
+    def stable_system_chars(sections: list[Section], system: str) -> int | None:
+        """Where the work log (last, changing every call) starts in the rendered system
+        prompt: the cache breakpoint goes before it. None when there is no work log."""
+        if not sections or sections[-1].name != "worklog" or not sections[-1].text.strip():
+            return None
+        stable = render(sections[:-1])
+        return len(stable) if stable and system.startswith(stable) else None
+
     def summary_notes(self) -> str:
         """The work log's progress, for every summary (nothing when pinning is off)."""
         return self.worklog.summary_notes() if self.pinned else ""
@@ -219,29 +241,36 @@ class Agent:
             sections = self.system_sections()  # per request: a hand edit applies at once
             self.last_system = sections
             system = render(sections)
+            stable = self.stable_system_chars(sections, system)
             chars = json_chars(messages)
             for v in validate_pairs(messages, allow_pending=False):  # only a break switch can
                 self.emit(PairViolation(kind=v.kind, message_index=v.message_index,
                                         tool_use_id=v.tool_use_id,
                                         stage=self.compactor.violation_stage(v)))
             self.emit(SystemPrompt(sections=describe(sections)))
+            split = self.prefix_cache.observe(system, TOOL_SCHEMAS, messages, stable)
             self.emit(ModelRequest(purpose="main", chars=chars,
                                    est_tokens=estimate_tokens(system) + chars // 4,
                                    messages=len(messages), system_chars=len(system),
-                                   counted_tokens=await self._counted(system, messages)))
+                                   counted_tokens=await self._counted(system, messages),
+                                   cache_read_est=split.read, cache_write_est=split.write))
             reply = await self.provider.complete(
                 # a copy: the loop keeps appending to its own list after the call
                 ModelCall(purpose="main", messages=list(messages), system=system,
                           max_tokens=self.compactor.thresholds.main_max_tokens,
-                          tools=TOOL_SCHEMAS),
+                          tools=TOOL_SCHEMAS, system_stable=stable),
                 on_text=lambda delta: self.emit(AssistantText(delta=delta)),
             )
             self.emit(ModelResponse(purpose="main", stop_reason=reply.stop_reason,
                                     usage=reply.usage))
+            for stage in api_stages(messages, reply.content, reply.usage, reply.extras,
+                                    self.compactor.archive):
+                self.emit(stage)  # the API's own context management, by="api"
             return reply
 
         self.messages, reply = await self.compactor.call_with_recovery(
             self.messages, request, send)
+        self.last_sent = list(self.messages)  # the list the model answered
         self._shed_persisted()
         return reply
 

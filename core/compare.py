@@ -13,12 +13,18 @@ one kept:
   (:func:`side_work`): what the strategy spends to keep the context small;
 * ``losses`` — ledger entries with ``"where": "lost"``: tool output that left the context and
   exists nowhere else;
+* ``billed_input_tokens``, ``cache_read_share``, ``est_cost`` — what the input would be billed
+  with ctxlab's prompt-cache breakpoints (estimated per call, :mod:`core.cache_estimate`):
+  tokens in all, the share read back from the cache, and its price for the price table's
+  reference model (:mod:`core.pricing`) — a compaction that rewrites the front of the
+  history shows here as cache writes;
 * ``probes`` — the scenario's probe questions (facts stated early), each marked answerable
   when its expected answer is visible in what the next main call would send after its turn
   (system prompt + messages); the runner judges them (``probe`` events).
 
-Strategies are rows of :data:`STRATEGIES`; each one only sets :class:`~core.run.RunOptions`
-fields, so a new strategy (say, pinned project rules) is one more row. Everything returned
+Strategies are rows of :data:`STRATEGIES`; each one only sets
+:class:`~core.agent_session.RunOptions` fields, so a new strategy (say, pinned project rules)
+is one more row. Everything returned
 is a plain dataclass, so the workbench can draw the same numbers as ``ctxlab compare``.
 """
 
@@ -33,9 +39,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from core.agent_session import AgentSession, RunOptions
+from core.compact.stages import summary_stages
 from core.config import Thresholds
 from core.events import Emitter, Event, Recorder
-from core.run import Runner, RunOptions
+from core.pricing import CallTokens, Price, cache_read_share, load_prices
 from core.scenarios.model import Scenario
 
 
@@ -63,10 +71,13 @@ STRATEGIES: dict[str, Strategy] = _table(
     Strategy("compact+memory+pinned",
              "s08 + s09 + project rules and a work log pinned in every system prompt",
              {"compaction": "s08", "memory": True, "pinned": True}),
+    Strategy("api-clear-tool-uses",
+             "the API's context editing (clear_tool_uses_20250919) played offline: old tool "
+             "results become a placeholder past the trigger, memory off",
+             {"compaction": "api-clear-tool-uses", "memory": False, "pinned": False}),
 )
 DEFAULT_STRATEGIES = ("truncate", "compact", "compact+memory")
 SIDE_PURPOSES = ("summary", "select", "extract", "consolidate")
-SUMMARY_STAGES = frozenset({"compact_history", "reactive_compact", "manual_compact"})
 
 
 class CompareError(ValueError):
@@ -103,6 +114,9 @@ class StrategyResult:
     mean_system_chars: int = 0  # the system prompt beside them (memory lives there)
     side_work: dict[str, int] = field(default_factory=dict)  # side_calls by purpose
     error: str | None = None
+    billed_input_tokens: int = 0  # main + side call input, cache reads and writes included
+    cache_read_share: float = 0.0  # of billed input, read back from the prompt cache
+    est_cost: float | None = None  # USD for the reference model; None without a price
 
     @property
     def probes_failed(self) -> int:
@@ -116,6 +130,9 @@ class StrategyResult:
             "losses": self.losses, "probes": [p.to_json() for p in self.probes],
             "chars_per_call": list(self.chars_per_call),
             "mean_system_chars": self.mean_system_chars, "error": self.error,
+            "billed_input_tokens": self.billed_input_tokens,
+            "cache_read_share": round(self.cache_read_share, 4),
+            "est_cost": None if self.est_cost is None else round(self.est_cost, 6),
         }
 
 
@@ -175,7 +192,7 @@ def side_work(events: list[Event], memory: bool) -> dict[str, int]:
                        if e.type == "model_request" and e.purpose != "main")
     done: Counter[str] = Counter()
     for e in events:
-        if e.type == "stage" and e.stage in SUMMARY_STAGES:
+        if e.type == "stage" and e.stage in summary_stages():
             done["summary"] += 1
         elif e.type == "memory_selected":
             done["select"] += 1
@@ -192,13 +209,32 @@ def losses(events: list[Event]) -> int:
                for entry in e.ledger if entry.get("where") == "lost")
 
 
+def billed_tokens(events: list[Event]) -> CallTokens:
+    """Input as it would be billed: main calls split by the cache estimate, side calls
+    (no breakpoints) as plain input."""
+    total = CallTokens()
+    for e in events:
+        if e.type != "model_request":
+            continue
+        if e.purpose == "main" and e.cache_read_est is not None:
+            uncached = e.est_tokens - e.cache_read_est - (e.cache_write_est or 0)
+            total = total + CallTokens(input=max(uncached, 0), cache_read=e.cache_read_est,
+                                       cache_write_5m=e.cache_write_est or 0)
+        else:
+            total = total + CallTokens(input=e.est_tokens)
+    return total
+
+
 def summarise(strategy: Strategy, events: list[Event], ok: bool,
-              probes: list[ProbeResult]) -> StrategyResult:
+              probes: list[ProbeResult], price: Price | None = None) -> StrategyResult:
     main = [e for e in events if e.type == "model_request" and e.purpose == "main"]
     sizes = tuple(e.chars for e in main)
     work = side_work(events, bool(strategy.options.get("memory", True)))
     errors = [e.message for e in events if e.type == "error"]
+    billed = billed_tokens(events)
     return StrategyResult(
+        billed_input_tokens=billed.billed_input, cache_read_share=cache_read_share(billed),
+        est_cost=billed.cost(price) if price is not None else None,
         name=strategy.name, description=strategy.description, ok=ok, calls=len(sizes),
         peak_chars=max(sizes, default=0),
         mean_chars=round(sum(sizes) / len(sizes)) if sizes else 0,
@@ -220,8 +256,9 @@ async def run_strategy(scenario: Scenario, strategy: Strategy,
                        provider="scripted", thresholds=thresholds),
             **strategy.options)
         recorder = Recorder()
-        ok = await Runner(options, Emitter(sinks=[recorder])).run()
-        return summarise(strategy, recorder.events, ok, probes_from_events(recorder.events))
+        ok = await AgentSession(options, Emitter(sinks=[recorder])).run()
+        return summarise(strategy, recorder.events, ok, probes_from_events(recorder.events),
+                         load_prices().reference)
 
 
 async def compare(scenario: Scenario, strategies: Iterable[Strategy],

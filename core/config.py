@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import dataclasses
 import tomllib
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -74,17 +74,6 @@ class Thresholds:
 THRESHOLD_KEYS = tuple(f.name for f in dataclasses.fields(Thresholds))
 
 
-@dataclass(frozen=True)
-class Settings:
-    """Everything a run needs to know that is not a message."""
-
-    thresholds: Thresholds = field(default_factory=Thresholds)
-    model: str | None = None
-    lang: str = "en"
-    theme: str | None = None
-    breaks: frozenset[str] = frozenset()
-
-
 def thresholds_from_mapping(data: dict[str, Any], base: Thresholds | None = None,
                             source: str = "settings") -> Thresholds:
     """Apply ``data`` (keys with ``-`` or ``_``) over ``base``; unknown keys are an error."""
@@ -109,6 +98,32 @@ def load_toml(workspace: Path) -> dict[str, Any]:
         return tomllib.loads(path.read_text(encoding="utf-8"))
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
         raise ConfigError(f"{path}: {exc}") from None
+
+
+def resolve_thresholds(workspace: Path | None = None, flags: dict[str, Any] | None = None,
+                       budget: dict[str, Any] | None = None,
+                       budget_source: str = "scenario") -> Thresholds | None:
+    """The one layering of thresholds: defaults < a scenario's teaching ``budget`` <
+    ``ctxlab.toml`` in ``workspace`` < ``flags`` (the workbench's limits screen replaces the
+    result while a session runs). Each layer changes only the keys it names.
+
+    None when neither a ``ctxlab.toml`` nor a flag has anything to say: the session then
+    applies the scenario's own budget, which follows the scenario when it is changed.
+    """
+    has_toml = workspace is not None and (workspace / "ctxlab.toml").is_file()
+    if not flags and not has_toml:
+        return None
+    base = scenario_thresholds(budget, budget_source)
+    if has_toml:
+        assert workspace is not None
+        return load_thresholds(workspace, flags, base)
+    return thresholds_from_mapping(flags or {}, base, source="command line")
+
+
+def scenario_thresholds(budget: dict[str, Any] | None,
+                        source: str = "scenario") -> Thresholds:
+    """The defaults with a scenario's teaching budget over them."""
+    return thresholds_from_mapping(budget, source=source) if budget else Thresholds()
 
 
 def load_thresholds(workspace: Path, overrides: dict[str, Any] | None = None,

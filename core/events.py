@@ -16,6 +16,13 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 EVENT_TYPES: dict[str, type[Event]] = {}
+# Field metadata of data a front end in the same process may use but the wire never carries.
+LOCAL_ONLY = {"wire": False}
+
+
+def wire_fields(cls: type[Event] | Event) -> list[dataclasses.Field[Any]]:
+    """The fields ``to_json`` prints (and docs/EVENTS.md documents)."""
+    return [f for f in dataclasses.fields(cls) if f.metadata.get("wire", True)]
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -31,7 +38,7 @@ class Event:
 
     def to_json(self) -> dict[str, Any]:
         data = {"type": self.type}
-        for f in dataclasses.fields(self):
+        for f in wire_fields(self):
             data[f.name] = _plain(getattr(self, f.name))
         data["t"] = round(self.t, 4)
         return data
@@ -50,7 +57,7 @@ def _plain(value: Any) -> Any:
 def event_from_json(data: dict[str, Any]) -> Event:
     """Rebuild an event from its JSON object (used to replay a JSONL log)."""
     cls = EVENT_TYPES[data["type"]]
-    names = {f.name for f in dataclasses.fields(cls)}
+    names = {f.name for f in wire_fields(cls)}
     return cls(**{k: v for k, v in data.items() if k in names})
 
 
@@ -65,6 +72,8 @@ class RunStart(Event):
     scenario: str | None = None
     model: str | None = None
     breaks: tuple[str, ...] = ()
+    # who manages the context: "s08", "truncate", "api-edit", "api-compact", joined by "+"
+    context_manager: str = "s08"
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -111,6 +120,11 @@ class ModelRequest(Event):
     messages: int
     system_chars: int = 0
     counted_tokens: int | None = None  # the API's count_tokens, when asked for (online only)
+    # main calls: the prompt cache's share as ctxlab estimates it (tokens read back from the
+    # cache, and written to it again), from its own breakpoints; the API's real figures
+    # follow in model_response usage
+    cache_read_est: int | None = None
+    cache_write_est: int | None = None
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -167,15 +181,17 @@ class ToolResult(Event):
 
 # -- compaction -----------------------------------------------------------------------------
 
-STAGES = (
-    "tool_result_budget",
-    "snip_compact",
-    "micro_compact",
-    "fit_tool_results",
-    "compact_history",
-    "reactive_compact",
-    "manual_compact",
-)
+@dataclass(frozen=True)
+class StageSnapshot:
+    """The message lists one stage received and produced, recorded by the stage itself.
+
+    Stages never mutate a message in place (:class:`~core.measure.Measured` copies what it
+    changes), so two shallow copies of the list are exact and cheap. Recorded only when a
+    front end asks (``record_stages``): the inspector shows what the stage saw, not a guess.
+    """
+
+    before: list[dict[str, Any]]
+    after: list[dict[str, Any]]
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -187,6 +203,11 @@ class Stage(Event):
     the Messages API's own context management), so one timeline can show both side by side.
     Such a stage may also say what set it off (``trigger``) and at how many tokens
     (``pre_tokens``); its summary, when there is one, is a file listed in ``files``.
+
+    Its cache cost: ``first_changed`` is the index of the first message it changed (the
+    cached prefix ends there) and ``rewrite_tokens`` the estimated tokens from that point on
+    that the next call must write to the prompt cache again (``None``: not known).
+    ``snapshot`` (in-process only, never printed) holds the before and after lists.
     """
 
     type: ClassVar[str] = "stage"
@@ -201,6 +222,10 @@ class Stage(Event):
     by: str = "ctxlab"
     trigger: str | None = None  # another agent's own compaction: "auto", "manual"…
     pre_tokens: int | None = None  # …and the tokens it reported before compacting
+    first_changed: int | None = None  # cache cost: first message index changed…
+    rewrite_tokens: int | None = None  # …and the tokens after it to write to the cache again
+    snapshot: StageSnapshot | None = field(default=None, repr=False, compare=False,
+                                           metadata=LOCAL_ONLY)
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -78,6 +78,11 @@ class Measured:
         self._sizes = [known.get(id(m)) or json_chars(m) for m in messages]
         self._total = list_chars(self._sizes)
 
+    def chars_from(self, index: int) -> int:
+        """The JSON chars of ``messages[index:]`` (separators included, brackets not)."""
+        tail = self._sizes[index:]
+        return sum(tail) + max(len(tail) - 1, 0) * 2
+
     def append(self, message: Message) -> None:
         self.messages.append(message)
         self._sizes.append(json_chars(message))
@@ -85,6 +90,8 @@ class Measured:
 
 
 # -- token estimate ---------------------------------------------------------------------------
+
+CHARS_PER_TOKEN = 4  # how a char count becomes a rough token count (and back)
 
 
 def _is_wide(ch: str) -> bool:
@@ -101,7 +108,3 @@ def estimate_tokens(text: str) -> int:
     wide = sum(1 for ch in text if ord(ch) > 0x2E7F and _is_wide(ch))
     narrow = len(text) - wide
     return -(-(narrow * 10 + wide * 52) // 40)
-
-
-def estimate_message_tokens(messages: list[Message]) -> int:
-    return estimate_tokens(json.dumps(messages, ensure_ascii=False))

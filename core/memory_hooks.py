@@ -6,7 +6,7 @@ switched off (the ``compact`` strategy of the teaching lab) without touching it.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -25,12 +25,23 @@ CONSOLIDATE_THRESHOLD = 10
 
 
 class MemoryHooks:
+    """Recall and extraction on one store: the session's (one store per workspace), or a
+    store of its own when the agent runs alone."""
+
     def __init__(self, workspace: Path, emit: Callable[[Event], Any], enabled: bool = True,
-                 consolidate_threshold: int = CONSOLIDATE_THRESHOLD) -> None:
+                 consolidate_threshold: int = CONSOLIDATE_THRESHOLD,
+                 store: MemoryStore | None = None) -> None:
         self.enabled = enabled
         self.emit = emit
         self.consolidate_threshold = consolidate_threshold
-        self.store = MemoryStore.open(Path(workspace) / ".memory", emit) if enabled else None
+        if not enabled:
+            self.store = None
+        elif store is None:
+            self.store = MemoryStore.open(Path(workspace) / ".memory", emit)
+        else:
+            self.store = store
+            if store.root.is_dir():  # as opening does: the index is brought up to date
+                store.rebuild_index("startup")
         self.recalled: list[str] = []
 
     async def recall(self, history: list[dict], provider: Provider | None) -> list[Section]:
@@ -50,13 +61,3 @@ class MemoryHooks:
         stored = await extract_memories(self.store, turn_messages, extract_provider, self.emit)
         if stored and len(self.store.records()) >= self.consolidate_threshold:
             await consolidate_memories(self.store, consolidate_provider, self.emit)
-
-
-def seed_memory(workspace: Path, records: Iterable[dict[str, str]]) -> None:
-    """Write a scenario's starting records (through the store, like any other write)."""
-    records = list(records)
-    if not records:
-        return
-    store = MemoryStore(Path(workspace) / ".memory")
-    for r in records:
-        store.write(r["name"], r["description"], r["type"], r["body"])

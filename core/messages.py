@@ -66,17 +66,6 @@ def tool_names(messages: list[Message]) -> dict[str, str]:
     }
 
 
-def content_text(content: Any) -> str:
-    """The text a tool_result content (string or list of blocks) carries."""
-    if isinstance(content, str):
-        return content
-    if isinstance(content, list):
-        return "\n".join(
-            b.get("text", "") for b in content if isinstance(b, dict) and b.get("type") == "text"
-        )
-    return "" if content is None else str(content)
-
-
 def message_text(message: Message) -> str:
     """The plain text of a message: a string content, or its ``text`` blocks joined."""
     content = message.get("content")

@@ -33,9 +33,6 @@ TOOL_RULES = (
 )
 
 
-CATEGORIES = ("system", "memory", "pinned")
-
-
 @dataclass(frozen=True)
 class Section:
     name: str

@@ -8,14 +8,13 @@ To see what the code defines (a starting point when an event changes)::
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import re
 from pathlib import Path
 
 import pytest
 
-from core.events import EVENT_TYPES, event_from_json
+from core.events import EVENT_TYPES, event_from_json, wire_fields
 
 DOC = Path(__file__).resolve().parent.parent / "docs" / "EVENTS.md"
 COMMON = ("type", "t")
@@ -43,7 +42,7 @@ def json_type(annotation: str) -> str:
 def code_fields() -> dict[str, dict[str, str]]:
     """event type → {field: JSON type}, from the dataclasses (``t`` is common to all)."""
     return {
-        name: {f.name: json_type(str(f.type)) for f in dataclasses.fields(cls)
+        name: {f.name: json_type(str(f.type)) for f in wire_fields(cls)
                if f.name not in COMMON}
         for name, cls in EVENT_TYPES.items()
     }
@@ -128,7 +127,7 @@ def test_the_example_lines_are_real_events(doc):
 
 def test_json_types_cover_every_annotation_in_use():
     for cls in EVENT_TYPES.values():
-        for f in dataclasses.fields(cls):
+        for f in wire_fields(cls):
             json_type(str(f.type))  # raises for an annotation the doc cannot describe
 
 

@@ -39,3 +39,52 @@ def test_importing_every_core_module_loads_no_textual():
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                           cwd=CORE.parent)
     assert proc.returncode == 0, proc.stdout + proc.stderr
+
+
+def _import_graph(roots: list[Path]) -> dict[str, set[str]]:
+    """module → the project modules it imports (at any level; TYPE_CHECKING blocks aside)."""
+    files = {}
+    for root in roots:
+        for path in root.rglob("*.py"):
+            name = ".".join(path.relative_to(root.parent).with_suffix("").parts)
+            files[name.removesuffix(".__init__")] = path
+    graph: dict[str, set[str]] = {m: set() for m in files}
+    for module, path in files.items():
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        for node in ast.walk(tree):
+            if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.dump(node.test):
+                node.body = []
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Import):
+                names = [a.name for a in node.names]
+            elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+                names = [node.module, *(f"{node.module}.{a.name}" for a in node.names)]
+            else:
+                continue
+            for target in names:
+                while target and target not in files:
+                    target = target.rpartition(".")[0]
+                if target and target != module:
+                    graph[module].add(target)
+    return graph
+
+
+def test_core_and_tui_have_no_import_cycles():
+    """One concept per module, in a straight line: no module needs one that needs it."""
+    graph = _import_graph([CORE, CORE.parent / "tui"])
+    state: dict[str, int] = {}  # 1: on the path, 2: done
+    cycles: list[list[str]] = []
+
+    def visit(module: str, path: list[str]) -> None:
+        state[module] = 1
+        for target in sorted(graph[module]):
+            if state.get(target) == 1:
+                cycles.append([*path[path.index(target):], target])
+            elif target not in state:
+                visit(target, [*path, target])
+        state[module] = 2
+
+    for module in sorted(graph):
+        if module not in state:
+            visit(module, [module])
+    assert cycles == []

@@ -1,17 +1,20 @@
 """The workbench: a real agent run on the left, its context, stages, archive and memory right.
 
-The app drives the engine's :class:`~core.run.Runner` in an async worker on its own event
-loop (the engine is asyncio), so the UI never waits on it and cancelling the worker stops the
-loop at its next await. The UI talks back to the engine only through the
-:class:`~core.gate.Gate` (play, pause, step, pace), the provider's ``word_delay``, the
-compactor's thresholds, and cancellation. Everything it draws comes from events (see
-:mod:`tui.messages`) plus reads of ``runner.agent.messages`` — never from a fake engine.
+The app drives one :class:`~core.agent_session.AgentSession` in an async worker on its
+own event loop (the engine is asyncio), so the UI never waits on it and cancelling the worker
+stops the loop at its next await. Every intention goes through the session's public methods
+(pause, step, resume, pace, thresholds, send, end, recover an original); everything the app
+draws comes from the session's events — never from engine internals, never from a fake
+engine. Each panel handles the events it cares about (:mod:`tui.routing`); the app only
+hands every event to the panels it composed, and draws the header and status itself. In
+live mode every prompt is a turn of the same session: saved after each turn, one
+``run_end`` when the workbench leaves it.
 """
 
 from __future__ import annotations
 
 import shutil
-from dataclasses import dataclass, field
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -21,29 +24,24 @@ from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.css.query import NoMatches
 from textual.widgets import Footer, Header, Input, TabbedContent, TabPane
-from textual.worker import Worker, WorkerState
+from textual.worker import Worker, WorkerCancelled, WorkerFailed, WorkerState
 
 from core import events as ev
+from core.agent_session import AgentSession, RunOptions
 from core.config import Thresholds
 from core.events import Emitter
 from core.gate import Gate
-from core.providers.base import ProviderError
-from core.providers.scripted import ScriptedProvider
-from core.run import Runner, RunOptions
-from core.scenarios import DEFAULT_SCENARIO, ScenarioError, find_scenario
+from core.scenarios import ScenarioError, find_scenario
+from core.source import EventSource
+from core.worklog import DEFAULT_SESSION
 from tui.app_actions import WorkbenchActions
+from tui.app_config import AppConfig, shorten, slug
 from tui.app_learner import LearnerActions
 from tui.app_panels import PanelActions, PanelStrip
 from tui.commands import CtxlabCommands
 from tui.i18n import localize_bindings, set_language, t
-from tui.messages import (
-    EngineEvent,
-    EventBridge,
-    OpenFile,
-    OpenText,
-    TextChunk,
-    dispatch,
-)
+from tui.messages import EngineEvent, EventBridge, OpenFile, OpenText, TextChunk
+from tui.routing import Routed, handles
 from tui.temp_workspaces import make_temp_workspace
 from tui.themes import DEFAULT_THEME, VARIABLE_DEFAULTS, load_themes
 from tui.widgets.context_meter import ContextMeter
@@ -55,41 +53,7 @@ from tui.widgets.stage_timeline import StageTimeline
 from tui.widgets.transcript_list import TranscriptList
 
 
-@dataclass
-class AppConfig:
-    """How to open the workbench (``ctxlab demo`` flags, or a test's fixed settings)."""
-
-    scenario: str | None = DEFAULT_SCENARIO  # None: live mode with a prompt
-    workspace: Path | None = None  # None: a fresh temporary copy per scenario
-    theme: str = DEFAULT_THEME
-    speed: float = 1.0
-    paused: bool = False
-    provider: str = "scripted"
-    model: str | None = None
-    display_workspace: str | None = None  # shown instead of the path (stable screenshots)
-    thresholds: Thresholds | None = None
-    breaks: frozenset[str] = field(default_factory=frozenset)
-    lang: str = "en"
-    count_tokens: bool = False  # live mode: the API's token count beside the estimate
-    welcome: bool = False  # open on the welcome card (the run waits behind it, paused)
-    auto_pause: bool = False  # pause the first time each kind of stage fires
-    demo_reason: bool = False  # plain `ctxlab` without a key: the card says why and how to go live
-
-
-def shorten(path: Path, temporary: bool = False) -> str:
-    """``(temporary) name`` only for a workspace the app made itself; ``~/…`` under home."""
-    text = str(path)
-    home = str(Path.home())
-    if temporary:
-        return t("header.temporary", name=path.name)
-    return "~" + text[len(home):] if text.startswith(home) else text
-
-
-def slug(name: str) -> str:
-    return "".join(ch if ch.isalnum() or ch in "-_" else "-" for ch in name)[:40] or "run"
-
-
-class CtxlabApp(LearnerActions, PanelActions, WorkbenchActions):
+class CtxlabApp(Routed, LearnerActions, PanelActions, WorkbenchActions):
     """The run, the panels and the event handlers; the keys' actions live in the base."""
 
     CSS_PATH = Path(__file__).with_name("app.tcss")  # absolute: subclasses live elsewhere
@@ -132,9 +96,8 @@ class CtxlabApp(LearnerActions, PanelActions, WorkbenchActions):
         self.config = config
         self.speed = self.config.speed
         self.generation = 0
-        self.runner: Runner | None = None
-        self.gate = Gate()
-        self.provider: ScriptedProvider | None = None
+        self.session: AgentSession | None = None  # ctxlab's own session, when it is shown
+        self.source: EventSource | None = None  # what is shown: the session or another
         self.bridge: EventBridge | None = None
         self.workspace = Path(".")
         self.temp_workspaces: list[Path] = []
@@ -142,7 +105,9 @@ class CtxlabApp(LearnerActions, PanelActions, WorkbenchActions):
         self.finished = False
         self.scenario_title = ""  # "" = live mode
         self.run_breaks: tuple[str, ...] = ()  # as the run reported them (run_start)
+        self.run_manager = "s08"  # who manages the context, as run_start reports it
         self._views_pending = False
+        self.routed: list[Routed] = []  # the app and every panel that handles events
 
     # -- layout ---------------------------------------------------------------------------
 
@@ -152,10 +117,11 @@ class CtxlabApp(LearnerActions, PanelActions, WorkbenchActions):
             with Vertical(id="left"):
                 with TabbedContent(id="tabs"):
                     with TabPane(t("tab.history"), id="tab-history"):
-                        yield Conversation(self.lookup_result, id="conversation")
+                        yield Conversation(self.lookup_result, self.stage_why,
+                                           id="conversation")
                     with TabPane(t("tab.model"), id="tab-model"):
                         yield ModelView(id="model-view")
-                if self.config.scenario is None:
+                if self.config.live:
                     yield Input(placeholder=t("prompt.placeholder"), id="prompt")
                 yield RunStatus(id="status")
             with Vertical(id="right"):
@@ -171,6 +137,7 @@ class CtxlabApp(LearnerActions, PanelActions, WorkbenchActions):
         return dict(VARIABLE_DEFAULTS)
 
     async def on_mount(self) -> None:
+        self.routed = [self, *(w for w in self.query("*") if isinstance(w, Routed))]
         for theme in load_themes().values():
             self.register_theme(theme)
         self.theme = self.config.theme if self.config.theme in self.available_themes \
@@ -184,8 +151,11 @@ class CtxlabApp(LearnerActions, PanelActions, WorkbenchActions):
 
     async def start_run(self, scenario_name: str | None, workspace: Path | None) -> None:
         """Reset every panel and start a run (or, in live mode, wait for a prompt)."""
-        self.stop_run()
+        await self.end_session()
         self.generation += 1
+        if self.config.source is not None:
+            await self.start_source(self.config.source, workspace)
+            return
         try:
             scenario = find_scenario(scenario_name) if scenario_name else None
         except ScenarioError as exc:
@@ -196,56 +166,91 @@ class CtxlabApp(LearnerActions, PanelActions, WorkbenchActions):
             workspace = make_temp_workspace(f"ctxlab-{slug(self.scenario_title or 'live')}-")
             self.temp_workspaces.append(workspace)
         self.workspace = workspace.resolve()
-        self.gate = Gate(paused=self.config.paused and scenario is not None)
-        self.provider = ScriptedProvider() if self.config.provider == "scripted" else None
+        gate = Gate(paused=self.config.paused and scenario is not None)
+        # Live mode is one saved session (the work log's ``default`` unless named).
         options = RunOptions(workspace=self.workspace, scenario=scenario,
                              provider=self.config.provider, model=self.config.model,
                              thresholds=self.config.thresholds, breaks=self.config.breaks,
-                             count_tokens=self.config.count_tokens)
-        self.bridge = EventBridge(self, self.agent_messages, self.generation, self.observe)
-        self.runner = Runner(options, Emitter(sinks=[self.bridge]), self.gate, self.provider)
+                             count_tokens=self.config.count_tokens, record_stages=True,
+                             api_context=self.config.api_context,
+                             session=None if scenario else DEFAULT_SESSION)
+        self.session = AgentSession(options, gate=gate)
+        self.source = self.session
+        self.bridge = EventBridge(self, self.generation)
+        # observe first: an auto-pause must close the gate before the next model call.
+        self.session.subscribe(Emitter(sinks=[self.observe, self.bridge]))
         self.apply_speed()
         self.calls = 0
         self.finished = False
         self.run_breaks = tuple(sorted(self.config.breaks))  # until run_start confirms them
         await self.reset_panels()
         if scenario is not None:
-            self.run_agent(self.runner)
+            self.run_agent(self.session)
         else:
             self.attach_memory()
             self.query_one("#prompt", Input).focus()
 
+    async def start_source(self, make: Callable[[Path], EventSource],
+                           workspace: Path | None) -> None:
+        """Show another event source (a replay, a proxy): the same panels, its controls."""
+        if workspace is None:
+            workspace = make_temp_workspace("ctxlab-source-")
+            self.temp_workspaces.append(workspace)
+        self.workspace = workspace.resolve()
+        self.session = None
+        self.source = make(self.workspace)
+        self.scenario_title = self.source.name
+        self.bridge = EventBridge(self, self.generation)
+        self.calls = 0
+        self.finished = False
+        self.run_breaks = ()
+        await self.reset_panels()
+        self.run_source(self.source, Emitter(sinks=[self.bridge]))
+
     async def reset_panels(self) -> None:
         await self.query_one(Conversation).reset()
         await self.query_one(ModelView).show([])
-        self.query_one(ContextMeter).reset(self.limits(), scripted=self.provider is not None)
+        self.query_one(ContextMeter).reset(self.limits(), scripted=self.scripted())
         self.query_one(StageTimeline).reset()
         self.query_one(TranscriptList).reset(self.workspace)
         self.update_header()
         self.update_status()
 
     def stop_run(self) -> None:
+        """Cancel the work in progress and stop watching memory (the session stays open)."""
         self.workers.cancel_group(self, "agent")
+        if self.session is not None:
+            self.session.stop_watching_memory()
         try:
-            self.query_one(MemoryCatalog).unwatch()
+            self.query_one(MemoryCatalog).reset(None)
         except NoMatches:
             pass
 
-    @work(exclusive=True, group="agent", exit_on_error=False)
-    async def run_agent(self, runner: Runner) -> None:
-        await runner.run()
+    async def end_session(self) -> None:
+        """Stop the work in progress, wait for it to unwind, then end the session: its
+        ``run_end`` is the last event, after any ``cancelled`` error."""
+        running = [w for w in self.workers if w.group == "agent" and not w.is_finished]
+        self.stop_run()
+        for worker in running:
+            try:
+                await worker.wait()
+            except (WorkerCancelled, WorkerFailed):
+                pass
+        if self.session is not None:
+            await self.session.end()
 
     @work(exclusive=True, group="agent", exit_on_error=False)
-    async def run_prompt(self, runner: Runner, text: str) -> None:
-        """Live mode: the first prompt starts the run, later ones continue its agent."""
-        if runner.agent is None:
-            runner.options.prompts = [text]
-            await runner.run()
-            return
-        try:
-            await runner.agent.run_turn(text)
-        except ProviderError as exc:
-            runner.emit(ev.Error(message=str(exc).splitlines()[0], kind=exc.kind))
+    async def run_agent(self, session: AgentSession) -> None:
+        await session.run()
+
+    @work(exclusive=True, group="agent", exit_on_error=False)
+    async def run_source(self, source: EventSource, emit: Emitter) -> None:
+        await source.run(emit)
+
+    @work(exclusive=True, group="agent", exit_on_error=False)
+    async def run_prompt(self, session: AgentSession, text: str) -> None:
+        """Live mode: every prompt is one more turn of the same session."""
+        await session.send(text)
 
     def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
         if event.worker.group == "agent" and event.state == WorkerState.ERROR:
@@ -256,42 +261,27 @@ class CtxlabApp(LearnerActions, PanelActions, WorkbenchActions):
             self.update_status()
 
     def attach_memory(self) -> None:
-        """Open the workspace's store in the Memory panel, watched (after the run prepared
-        the folder: creating ``.memory`` first would stop the sample files being generated)."""
-        if self.bridge is not None:
-            self.query_one(MemoryCatalog).watch(self.workspace / ".memory", self.bridge.post)
-
-    def agent_messages(self) -> list[dict[str, Any]] | None:
-        agent = self.runner.agent if self.runner else None
-        return agent.messages if agent is not None else None
+        """Show the session's store in the Memory panel and follow hand edits (after the run
+        prepared the folder: creating ``.memory`` first would stop the sample files being
+        generated)."""
+        if self.session is None:
+            return
+        self.query_one(MemoryCatalog).reset(self.session.memory_store)
+        try:
+            self.session.watch_memory()
+        except OSError as exc:
+            self.notify(t("mem.not_watched", error=exc), severity="warning")
 
     def lookup_result(self, tool_use_id: str) -> Any:
         """A tool result's original content, from the history the engine never compacts."""
-        agent = self.runner.agent if self.runner else None
-        for message in reversed(agent.full_history if agent else []):
-            content = message.get("content")
-            if message.get("role") == "user" and isinstance(content, list):
-                for block in content:
-                    if isinstance(block, dict) and block.get("tool_use_id") == tool_use_id:
-                        return self.original(tool_use_id, block.get("content", ""))
-        return None
-
-    def original(self, tool_use_id: str, content: Any) -> Any:
-        """The agent holds persisted results as pointers: read the original back from disk."""
-        archive = self.runner.agent.compactor.archive if self.runner and self.runner.agent \
-            else None
-        path = archive.trusted_pointer(tool_use_id, content) if archive else None
-        return archive.read_result(path) if archive and path else content
+        return self.session.original(tool_use_id) if self.session else None
 
     def limits(self) -> Thresholds:
-        if self.runner is None:
-            return Thresholds()
-        if self.runner.agent is not None:
-            return self.runner.agent.compactor.thresholds
         try:
-            return self.runner.thresholds()
-        except ValueError:
+            limits = getattr(self.source, "thresholds", None)
+        except ValueError:  # a scenario's budget that does not validate
             return Thresholds()
+        return limits if isinstance(limits, Thresholds) else Thresholds()
 
     # -- events ---------------------------------------------------------------------------
 
@@ -303,9 +293,44 @@ class CtxlabApp(LearnerActions, PanelActions, WorkbenchActions):
         if message.generation != self.generation:
             return
         try:
-            await dispatch(self, message.event)
+            for target in self.routed:
+                await target.route(message.event)
         except NoMatches:  # the app is shutting down: the panels are gone
             return
+
+    @handles(ev.RunStart)
+    def show_run_start(self, event: ev.RunStart) -> None:
+        if self.query_one(MemoryCatalog).store is None:
+            self.attach_memory()  # the run has generated and seeded the workspace by now
+        self.run_breaks = tuple(event.breaks)
+        self.run_manager = event.context_manager
+        self.update_header(event.provider, event.model)
+        self.update_status()
+
+    @handles(ev.ModelRequest)
+    def count_call(self, event: ev.ModelRequest) -> None:
+        if event.purpose == "main":
+            self.calls += 1
+            self.update_status()
+
+    @handles(ev.ModelResponse, ev.Stage, ev.TurnEnd)
+    def views_changed(self, event: ev.Event) -> None:
+        if not isinstance(event, ev.ModelResponse) or event.purpose == "main":
+            self.schedule_views()
+
+    @handles(ev.Error)
+    def show_error(self, event: ev.Error) -> None:
+        if event.kind != "cancelled":
+            self.notify(event.message, title=t("notice.error_title", kind=event.kind),
+                        severity="error", timeout=8)
+
+    @handles(ev.RunEnd)
+    def show_run_end(self, event: ev.RunEnd) -> None:
+        self.finished = not self.config.live
+        self.update_status()
+        self.schedule_views()
+        if self.finished:
+            self.notify(t("notice.finished"), title=t("notice.finished_title"), timeout=6)
 
     def schedule_views(self) -> None:
         """Re-measure and redraw "what the model sees" at most every 50 ms."""
@@ -316,7 +341,7 @@ class CtxlabApp(LearnerActions, PanelActions, WorkbenchActions):
     def sent_messages(self) -> list[dict[str, Any]]:
         """The list the model was sent on its last call (compacted: never a raw 10 MB
         result the next ``prepare()`` is about to persist)."""
-        return (self.bridge.stage_log.last_sent if self.bridge else None) or []
+        return self.session.sent_messages() if self.session else []
 
     async def refresh_views(self) -> None:
         self._views_pending = False
@@ -352,13 +377,13 @@ class CtxlabApp(LearnerActions, PanelActions, WorkbenchActions):
 
     def on_input_submitted(self, event: Input.Submitted) -> None:
         text = event.value.strip()
-        if event.input.id != "prompt" or not text or self.runner is None:
+        if event.input.id != "prompt" or not text or self.session is None:
             return
         if any(w.is_running for w in self.workers if w.group == "agent"):
             self.notify(t("notice.agent_busy"))
             return
         event.input.value = ""
-        self.run_prompt(self.runner, text)
+        self.run_prompt(self.session, text)
 
     # -- header and status ------------------------------------------------------------------
 
@@ -366,8 +391,9 @@ class CtxlabApp(LearnerActions, PanelActions, WorkbenchActions):
         """Provider and model as the run reports them (``run_start``), else as configured."""
         shown = self.config.display_workspace or shorten(self.workspace,
                                                          self.is_temporary(self.workspace))
-        provider = provider or (self.provider.name if self.provider else self.config.provider)
-        model = model or self.config.model or ("scripted" if self.provider
+        scripted = self.config.provider == "scripted"
+        provider = provider or self.config.provider
+        model = model or self.config.model or ("scripted" if scripted
                                                 else t("header.default_model"))
         self.title = f"ctxlab · {self.scenario_title or t('header.live')}"
         sub = t("header.sub", provider=provider, model=model, workspace=shown)
@@ -379,19 +405,27 @@ class CtxlabApp(LearnerActions, PanelActions, WorkbenchActions):
         self.fit_header()
 
     def update_status(self) -> None:
-        self.query_one(RunStatus).show(finished=self.finished, live=self.config.scenario is None,
-                                       paused=self.gate.paused, speed=self.speed,
-                                       calls=self.calls, breaks=self.run_breaks)
+        self.query_one(RunStatus).show(finished=self.finished, live=self.config.live,
+                                       paused=self.paused, speed=self.speed,
+                                       calls=self.calls, breaks=self.run_breaks,
+                                       manager=self.run_manager)
+
+    def scripted(self) -> bool:
+        """ctxlab's own session on the scripted model: no API usage will ever come."""
+        return self.session is not None and self.config.provider == "scripted"
+
+    @property
+    def paused(self) -> bool:
+        return bool(getattr(self.source, "paused", False))
 
     def apply_speed(self) -> None:
-        self.gate.delay, word_delay = delays(self.speed)
-        if self.provider is not None:
-            self.provider.word_delay = word_delay
+        if self.session is not None:
+            self.session.set_pace(*delays(self.speed))
 
     # -- leaving ---------------------------------------------------------------------------
 
     async def action_quit(self) -> None:
-        self.stop_run()
+        await self.end_session()
         self.exit(0)
 
     def on_unmount(self) -> None:

@@ -2,8 +2,8 @@
 
 Kept apart from :mod:`tui.app` (which owns the run and the panels) so each file reads in
 one sitting. Every action here is also a command-palette entry (:mod:`tui.commands`), and
-each one talks to the engine only through the app's gate, thresholds or a restart — never
-by reaching into engine state.
+each one talks to the engine only through the session's public methods (pause, step,
+thresholds, system prompt) or a restart — never by reaching into engine state.
 """
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ from textual.command import CommandPalette
 from textual.screen import Screen
 
 from core.config import Thresholds
+from core.source import PAUSE, STEP, can
 from tui.i18n import has, t
 from tui.themes import load_themes
 from tui.widgets.context_meter import ContextMeter
@@ -25,8 +26,8 @@ from tui.widgets.run_status import next_speed
 from tui.widgets.stage_timeline import StageTimeline
 
 if TYPE_CHECKING:
-    from core.gate import Gate
-    from core.run import Runner
+    from core.agent_session import AgentSession
+    from core.source import EventSource
     from tui.app import AppConfig
 
 # Textual's own palette commands, by their English title and help, to message ids.
@@ -54,8 +55,8 @@ class WorkbenchActions(App[int]):
 
     if TYPE_CHECKING:
         config: AppConfig
-        gate: Gate
-        runner: Runner | None
+        session: AgentSession | None
+        source: EventSource | None
         speed: float
         workspace: Path
 
@@ -63,19 +64,25 @@ class WorkbenchActions(App[int]):
                             workspace: Path | None) -> None: ...
         def update_status(self) -> None: ...
         def apply_speed(self) -> None: ...
+        @property
+        def paused(self) -> bool: ...
         def limits(self) -> Thresholds: ...
 
     # -- pace and views ---------------------------------------------------------------------
 
     def action_toggle_play(self) -> None:
-        if self.gate.paused:
-            self.gate.resume()
+        source = self.source
+        if source is None or not can(source, PAUSE):
+            return
+        if self.paused:
+            source.resume()  # type: ignore[attr-defined]
         else:
-            self.gate.pause()
+            source.pause()  # type: ignore[attr-defined]
         self.update_status()
 
     def action_step(self) -> None:
-        self.gate.step()
+        if self.source is not None and can(self.source, STEP):
+            self.source.step()  # type: ignore[attr-defined]
         self.update_status()
 
     def change_speed(self, direction: int) -> None:
@@ -124,11 +131,9 @@ class WorkbenchActions(App[int]):
         from tui.screens.thresholds import ThresholdsScreen
 
         def apply(value: Thresholds | None) -> None:
-            if value is None or self.runner is None:
+            if value is None or self.session is None:
                 return
-            self.runner.options.thresholds = value
-            if self.runner.agent is not None:
-                self.runner.agent.compactor.thresholds = value
+            self.session.set_thresholds(value)
             self.query_one(ContextMeter).set_limits(value)
             self.notify(t("notice.limits", limit=value.context_limit, target=value.target))
 
@@ -162,7 +167,7 @@ class WorkbenchActions(App[int]):
 
         if isinstance(self.screen, CompareScreen):
             return
-        if self.config.scenario is None:
+        if self.config.scenario is None or self.session is None:
             self.notify(t("notice.compare_live"), severity="warning")
             return
         try:
@@ -177,8 +182,8 @@ class WorkbenchActions(App[int]):
 
         if isinstance(self.screen, SystemPromptScreen):
             return
-        agent = self.runner.agent if self.runner else None
-        self.push_screen(SystemPromptScreen(list(agent.last_system) if agent else []))
+        sections = self.session.system_sections() if self.session else []
+        self.push_screen(SystemPromptScreen(sections))
 
     # -- memory shortcuts (the palette reaches them without focusing the panel) ---------------
 

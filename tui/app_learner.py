@@ -2,9 +2,10 @@
 stage with why it fired, and the inspector reached from History.
 
 The auto-pause must act *while the engine runs*, not when the UI gets round to drawing: it
-has to close the gate before the next model call. So :meth:`LearnerActions.observe` is
-called synchronously by the :class:`~tui.messages.EventBridge` for every event (it only
-reads and flips flags), and the drawing happens later, in the ordinary message handlers.
+has to pause before the next model call. So :meth:`LearnerActions.observe` is a sink of the
+session's event stream, called synchronously for every event before the UI's bridge (it only
+reads and flips flags, and pauses through the source's public ``pause`` capability), and the
+drawing happens later, in the ordinary message handlers.
 (Session dividers need no such care: the engine's ``session_start`` event says where.)
 """
 
@@ -16,16 +17,16 @@ from typing import TYPE_CHECKING, Any
 from textual.app import App
 
 from core import events as ev
+from core.source import PAUSE, STEP, can
 from tui.i18n import t
 from tui.why import why_fired
+from tui.widgets.stage_timeline import StageTimeline
 
 if TYPE_CHECKING:
     from core.config import Thresholds
-    from core.gate import Gate
-    from core.run import Runner
-    from tui.app import AppConfig
-    from tui.messages import EventBridge
-    from tui.screens.stage_diff import StageRecord
+    from core.source import EventSource
+    from tui.app_config import AppConfig
+    from tui.stage_diff import StageRecord
 
 
 class LearnerActions(App[int]):
@@ -33,9 +34,7 @@ class LearnerActions(App[int]):
 
     if TYPE_CHECKING:
         config: AppConfig
-        gate: Gate
-        runner: Runner | None
-        bridge: EventBridge | None
+        source: EventSource | None
         workspace: Path
         generation: int
         scenario_title: str
@@ -51,14 +50,17 @@ class LearnerActions(App[int]):
     def show_welcome(self) -> None:
         from tui.screens.welcome import WelcomeCard
 
+        source = self.source
+
         def chosen(choice: str | None) -> None:
-            if choice == "play":
-                self.gate.resume()
-            elif choice == "step":
-                self.gate.step()
+            if source is not None and choice == "play" and can(source, PAUSE):
+                source.resume()  # type: ignore[attr-defined]
+            elif source is not None and choice == "step" and can(source, STEP):
+                source.step()  # type: ignore[attr-defined]
             self.update_status()
 
-        self.gate.pause()  # the run waits behind the card, whatever the start settings
+        if source is not None and can(source, PAUSE):
+            source.pause()  # type: ignore[attr-defined]  # the run waits behind the card
         self.update_status()
         self.push_screen(WelcomeCard(self.scenario_title or str(self.config.scenario),
                                      self.config.auto_pause, self.config.demo_reason), chosen)
@@ -71,8 +73,10 @@ class LearnerActions(App[int]):
             self._kinds_seen = set()
         if isinstance(event, ev.Stage) and event.stage not in self._kinds_seen:
             self._kinds_seen.add(event.stage)
-            if self.config.auto_pause and self.config.scenario is not None:
-                self.gate.pause()  # before the next model call: the gate is awaited there
+            source = self.source
+            if (self.config.auto_pause and self.config.scenario is not None
+                    and source is not None and can(source, PAUSE)):
+                source.pause()  # type: ignore[attr-defined]  # before the next model call
                 self.call_later(self.announce_pause, event)
 
     # -- UI side ----------------------------------------------------------------------------------
@@ -95,12 +99,12 @@ class LearnerActions(App[int]):
     def open_inspector(self, record: StageRecord) -> None:
         from tui.screens.inspector import Inspector
 
-        records = list(self.bridge.stage_log.records) if self.bridge else [record]
+        records = self.query_one(StageTimeline).stages or [record]
         self.push_screen(Inspector(record, self.workspace, records=records,
                                    limits=self.limits()))
 
     def on_conversation_inspect_stage(self, message: Any) -> None:
-        records = self.bridge.stage_log.records if self.bridge else []
+        records = self.query_one(StageTimeline).stages
         record = next((r for r in records if r.event is message.event), None)
         if record is not None:
             self.open_inspector(record)

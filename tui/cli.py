@@ -56,7 +56,10 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
-    args = parser.parse_args(argv)
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as exc:  # --help, or a usage error already printed: its exit code
+        return exc.code if isinstance(exc.code, int) else 2
     if args.command is None:
         try:
             from tui.cmd_app import run_default

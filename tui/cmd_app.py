@@ -28,16 +28,20 @@ def add_common(parser: argparse.ArgumentParser, inherit: bool = False) -> None:
     ``inherit`` (for the ``demo`` subcommand): an option left out there keeps the value given
     before the subcommand, so ``ctxlab --lang zh demo`` is Chinese too.
     """
+    from tui.flags import add_break_flag
+
     unset = argparse.SUPPRESS if inherit else None
     parser.add_argument("--theme", default=unset, metavar="NAME", help=THEMES_HELP)
     parser.add_argument("--lang", default=unset, choices=("en", "zh"),
                         help="UI language (default: from LC_ALL / LC_MESSAGES / LANG, else en)")
-    parser.add_argument("--break", action="append", dest="breaks",
-                        default=argparse.SUPPRESS if inherit else [], metavar="NAME",
-                        help="disable one protection (teaching lab; never on by default)")
+    add_break_flag(parser, "disable one protection (teaching lab; never on by default)",
+                   argparse.SUPPRESS if inherit else None)
     if not inherit:  # plain `ctxlab` only: the demo's model is scripted, there is nothing to count
         parser.add_argument("--count-tokens", action="store_true",
                             help="live mode: ask the API to count input tokens before each call")
+        from tui.flags import add_api_flags
+
+        add_api_flags(parser)  # live mode: the API's own context management
 
 
 def add_parser(subparsers: Any) -> argparse.ArgumentParser:
@@ -120,16 +124,20 @@ def run_default(args: argparse.Namespace) -> int:
 
     theme = getattr(args, "theme", None)
     lang = language_from_args(args)
-    if os.environ.get("ANTHROPIC_API_KEY"):
+    from core.providers.registry import choose_provider
+
+    provider = choose_provider(None, scenario=False)
+    if provider != "scripted":
         try:
             thresholds = thresholds_from_args(args, Path.cwd())
+            api_context = api_context_from_args(args, Path.cwd())
         except ValueError as exc:  # ConfigError: a bad ctxlab.toml names its key
             print(f"ctxlab: {exc}", file=sys.stderr)
             return 2
-        config = AppConfig(scenario=None, workspace=Path.cwd(), provider="anthropic",
+        config = AppConfig(scenario=None, workspace=Path.cwd(), provider=provider,
                            model=os.environ.get("CTXLAB_MODEL"), thresholds=thresholds,
                            count_tokens=bool(getattr(args, "count_tokens", False)),
-                           breaks=breaks_from_args(args), lang=lang)
+                           breaks=breaks_from_args(args), lang=lang, api_context=api_context)
     else:
         # No key: the demo, and the welcome card says why and how to go live.
         config = AppConfig(scenario=default_scenario(lang), breaks=breaks_from_args(args),
@@ -173,27 +181,29 @@ def thresholds_from_args(args: argparse.Namespace, workspace: Path | None,
     """The scenario's teaching budget, then a ``ctxlab.toml`` in the workspace, then flags —
     each layer changing only the keys it names (as ``ctxlab run`` does); None when no layer
     beyond the scenario's own has anything to say."""
-    from core.config import load_thresholds, thresholds_from_mapping
+    from core.config import resolve_thresholds
     from core.scenarios import find_scenario
     from tui.flags import threshold_overrides
 
     overrides = threshold_overrides(args)
     has_toml = workspace is not None and (workspace / "ctxlab.toml").is_file()
     if not overrides and not has_toml:
-        return None  # let the scenario's own teaching budget apply
+        return None  # let the scenario's own teaching budget apply (no scenario lookup)
     found = find_scenario(scenario) if scenario else None
-    base = thresholds_from_mapping(found.thresholds, source=found.source) \
-        if found is not None and found.thresholds else None
-    if has_toml:
-        return load_thresholds(workspace, overrides, base)
-    return thresholds_from_mapping(overrides, base, source="command line")
+    return resolve_thresholds(workspace, overrides, found.thresholds if found else None,
+                              found.source if found else "scenario")
+
+
+def api_context_from_args(args: argparse.Namespace, workspace: Path) -> Any:
+    """``[api]`` of the workspace's ``ctxlab.toml``, then the ``--api-*`` flags."""
+    from core.api_context import load_api_context
+    from core.config import load_toml
+    from tui.flags import api_overrides
+
+    return load_api_context(load_toml(workspace), api_overrides(args),
+                            str(workspace / "ctxlab.toml"))
 
 
 def breaks_from_args(args: argparse.Namespace) -> frozenset[str]:
-    from core.compact.context import BREAK_SWITCHES
-
-    names = list(getattr(args, "breaks", None) or [])
-    unknown = [n for n in names if n not in BREAK_SWITCHES]
-    if unknown:
-        raise ValueError(f"--break {unknown[0]!r}: choose from {', '.join(BREAK_SWITCHES)}")
-    return frozenset(names)
+    """The switches given (already checked by the ``--break`` flag itself)."""
+    return frozenset(getattr(args, "breaks", None) or [])

@@ -18,16 +18,16 @@ from pathlib import Path
 from typing import Any
 
 from core.compact.archive import RESULTS_DIR, TRANSCRIPT_DIR
-from core.compact.context import BREAK_SWITCHES
 from core.compact.pipeline import Compactor
 from core.compact.summarizer import ModelSummarizer, OfflineSummarizer, Summarizer
-from core.config import ConfigError, Thresholds, load_thresholds
+from core.config import ConfigError, Thresholds, resolve_thresholds
 from core.events import Emitter, Error, Event, PointerBroken, Recorder, Stage
 from core.measure import json_chars
 from core.messages import HistoryError, message_text, validate_pairs
 from core.providers.base import ProviderError
+from core.providers.registry import provider_names
 from core.session import history_from_document
-from tui.flags import add_threshold_flags, threshold_overrides
+from tui.flags import add_break_flag, add_threshold_flags, threshold_overrides
 
 PROG = "ctxlab compact"
 USAGE_ERROR = 2  # bad input, bad flag, bad setting: the user can fix it
@@ -78,10 +78,9 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
                         help="the current user request (default: the last user text)")
     parser.add_argument("--json", action="store_true", dest="as_json",
                         help="print one JSON object instead of a table")
-    parser.add_argument("--provider", choices=("scripted", "anthropic"), default="scripted",
+    parser.add_argument("--provider", choices=provider_names(), default="scripted",
                         help="who writes summaries (default: offline, deterministic)")
-    parser.add_argument("--break", action="append", dest="breaks", default=[], metavar="NAME",
-                        help=f"disable one protection (teaching lab): {', '.join(BREAK_SWITCHES)}")
+    add_break_flag(parser)
     add_threshold_flags(parser)
     parser.set_defaults(handler=run)
     return parser
@@ -118,7 +117,7 @@ def fail(message: str, code: int) -> int:
 
 async def compact_file(args: argparse.Namespace) -> Outcome:
     """Validate everything first, then create the workdir and run one ``prepare()``."""
-    breaks = check_breaks(args.breaks)
+    breaks = frozenset(args.breaks)
     messages = load_history(Path(args.input), args.input)
     workdir = Path(args.workdir)
     thresholds = read_thresholds(workdir, args)
@@ -130,14 +129,6 @@ async def compact_file(args: argparse.Namespace) -> Outcome:
     compactor = Compactor(workdir, thresholds, summarizer, emit=emit, breaks=breaks)
     after = await compactor.prepare(messages, request)
     return Outcome(messages, after, recorder.events, compactor.ledger, workdir)
-
-
-def check_breaks(names: list[str]) -> frozenset[str]:
-    unknown = [name for name in names if name not in BREAK_SWITCHES]
-    if unknown:
-        raise InputError(f"--break {unknown[0]!r}: unknown switch; choose from "
-                         f"{', '.join(BREAK_SWITCHES)}")
-    return frozenset(names)
 
 
 def _reject_constant(name: str) -> Any:
@@ -174,7 +165,7 @@ def load_history(path: Path, shown: str) -> list[dict[str, Any]]:
 def read_thresholds(workdir: Path, args: argparse.Namespace) -> Thresholds:
     """Defaults, then ``ctxlab.toml`` in the workdir, then the flags given."""
     try:
-        return load_thresholds(workdir, threshold_overrides(args))
+        return resolve_thresholds(workdir, threshold_overrides(args)) or Thresholds()
     except ConfigError as exc:
         raise InputError(str(exc)) from None
     except OSError as exc:

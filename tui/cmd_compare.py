@@ -71,6 +71,8 @@ def print_table(comparison: Any) -> None:
     from rich.console import Console
     from rich.table import Table
 
+    from core.pricing import money
+
     console = Console(highlight=False)
     if not console.is_terminal:  # a pipe has no width: never cut a header or wrap a line
         console.soft_wrap = True
@@ -80,19 +82,23 @@ def print_table(comparison: Any) -> None:
                   box=box.SIMPLE_HEAD, pad_edge=False)
     table.add_column("strategy", no_wrap=True)
     for column in ("calls", "peak\nchars", "mean\nchars", "mean\nsystem", "side\ncalls",
-                   "losses", "probes\nkept"):
+                   "losses", "probes\nkept", "billed\ninput", "cache\nread", "est.\ncost"):
         table.add_column(column, justify="right", no_wrap=True)
     for s in comparison.strategies:
         probes = f"{len(s.probes) - s.probes_failed}/{len(s.probes)}" if s.probes else "-"
         table.add_row(s.name if s.ok else f"{s.name} (failed)", str(s.calls),
                       f"{s.peak_chars:,}", f"{s.mean_chars:,}", f"{s.mean_system_chars:,}",
                       str(s.side_calls),
-                      f"[red]{s.losses}[/]" if s.losses else "0", probes)
+                      f"[red]{s.losses}[/]" if s.losses else "0", probes,
+                      f"{s.billed_input_tokens:,}", f"{s.cache_read_share:.0%}", money(s.est_cost))
     console.print(table)
     console.print("chars: the messages sent per main call (system: the system prompt) · "
                   "side calls: summaries, memory "
                   "selections, extractions, consolidations · losses: ledger entries "
-                  "\"lost\" · probes kept: answerable from what the model is sent after their turn",
+                  "\"lost\" · probes kept: answerable from what the model is sent after their turn"
+                  " · billed input: estimated tokens with ctxlab's cache breakpoints, cache read:"
+                  " their share served from the prompt cache, est. cost: input at the price"
+                  " table's reference model (core/prices.toml)",
                   style="dim")
     for line in unanswered_lines(comparison):
         console.print(line, markup=False)

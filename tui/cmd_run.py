@@ -10,27 +10,31 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
-import os
 import sys
 from pathlib import Path
 from typing import Any, ClassVar
 
-from core.config import ConfigError, load_thresholds, thresholds_from_mapping
+from core.api_context import load_api_context
+from core.config import ConfigError, load_toml, resolve_thresholds
 from core.events import Emitter, Event, dumps_event
+from core.providers.registry import PROVIDERS, choose_provider, provider_names
 from core.scenarios import DEFAULT_SCENARIO, ScenarioError, find_scenario
 from core.session import SessionError
-from tui.flags import add_threshold_flags, threshold_overrides
+from tui.event_lines import describe_event
+from tui.flags import (
+    add_api_flags,
+    add_break_flag,
+    add_threshold_flags,
+    api_overrides,
+    threshold_overrides,
+)
 
 EXIT_USAGE = 2
 EXIT_RUN_FAILED = 1
 
 
 def add_common_flags(parser: argparse.ArgumentParser) -> None:
-    from core.compact.context import BREAK_SWITCHES
-
-    parser.add_argument("--break", dest="breaks", action="append", default=[],
-                        choices=BREAK_SWITCHES, metavar="NAME",
-                        help=f"disable one protection (teaching lab): {', '.join(BREAK_SWITCHES)}")
+    add_break_flag(parser)
     parser.add_argument("--model", default=None, help="model name (or CTXLAB_MODEL)")
 
 
@@ -45,7 +49,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     parser.add_argument("--workspace", type=Path, default=None,
                         help="workspace directory (default: the current one; a scenario gets a "
                              "fresh temporary copy)")
-    parser.add_argument("--provider", choices=("scripted", "anthropic"), default=None)
+    parser.add_argument("--provider", choices=provider_names(), default=None)
     parser.add_argument("--keep", action="store_true",
                         help="keep the temporary workspace of a scenario (default: removed "
                              "at the end; its path is printed either way)")
@@ -58,6 +62,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                              "(anthropic provider; shown beside the estimate)")
     add_common_flags(parser)
     add_threshold_flags(parser)
+    add_api_flags(parser)
     parser.set_defaults(handler=run)
 
 
@@ -67,24 +72,25 @@ def fail(message: str, code: int = EXIT_USAGE) -> int:
 
 
 def run(args: argparse.Namespace) -> int:
-    from core.run import Runner, RunOptions
+    from core.agent_session import AgentSession, RunOptions
 
-    provider = args.provider or ("anthropic" if os.environ.get("ANTHROPIC_API_KEY")
-                                 and not args.scenario else "scripted")
-    if provider == "scripted" and args.prompt:
+    provider = choose_provider(args.provider, scenario=bool(args.scenario))
+    if PROVIDERS[provider].scripted and args.prompt:
         return fail("--prompt needs a model: set ANTHROPIC_API_KEY or use --scenario")
-    if provider == "anthropic" and args.scenario:
+    if not PROVIDERS[provider].scripted and args.scenario:
         return fail("a scenario scripts the model's words: use --provider scripted")
     try:
         scenario = None
         if not args.prompt and not args.resume:
             scenario = find_scenario(args.scenario or DEFAULT_SCENARIO)
         workspace = _workspace(args, scenario is not None)
-        overrides = threshold_overrides(args)
-        base = thresholds_from_mapping(scenario.thresholds, source=scenario.source) \
-            if scenario and scenario.thresholds else None
-        thresholds = load_thresholds(workspace, overrides, base) if overrides or \
-            (workspace / "ctxlab.toml").is_file() else None
+        thresholds = resolve_thresholds(workspace, threshold_overrides(args),
+                                        scenario.thresholds if scenario else None,
+                                        scenario.source if scenario else "scenario")
+        api_context = load_api_context(load_toml(workspace), api_overrides(args),
+                                       str(workspace / "ctxlab.toml"))
+        if api_context.active and provider != "anthropic":
+            raise ConfigError("the API's context management needs --provider anthropic")
     except (ScenarioError, ConfigError, OSError) as exc:
         from tui.temp_workspaces import remove_all
 
@@ -94,10 +100,10 @@ def run(args: argparse.Namespace) -> int:
                          provider=provider, model=args.model, thresholds=thresholds,
                          breaks=frozenset(args.breaks), memory=not args.no_memory,
                          session=args.session, resume=args.resume,
-                         count_tokens=args.count_tokens)
+                         count_tokens=args.count_tokens, api_context=api_context)
     sink = JsonSink() if args.json else LogSink()
     try:
-        ok = asyncio.run(Runner(options, Emitter(sinks=[sink])).run())  # stamps t
+        ok = asyncio.run(AgentSession(options, Emitter(sinks=[sink])).run())  # stamps t
     except SessionError as exc:
         return fail(str(exc))
     finally:
@@ -201,53 +207,3 @@ def lost_lines(e: Any) -> list[str]:
     return [f"  LOST {entry.get('tool_use_id', '?')}: {entry.get('chars', 0):,} chars "
             f"({entry.get('stage', e.stage)}) exist nowhere, not in the context nor on disk"
             for entry in e.ledger if entry.get("where") == "lost"]
-
-
-def describe_event(e: Any) -> str | None:
-    """One human line per event (None for events not worth a line)."""
-    kind = e.type
-    if kind == "run_start":
-        return f"run start: {e.provider} in {e.workspace}" + (
-            f" (scenario {e.scenario})" if e.scenario else "")
-    if kind == "session_start":
-        return f"── session {e.session} of {e.sessions} ──"
-    if kind == "turn_start":
-        return f"user: {e.request}"
-    if kind == "model_request":
-        counted = f" ({e.counted_tokens:,} counted by the API)" if e.counted_tokens else ""
-        return f"→ {e.purpose} call: {e.chars:,} chars, ~{e.est_tokens:,} tokens{counted}, " \
-               f"{e.messages} messages"
-    if kind == "tool_call":
-        return f"tool {e.name} {e.input}"
-    if kind == "tool_result":
-        return f"  ← {e.name}: {e.chars:,} chars" + (" (error)" if e.is_error else "")
-    if kind == "stage":
-        files = f", wrote {len(e.files)} file(s)" if e.files else ""
-        return (f"{e.stage}: {e.before_chars:,} → {e.after_chars:,} chars, "
-                f"{e.before_messages} → {e.after_messages} messages{files}")
-    if kind == "memory_selected":
-        return f"memory recalled ({e.method}): {', '.join(e.files) or 'none'}"
-    if kind == "memory_written":
-        return f"memory written: {e.file} ({e.record_type})"
-    if kind == "memory_rejected":
-        return f"memory rejected: {e.name} — {e.reason}"
-    if kind == "memory_consolidated":
-        dropped = f" (removed: {', '.join(e.dropped)})" if e.dropped else ""
-        return f"memory consolidated: {e.before} → {e.after} records{dropped}"
-    if kind in ("memory_consolidation_failed", "pointer_broken"):
-        return f"{kind}: {e.reason}"
-    if kind == "retry":
-        return f"retrying {e.purpose} call (attempt {e.attempt}): {e.reason}"
-    if kind == "error":
-        return f"error ({e.kind}): {e.message}"
-    if kind == "violation":
-        return f"API violation: {e.kind} {e.tool_use_id} at message {e.message_index}" + (
-            f" (after {e.stage})" if e.stage else "")
-    if kind == "probe":
-        where = f" in {', '.join(e.found_in)}" if e.found_in else ""
-        return f"probe {'answerable' if e.answerable else 'NOT answerable'}{where}: {e.ask}"
-    if kind == "turn_end":
-        return f"turn end: {e.chars:,} chars in context"
-    if kind == "run_end":
-        return f"run end: {'ok' if e.ok else 'failed'} after {e.turns} turn(s)"
-    return None

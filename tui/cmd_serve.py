@@ -28,6 +28,7 @@ DEFAULT_PORT = 8000
 def add_parser(sub: Any) -> argparse.ArgumentParser:
     from core.compact.context import BREAK_SWITCHES
     from tui.cmd_app import THEMES_HELP
+    from tui.flags import add_break_flag
 
     parser = sub.add_parser(
         "serve", help="the workbench in a browser, on localhost (teaching lab)",
@@ -39,10 +40,8 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
                         help="address to listen on (default 127.0.0.1: this machine only)")
     parser.add_argument("--theme", default=None, metavar="NAME", help=THEMES_HELP)
     parser.add_argument("--lang", default=None, choices=("en", "zh"), help="UI language")
-    parser.add_argument("--break", action="append", dest="breaks", default=[],
-                        choices=BREAK_SWITCHES, metavar="NAME",
-                        help=f"disable one protection in every served demo: "
-                             f"{', '.join(BREAK_SWITCHES)}")
+    add_break_flag(parser, f"disable one protection in every served demo: "
+                           f"{', '.join(BREAK_SWITCHES)}")
     parser.set_defaults(handler=run)
     return parser
 

@@ -69,14 +69,14 @@ async def mid_run(pilot: Pilot[Any], calls: int = 7) -> None:
     """Let ``calls`` model calls through a paused run, then stop there."""
     app = app_of(pilot)
     for _ in range(calls):
-        app.gate.step()
+        app.session.step()
     await wait_until(pilot, lambda: app.calls >= calls)
     await settle(pilot)
 
 
 async def finished(pilot: Pilot[Any]) -> None:
     app = app_of(pilot)
-    app.gate.resume()
+    app.session.resume()
     await wait_until(pilot, lambda: app.finished)
     await app.workers.wait_for_complete()
     await settle(pilot)
@@ -88,7 +88,9 @@ async def inspector(pilot: Pilot[Any]) -> None:
 
     await finished(pilot)
     app = app_of(pilot)
-    records = app.bridge.stage_log.records if app.bridge else []
+    from tui.widgets.stage_timeline import StageTimeline
+
+    records = app.query_one(StageTimeline).stages
     record = next((r for r in records if r.event.stage == "snip_compact"), records[0])
     await app.push_screen(Inspector(record, app.workspace, records=list(records),
                                     limits=app.limits()))

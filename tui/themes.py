@@ -65,7 +65,3 @@ def load_themes() -> dict[str, Theme]:
         theme = theme_from_mapping(data, entry.name)
         found[theme.name] = theme
     return found
-
-
-def theme_names() -> list[str]:
-    return list(load_themes())

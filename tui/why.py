@@ -9,20 +9,16 @@ from those two, so the auto-pause line, the inspector's "why" pane and the tests
 
 from __future__ import annotations
 
+from core.compact.stages import spec_of
 from core.config import Thresholds
 from core.events import Stage
 from tui.i18n import t
 
-# The thresholds each stage reads (Thresholds attribute names, shown with their values).
-STAGE_THRESHOLDS: dict[str, tuple[str, ...]] = {
-    "tool_result_budget": ("batch_limit", "large_result", "budget_preview"),
-    "snip_compact": ("max_messages", "snip_head", "snip_tail"),
-    "micro_compact": ("context_limit", "target", "keep_recent", "micro_short"),
-    "fit_tool_results": ("context_limit", "target", "fit_preview"),
-    "compact_history": ("context_limit", "summary_input_limit"),
-    "reactive_compact": ("reactive_keep", "max_reactive_retries"),
-    "manual_compact": ("summary_input_limit",),
-}
+
+def _optional(key: str) -> str:
+    """A locale string that a stage may lack (another agent's stage): "" when missing."""
+    text = t(key)
+    return "" if text == key else text
 
 
 def why_fired(event: Stage, limits: Thresholds) -> str:
@@ -33,22 +29,24 @@ def why_fired(event: Stage, limits: Thresholds) -> str:
                   max=limits.max_messages, keep=limits.keep_recent,
                   batch=limits.batch_limit, large=limits.large_result,
                   tail=limits.reactive_keep, n=len(event.ledger))
-    key = f"why.{stage}"
-    text = t(key, **fields)
-    return "" if text == key else text
+    spec = spec_of(stage)
+    if spec is None:
+        return ""
+    text = t(spec.why_key, **fields)
+    return "" if text == spec.why_key else text
 
 
 def stage_rule(stage: str) -> str:
     """The stage's rule in one sentence (``rule.snip_compact``…)."""
-    key = f"rule.{stage}"
-    text = t(key)
-    return "" if text == key else text
+    spec = spec_of(stage)
+    return _optional(spec.rule_key) if spec is not None else ""
 
 
 def thresholds_in_force(stage: str, limits: Thresholds) -> str:
     """``context_limit 20,000 · target 16,000 · keep_recent 3`` for the stage's knobs."""
     parts = []
-    for name in STAGE_THRESHOLDS.get(stage, ()):
+    spec = spec_of(stage)
+    for name in spec.reads if spec is not None else ():
         value = getattr(limits, name)
         parts.append(f"{name} {value:,}" if isinstance(value, int) else f"{name} {value}")
     return " · ".join(parts)

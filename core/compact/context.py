@@ -13,8 +13,8 @@ from typing import Any
 
 from core.compact.archive import Archive
 from core.config import Thresholds
-from core.events import Event, PointerBroken, Stage
-from core.measure import Measured
+from core.events import Event, PointerBroken, Stage, StageSnapshot
+from core.measure import CHARS_PER_TOKEN, Measured
 from core.messages import Violation, validate_pairs
 
 BREAK_SWITCHES = (
@@ -41,6 +41,8 @@ class CompactContext:
     # Teaching lab: the stage that first produced each API violation, keyed by
     # (kind, tool_use_id). Filled only while a switch is on, so the default path pays nothing.
     violation_origin: dict[tuple[str, str], str] = field(default_factory=dict)
+    # Attach each stage's before and after lists to its event (a front end's inspector).
+    snapshots: bool = False
 
     def broken(self, switch: str) -> bool:
         """Is this protection deliberately switched off (teaching lab)?"""
@@ -69,10 +71,25 @@ class StageRun:
     ledger: list[dict[str, Any]] = field(default_factory=list)
     changed: bool = False
     _seen: set[str] = field(default_factory=set, repr=False)  # keeps wrote/took linear
+    _before: list[dict[str, Any]] | None = field(default=None, repr=False)
+    _prefix: list[Any] = field(default_factory=list, repr=False)  # messages, by identity
 
     def __post_init__(self) -> None:
         self.before_chars = self.history.chars
         self.before_messages = len(self.history)
+        self._prefix = list(self.history.messages)  # stages replace, never mutate
+        if self.ctx.snapshots:
+            self._before = list(self.history.messages)
+
+    def cache_cost(self) -> tuple[int | None, int | None]:
+        """The first message this stage changed and the tokens from there to the end: the
+        prompt cache holds the prefix before it, the rest must be written again."""
+        before, after = self._prefix, self.history.messages
+        first = next((i for i, (old, new) in enumerate(zip(before, after, strict=False))
+                      if old is not new), min(len(before), len(after)))
+        if first >= len(after):
+            return (first, 0) if len(after) != len(before) else (None, None)
+        return first, -(-self.history.chars_from(first) // CHARS_PER_TOKEN)
 
     def wrote(self, path: str) -> None:
         if path not in self._seen:
@@ -100,6 +117,7 @@ class StageRun:
             return None
         if self.ctx.breaks:
             self.ctx.note_violations(self.name, self.history.messages)
+        first, rewrite = self.cache_cost()
         event = Stage(
             stage=self.name,
             before_chars=self.before_chars,
@@ -109,6 +127,10 @@ class StageRun:
             files=tuple(self.files),
             tool_use_ids=tuple(self.tool_use_ids),
             ledger=tuple(self.ledger),
+            first_changed=first,
+            rewrite_tokens=rewrite,
+            snapshot=StageSnapshot(self._before, list(self.history.messages))
+            if self._before is not None else None,
         )
         self.ctx.emit(event)
         return event

@@ -1,9 +1,10 @@
 """``prepare()``: the staged pipeline that runs before every model call.
 
-Order (the course's): ``tool_result_budget`` and ``snip_compact`` always run; above the
-trigger (50,000 chars) ``micro_compact`` runs toward the target (40,000), then — only while
-still above the trigger — ``fit_tool_results``, then ``compact_history``. Each stage that
-changes something emits a ``stage`` event and ledger entries.
+Order (the course's, as rows of :data:`core.compact.stages.TABLE`): ``tool_result_budget``
+and ``snip_compact`` always run; above the trigger (50,000 chars) ``micro_compact`` runs
+toward the target (40,000), then — only while still above the trigger —
+``fit_tool_results``, then ``compact_history``. Each stage that changes something emits a
+``stage`` event and ledger entries.
 
 :class:`Compactor` also owns the two other ways to compact: reactive (after an overflow
 error, see :meth:`Compactor.call_with_recovery`) and manual (the model's ``compact`` tool,
@@ -22,12 +23,10 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from core.compact.archive import Archive
-from core.compact.budget import tool_result_budget
 from core.compact.context import CompactContext
-from core.compact.fit import fit_tool_results
 from core.compact.micro import micro_compact
 from core.compact.reactive import is_overflow_error, reactive_compact
-from core.compact.snip import snip_compact
+from core.compact.stages import local_stages
 from core.compact.summarizer import NotedSummarizer, OfflineSummarizer, Summarizer
 from core.compact.summary import compact_history
 from core.config import Thresholds
@@ -35,11 +34,6 @@ from core.events import Event
 from core.measure import Measured
 from core.messages import Violation
 
-COMPACT_TOOL = {
-    "name": "compact",
-    "description": "Summarize earlier conversation to free context space.",
-    "input_schema": {"type": "object", "properties": {}},
-}
 COMPACT_TOOL_RESULT = "Compaction requested after this tool batch."
 
 T = TypeVar("T")
@@ -111,12 +105,11 @@ class Compactor:
         limits = self.ctx.thresholds
         if self.ctx.broken("stage-order") and history.chars > limits.context_limit:
             micro_compact(history, self.ctx, limits.target).finish()
-        tool_result_budget(history, self.ctx).finish()
-        snip_compact(history, self.ctx).finish()
-        if history.chars > limits.context_limit:
-            micro_compact(history, self.ctx, limits.target).finish()
-            if history.chars > limits.context_limit:
-                fit_tool_results(history, self.ctx, limits.target).finish()
+        for spec in local_stages():
+            if spec.over_limit_only and history.chars <= limits.context_limit:
+                continue
+            assert spec.run is not None
+            spec.run(history, self.ctx).finish()
         return history
 
     async def compact(self, messages: list[dict], active_request: str,

@@ -174,3 +174,25 @@ def _note_call(block: dict, facts: SummaryFacts) -> None:
             facts.files.append(data[key])
     if name == "bash" and isinstance(data.get("command"), str):
         facts.commands.append(data["command"])
+
+
+class RoutedSummarizer:
+    """Ask ``route()`` for a provider at each summary; offline when it answers None.
+
+    A scripted scenario can thus script one summary and leave the rest to the offline
+    summarizer, and a live run always asks the model.
+    """
+
+    accepts_notes = True
+
+    def __init__(self, route: Callable[[], Provider | None], max_tokens: int = 2_000) -> None:
+        self.route = route
+        self.max_tokens = max_tokens
+        self.offline = OfflineSummarizer()
+
+    async def summarize(self, messages: list[dict], active_request: str,
+                        prepared_input: str, notes: str = "") -> str:
+        provider = self.route()
+        inner = self.offline if provider is None else ModelSummarizer(
+            provider, max_tokens=self.max_tokens)
+        return await inner.summarize(messages, active_request, prepared_input, notes=notes)

@@ -131,7 +131,13 @@ class SlidingWindow(Compactor):
         run.finish()
 
 
-ENGINES: dict[str, type[Compactor]] = {"s08": Compactor, "truncate": SlidingWindow}
+def _engines() -> dict[str, type[Compactor]]:
+    from core.compact.clear_tool_uses import ApiClearToolUses
+
+    return {"s08": Compactor, "truncate": SlidingWindow, "api-clear-tool-uses": ApiClearToolUses}
+
+
+ENGINES: dict[str, type[Compactor]] = _engines()
 
 
 def make_compactor(name: str, workspace: Path, thresholds: Thresholds | None = None,

@@ -43,7 +43,7 @@ from core.memory.consolidate import (
 )
 from core.memory.extract import extract_memories, gate, offline_candidates, temporary_marker
 from core.memory.index import INDEX_NAME, render_index
-from core.memory.recall import render_memory_sections, render_memory_system
+from core.memory.recall import render_memory_sections
 from core.memory.select import keyword_select, select_memories
 from core.memory.store import (
     MEMORY_TYPES,
@@ -78,7 +78,6 @@ __all__ = [
     "render_document",
     "render_index",
     "render_memory_sections",
-    "render_memory_system",
     "select_memories",
     "slugify",
     "temporary_marker",

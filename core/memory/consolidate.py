@@ -27,8 +27,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+import core.memory.journal as journal
 from core.events import MemoryConsolidated, MemoryConsolidationFailed, MemoryRejected
-from core.memory import journal
 from core.memory.extract import (
     Candidate,
     Deduper,

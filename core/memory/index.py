@@ -20,12 +20,16 @@ import threading
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
 
-if TYPE_CHECKING:
-    from core.memory.store import Entry, Record
-
-INDEX_NAME = "MEMORY.md"
+from core.memory.record import (  # the format; this module only reads and indexes it
+    INDEX_NAME,
+    MAX_RECORD_BYTES,
+    Entry,
+    FrontmatterError,
+    InvalidFile,
+    Record,
+    record_from_text,
+)
 
 StatKey = tuple[int, int, int, int]
 Loader = Callable[[Path, str, os.stat_result], "Entry | None"]
@@ -79,13 +83,6 @@ def load_entry(root: Path, file: str, st: os.stat_result | None = None) -> Entry
 
     ``st`` is the file's ``lstat`` when the caller already has it (a directory scan).
     """
-    from core.memory.store import (  # local: store imports this module
-        MAX_RECORD_BYTES,
-        FrontmatterError,
-        InvalidFile,
-        record_from_text,
-    )
-
     path = os.path.join(root, file)
     try:
         if file.casefold() == INDEX_NAME.casefold():
@@ -162,8 +159,6 @@ class ScanCache:
             self._entries.clear()
 
     def scan(self, root: Path) -> Scan:
-        from core.memory.store import Record  # local: store imports this module
-
         with self._lock:
             try:
                 listing = sorted(

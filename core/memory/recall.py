@@ -61,8 +61,3 @@ def render_memory_sections(store: MemoryStore,
     if payload:
         sections.append(("Relevant memory records", f"{RECORDS_LABEL}\n{payload}"))
     return sections
-
-
-def render_memory_system(store: MemoryStore, selected: Sequence[Record]) -> str:
-    """The sections joined by blank lines, ready to append to a base system prompt."""
-    return "\n\n".join(text for _, text in render_memory_sections(store, selected))

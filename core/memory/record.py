@@ -17,8 +17,7 @@ from typing import Any
 
 import yaml
 
-from core.memory.index import INDEX_NAME
-
+INDEX_NAME = "MEMORY.md"  # the derived index (core.memory.index renders it)
 MEMORY_TYPES = ("user", "feedback", "project", "reference")
 MAX_RECORD_BYTES = 1_000_000
 SLUG_MAX_BYTES = 100

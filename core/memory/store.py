@@ -23,8 +23,8 @@ from typing import Any
 
 from filelock import FileLock
 
+import core.memory.journal as journal
 from core.events import Error, Event, IndexRebuilt, MemoryWritten
-from core.memory import journal
 from core.memory.index import (
     INDEX_NAME,
     Scan,

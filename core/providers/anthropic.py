@@ -32,9 +32,12 @@ from typing import Any
 import anthropic
 import httpx2
 
+from core.api_context import COMPACTION_BETA, ApiContext
 from core.events import Retry
+from core.prompt_cache import cached_messages, cached_system
 from core.providers.base import (
     AuthError,
+    BaseProvider,
     ContextOverflow,
     ModelCall,
     ModelReply,
@@ -189,17 +192,25 @@ def plain_block(block: Any) -> dict[str, Any]:
             "name": data["name"],
             "input": data.get("input") or {},
         }
+    if kind == "compaction":
+        # Sent back verbatim, a failed compaction's null content included (the API treats
+        # such a block as a no-op, but it must still travel).
+        data.setdefault("content", None)
     data.pop("parsed_output", None)
     return data
 
 
 def reply_from_message(message: Any) -> ModelReply:
     usage = message.usage.model_dump(mode="json", exclude_none=True) if message.usage else None
+    extras: dict[str, Any] = {"id": message.id, "model": message.model}
+    managed = getattr(message, "context_management", None)
+    if managed is not None:  # the beta API's report of the edits it applied
+        extras["context_management"] = managed.model_dump(mode="json", exclude_none=True)
     return ModelReply(
         content=[plain_block(b) for b in message.content],
         stop_reason=message.stop_reason,
         usage=usage,
-        extras={"id": message.id, "model": message.model},
+        extras=extras,
     )
 
 
@@ -235,10 +246,18 @@ class SinkFailure(Exception):
         self.error = error
 
 
+def has_compaction(messages: list[dict[str, Any]]) -> bool:
+    """Whether a server compaction block is in the history (it must be sent back)."""
+    return any(
+        isinstance(b, dict) and b.get("type") == "compaction"
+        for m in messages if isinstance(m.get("content"), list) for b in m["content"]
+    )
+
+
 # -- the provider ----------------------------------------------------------------------------
 
 
-class AnthropicProvider:
+class AnthropicProvider(BaseProvider):
     """Answers model calls through the Anthropic Messages API (or a compatible server)."""
 
     name = "anthropic"
@@ -252,6 +271,7 @@ class AnthropicProvider:
         max_retries: int = DEFAULT_MAX_RETRIES,
         timeout: anthropic.Timeout | float = DEFAULT_TIMEOUT,
         on_retry: RetrySink | None = None,
+        api_context: ApiContext | None = None,
     ) -> None:
         self.model: str | None = model or os.environ.get("CTXLAB_MODEL") or DEFAULT_MODEL
         self.api_key = api_key  # None: the SDK reads ANTHROPIC_API_KEY
@@ -259,6 +279,8 @@ class AnthropicProvider:
         self.max_retries = max_retries
         self.timeout = timeout
         self.on_retry = on_retry
+        # Server-side context management and prompt caching for main calls.
+        self.api_context = (api_context or ApiContext()).validate()
         self._client: anthropic.AsyncAnthropic | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
 
@@ -294,16 +316,33 @@ class AnthropicProvider:
     # -- calls -----------------------------------------------------------------------------
 
     def params(self, call: ModelCall) -> dict[str, Any]:
+        """The request; a main call also gets cache breakpoints and, when configured, the
+        API's context management (the betas it needs ride along as ``betas``)."""
+        main = call.purpose == "main"
+        cache = main and self.api_context.cache
         params: dict[str, Any] = {
             "model": self.model,
             "max_tokens": call.max_tokens,
-            "messages": call.messages,
+            "messages": cached_messages(call.messages) if cache else call.messages,
         }
         if call.system:
-            params["system"] = call.system
+            params["system"] = cached_system(call.system, call.system_stable) if cache \
+                else call.system
         if call.tools:
             params["tools"] = call.tools
+        betas = self.api_context.betas() if main else []
+        if has_compaction(call.messages) and COMPACTION_BETA not in betas:
+            betas.append(COMPACTION_BETA)  # a history holding a compaction block needs it
+        if betas:
+            params["betas"] = betas
+        managed = self.api_context.context_management() if main else None
+        if managed:
+            params["context_management"] = managed
         return params
+
+    def messages_api(self, client: anthropic.AsyncAnthropic, params: dict[str, Any]) -> Any:
+        """The beta surface when the request names betas, else the stable one."""
+        return client.beta.messages if "betas" in params else client.messages
 
     async def complete(self, call: ModelCall, on_text: TextSink | None = None) -> ModelReply:
         """Stream the main call (text reaches ``on_text`` as it arrives); side calls are
@@ -311,9 +350,10 @@ class AnthropicProvider:
         token = _PURPOSE.set(call.purpose)
         try:
             client = self.client()
+            params = self.params(call)
             if call.purpose == "main" or on_text is not None:
-                return await self.stream(client, self.params(call), on_text)
-            message = await client.messages.create(**self.params(call))
+                return await self.stream(client, params, on_text)
+            message = await self.messages_api(client, params).create(**params)
             return reply_from_message(message)
         except SinkFailure as failure:
             raise failure.error from None  # the caller's own bug, with its own type
@@ -329,7 +369,7 @@ class AnthropicProvider:
     ) -> ModelReply:
         finished = False
         async with (
-            client.messages.stream(**params) as stream,
+            self.messages_api(client, params).stream(**params) as stream,
             contextlib.aclosing(guarded(stream)) as events,
         ):
             async for event in events:

@@ -13,8 +13,6 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-PURPOSES = ("main", "summary", "select", "extract", "consolidate")
-
 
 @dataclass(frozen=True)
 class ModelCall:
@@ -23,6 +21,9 @@ class ModelCall:
     system: str | None = None
     max_tokens: int = 8_000
     tools: list[dict[str, Any]] | None = None
+    # How many leading chars of ``system`` stay the same from call to call (the work log
+    # after them changes every call): the prompt-cache breakpoint goes there. None: all.
+    system_stable: int | None = None
 
 
 @dataclass
@@ -48,7 +49,8 @@ TextSink = Callable[[str], None]
 
 
 class Provider(Protocol):
-    """Something that answers model calls."""
+    """Something that answers model calls (the least the engine needs; see
+    :class:`BaseProvider` for the optional methods and their defaults)."""
 
     name: str  # "anthropic" | "scripted"
     model: str | None
@@ -59,6 +61,39 @@ class Provider(Protocol):
         Raises :class:`ProviderError` (or a subclass) for failures the loop must handle.
         """
         ...
+
+
+class BaseProvider:
+    """What every provider offers, with defaults: subclass it and write ``complete``.
+
+    The engine calls the optional methods when they are there, so a provider that does not
+    script turns, count tokens, report retries or hold a connection inherits a no-op.
+    """
+
+    name: str = "base"
+    model: str | None = None
+    on_retry: Callable[[Any], Any] | None = None  # the session hands retries to its stream
+    # The Messages API's own context management and prompt caching (core.api_context),
+    # on providers that talk to that API; None: the provider has none.
+    api_context: Any = None
+
+    async def complete(self, call: ModelCall, on_text: TextSink | None = None) -> ModelReply:
+        raise NotImplementedError
+
+    def begin_turn(self, turn: Any) -> None:
+        """A scripted scenario's next turn is about to play (only scripts care)."""
+
+    def has_script(self, purpose: str) -> bool:
+        """Whether a side call of ``purpose`` has a scripted answer (else: offline)."""
+        return False
+
+    async def count_tokens(self, system: str, messages: list[dict[str, Any]],
+                           tools: list[dict[str, Any]]) -> int | None:
+        """The API's own input-token count, when the provider can ask for one."""
+        return None
+
+    async def aclose(self) -> None:
+        """Release connections (the session calls it once, when it ends)."""
 
 
 class ProviderError(Exception):

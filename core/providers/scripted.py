@@ -19,6 +19,7 @@ from typing import Any
 from core.messages import api_pairing_error
 from core.providers.base import (
     AuthError,
+    BaseProvider,
     ContextOverflow,
     ModelCall,
     ModelReply,
@@ -39,7 +40,7 @@ SCRIPTED_ERRORS: dict[str, tuple[type[ProviderError], str, int]] = {
 OUT_OF_SCRIPT = "(The scenario has no more scripted replies for this request.)"
 
 
-class ScriptedProvider:
+class ScriptedProvider(BaseProvider):
     name = "scripted"
 
     def __init__(self, model: str = "scripted", word_delay: float = 0.0) -> None:

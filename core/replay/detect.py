@@ -13,7 +13,9 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from core.replay import claude_code, codex, requests_jsonl
+import core.replay.claude_code as claude_code
+import core.replay.codex as codex
+import core.replay.requests_jsonl as requests_jsonl
 from core.replay.model import ReplayError
 from core.replay.reading import first_object
 

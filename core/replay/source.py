@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from core import source
 from core.compact.pipeline import Compactor
 from core.compact.summarizer import Summarizer
 from core.config import Thresholds
@@ -86,10 +87,15 @@ def write_atomic(path: Path, text: str) -> None:
 
 
 class ReplaySource:
-    """Plays one :class:`Recording`; see the module docstring."""
+    """Plays one :class:`Recording`; see the module docstring. An event source
+    (:mod:`core.source`): it can pause, step and be cancelled, but takes no prompt."""
+
+    kind = "replay"
+    capabilities = frozenset({source.PAUSE, source.STEP, source.CANCEL})
 
     def __init__(self, recording: Recording, options: ReplayOptions) -> None:
         self.recording = recording
+        self.name = recording.path.name
         self.options = options
         self.speed = options.speed
         self.ratio, self.ratio_source = chars_per_token(recording)

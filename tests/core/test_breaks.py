@@ -19,6 +19,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from core.agent_session import AgentSession, RunOptions
 from core.compact.archive import EARLIER_PREFIX, RESULTS_DIR, Archive, pointer_path
 from core.compact.context import BREAK_SWITCHES, CompactContext
 from core.compact.micro import micro_compact
@@ -27,7 +28,6 @@ from core.config import Thresholds
 from core.events import Recorder
 from core.measure import Measured
 from core.messages import validate_pairs
-from core.run import Runner, RunOptions
 from core.scenarios import bundled_names, find_scenario
 from tests.core.compact.builders import assistant, result, results, turns, use, user
 from tests.core.compact.test_properties import THRESHOLDS, histories
@@ -86,7 +86,7 @@ def test_without_switches_no_path_violates_or_loses(history, limits, extra_turns
 @pytest.mark.parametrize("name", bundled_names())
 def test_bundled_scenarios_without_switches_emit_no_violation_and_lose_nothing(name, tmp_path):
     rec = Recorder()
-    ok = asyncio.run(Runner(RunOptions(workspace=tmp_path, scenario=find_scenario(name)),
+    ok = asyncio.run(AgentSession(RunOptions(workspace=tmp_path, scenario=find_scenario(name)),
                             rec).run())
     assert ok
     assert [e for e in rec.events if e.type == "violation"] == []
@@ -288,7 +288,7 @@ def play(tmp: Path, breaks: set[str]) -> list[Any]:
     rec = Recorder()
     options = RunOptions(workspace=tmp, scenario=find_scenario("refactor-auth"),
                          breaks=frozenset(breaks))
-    ok = asyncio.run(Runner(options, rec).run())
+    ok = asyncio.run(AgentSession(options, rec).run())
     assert ok is ("pair-protection" not in breaks)
     return rec.events
 

@@ -15,6 +15,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from core.agent_session import AgentSession, RunOptions
 from core.compact.truncate import (
     SLIDING_WINDOW,
     SlidingWindow,
@@ -36,7 +37,6 @@ from core.config import Thresholds
 from core.events import MemorySelected, ModelRequest, Recorder, Stage, TurnEnd
 from core.measure import json_chars
 from core.messages import has_tool_result, iter_tool_results, validate_pairs
-from core.run import Runner, RunOptions
 from core.scenarios import find_scenario
 from tests.core.compact.builders import turns, user
 from tests.core.compact.test_properties import THRESHOLDS, histories
@@ -192,14 +192,14 @@ def test_a_new_strategy_is_one_row(tmp_path, monkeypatch):
 
 def test_each_strategy_plays_in_its_own_fresh_workspace(tmp_path, monkeypatch):
     seen: list[Path] = []
-    real = Runner.run
+    real = AgentSession.run
 
-    async def spy(self: Runner) -> bool:
+    async def spy(self: AgentSession) -> bool:
         seen.append(self.options.workspace)
         assert not self.options.workspace.exists()  # fresh: generated from the scenario
         return await real(self)
 
-    monkeypatch.setattr(Runner, "run", spy)
+    monkeypatch.setattr(AgentSession, "run", spy)
     compare_sync(find_scenario("long-chat"), parse_strategies("truncate,compact"))
     assert len(set(seen)) == 2 and Path.cwd() not in seen
 

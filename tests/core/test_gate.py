@@ -1,7 +1,7 @@
-"""Pause, step and cancel (core/gate.py, and the Runner under it).
+"""Pause, step and cancel (core/gate.py, and the AgentSession under it).
 
 A paused gate holds the loop before each main model call; ``step()`` lets exactly one call
-through. Cancelling the task that runs a Runner ends it cleanly: the ``CancelledError``
+through. Cancelling the task that runs an AgentSession ends it cleanly: the ``CancelledError``
 reaches the awaiting code, and the event stream still ends with ``run_end`` (``ok`` false).
 """
 
@@ -14,10 +14,10 @@ from pathlib import Path
 
 import pytest
 
+from core.agent_session import AgentSession, RunOptions
 from core.events import Error, ModelRequest, Recorder, RunEnd, ToolCall, ToolResult, TurnEnd
 from core.gate import Gate
 from core.providers.anthropic import AnthropicProvider
-from core.run import Runner, RunOptions
 from core.scenarios.model import parse_scenario
 
 
@@ -76,7 +76,7 @@ def test_a_paused_run_makes_no_model_call_until_step_then_exactly_one(tmp_path, 
 
     async def scenario() -> bool:
         gate = Gate(paused=True)
-        runner = Runner(RunOptions(workspace=tmp_path, prompts=["go"], provider="anthropic"),
+        runner = AgentSession(RunOptions(workspace=tmp_path, prompts=["go"], provider="anthropic"),
                         recorder, gate=gate, provider=provider)
         task = asyncio.create_task(runner.run())
         await settle()
@@ -127,7 +127,7 @@ def cancel_when(workspace: Path, script: str, ready: Callable[[Recorder], bool],
     options = RunOptions(workspace=workspace, scenario=parse_scenario(script, "s.yaml"))
 
     async def scenario() -> None:
-        runner = Runner(options, recorder, gate=gate)
+        runner = AgentSession(options, recorder, gate=gate)
         task = asyncio.create_task(runner.run())
         await until(lambda: ready(recorder))
         if gate is not None:

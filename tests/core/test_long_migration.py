@@ -17,10 +17,10 @@ from typing import Any
 
 import pytest
 
+from core.agent_session import AgentSession, RunOptions
 from core.events import Recorder
 from core.providers.base import ModelCall, ModelReply, TextSink
 from core.providers.scripted import ScriptedProvider
-from core.run import Runner, RunOptions
 from core.scenarios import find_scenario
 from core.worklog import load_worklog
 from tui.cli import main
@@ -136,7 +136,7 @@ def run_in_process(workspace: Path, pinned: bool) -> tuple[Recorder, SystemRecor
     recorder = Recorder()
     options = RunOptions(workspace=workspace, scenario=find_scenario("long-migration"),
                          pinned=pinned)
-    assert asyncio.run(Runner(options, recorder, provider=provider).run())
+    assert asyncio.run(AgentSession(options, recorder, provider=provider).run())
     return recorder, provider
 
 

@@ -1,5 +1,6 @@
-"""Full runs through the real SDK over real HTTP: ``Runner`` + ``AnthropicProvider`` against the
-scripted Messages server (``messages_server``), with the real tools in a temporary workspace.
+"""Full runs through the real SDK over real HTTP: ``AgentSession`` + ``AnthropicProvider``
+against the scripted Messages server (``messages_server``), with the real tools in a temporary
+workspace.
 
 Every test also checks what arrived on the wire: each request's messages are API-valid
 tool_use/tool_result pairs, and each call has the shape its purpose needs.
@@ -79,9 +80,9 @@ def test_tool_use_turn_runs_the_real_tool_and_records_usage(tmp_path, messages_s
         ("tool_use", USAGE), ("end_turn", {"input_tokens": 400, "output_tokens": 6})]
 
     first, second = main_requests(server)
-    assert first.body["messages"] == [
+    assert first.plain["messages"] == [
         {"role": "user", "content": "What is the secret word in notes.txt?"}]
-    assistant, results = second.body["messages"][1:]
+    assistant, results = second.plain["messages"][1:]
     assert assistant["content"][-1] == {"type": "tool_use", "id": "toolu_read",
                                         "name": "read_file", "input": {"path": "notes.txt"}}
     assert results == {"role": "user", "content": [
@@ -115,12 +116,12 @@ def test_system_prompt_carries_the_memory_catalog_and_the_selected_record(
     assert "Current request:\nFormat the code." in catalog_prompt
     assert "0: indent style - The user indents with tabs" in catalog_prompt
 
-    system = main.body["system"]
+    system = main.plain["system"]
     assert "Memory catalog:" in system
     assert "- [indent style](indent-style.md) - The user indents with tabs" in system
     assert "Relevant memory records:" in system and "Always indent with tabs." in system
     # memory goes to the system prompt only, never into the messages
-    assert "tabs" not in json.dumps(main.body["messages"])
+    assert "tabs" not in json.dumps(main.plain["messages"])
     (selected,) = rec.of(MemorySelected)
     assert selected.files == ("indent-style.md",) and selected.method == "model"
     assert_wire_valid(server)
@@ -164,10 +165,10 @@ def test_prompt_too_long_400_is_recovered_by_reactive_compact(tmp_path, messages
     assert [s.stage for s in rec.of(Stage)] == ["reactive_compact"]
     assert rec.of(Retry) == []  # a 400 is never retried by the SDK
     read, refused, summary, retried, _extract = server.requests_to()
-    assert refused.body["messages"] == read.body["messages"] + refused.body["messages"][1:]
-    assert len(refused.body["messages"]) == 3
+    assert refused.plain["messages"] == read.plain["messages"] + refused.plain["messages"][1:]
+    assert len(refused.plain["messages"]) == 3
     assert summary.body["system"] == SUMMARY_SYSTEM and "tools" not in summary.body
-    recovered = retried.body["messages"]
+    recovered = retried.plain["messages"]
     assert len(recovered) == 1
     assert recovered[0]["content"].startswith(
         "[Reactive compact]\n\nCurrent user request:\nRead notes.txt\n\n")
@@ -241,7 +242,7 @@ def test_forced_compact_history_sends_a_purpose_shaped_summary_call(tmp_path, me
     assert summarised[0] == {"role": "user", "content": "Look at big.txt"}
     assert summarised[1]["content"][-1]["id"] == "toolu_big"
     assert summarised[2]["content"][0]["tool_use_id"] == "toolu_big"
-    (message,) = after.body["messages"]
+    (message,) = after.plain["messages"]
     assert message["content"].startswith("[Compacted]\n\nCurrent user request:\nLook at big.txt")
     assert json.dumps("SUMMARY: read big.txt") in message["content"]
     assert_wire_valid(server)

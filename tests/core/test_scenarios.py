@@ -15,11 +15,12 @@ from typing import Any
 
 import pytest
 
+from core.agent_session import AgentSession, RunOptions
+from core.compact.stages import pipeline_stages
 from core.config import THRESHOLD_KEYS, Thresholds
-from core.events import STAGES, Recorder
+from core.events import Recorder
 from core.providers.base import ModelCall, ModelReply, TextSink
 from core.providers.scripted import SCRIPTED_ERRORS, ScriptedProvider
-from core.run import Runner, RunOptions
 from core.scenarios import bundled_names, find_scenario
 from core.scenarios.model import (
     SCRIPTED_ERROR_NAMES,
@@ -77,7 +78,7 @@ def test_every_bundled_scenario_runs_to_a_clean_end(capsys, tmp_path, name):
 def test_refactor_auth_fires_every_stage_and_every_memory_path(capsys, tmp_path):
     events = run_headless(capsys, "refactor-auth", tmp_path)
     fired = {e["stage"] for e in stages(events)}
-    assert fired == set(STAGES) == {
+    assert fired == set(pipeline_stages()) == {
         "tool_result_budget", "snip_compact", "micro_compact", "fit_tool_results",
         "compact_history", "reactive_compact", "manual_compact"}
     written = of(events, "memory_written")
@@ -163,7 +164,7 @@ def test_two_sessions_recalls_session_one_memory_in_session_two(capsys, tmp_path
     provider = SystemRecorder()
     recorder = Recorder()
     workspace = tmp_path / "runner"
-    ok = asyncio.run(Runner(RunOptions(workspace=workspace, scenario=scenario), recorder,
+    ok = asyncio.run(AgentSession(RunOptions(workspace=workspace, scenario=scenario), recorder,
                             provider=provider).run())
     assert ok
     record_text = (workspace / ".memory" / written["file"]).read_text(encoding="utf-8")

@@ -13,10 +13,10 @@ from pathlib import Path
 
 import pytest
 
+from core.agent_session import AgentSession, RunOptions
 from core.events import Event, Recorder, TurnStart
 from core.messages import validate_pairs
 from core.providers.anthropic import AnthropicProvider
-from core.run import Runner, RunOptions
 from core.session import SessionError, load_session, save_session, session_dir
 from tests.support.messages_server import MessagesServer
 from tui.cli import main
@@ -88,7 +88,7 @@ def test_the_session_is_on_disk_after_each_turn(tmp_path, messages_server):
     provider = AnthropicProvider(base_url=server.url, api_key="test-key", model="claude-test")
     options = RunOptions(workspace=tmp_path, prompts=["first", "second"], provider="anthropic",
                          session="work")
-    assert asyncio.run(Runner(options, emit, provider=provider).run())
+    assert asyncio.run(AgentSession(options, emit, provider=provider).run())
 
     (during,) = seen_at_turn_two
     assert during["turns"] == 1
@@ -119,7 +119,7 @@ def test_session_then_resume_continues_the_saved_conversation(tmp_path, server_e
     assert cli(tmp_path, "--prompt", "what did it print?", "--resume", "work") == 0
     capsys.readouterr()
 
-    resumed = server.requests_to()[before].body["messages"]
+    resumed = server.requests_to()[before].plain["messages"]
     assert resumed[:-1] == saved["messages"]
     assert resumed[-1] == {"role": "user", "content": "what did it print?"}
     assert validate_pairs(resumed, allow_pending=False) == []

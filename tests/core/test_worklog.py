@@ -3,7 +3,7 @@ system prompt, handed to every summary, saved beside the session — and bounded
 budget the oldest entries fold into counts, never silently dropped.
 
 Survival is shown end to end: through ``compact_history`` (a tiny context limit),
-``reactive_compact`` (a prompt-too-long error), and ``--resume`` (the Runner, and the real
+``reactive_compact`` (a prompt-too-long error), and ``--resume`` (the AgentSession, and the real
 command line against the scripted Messages server).
 """
 
@@ -18,6 +18,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from core.agent_session import AgentSession, RunOptions
 from core.compact.summarizer import (
     HISTORY_LABEL,
     NOTES_LABEL,
@@ -27,7 +28,6 @@ from core.compact.summarizer import (
 from core.config import Thresholds
 from core.events import Error, Recorder, Stage
 from core.providers.base import AuthError, ContextOverflow, ModelReply
-from core.run import Runner, RunOptions
 from core.tools.outcome import ToolOutcome
 from core.worklog import (
     MAX_STORED,
@@ -289,7 +289,7 @@ def run_prompts(workspace: Path, provider: FakeProvider, prompts: list[str],
     recorder = Recorder()
     opts = RunOptions(workspace=workspace, prompts=prompts, provider="fake", memory=False,
                       **options)
-    return asyncio.run(Runner(opts, recorder, provider=provider).run()), recorder
+    return asyncio.run(AgentSession(opts, recorder, provider=provider).run()), recorder
 
 
 def test_the_work_log_survives_a_resumed_session(tmp_path):
@@ -357,7 +357,7 @@ def test_resume_on_the_command_line_brings_the_work_log_back(tmp_path, server_en
     server.reply_text("[]")
     assert main([*args, "--prompt", "What did you write?", "--resume", "work"]) == 0
     out = capsys.readouterr().out
-    resumed = server.requests_to()[before].body
+    resumed = server.requests_to()[before].plain
     assert "- notes/todo.md: written (turn 1)" in resumed["system"]
     assert "notes/todo.md" not in json.dumps(resumed["messages"][-1])
     prompts = [json.loads(line) for line in out.splitlines()

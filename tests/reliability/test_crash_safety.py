@@ -73,7 +73,7 @@ FORK_SERVER = textwrap.dedent('''
     from core.compact.archive import Archive
     from core.memory.consolidate import consolidate_memories
     from core.memory.store import MemoryStore
-    from core.run import Runner, RunOptions
+    from core.agent_session import AgentSession, RunOptions
     from core.scenarios import find_scenario
     from core.session import save_session
     from tests.reliability.payloads import (memory_body, result_content,
@@ -119,7 +119,7 @@ FORK_SERVER = textwrap.dedent('''
         elif kind == "scenario":
             options = RunOptions(workspace=Path(work), scenario=find_scenario("refactor-auth"),
                                  session="work")
-            asyncio.run(Runner(options, lambda event: None).run())
+            asyncio.run(AgentSession(options, lambda event: None).run())
             ack("0")
         time.sleep(60)  # finished before the kill: wait for it
 

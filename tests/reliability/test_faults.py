@@ -1,6 +1,6 @@
 """The fault matrix, end to end: every way the model API can fail, through the real SDK.
 
-Each case runs ``ctxlab run --headless --provider anthropic --json`` (or a :class:`Runner`
+Each case runs ``ctxlab run --headless --provider anthropic --json`` (or a :class:`AgentSession`
 where a knob the command line does not expose is needed, such as a short read timeout)
 against the scripted Messages server on 127.0.0.1, with the SDK configured by its own
 environment variables. What every failing case must show:
@@ -25,9 +25,9 @@ import anthropic
 import pytest
 from textual.widgets import Input, Markdown
 
+from core.agent_session import AgentSession, RunOptions
 from core.events import Error, Recorder, RunEnd
 from core.providers.anthropic import AnthropicProvider
-from core.run import Runner, RunOptions
 from core.session import load_session
 from tests.reliability.conftest import of_type, run_cli, session_path
 from tests.support.messages_server import MessagesServer, unused_port_url
@@ -159,7 +159,7 @@ def test_a_stream_that_stalls_mid_way_times_out_and_keeps_completed_turns(
                          session="work")
 
     started = time.monotonic()
-    ok = asyncio.run(Runner(options, recorder, provider=provider).run())
+    ok = asyncio.run(AgentSession(options, recorder, provider=provider).run())
 
     assert not ok and time.monotonic() - started < 5
     (error,) = recorder.of(Error)
@@ -232,7 +232,7 @@ def test_413_is_treated_as_an_overflow_and_recovered(tmp_path, capsys, server_en
     (stage,) = of_type(events, "stage")
     assert stage["stage"] == "reactive_compact"
     assert (tmp_path / stage["files"][0]).is_file()  # the history went to a transcript first
-    retried = server_env.requests_to()[3].body["messages"]
+    retried = server_env.requests_to()[3].plain["messages"]
     assert retried[0]["content"].startswith("[Reactive compact]\n\nCurrent user request:\n")
     assert json.dumps("The agent read notes.txt.") in retried[0]["content"]
     assert load_session(tmp_path, "work")[1] == 1
@@ -271,7 +271,7 @@ async def test_the_workbench_shows_a_refusal_as_a_notice_and_takes_the_next_prom
         await app.workers.wait_for_complete()
         await pilot.pause(0.1)
         assert [n for n in app._notifications if n.severity == "error"] == [notice]
-        sent = [r.body["messages"][-1]["content"] for r in messages_server.requests_to()
+        sent = [r.plain["messages"][-1]["content"] for r in messages_server.requests_to()
                 if r.body.get("tools")]
         assert sent == ["first", "second"]
         assert messages_server.pending == 0

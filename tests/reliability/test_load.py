@@ -14,9 +14,9 @@ from pathlib import Path
 import pytest
 
 from bench.bench_load import CONTEXT_LIMIT, RSS_TARGET_MB, play, scenario_text
+from core.agent_session import AgentSession, RunOptions
 from core.config import Thresholds
 from core.measure import json_chars
-from core.run import Runner, RunOptions
 from core.scenarios.model import parse_scenario
 
 TURNS = 40
@@ -41,7 +41,7 @@ def test_a_40_turn_run_with_megabyte_reads_completes_within_the_context_limit(ca
 def test_the_uncompacted_history_does_not_hold_persisted_megabytes_in_memory():
     scenario = parse_scenario(scenario_text(30), "load-30")
     with tempfile.TemporaryDirectory() as tmp:
-        runner = Runner(RunOptions(workspace=Path(tmp) / "ws", scenario=scenario),
+        runner = AgentSession(RunOptions(workspace=Path(tmp) / "ws", scenario=scenario),
                         lambda event: None)
         assert asyncio.run(runner.run())
         agent = runner.agent

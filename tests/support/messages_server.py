@@ -9,6 +9,11 @@ are exercised exactly as in production, without a network or an API key. It list
   ``content_block_delta`` with ``text_delta`` / ``input_json_delta``, ``content_block_stop``,
   ``message_delta``, ``message_stop``); or a queued HTTP error with an Anthropic-shaped body;
   or a fault (a stream cut mid-way, a malformed event, a delay).
+* Requests the real API would refuse (a beta field without its ``anthropic-beta`` header, a
+  compaction trigger under the minimum, more than four ``cache_control`` breakpoints) get
+  its kind of 400 before any queued step is used (:mod:`tests.support.messages_rules`);
+  a reply may carry ``context_management`` (``applied_edits``), ``compaction`` blocks and
+  ``usage`` with cache fields and ``iterations``.
 * ``POST /v1/messages/count_tokens`` — a queued count or error; when nothing is queued, a
   rough estimate (request bytes / 4) so incidental counting never fails a test.
 
@@ -30,6 +35,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from itertools import count
 from typing import Any
 
+from tests.support.messages_rules import request_problem, unmarked
 from tests.support.messages_wire import CountReply, ErrorReply, Reply, message_json, stream_events
 
 MESSAGES = "/v1/messages"
@@ -46,6 +52,12 @@ class RecordedRequest:
     headers: dict[str, str]
     body: Any
     raw: bytes
+
+    @property
+    def plain(self) -> Any:
+        """The body without prompt-cache breakpoints, in the shape the agent built it (for
+        tests about content, not caching): see :func:`~tests.support.messages_rules.unmarked`."""
+        return unmarked(self.body)
 
 
 class _QuietHTTPServer(ThreadingHTTPServer):
@@ -125,6 +137,17 @@ class MessagesServer:
         block_id = id or f"toolu_{next(self._ids):04d}"
         blocks.append({"type": "tool_use", "id": block_id, "name": name, "input": input})
         options.setdefault("stop_reason", "tool_use")
+        return self.reply(blocks, **options)
+
+    def reply_compaction(self, summary: str | None, text: str | None = None,
+                         **options: Any) -> Reply:
+        """Queue a server compaction: a ``compaction`` block (then ``text``, unless the
+        request paused after compaction: ``stop_reason="compaction"``)."""
+        blocks: list[dict[str, Any]] = [{"type": "compaction", "content": summary}]
+        if text is not None:
+            blocks.append({"type": "text", "text": text})
+        else:
+            options.setdefault("stop_reason", "compaction")
         return self.reply(blocks, **options)
 
     def error(
@@ -248,6 +271,11 @@ class _Handler(BaseHTTPRequestHandler):
         self.script.record(RecordedRequest("POST", path, headers, body, raw))
         if path not in (MESSAGES, COUNT_TOKENS):
             self.send_json(404, ErrorReply(404, "not_found_error", f"no route {path}").body())
+            return
+        problem = request_problem(body, headers) if path == MESSAGES else None
+        if problem is not None:  # refused like the API would, before any scripted step
+            refusal = ErrorReply(400, "invalid_request_error", problem, {"x-should-retry": "false"})
+            self.send_json(400, refusal.body(), refusal.headers)
             return
         step = self.script.next_for(path)
         if isinstance(step, ErrorReply):

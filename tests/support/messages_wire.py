@@ -31,6 +31,7 @@ class Reply:
     malformed_at: int | None = None  # stream only: send a garbage event at this position
     error_event: ErrorReply | None = None  # stream only: an SSE error event replaces the end
     error_after: int = 3  # events sent before the error event
+    context_management: dict[str, Any] | None = None  # e.g. {"applied_edits": [...]}
 
 
 @dataclass
@@ -68,6 +69,13 @@ def block_events(index: int, block: dict[str, Any], size: int) -> list[bytes]:
         start = {"type": "tool_use", "id": block["id"], "name": block["name"], "input": {}}
         raw = json.dumps(block.get("input", {}))
         deltas = [{"type": "input_json_delta", "partial_json": p} for p in pieces(raw, size)]
+    elif block["type"] == "compaction":
+        # The API opens the block empty and sends the summary in one compaction_delta; the
+        # SDK's accumulator replaces (not appends) content and encrypted_content from it.
+        start = {k: v for k, v in block.items() if k not in ("content", "encrypted_content")}
+        start["content"] = None
+        deltas = [{"type": "compaction_delta", "content": block.get("content"),
+                   "encrypted_content": block.get("encrypted_content")}]
     else:
         raise ValueError(f"the test server cannot stream {block['type']} blocks")
     events = [
@@ -85,6 +93,7 @@ def block_events(index: int, block: dict[str, Any], size: int) -> list[bytes]:
 
 
 def message_json(reply: Reply, msg_id: str) -> dict[str, Any]:
+    extra = {"context_management": reply.context_management} if reply.context_management else {}
     return {
         "id": msg_id,
         "type": "message",
@@ -94,6 +103,7 @@ def message_json(reply: Reply, msg_id: str) -> dict[str, Any]:
         "stop_reason": reply.stop_reason,
         "stop_sequence": None,
         "usage": reply.usage,
+        **extra,
     }
 
 
@@ -102,8 +112,9 @@ def stream_events(reply: Reply, msg_id: str) -> list[bytes]:
         **message_json(reply, msg_id),
         "content": [],
         "stop_reason": None,
-        "usage": {**reply.usage, "output_tokens": 1},
+        "usage": {k: v for k, v in reply.usage.items() if k != "iterations"} | {"output_tokens": 1},
     }
+    start.pop("context_management", None)
     events = [
         sse("message_start", {"type": "message_start", "message": start}),
         sse("ping", {"type": "ping"}),
@@ -111,8 +122,14 @@ def stream_events(reply: Reply, msg_id: str) -> list[bytes]:
     for index, block in enumerate(reply.content):
         events += block_events(index, block, reply.chunk)
     delta = {"stop_reason": reply.stop_reason, "stop_sequence": None}
-    usage = {"output_tokens": reply.usage.get("output_tokens", 0)}
-    events.append(sse("message_delta", {"type": "message_delta", "delta": delta, "usage": usage}))
+    # The final message_delta carries cumulative usage (iterations included) and the
+    # context_management report, as BetaRawMessageDeltaEvent declares them.
+    usage = {k: v for k, v in reply.usage.items() if k != "cache_creation"}
+    usage.setdefault("output_tokens", 0)
+    final = {"type": "message_delta", "delta": delta, "usage": usage}
+    if reply.context_management:
+        final["context_management"] = reply.context_management
+    events.append(sse("message_delta", final))
     events.append(sse("message_stop", {"type": "message_stop"}))
     if reply.malformed_at is not None:
         events.insert(reply.malformed_at, b"event: content_block_delta\ndata: {not json\n\n")

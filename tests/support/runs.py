@@ -6,19 +6,19 @@ import asyncio
 from pathlib import Path
 from typing import Any
 
+from core.agent_session import AgentSession, RunOptions
 from core.events import Recorder
 from core.providers.anthropic import AnthropicProvider
-from core.run import Runner, RunOptions
 from tests.support.messages_server import MessagesServer, RecordedRequest
 
 
 def run_prompts(server: MessagesServer, workspace: Path, prompts: list[str],
                 **options: Any) -> tuple[bool, Recorder]:
-    """One Runner over the real SDK; the provider is made exactly as a caller would."""
+    """One AgentSession over the real SDK; the provider is made exactly as a caller would."""
     recorder = Recorder()
     provider = AnthropicProvider(base_url=server.url, api_key="test-key", model="claude-test")
     opts = RunOptions(workspace=workspace, prompts=prompts, provider="anthropic", **options)
-    ok = asyncio.run(Runner(opts, recorder, provider=provider).run())
+    ok = asyncio.run(AgentSession(opts, recorder, provider=provider).run())
     return ok, recorder
 
 

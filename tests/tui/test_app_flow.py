@@ -28,7 +28,7 @@ async def test_scenario_played_to_the_end_updates_every_panel(
     app = make_app()
     async with app.run_test(size=(200, 55)) as pilot:
         await play_to_end(pilot)
-        records = app.bridge.stage_log.records
+        records = app.query_one(StageTimeline).stages
         stages = [r.event.stage for r in records]
         assert {"tool_result_budget", "snip_compact", "micro_compact", "fit_tool_results",
                 "manual_compact"} <= set(stages)
@@ -58,7 +58,7 @@ async def test_scenario_played_to_the_end_updates_every_panel(
         await pilot.pause(0.1)
         assert app.query_one(TabbedContent).active == "tab-model"
         view = app.query_one(ModelView)
-        assert view.messages == app.runner.agent.messages[:-1]  # minus the final reply
+        assert view.messages == app.session.messages[:-1]  # minus the final reply
         assert "-summary" in view.children[0].classes  # the [Compacted] message
         await pilot.press("v")
 
@@ -101,7 +101,7 @@ async def test_paused_start_steps_one_call_and_thresholds_apply_live(
         await pilot.press("s")
         await wait_for(pilot, lambda: app.calls == 1)
         await pilot.pause(0.2)
-        assert app.calls == 1 and app.gate.paused
+        assert app.calls == 1 and app.session.paused
         # Thresholds: refused with the field named, or handed to the running agent.
         await pilot.press("l")
         await pilot.pause(0.1)
@@ -113,7 +113,7 @@ async def test_paused_start_steps_one_call_and_thresholds_apply_live(
         screen.query_one("#limit-context_limit", Input).value = "5000"
         await pilot.press("ctrl+s")
         await pilot.pause(0.1)
-        assert app.runner.agent.compactor.thresholds.context_limit == 5000
+        assert app.session.thresholds.context_limit == 5000
         assert app.query_one(ContextMeter).limits.context_limit == 5000
 
 

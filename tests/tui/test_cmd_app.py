@@ -114,10 +114,22 @@ def test_plain_ctxlab_is_the_demo_without_a_key_and_live_with_one(
     assert live.workspace == Path.cwd()
 
 
-def test_bad_break_switch_is_a_usage_error(capsys: pytest.CaptureFixture[str]) -> None:
-    args = build_parser().parse_args(["demo", "--break", "nonsense"])
-    assert args.handler(args) == 2
-    assert "--break 'nonsense'" in capsys.readouterr().err
+@pytest.mark.parametrize("argv", [
+    [], ["demo"], ["run", "--headless"], ["compact", "--workdir", "w", "in.json"], ["serve"],
+])
+def test_a_bad_break_switch_is_one_line_and_exit_2_from_every_command(
+        argv: list[str], capsys: pytest.CaptureFixture[str]) -> None:
+    """``ctxlab --break nonsense`` used to end in a traceback: one validator for all."""
+    with pytest.raises(SystemExit) as exit_info:
+        build_parser().parse_args([*argv, "--break", "nonsense"])
+    assert exit_info.value.code == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "Traceback" not in err
+    assert err.startswith(" ".join(["ctxlab", *argv[:1]]) + ": --break 'nonsense': ")
+    assert "pair-protection" in err
+    args = build_parser().parse_args([*argv, "--break", "pair-protection",
+                                      "--break", "stage-order"])
+    assert args.breaks == ["pair-protection", "stage-order"]
 
 
 def test_unknown_theme_or_scenario_is_refused_before_the_ui_starts(

@@ -14,7 +14,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from core.events import STAGES
+from core.compact.stages import stage_names as table_order
 from core.messages import validate_pairs
 from core.providers.base import AuthError, ModelReply
 from tui.cli import main
@@ -105,7 +105,7 @@ def test_budget_snip_micro_fire_in_the_course_order(capsys, tmp_path):
     result = compact_json(capsys, write_input(tmp_path, messages), tmp_path / "work")
     names = stage_names(result)
     assert names[:3] == ["tool_result_budget", "snip_compact", "micro_compact"]
-    assert names == sorted(names, key=STAGES.index)
+    assert names == sorted(names, key=table_order().index)
     assert set(result) == JSON_KEYS and result["violations"] == []
     assert result["chars_before"] == len(json.dumps(messages, ensure_ascii=False))
     assert result["chars_after"] == len(json.dumps(result["messages"], ensure_ascii=False))
@@ -164,7 +164,7 @@ def test_context_limit_flag_forces_the_later_stages(capsys, tmp_path):
     result = compact_json(capsys, path, tmp_path / "b", "--context-limit", "2000")
     names = stage_names(result)
     assert {"micro_compact", "fit_tool_results", "compact_history"} <= set(names)
-    assert names == sorted(names, key=STAGES.index)
+    assert names == sorted(names, key=table_order().index)
     (summary,) = result["messages"]
     assert "Current user request:\nkeep tests green\n" in summary["content"]
 

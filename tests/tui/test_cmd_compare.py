@@ -58,7 +58,7 @@ def test_piped_headers_are_whole_and_each_failing_probe_is_one_line_with_its_tur
     print_table(Comparison("long-migration", strategies))
     out = capsys.readouterr().out
     header = next(line for line in out.splitlines() if "strategy" in line and "calls" in line)
-    assert header.split()[-1] == "kept" and "…" not in out
+    assert header.split()[-1] == "cost" and "…" not in out  # the last column, whole
     lines = [line for line in out.splitlines() if "cannot answer" in line]
     assert lines == [f"  strategy-with-a-long-name-{i}, turns 3–5, 9: cannot answer "
                      f"'Which modules are migrated?' (expected 'app/mod_01.py')"

@@ -85,6 +85,6 @@ async def test_picking_a_scenario_restarts_in_a_fresh_temporary_workspace(
         assert not str(app.workspace).startswith(str(tmp_path))
         await play_to_end(pilot)
         assert app.calls == 10  # counted afresh
-        assert len(app.bridge.stage_log.records) == app.query_one(StageTimeline).row_count
+        assert len(app.query_one(StageTimeline).stages) == app.query_one(StageTimeline).row_count
         temp = app.workspace
     assert not temp.exists()  # temporary workspaces go away with the app

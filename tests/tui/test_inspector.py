@@ -13,7 +13,7 @@ from core.measure import json_chars
 from tests.tui.conftest import play_to_end
 from tui.app import CtxlabApp
 from tui.screens.inspector import Inspector, fold
-from tui.screens.stage_diff import diff_rows, sides
+from tui.stage_diff import diff_rows, sides
 from tui.widgets.stage_timeline import StageTimeline
 
 pytestmark = pytest.mark.anyio
@@ -25,7 +25,7 @@ async def test_inspector_shows_before_and_after_of_a_snip(
     async with app.run_test(size=(200, 55)) as pilot:
         await play_to_end(pilot)
         timeline = app.query_one(StageTimeline)
-        record = next(r for r in app.bridge.stage_log.records
+        record = next(r for r in app.query_one(StageTimeline).stages
                       if r.event.stage == "snip_compact")
         timeline.focus()
         timeline.move_cursor(row=record.index - 1)
@@ -54,9 +54,9 @@ async def test_inspector_shows_before_and_after_of_a_snip(
         await pilot.press("escape")
         await pilot.pause(0.1)
         assert not isinstance(app.screen, Inspector)
-        # Every stage's lists, live or rebuilt, measure exactly what the stage reported.
-        for rec in app.bridge.stage_log.records:
-            before, after = sides(rec, tmp_path / "ws")
+        # Every stage's recorded lists measure exactly what the stage reported.
+        for rec in app.query_one(StageTimeline).stages:
+            before, after = sides(rec)
             e = rec.event
             assert before.messages is not None and after.messages is not None, e.stage
             assert (json_chars(before.messages), len(before.messages)) == \

@@ -129,7 +129,7 @@ async def test_stage_export_writes_markdown_and_svg(make_app: Callable[..., Ctxl
     app = make_app()
     async with app.run_test(size=(200, 55)) as pilot:
         await play_to_end(pilot)
-        record = next(r for r in app.bridge.stage_log.records
+        record = next(r for r in app.query_one(StageTimeline).stages
                       if r.event.stage == "snip_compact")
         app.open_inspector(record)
         await pilot.pause(0.3)

@@ -14,6 +14,7 @@ from tui.app import CtxlabApp
 from tui.screens.welcome import WelcomeCard
 from tui.why import stage_rule, thresholds_in_force, why_fired
 from tui.widgets.conversation import Conversation, StageMark
+from tui.widgets.stage_timeline import StageTimeline
 
 pytestmark = pytest.mark.anyio
 SESSIONS = str(FIXTURES / "sessions.yaml")
@@ -30,6 +31,9 @@ def test_why_names_the_numbers_that_crossed() -> None:
     assert why_fired(stage("snip_compact", messages=53), limits).startswith("53 messages > 50")
     assert "keep_recent 3" in thresholds_in_force("micro_compact", limits)
     assert stage_rule("snip_compact").endswith("never split.")
+    # Another agent's stage has no row in the stage table: no why line, no invented rule.
+    assert why_fired(stage("their_compaction"), limits) == ""
+    assert stage_rule("their_compaction") == thresholds_in_force("their_compaction", limits) == ""
 
 
 async def test_a_demo_waits_behind_the_welcome_card_until_play(
@@ -40,7 +44,7 @@ async def test_a_demo_waits_behind_the_welcome_card_until_play(
         assert isinstance(app.screen, WelcomeCard)
         text = str(app.screen.query_one("#welcome-body", Static).render())
         assert "What to watch" in text and "one model call" in text
-        assert app.calls == 0 and app.gate.paused
+        assert app.calls == 0 and app.paused
         await pilot.press("s")  # step: exactly one model call
         await wait_for(pilot, lambda: app.calls == 1)
         await pilot.pause(0.3)
@@ -55,15 +59,15 @@ async def test_without_a_key_the_card_says_why_it_is_a_demo(
         assert "ANTHROPIC_API_KEY" in str(app.screen.query_one("#welcome-no-key").render())
         await pilot.press("escape")  # look around: stays paused
         await pilot.pause(0.2)
-        assert app.gate.paused and app.calls == 0
+        assert app.paused and app.calls == 0
 
 
 async def test_auto_pause_stops_at_each_new_kind_of_stage_and_says_why(
         make_app: Callable[..., CtxlabApp]) -> None:
     app = make_app(auto_pause=True)
     async with app.run_test(size=(200, 55)) as pilot:
-        await wait_for(pilot, lambda: app.gate.paused)
-        first = app.bridge.stage_log.records[0].event
+        await wait_for(pilot, lambda: app.paused)
+        first = app.query_one(StageTimeline).stages[0].event
         await pilot.pause(0.2)
         notes = [(str(n.title), str(n.message)) for n in app._notifications]
         why = why_fired(first, app.limits())
@@ -71,9 +75,9 @@ async def test_auto_pause_stops_at_each_new_kind_of_stage_and_says_why(
         assert any(first.stage in title and why in message for title, message in notes)
         kinds = {first.stage}
         while not app.finished:
-            app.gate.resume()
-            await wait_for(pilot, lambda: app.gate.paused or app.finished)
-            kinds |= {r.event.stage for r in app.bridge.stage_log.records}
+            app.session.resume()
+            await wait_for(pilot, lambda: app.paused or app.finished)
+            kinds |= {r.event.stage for r in app.query_one(StageTimeline).stages}
         # Paused once per kind (the gate is closed only at a kind's first firing).
         assert len(kinds) >= 3
         marks = [w for w in app.query_one(Conversation).children if isinstance(w, StageMark)]

@@ -25,7 +25,7 @@ from textual.screen import Screen
 from textual.widgets import DataTable, Footer, ProgressBar, Static
 
 from core.compare import STRATEGIES, Strategy, StrategyResult, compare_sync
-from core.config import Thresholds, thresholds_from_mapping
+from core.config import Thresholds, scenario_thresholds
 from core.scenarios.model import Scenario
 from tui.i18n import has, localize_bindings, t
 from tui.widgets.compare_chart import CompareChart
@@ -176,13 +176,11 @@ class CompareScreen(Screen[None]):
 
     def context_limit(self) -> int:
         """The limit the runs compacted against: the given thresholds, else the scenario's
-        teaching budget, else the default (as :meth:`core.run.Runner.thresholds` decides)."""
+        teaching budget, else the default (as ``AgentSession.thresholds`` decides)."""
         if self.thresholds is not None:
             return self.thresholds.context_limit
-        if self.scenario.thresholds:
-            return thresholds_from_mapping(self.scenario.thresholds,
-                                           source=self.scenario.source).context_limit
-        return Thresholds().context_limit
+        return scenario_thresholds(self.scenario.thresholds,
+                                   self.scenario.source).context_limit
 
     def action_rerun(self) -> None:
         if self.done:

@@ -4,8 +4,8 @@ Changed messages are highlighted on both sides (a result swapped for a pointer),
 ones on the left (archived by snip, folded into a summary), added ones on the right (the
 marker, the summary). Long runs of unchanged messages are folded so the change is on
 screen. Under the lists, the stage's ledger says where every removed result went; Enter on
-a row opens that file. Each side states where it came from — a live snapshot, the
-transcript the stage saved, or a rebuild from the ledger (see :mod:`.stage_diff`). A ledger
+a row opens that file. Each side states where it came from — the lists the stage itself
+recorded (see :mod:`tui.stage_diff`), or that this source recorded none. A ledger
 entry whose output was saved nowhere (a break switch) reads LOST, in the error colour.
 
 Above the lists, the "why" pane says the stage's rule in one sentence, why it fired (the
@@ -17,7 +17,7 @@ SVG for slides. The ledger has the focus on opening: Enter opens a file at once.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import ClassVar
+from typing import Any, ClassVar
 
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
@@ -29,13 +29,24 @@ from textual.widgets import DataTable, Footer, Static
 from core.config import Thresholds
 from tui.i18n import localize_bindings, t
 from tui.messages import OpenFile
-from tui.screens.stage_diff import Row, Side, StageRecord, diff_rows, sides
 from tui.screens.stage_export import export_name, stage_markdown, write_export
+from tui.stage_diff import Row, Side, StageRecord, diff_rows, sides
 from tui.why import stage_rule, thresholds_in_force, what_it_did, why_fired
 from tui.widgets.render import message_content, size_label
 from tui.widgets.stage_timeline import stage_hint
 
 FOLD_AT = 4  # runs of unchanged messages longer than this are folded
+
+
+def cache_cost_parts(e: Any) -> tuple[Any, ...]:
+    """`` · cache: from message #k, ~N tokens to write again`` when the stage knows it."""
+    if e.rewrite_tokens is None:
+        return ()
+    if e.first_changed is None:
+        text = t("inspector.cache_written", n=e.rewrite_tokens)
+    else:
+        text = t("inspector.cache_cost", index=e.first_changed, n=e.rewrite_tokens)
+    return (" · ", (text, "$warning"))
 
 
 def fold(rows: list[Row]) -> list[Row | int]:
@@ -90,7 +101,7 @@ class Inspector(Screen[None]):
             (e.stage, "bold $warning"), "  ",
             t("inspector.summary", before=e.before_chars, after=e.after_chars,
               before_msgs=e.before_messages, after_msgs=e.after_messages), " · ",
-            (stage_hint(e.stage), "italic"), "  ",
+            (stage_hint(e.stage), "italic"), *cache_cost_parts(e), "  ",
             (t("inspector.position", n=self.position() + 1, total=len(self.records)), "dim")),
             id="inspector-title")
         with VerticalScroll(id="inspector-why"):
@@ -108,7 +119,7 @@ class Inspector(Screen[None]):
         yield Footer()
 
     async def on_mount(self) -> None:
-        before, after = sides(self.record, self.workspace)
+        before, after = sides(self.record)
         self.query_one("#before-source", Static).update(
             self.source_line(t("inspector.before"), before))
         self.query_one("#after-source", Static).update(

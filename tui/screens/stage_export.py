@@ -13,7 +13,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from core.config import Thresholds
-from tui.screens.stage_diff import Row, Side, StageRecord
+from tui.stage_diff import Row, Side, StageRecord
 from tui.why import stage_rule, thresholds_in_force, what_it_did, why_fired
 from tui.widgets.readable import readable_message
 

@@ -25,10 +25,13 @@ from textual.containers import Vertical
 from textual.content import Content
 from textual.widgets import Static
 
+from core import events as ev
 from core.config import Thresholds
 from core.measure import json_chars, list_chars
 from core.tools import TOOL_SCHEMAS
 from tui.i18n import t
+from tui.routing import Routed, handles
+from tui.widgets.cache_line import CacheLine
 from tui.widgets.render import text_kind
 
 BAR_WIDTH = 60  # at most: the bar shrinks to the panel's width, never wraps
@@ -135,7 +138,7 @@ def spark_rows(history: Sequence[int], ceiling: int, width: int, rows: int = 2) 
     return Content("\n").join(lines)
 
 
-class ContextMeter(Vertical, can_focus=True):
+class ContextMeter(Routed, Vertical, can_focus=True):
     """Meter, figures, a sparkline of chars per main call, and the category breakdown.
 
     Focusable, so the panel has a key, can be maximised and scrolls when it is small."""
@@ -156,6 +159,7 @@ class ContextMeter(Vertical, can_focus=True):
 
     def compose(self) -> ComposeResult:
         yield Static(id="meter-figures")
+        yield CacheLine()  # hidden until a real model reports usage
         yield Static(id="meter-spark")
         yield Static(id="meter-breakdown")
 
@@ -169,6 +173,32 @@ class ContextMeter(Vertical, can_focus=True):
         """Cells to draw in (the panel's content width once laid out)."""
         return self.scrollable_content_region.width or BAR_WIDTH
 
+    # -- the events it draws ------------------------------------------------------------------
+
+    @handles(ev.SystemPrompt)
+    def show_system_prompt(self, event: ev.SystemPrompt) -> None:
+        self.system(event.sections)
+
+    @handles(ev.ModelRequest)
+    def show_request_size(self, event: ev.ModelRequest) -> None:
+        if event.purpose == "main":
+            self.model_request(event.chars, event.est_tokens, event.counted_tokens)
+
+    @handles(ev.ModelResponse)
+    def show_usage(self, event: ev.ModelResponse) -> None:
+        if event.purpose == "main":
+            self.usage(event.usage)
+        else:  # a side call: billed to the turn too
+            self.query_one(CacheLine).usage(event.usage, main=False)
+
+    @handles(ev.RunStart)
+    def price_for(self, event: ev.RunStart) -> None:
+        self.query_one(CacheLine).set_model(event.model)
+
+    @handles(ev.TurnStart)
+    def new_turn(self, event: ev.TurnStart) -> None:
+        self.query_one(CacheLine).turn_start()
+
     # -- inputs ---------------------------------------------------------------------------
 
     def reset(self, limits: Thresholds, scripted: bool | None = None) -> None:
@@ -180,6 +210,7 @@ class ContextMeter(Vertical, can_focus=True):
         self.history = []
         self.sections = ()
         self.categories = dict.fromkeys(MESSAGE_CATEGORIES, 0)
+        self.query_one(CacheLine).reset()
         self.redraw()
 
     def set_limits(self, limits: Thresholds) -> None:
@@ -197,6 +228,7 @@ class ContextMeter(Vertical, can_focus=True):
             return
         self.usage_tokens = sum(int(usage.get(k) or 0) for k in (
             "input_tokens", "cache_read_input_tokens", "cache_creation_input_tokens"))
+        self.query_one(CacheLine).usage(usage)
         self.redraw()
 
     def measure(self, messages: Sequence[dict[str, Any]]) -> None:

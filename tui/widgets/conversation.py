@@ -21,6 +21,7 @@ whole result. A new session of the scenario starts under a divider.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import ClassVar
 
 from textual.binding import Binding, BindingType
@@ -31,12 +32,15 @@ from textual.widget import Widget
 from textual.widgets import Markdown, Static
 from textual.widgets.markdown import MarkdownStream
 
+from core import events as ev
 from core.events import PairViolation, ProbeChecked, Stage, ToolCall, ToolResult
 from tui.i18n import localize_bindings, t
+from tui.routing import Routed, handles
 from tui.widgets.tool_block import Lookup, ToolBlock
 
 MAX_WIDGETS = 400  # a long live session keeps the newest; the transcripts keep the rest
 FLUSH_SECONDS = 0.03
+Explain = Callable[[Stage], str]  # a stage event -> why it fired, in one line
 
 
 class StageMark(Static):
@@ -47,7 +51,7 @@ class StageMark(Static):
         self.event = event
 
 
-class Conversation(VerticalScroll, can_focus_children=False):
+class Conversation(Routed, VerticalScroll, can_focus_children=False):
     """History view fed by the app's event handlers; one Tab stop, ↑/↓ between items."""
 
     BINDINGS: ClassVar[list[BindingType]] = [
@@ -64,10 +68,12 @@ class Conversation(VerticalScroll, can_focus_children=False):
             super().__init__()
             self.event = event
 
-    def __init__(self, lookup: Lookup, *, id: str | None = None) -> None:
+    def __init__(self, lookup: Lookup, explain: Explain | None = None, *,
+                 id: str | None = None) -> None:
         super().__init__(id=id)
         localize_bindings(self)
         self.lookup = lookup
+        self.explain = explain  # a stage's "why it fired" line (None: no line)
         self.item_cursor: Widget | None = None
         self._pending: list[Widget] = []
         self._flush_due = False
@@ -142,6 +148,44 @@ class Conversation(VerticalScroll, can_focus_children=False):
             self._stream = Markdown.get_stream(self._md)
             await self._stream.write("".join(self._md_text))
 
+    # -- the events it draws ------------------------------------------------------------------
+
+    @handles(ev.TurnStart)
+    async def show_request(self, event: ev.TurnStart) -> None:
+        await self.user(event.request)
+
+    @handles(ev.ModelResponse, ev.TurnEnd, ev.RunEnd)
+    async def close_answer(self, event: ev.Event) -> None:
+        if not isinstance(event, ev.ModelResponse) or event.purpose == "main":
+            await self.end_assistant()
+
+    @handles(ev.PointerBroken, ev.Retry, ev.MemorySelected, ev.MemoryWritten,
+             ev.MemoryConsolidated, ev.MemoryConsolidationFailed, ev.Error)
+    async def note(self, event: ev.Event) -> None:
+        """One line for the events that are news in the conversation."""
+        if isinstance(event, ev.PointerBroken):
+            await self.notice(t("conv.pointer_broken", id=event.tool_use_id, path=event.path),
+                              "bold $warning")
+        elif isinstance(event, ev.Retry):
+            await self.notice(t("conv.retry", purpose=event.purpose, attempt=event.attempt,
+                                reason=event.reason), "$warning")
+        elif isinstance(event, ev.MemorySelected) and event.files:
+            await self.notice(t("conv.recalled", method=event.method,
+                                files=", ".join(event.files)), "$recalled")
+        elif isinstance(event, ev.MemoryWritten):
+            await self.notice(t("conv.memory_written", file=event.file,
+                                type=event.record_type), "bold $recalled")
+        elif isinstance(event, ev.MemoryConsolidated):
+            await self.notice(t("conv.consolidated", before=event.before,
+                                after=event.after), "$recalled")
+        elif isinstance(event, ev.MemoryConsolidationFailed):
+            await self.notice(t("conv.consolidation_failed", reason=event.reason), "$error")
+        elif isinstance(event, ev.Error) and event.kind != "cancelled":
+            await self.notice(t("conv.error", kind=event.kind, message=event.message),
+                              "bold $error")
+
+    # -- drawing ------------------------------------------------------------------------------
+
     async def user(self, text: str) -> None:
         await self.end_assistant()
         self._add(Static(Content.assemble((t("conv.you"), "bold $accent"), "  ", text),
@@ -165,18 +209,22 @@ class Conversation(VerticalScroll, can_focus_children=False):
             self._pending[self._pending.index(md)] = Markdown("".join(self._md_text),
                                                               classes="msg-assistant")
 
+    @handles(ToolCall)
     async def tool_call(self, event: ToolCall) -> None:
         await self.end_assistant()
         block = ToolBlock(event.id, event.name, event.input, self.lookup)
         self._tools[event.id] = block
         self._add(block)
 
+    @handles(ToolResult)
     def tool_result(self, event: ToolResult) -> None:
         block = self._tools.get(event.id)
         if block is not None:
             block.set_result(event.chars, event.is_error)
 
-    async def stage(self, event: Stage, why: str = "") -> None:
+    @handles(Stage)
+    async def stage(self, event: Stage) -> None:
+        why = self.explain(event) if self.explain is not None else ""
         await self.end_assistant()
         saved = event.before_chars - event.after_chars
         line = Content.assemble(
@@ -190,12 +238,16 @@ class Conversation(VerticalScroll, can_focus_children=False):
             line = Content.assemble(line, "\n", ("  " + t("conv.why", why=why), "dim italic"))
         self._add(StageMark(line, event))
 
-    async def divider(self, session: int, sessions: int) -> None:
+    @handles(ev.SessionStart)
+    async def divider(self, event: ev.SessionStart) -> None:
         """Where a new session of the scenario starts (a fresh agent, memory carried over)."""
+        if event.session <= 1:
+            return
         await self.end_assistant()
-        label = t("conv.session", n=session, total=sessions)
+        label = t("conv.session", n=event.session, total=event.sessions)
         self._add(Static(Content.styled(f" {label} ", "bold reverse"), classes="msg-divider"))
 
+    @handles(PairViolation)
     async def violation(self, event: PairViolation) -> None:
         """A red marker: this history breaks tool_use/tool_result pairing (a break switch)."""
         await self.end_assistant()
@@ -210,6 +262,7 @@ class Conversation(VerticalScroll, can_focus_children=False):
             "  ", (cause, "$error"))
         self._add(Static(line, classes="msg-violation"))
 
+    @handles(ProbeChecked)
     async def probe(self, event: ProbeChecked) -> None:
         """Could the model still answer a question about something said early on?"""
         await self.end_assistant()

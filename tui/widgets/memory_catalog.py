@@ -4,7 +4,12 @@ Memory is the part of an agent users trust least because they cannot see it. The
 every record with a type badge and its description, flags files that are not valid records
 with the reason (they are never touched), marks the records recalled for the current request,
 lists candidates the extractor rejected and why, and picks up hand edits from disk within a
-fraction of a second (the memory subsystem's watcher) with a visible "reloaded" notice.
+fraction of a second with a visible "reloaded" notice.
+
+The panel shows the session's one store; the session's watcher reports hand edits as
+``index_rebuilt`` events with trigger ``watch`` on the event stream. ctxlab's own writes
+(the agent's, the editor's) rebuild the index as they happen and never come back as
+``watch``, so no time window is needed to tell them apart.
 
 Editing goes through the store, never around it: the built-in editor validates the document
 first and writes atomically; ``$EDITOR`` edits the file itself and the watcher reports it.
@@ -15,10 +20,7 @@ from __future__ import annotations
 import os
 import shlex
 import subprocess
-import time
-from collections.abc import Callable
-from pathlib import Path
-from typing import Any, ClassVar
+from typing import ClassVar
 
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
@@ -26,12 +28,11 @@ from textual.containers import Vertical
 from textual.content import Content
 from textual.widgets import DataTable, Static
 
-from core.events import Error, Event, IndexRebuilt
-from core.memory import INDEX_NAME, MemoryStore, MemoryStoreError, MemoryWatcher
+from core import events as ev
+from core.memory import INDEX_NAME, MemoryStore, MemoryStoreError
 from tui.i18n import localize_bindings, t
-from tui.messages import MemoryChanged
+from tui.routing import Routed, handles
 
-OWN_WRITE_GRACE = 2.0  # a watcher report this soon after ctxlab changed the file is an echo
 DEBOUNCE_SECONDS = 0.1
 TYPE_STYLE = {
     "user": "bold $background on $primary",
@@ -41,7 +42,7 @@ TYPE_STYLE = {
 }
 
 
-class MemoryCatalog(Vertical):
+class MemoryCatalog(Routed, Vertical):
     """Records table plus a line of rejected candidates; owns the memory actions.
 
     Record types (``user``, ``feedback``…) are the store's format values and stay as they
@@ -61,10 +62,8 @@ class MemoryCatalog(Vertical):
         localize_bindings(self)
         self.border_title = t("panel.memory")
         self.store: MemoryStore | None = None
-        self.watcher: MemoryWatcher | None = None
         self.recalled: set[str] = set()
         self.rejected: list[tuple[str, str]] = []
-        self._own: dict[str, float] = {}
         self._changed: set[str] = set()
 
     def compose(self) -> ComposeResult:
@@ -79,59 +78,37 @@ class MemoryCatalog(Vertical):
         table.add_column(t("mem.col.name"), key="name", width=22)
         table.add_column(t("mem.col.description"), key="description", width=60)
 
-    # -- watching the folder ----------------------------------------------------------------
+    # -- the events it draws ------------------------------------------------------------------
 
-    def watch(self, root: Path, emit: Callable[[Event], Any]) -> None:
-        """Show ``root``'s store and follow it on disk; ``emit`` gets the store's own events."""
-        self.unwatch()
-        store = MemoryStore(root, emit)
-        self.reset(store)
-        self.watcher = MemoryWatcher(store, self._from_watcher)
-        try:
-            self.watcher.start()
-        except OSError as exc:
-            self.app.notify(t("mem.not_watched", error=exc), severity="warning")
-            self.watcher = None
+    @handles(ev.MemorySelected)
+    def show_recalled(self, event: ev.MemorySelected) -> None:
+        self.selected(event.files)
 
-    def unwatch(self) -> None:
-        if self.watcher is not None:
-            self.watcher.stop()
-            self.watcher = None
-        self.store = None
+    @handles(ev.MemoryRejected)
+    def show_rejected(self, event: ev.MemoryRejected) -> None:
+        self.rejected_candidate(event.name, event.reason)
 
-    def on_unmount(self) -> None:
-        self.unwatch()
-
-    def _from_watcher(self, event: Event) -> None:
-        """Runs on the watcher's thread: only post (thread-safe), never touch widgets."""
-        self.post_message(MemoryChanged(event))
-
-    def own_change(self, files: tuple[str, ...]) -> None:
-        """ctxlab itself wrote these: the watcher's report of them is no news."""
-        now = time.monotonic()
-        self._own.update(dict.fromkeys(files, now))
-
-    def on_memory_changed(self, message: MemoryChanged) -> None:
-        event = message.event
-        if isinstance(event, IndexRebuilt):
-            self._changed.update(event.changed)
-            self.set_timer(DEBOUNCE_SECONDS, self._flush_changes)
-        elif isinstance(event, Error):
-            self.app.notify(event.message, severity="error")
-
-    def _flush_changes(self) -> None:
-        changed, self._changed = self._changed, set()
-        if not changed:
-            return
-        now = time.monotonic()
-        by_hand = tuple(sorted(f for f in changed
-                               if now - self._own.get(f, -1e9) > OWN_WRITE_GRACE))
-        if by_hand:
-            self.reloaded(by_hand)
-            self.app.notify(t("mem.reloaded", files=", ".join(by_hand)),
-                            title=t("panel.memory"))
+    @handles(ev.IndexRebuilt)
+    def show_index_rebuilt(self, event: ev.IndexRebuilt) -> None:
+        if event.trigger == "watch":  # a hand edit; ctxlab's own writes are never "watch"
+            self.hand_changed(event.changed)
         else:
             self.refresh_catalog()
+
+    # -- changes on disk ---------------------------------------------------------------------
+
+    def hand_changed(self, files: tuple[str, ...]) -> None:
+        """Files changed by hand (the watcher's ``index_rebuilt``): show them as reloaded,
+        once a burst has settled."""
+        self._changed.update(files)
+        self.set_timer(DEBOUNCE_SECONDS, self._flush_changes)
+
+    def _flush_changes(self) -> None:
+        changed, self._changed = tuple(sorted(self._changed)), set()
+        if changed:
+            self.reloaded(changed)
+            self.app.notify(t("mem.reloaded", files=", ".join(changed)),
+                            title=t("panel.memory"))
 
     # -- state ----------------------------------------------------------------------------
 

@@ -41,7 +41,7 @@ class RunStatus(Static):
     """
 
     def show(self, *, finished: bool, live: bool, paused: bool, speed: float,
-             calls: int, breaks: tuple[str, ...] = ()) -> None:
+             calls: int, breaks: tuple[str, ...] = (), manager: str = "s08") -> None:
         if finished:
             state = t("status.finished")
         elif live:
@@ -52,6 +52,8 @@ class RunStatus(Static):
             state = t("status.playing")
         pace = t("status.max") if speed >= MAX_SPEED else f"×{speed:g}"
         line = Content(t("status.line", state=state, pace=pace, calls=calls))
+        if manager != "s08":  # the default engine goes unsaid; the API's own is named
+            line = Content.assemble(line, "   ", t("status.manager", manager=manager))
         if breaks:
             line = Content.assemble(line, "   ", (
                 "⚠ " + t("status.broken", switches=", ".join(breaks)), "bold $warning"))

@@ -18,9 +18,10 @@ from textual.message import Message
 from textual.widgets import DataTable
 from textual.widgets.data_table import ColumnKey
 
-from core.events import PairViolation
+from core.events import PairViolation, Stage
 from tui.i18n import t
-from tui.screens.stage_diff import StageRecord
+from tui.routing import Routed, handles
+from tui.stage_diff import StageRecord
 
 # (key, label id, width): every column but the hint has a fixed width.
 COLUMNS = (("n", "#", 2), ("stage", "stages.col.stage", 18), ("chars", "stages.col.chars", 15),
@@ -39,7 +40,7 @@ def lost_count(record: StageRecord) -> int:
     return sum(1 for entry in record.event.ledger if entry.get("where") == "lost")
 
 
-class StageTimeline(DataTable[str | Content]):
+class StageTimeline(Routed, DataTable[str | Content]):
     """A row per stage; Enter (or a click) inspects it."""
 
     class Inspect(Message):
@@ -82,7 +83,14 @@ class StageTimeline(DataTable[str | Content]):
         self.untraced = 0
         self.border_subtitle = ""
 
-    def add_stage(self, record: StageRecord) -> None:
+    @property
+    def stages(self) -> list[StageRecord]:
+        """Every stage shown, in firing order."""
+        return list(self.records.values())
+
+    @handles(Stage)
+    def add_stage(self, event: Stage) -> StageRecord:
+        record = StageRecord(len(self.records) + 1, event)
         e = record.event
         key = str(record.index)
         self.records[key] = record
@@ -93,7 +101,9 @@ class StageTimeline(DataTable[str | Content]):
         )
         self.move_cursor(row=self.row_count - 1)
         self.update_subtitle()
+        return record
 
+    @handles(PairViolation)
     def add_violation(self, event: PairViolation) -> None:
         """Count a violation on the latest row of the stage that caused it."""
         key = next((k for k, r in reversed(self.records.items())

@@ -17,7 +17,9 @@ from textual.message import Message
 from textual.widgets import DataTable
 
 from core.compact.archive import MANIFEST, RESULTS_DIR, TRANSCRIPT_DIR
+from core.events import Stage
 from tui.i18n import t
+from tui.routing import Routed, handles
 from tui.widgets.render import short_size
 
 # The hashes ctxlab appends to a result's id (of the id, then of the content; older
@@ -62,7 +64,7 @@ def display_name(rel: str) -> str:
     return stem if len(stem) <= 19 else stem[:18] + "…"
 
 
-class TranscriptList(DataTable):
+class TranscriptList(Routed, DataTable):
     """Archive files with size and writer; Enter opens one in the viewer."""
 
     class Open(Message):
@@ -88,9 +90,10 @@ class TranscriptList(DataTable):
         self.writers.clear()
         self.refresh_files()
 
-    def note_stage(self, stage: str, files: tuple[str, ...]) -> None:
-        for rel in files:
-            self.writers.setdefault(rel, stage)
+    @handles(Stage)
+    def note_stage(self, event: Stage) -> None:
+        for rel in event.files:
+            self.writers.setdefault(rel, event.stage)
         self.refresh_files()
 
     def refresh_files(self) -> None:

@@ -10,6 +10,7 @@ from typing import Any, TypeVar
 import anthropic
 import pytest
 
+from core.api_context import ApiContext
 from core.events import Retry
 from core.providers.anthropic import DEFAULT_MODEL, AnthropicProvider
 from core.providers.base import (
@@ -61,7 +62,8 @@ def sent_key(headers: dict[str, str]) -> str | None:
 
 def test_streamed_text_reaches_on_text_in_order(messages_server):
     messages_server.reply_text("The quick brown fox jumps.", chunk=5)
-    reply, texts = complete(provider(messages_server), system="be brief", max_tokens=123)
+    plain = provider(messages_server, api_context=ApiContext(cache=False))
+    reply, texts = complete(plain, system="be brief", max_tokens=123)
     assert texts == ["The q", "uick ", "brown", " fox ", "jumps", "."]
     assert reply.content == [{"type": "text", "text": "The quick brown fox jumps."}]
     assert reply.stop_reason == "end_turn"

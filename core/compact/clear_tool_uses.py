@@ -1,0 +1,124 @@
+"""The ``api-clear-tool-uses`` engine: the API's ``clear_tool_uses_20250919``, done locally.
+
+Context editing is deterministic and documented, so the teaching lab can play it offline
+beside truncate and the s08 pipeline, on the same scenario and the same budget:
+
+* **trigger** — the *whole* prompt, as the client sends it, is over the trigger (the API
+  measures the request before editing it; a client keeps sending everything, so what was
+  cleared still counts). Here the trigger is the run's ``context_limit``, in tokens.
+* **keep** — the most recent ``keep`` tool uses (``keep_recent``, 3 like the API's default)
+  keep their results; every older result is replaced by a placeholder, oldest first.
+* **exclude_tools** — results of these tools are never cleared.
+* **clear_at_least** — nothing is cleared unless at least this many tokens would go.
+
+The model then sees the placeholder, exactly as with the API. Unlike the API, ctxlab's
+client is this engine: the original is saved byte-exact in the tool-results folder first
+(ledger ``where`` names the file), so nothing leaves the context unrecoverably. It never
+summarises and never drops a message; ``compact`` and overflow recovery fall back to the
+s08 engine's (a real client would get a prompt-too-long error instead).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from core.compact.archive import content_size
+from core.compact.context import StageRun
+from core.compact.pipeline import Compactor
+from core.compact.summarizer import Summarizer
+from core.config import Thresholds
+from core.events import Event
+from core.measure import CHARS_PER_TOKEN, Measured
+from core.messages import blocks, is_block
+
+STAGE = "api_clear_tool_uses"
+PLACEHOLDER = "[tool result cleared by context editing]"
+
+
+@dataclass(frozen=True)
+class ClearRule:
+    """The edit's parameters, in the API's units (tokens, tool uses)."""
+
+    trigger_tokens: int
+    keep: int = 3
+    clear_at_least: int | None = None
+    exclude_tools: frozenset[str] = frozenset()
+
+
+@dataclass(frozen=True)
+class Clearable:
+    msg_idx: int
+    block_idx: int
+    tool_use_id: str
+    chars: int
+
+
+def clearable(messages: list[dict[str, Any]], rule: ClearRule) -> list[Clearable]:
+    """Results older than the ``keep`` most recent tool uses, oldest first, not excluded
+    and not already cleared."""
+    names = {b.get("id"): b.get("name") for m in messages for b in blocks(m)
+             if is_block(b, "tool_use")}
+    results = [(i, j, b) for i, m in enumerate(messages) for j, b in enumerate(blocks(m))
+               if is_block(b, "tool_result")]
+    older = results[:-rule.keep] if rule.keep else results
+    return [Clearable(i, j, b.get("tool_use_id", ""), content_size(b.get("content", "")))
+            for i, j, b in older
+            if names.get(b.get("tool_use_id")) not in rule.exclude_tools
+            and b.get("content") != PLACEHOLDER]
+
+
+def tokens(chars: int) -> int:
+    return -(-chars // CHARS_PER_TOKEN)
+
+
+class ApiClearToolUses(Compactor):
+    """Same interface as the s08 :class:`Compactor`; ``prepare`` clears instead of compacting."""
+
+    def __init__(self, workspace: Path, thresholds: Thresholds | None = None,
+                 summarizer: Summarizer | None = None,
+                 emit: Callable[[Event], Any] | None = None,
+                 breaks: frozenset[str] | set[str] = frozenset(),
+                 exclude_tools: Iterable[str] = ()) -> None:
+        super().__init__(workspace, thresholds, summarizer, emit, frozenset())
+        self.exclude_tools = frozenset(exclude_tools)
+        self.cleared_chars = 0  # what clearing saved: the client still "sends" it
+
+    @property
+    def rule(self) -> ClearRule:
+        limits = self.ctx.thresholds
+        return ClearRule(trigger_tokens=tokens(limits.context_limit), keep=limits.keep_recent,
+                         exclude_tools=self.exclude_tools)
+
+    async def prepare(self, messages: list[dict], active_request: str) -> list[dict]:
+        history = Measured(list(messages))
+        self.clear(history, self.rule)
+        return history.messages
+
+    def clear(self, history: Measured, rule: ClearRule) -> None:
+        if tokens(history.chars + self.cleared_chars) <= rule.trigger_tokens:
+            return
+        targets = clearable(history.messages, rule)
+        if not targets:
+            return
+        if rule.clear_at_least and tokens(sum(t.chars for t in targets)) < rule.clear_at_least:
+            return  # the API clears nothing rather than too little
+        run = StageRun(STAGE, self.ctx, history)
+        for target in targets:
+            block = history.messages[target.msg_idx]["content"][target.block_idx]
+            path = self.ctx.archive.persist(target.tool_use_id, block.get("content", ""))
+            self.cleared_chars -= history.set_content(target.msg_idx, target.block_idx,
+                                                      PLACEHOLDER)
+            run.took(target.tool_use_id, target.chars, path)
+        run.finish()
+
+    async def compact(self, messages: list[dict], active_request: str,
+                      stage: str = "manual_compact") -> list[dict]:
+        self.cleared_chars = 0  # the summary replaces what was cleared
+        return await super().compact(messages, active_request, stage)
+
+    async def reactive(self, messages: list[dict], active_request: str) -> list[dict]:
+        self.cleared_chars = 0
+        return await super().reactive(messages, active_request)

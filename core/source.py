@@ -1,0 +1,48 @@
+"""The event-source seam: anything that produces a stream of engine events for the workbench.
+
+The workbench, ``ctxlab run --headless`` and ``compare`` never care *what* produces the
+events they draw: ctxlab's own agent loop (:class:`core.agent_session.AgentSession`) is one
+source; a replay of a recorded session and a proxy watching another agent are others. A
+source is anything with this shape:
+
+* ``name`` (shown to people) and ``kind`` (``"ctxlab"``, ``"replay"``, ``"proxy"`` ...);
+* ``capabilities``: which optional controls it honours (:data:`PAUSE`, :data:`STEP`,
+  :data:`CANCEL`, :data:`SEND`, :data:`THRESHOLDS`, :data:`SCRUB`); a front end offers
+  only those, so a replay that cannot take a prompt simply does not list :data:`SEND`;
+* ``async run(emit)``: drive the source until it is done or its task is cancelled, handing
+  every :class:`~core.events.Event` to ``emit`` and ending with exactly one ``run_end``.
+
+Events from other sources use the same types; a ``stage`` event's ``by`` names whose
+compaction it was, so stages of several sources can stand side by side.
+"""
+
+from __future__ import annotations
+
+from typing import Protocol, runtime_checkable
+
+from core.events import Sink
+
+PAUSE = "pause"  # pause(), resume(), paused
+STEP = "step"  # step(): let one more model call (or recorded step) through
+CANCEL = "cancel"  # cancel(): stop at the next await; run_end still comes
+SEND = "send"  # send(prompt): a new user request in the same session
+THRESHOLDS = "thresholds"  # thresholds, set_thresholds(value)
+SCRUB = "scrub"  # seek(index): jump to a position of a recorded stream
+
+
+@runtime_checkable
+class EventSource(Protocol):
+    """What the workbench needs from a source; the controls are optional, by capability."""
+
+    name: str
+    kind: str
+    capabilities: frozenset[str]
+
+    async def run(self, emit: Sink | None = None) -> bool:
+        """Play to the end (or until cancelled); True when it ended normally."""
+        ...
+
+
+def can(source: object, capability: str) -> bool:
+    """Whether ``source`` offers ``capability`` (a source without the attribute offers none)."""
+    return capability in getattr(source, "capabilities", frozenset())

@@ -1,0 +1,120 @@
+"""The offline ``api-clear-tool-uses`` engine follows the documented clear_tool_uses rules."""
+
+from __future__ import annotations
+
+import asyncio
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from core.compact.clear_tool_uses import PLACEHOLDER, ApiClearToolUses, ClearRule, clearable
+from core.compare import compare_sync, parse_strategies
+from core.config import Thresholds
+from core.events import Recorder, Stage
+from core.measure import Measured
+from core.messages import validate_pairs
+from core.scenarios import find_scenario
+
+
+def history(results: list[tuple[str, int]]) -> list[dict]:
+    """One tool use per (tool name, result size), after a first request."""
+    messages: list[dict] = [{"role": "user", "content": "go"}]
+    for n, (name, size) in enumerate(results):
+        messages.append({"role": "assistant", "content": [
+            {"type": "tool_use", "id": f"t{n}", "name": name, "input": {}}]})
+        messages.append({"role": "user", "content": [
+            {"type": "tool_result", "tool_use_id": f"t{n}", "content": f"{n}" * size}]})
+    return messages
+
+
+def engine(tmp_path, limit: int = 1_000, keep: int = 3, exclude=()) -> ApiClearToolUses:
+    recorder = Recorder()
+    thresholds = Thresholds(context_limit=limit, keep_recent=keep, snip_head=1,
+                            max_messages=3)
+    compactor = ApiClearToolUses(tmp_path, thresholds, emit=recorder, exclude_tools=exclude)
+    compactor.recorder = recorder
+    return compactor
+
+
+def prepared(compactor: ApiClearToolUses, messages: list[dict]) -> list[dict]:
+    return asyncio.run(compactor.prepare(messages, "go"))
+
+
+def contents(messages: list[dict]) -> list[str]:
+    return [b["content"] for m in messages if isinstance(m["content"], list)
+            for b in m["content"] if b["type"] == "tool_result"]
+
+
+def test_under_the_trigger_nothing_is_cleared(tmp_path):
+    messages = history([("bash", 50)] * 5)
+    assert prepared(engine(tmp_path, limit=100_000), messages) == messages
+
+
+def test_over_the_trigger_all_but_the_last_keep_results_are_cleared(tmp_path):
+    compactor = engine(tmp_path)
+    messages = history([("bash", 400)] * 5)
+    after = prepared(compactor, messages)
+    assert contents(after)[:2] == [PLACEHOLDER] * 2
+    assert contents(after)[2:] == contents(messages)[2:]
+    (stage,) = compactor.recorder.of(Stage)
+    assert stage.stage == "api_clear_tool_uses" and stage.tool_use_ids == ("t0", "t1")
+    for entry in stage.ledger:  # the originals are saved byte-exact, nothing is lost
+        assert (tmp_path / entry["where"]).read_text() == contents(messages)[
+            int(entry["tool_use_id"][1:])]
+    assert stage.first_changed == 2
+
+
+def test_excluded_tools_keep_their_results(tmp_path):
+    messages = history([("memory", 400), ("bash", 400), ("bash", 400), ("bash", 400),
+                        ("bash", 400)])
+    after = prepared(engine(tmp_path, exclude=("memory",)), messages)
+    assert contents(after)[0] == contents(messages)[0]
+    assert contents(after)[1] == PLACEHOLDER
+
+
+def test_clear_at_least_clears_nothing_rather_than_too_little():
+    messages = history([("bash", 40)] * 4)
+    assert len(clearable(messages, ClearRule(trigger_tokens=1, keep=3))) == 1
+    compactor_rule = ClearRule(trigger_tokens=1, keep=3, clear_at_least=1_000)
+    history_ = Measured(list(messages))
+    ApiClearToolUses.clear(_Bare(), history_, compactor_rule)
+    assert history_.messages == messages
+
+
+def test_the_trigger_counts_what_was_cleared_as_still_sent(tmp_path):
+    """The client keeps sending everything; the server measures before it edits."""
+    compactor = engine(tmp_path, limit=2_400)
+    messages = history([("bash", 400)] * 5)
+    first = prepared(compactor, messages)
+    assert contents(first)[:2] == [PLACEHOLDER] * 2
+    more = first + history([("bash", 10)])[1:]  # a small new result: the sent size shrank
+    more[-2]["content"][0]["id"] = more[-1]["content"][0]["tool_use_id"] = "t9"
+    second = prepared(compactor, more)
+    assert contents(second)[2] == PLACEHOLDER  # cleared again: the full prompt is still over
+
+
+class _Bare:
+    """Just enough of the engine for :meth:`ApiClearToolUses.clear` to run on its own."""
+
+    cleared_chars = 0
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.lists(st.tuples(st.sampled_from(["bash", "read_file"]), st.integers(0, 600)),
+                max_size=12), st.integers(0, 4))
+def test_clearing_keeps_pairs_and_the_most_recent_results(tmp_path_factory, results, keep):
+    tmp = tmp_path_factory.mktemp("clear")
+    messages = history(results)
+    after = prepared(engine(tmp, limit=200, keep=keep), messages)
+    assert validate_pairs(after, allow_pending=False) == []
+    assert len(after) == len(messages)
+    kept = contents(messages)[len(results) - keep:] if keep else []
+    assert contents(after)[len(results) - len(kept):] == kept
+
+
+def test_compare_plays_the_strategy_beside_the_others():
+    result = compare_sync(find_scenario("refactor-auth"),
+                          parse_strategies("api-clear-tool-uses,truncate"))
+    clear, truncate = result.strategies
+    assert clear.ok and clear.losses == 0 and truncate.losses > 0
+    assert clear.calls == truncate.calls

@@ -1,0 +1,103 @@
+"""Before and after of every stage, as the engine recorded them, and their diff.
+
+A ``stage`` event of a session started with ``record_stages`` carries a
+:class:`~core.events.StageSnapshot`: the list the stage received and the list it produced,
+copied by the stage itself. The inspector shows exactly those — never a list read later
+from the agent, never a rebuild. An event without a snapshot (another source, or a run
+that did not record) says so instead of guessing.
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+from dataclasses import dataclass
+from typing import Any
+
+from core.compact.archive import TRANSCRIPT_DIR
+from core.compact.stages import transcript_stages
+from core.events import Stage
+from tui.i18n import t
+
+Messages = list[dict[str, Any]]
+
+
+@dataclass
+class StageRecord:
+    """One ``stage`` event and its place (1-based) in the timeline."""
+
+    index: int
+    event: Stage
+
+    @property
+    def transcript(self) -> str | None:
+        if self.event.stage not in transcript_stages():
+            return None
+        prefix = TRANSCRIPT_DIR.as_posix() + "/"
+        return next((f for f in self.event.files if f.startswith(prefix)), None)
+
+
+@dataclass(frozen=True)
+class Side:
+    messages: Messages | None
+    source: str
+
+
+def sides(record: StageRecord) -> tuple[Side, Side]:
+    """``(before, after)`` of one stage, each with the honest name of its source."""
+    snapshot = record.event.snapshot
+    if snapshot is None:
+        missing = Side(None, t("src.missing"))
+        return missing, missing
+    return Side(snapshot.before, t("src.before")), Side(snapshot.after, t("src.after"))
+
+
+def _results(messages: Messages) -> list[dict[str, Any]]:
+    return [b for m in messages if isinstance(m.get("content"), list)
+            for b in m["content"] if isinstance(b, dict) and b.get("type") == "tool_result"]
+
+
+# -- diff -----------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Row:
+    """One message on one side of the inspector: ``kind`` is kept/removed/added/changed."""
+
+    index: int
+    message: dict[str, Any]
+    kind: str
+
+
+def _key(message: dict[str, Any]) -> str:
+    return json.dumps(message, ensure_ascii=False, sort_keys=True, default=str)
+
+
+def diff_rows(before: Messages, after: Messages) -> tuple[list[Row], list[Row]]:
+    """Mark each message kept, removed (left), added (right) or changed (both sides).
+
+    A replaced run of the same length is a change in place (a result swapped for a
+    pointer); anything else is removal plus addition (snip's marker, a summary).
+    """
+    left: list[Row] = []
+    right: list[Row] = []
+    matcher = difflib.SequenceMatcher(None, [_key(m) for m in before],
+                                      [_key(m) for m in after], autojunk=False)
+    for op, i1, i2, j1, j2 in matcher.get_opcodes():
+        if op == "equal":
+            left += [Row(i, before[i], "kept") for i in range(i1, i2)]
+            right += [Row(j, after[j], "kept") for j in range(j1, j2)]
+        elif op == "replace" and i2 - i1 == j2 - j1:
+            left += [Row(i, before[i], "changed") for i in range(i1, i2)]
+            right += [Row(j, after[j], "changed") for j in range(j1, j2)]
+        else:
+            left += [Row(i, before[i], "removed") for i in range(i1, i2)]
+            right += [Row(j, after[j], "added") for j in range(j1, j2)]
+    return left, right
+
+
+def changed_blocks(old: dict[str, Any], new: dict[str, Any]) -> set[str]:
+    """tool_use ids whose result content differs between two versions of a message."""
+    was = {b.get("tool_use_id"): b.get("content") for b in _results([old])}
+    return {b.get("tool_use_id") for b in _results([new])
+            if b.get("tool_use_id") in was and was[b.get("tool_use_id")] != b.get("content")}
