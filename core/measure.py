@@ -5,20 +5,116 @@ fit quadratic. With Python's default separators (``", "`` and ``": "``, no inden
 JSON text does not depend on where it sits, so a change can be priced by the length of the
 old and new *values* alone. :class:`Measured` keeps one length per message and their sum,
 and :func:`json_chars` is the definition everything is checked against.
+
+For the same reason a large string's JSON length is its length, plus 2 for the quotes, plus
+what escaping adds: ``"``, ``\\`` and the short escapes add 1 character each, the other
+control characters 5 (a ``\\u`` escape). :func:`str_json_chars` counts those instead of building
+the escaped copy, which for a 10 MB tool result is several times faster and exactly equal.
 """
 
 from __future__ import annotations
 
 import json
+import threading
 import unicodedata
 from collections.abc import Iterable
+from json.encoder import encode_basestring
 from typing import Any
 
 Message = dict[str, Any]
 
+LARGE_STRING = 1 << 16  # below this, building the escaped copy is as fast as counting
+_ESCAPED = bytes(range(0x20)) + b'"\\'
+_KEEP_ONLY_ESCAPED = bytes(i for i in range(256) if i not in _ESCAPED)
+_SHORT_ESCAPES = (b'"', b"\\", b"\b", b"\f", b"\n", b"\r", b"\t")
+_WALKED = (dict, list)
+_SLICE = 1 << 20  # bytes counted per C call
 
-def json_chars(value: Any) -> int:
-    """The course's measure of any JSON value (a message list, a message, a string)."""
+
+_last = threading.local()  # per thread: the last large string encoded, and its bytes
+
+
+def utf8(text: str) -> bytes:
+    """``text`` as UTF-8 (lone surrogates kept), reusing the bytes of the last large string
+    this thread encoded: a fresh result is measured, then hashed and written, and at 50 MB
+    a second encoding costs as much as the write."""
+    last = getattr(_last, "pair", None)
+    if last is not None and last[0] is text:
+        return last[1]
+    return text.encode("utf-8", "surrogatepass")
+
+
+def forget_utf8() -> None:
+    """Drop the remembered bytes (once they are on disk, holding them only costs memory)."""
+    _last.pair = None
+
+
+def str_json_chars(text: str) -> int:
+    """``len(json.dumps(text, ensure_ascii=False))`` without building the escaped copy.
+
+    Only ASCII strings take the counting path (encoding them is a copy); for others the
+    UTF-8 encoding costs as much as the escaping it would save.
+    """
+    if len(text) < LARGE_STRING or not text.isascii():
+        return len(encode_basestring(text))
+    data = utf8(text)
+    _last.pair = (text, data)
+    view = memoryview(data)
+    short = special = 0
+    # In slices: one C call over 10 MB would hold the interpreter lock for its whole run,
+    # and the workbench's event loop could not draw meanwhile (the engine measures in a
+    # worker thread); between slices the lock can change hands.
+    for start in range(0, len(data), _SLICE):
+        escaped = bytes(view[start:start + _SLICE]).translate(None, _KEEP_ONLY_ESCAPED)
+        short += sum(escaped.count(ch) for ch in _SHORT_ESCAPES)
+        special += len(escaped)
+    return len(text) + 2 + short + 5 * (special - short)
+
+
+def _holds_large(value: Any) -> bool:
+    """Is there a string of ``LARGE_STRING`` or more anywhere in ``value``? (Types and
+    lengths only: much cheaper than encoding.)"""
+    kind = type(value)
+    if kind is str:
+        return len(value) >= LARGE_STRING
+    if kind is dict:
+        value = value.values()
+    elif kind is not list:
+        return False
+    for item in value:
+        if type(item) is str:
+            if len(item) >= LARGE_STRING:
+                return True
+        elif type(item) in _WALKED and _holds_large(item):
+            return True
+    return False
+
+
+def json_chars(value: Any, memo: dict[int, tuple[str, int]] | None = None) -> int:
+    """The course's measure of any JSON value (a message list, a message, a string).
+
+    Dicts and lists are walked so a large string inside them is counted, not copied; the
+    result is the length of ``json.dumps(value, ensure_ascii=False)``, character for
+    character (a dict with a non-string key is dumped whole: JSON turns its keys into
+    strings). ``memo`` collects the large strings counted, by identity.
+    """
+    kind = type(value)
+    if kind in _WALKED and not _holds_large(value):
+        return len(json.dumps(value, ensure_ascii=False))  # one C call is cheapest
+    if kind is str:
+        chars = str_json_chars(value)
+        if memo is not None and len(value) >= LARGE_STRING:
+            memo[id(value)] = (value, chars)
+        return chars
+    if kind is list:
+        return list_chars(json_chars(item, memo) for item in value)
+    if kind is dict:
+        if not all(type(key) is str for key in value):
+            return len(json.dumps(value, ensure_ascii=False))
+        # {"k": v, ...}: braces, ": " after each key, ", " between items
+        inner = sum(len(encode_basestring(key)) + 2 + json_chars(item, memo)
+                    for key, item in value.items())
+        return 2 + inner + 2 * max(len(value) - 1, 0)
     return len(json.dumps(value, ensure_ascii=False))
 
 
@@ -32,6 +128,51 @@ def list_chars(item_chars: Iterable[int]) -> int:
     return 2 + total + 2 * max(count - 1, 0)
 
 
+class SizeCache:
+    """Message sizes kept between ``prepare()`` calls, by identity.
+
+    Most turns compact nothing: the history is the last one plus a message or two, so
+    measuring only the new messages makes such a call cost a walk of dict lookups instead of
+    a JSON dump of everything. Keyed by ``id`` with the message held, so an id is never
+    reused for another dict while cached; this relies on what the pipeline already assumes:
+    a message dict is never changed in place once it is in a history (stages copy).
+    """
+
+    def __init__(self) -> None:
+        self._known: dict[int, tuple[Message, int]] = {}
+
+    def size(self, message: Message, memo: dict[int, tuple[str, int]] | None = None) -> int:
+        known = self._known.get(id(message))
+        if known is not None and known[0] is message:
+            return known[1]
+        return json_chars(message, memo)
+
+    def light_total(self, messages: list[Message], new_chars: int) -> int | None:
+        """The list's size if what is not cached yet is small (no large string, at most
+        ``new_chars`` in all; measured now and cached), else None without measuring it."""
+        total = 0
+        fresh = 0
+        for message in messages:
+            known = self._known.get(id(message))
+            if known is not None and known[0] is message:
+                total += known[1]
+                continue
+            if _holds_large(message):
+                return None
+            size = json_chars(message)
+            fresh += size
+            if fresh > new_chars:
+                return None
+            self._known[id(message)] = (message, size)
+            total += size
+        return total + 2 + 2 * max(len(messages) - 1, 0)
+
+    def keep(self, *histories: Measured) -> None:
+        """Remember exactly these histories' messages (older ones are let go)."""
+        self._known = {id(m): (m, size) for history in histories
+                       for m, size in zip(history.messages, history.sizes, strict=True)}
+
+
 class Measured:
     """A message list with its JSON length kept up to date without re-serialising it.
 
@@ -39,17 +180,31 @@ class Measured:
     :meth:`replace_all` (a new list, e.g. after snip), so ``chars`` is always exact.
     """
 
-    def __init__(self, messages: list[Message]) -> None:
+    def __init__(self, messages: list[Message], known: SizeCache | None = None) -> None:
         self.messages = messages
-        self._sizes = [json_chars(m) for m in messages]
+        # large strings counted while measuring, so replacing one does not count it again
+        self._memo: dict[int, tuple[str, int]] = {}
+        cache = known or SizeCache()
+        self._sizes = [cache.size(m, self._memo) for m in messages]
         self._total = list_chars(self._sizes)
 
     @property
     def chars(self) -> int:
         return self._total
 
+    @property
+    def sizes(self) -> list[int]:
+        return self._sizes
+
     def __len__(self) -> int:
         return len(self.messages)
+
+    def _chars(self, value: Any) -> int:
+        if type(value) is str and len(value) >= LARGE_STRING:
+            known = self._memo.get(id(value))
+            if known is not None and known[0] is value:
+                return known[1]
+        return json_chars(value)
 
     def set_content(self, msg_idx: int, block_idx: int, content: Any) -> int:
         """Replace ``messages[msg_idx].content[block_idx].content``; return the char delta.
@@ -60,7 +215,7 @@ class Measured:
         message = self.messages[msg_idx]
         blocks = list(message["content"])
         block = dict(blocks[block_idx])
-        delta = json_chars(content) - json_chars(block.get("content", ""))
+        delta = json_chars(content) - self._chars(block.get("content", ""))
         if "content" not in block:
             # A block without content gains a key: `, "content": ...` before the closing brace.
             delta = len(', "content": ') + json_chars(content)

@@ -4,8 +4,9 @@ Each screenshot is a *scene*: a fixed scenario, theme and terminal size, driven 
 a fixed point, so the pictures only change when the workbench does. The same scene
 functions drive the snapshot tests, which is what keeps the README's pictures honest.
 
-Determinism: the workspace is always the same path (its length reaches the system prompt and
-so the meter), transcript names are numbered instead of random, the header shows a fixed
+Determinism: the workspace path always has the same length (it reaches the system prompt and
+so the meter) but is unique to the process, so concurrent runs never share a scene; transcript
+names are numbered instead of random, the header shows a fixed
 label instead of the path, notifications are cleared and cursors do not blink.
 """
 
@@ -14,9 +15,10 @@ from __future__ import annotations
 import argparse
 import asyncio
 import atexit
+import functools
 import itertools
-import os
 import shutil
+import tempfile
 import uuid
 from collections.abc import Awaitable, Callable, Iterator
 from contextlib import contextmanager
@@ -31,10 +33,7 @@ from tui.app import AppConfig, CtxlabApp
 
 SIZE = (200, 55)
 OUT = Path(__file__).resolve().parents[1] / "screenshots"
-# Fixed length (it reaches the system prompt, so the meter), but one per process: two test
-# runs at once (several worktrees on one machine) must not delete each other's scenes.
-SCENE_ROOT = Path(f"/tmp/ctxlab-scenes-{os.getpid() % 10**8:08d}")
-atexit.register(shutil.rmtree, SCENE_ROOT, True)
+SCENE_ROOT_LENGTH = len("/tmp/ctxlab-scenes")  # fixed: the path's length shows in the meter
 Scene = Callable[[Pilot[Any]], Awaitable[None]]
 
 
@@ -139,10 +138,27 @@ def deterministic() -> Iterator[None]:
         uuid.uuid4, Input._toggle_cursor, TextArea._toggle_cursor_blink_visible = saved  # type: ignore[method-assign]
 
 
+@functools.cache
+def scene_root() -> Path:
+    """This process's folder for scene workspaces, removed when the process exits.
+
+    ``mkdtemp`` makes it unique (two test runs at once used to share one fixed folder and
+    delete each other's workspaces); the prefix is cut so the path has the length every
+    snapshot was taken with.
+    """
+    base = "/tmp/"
+    prefix = "ctxl-"
+    root = Path(tempfile.mkdtemp(prefix=prefix, dir=base))
+    if len(str(root)) != SCENE_ROOT_LENGTH:  # mkdtemp's random part is 8 characters
+        raise RuntimeError(f"scene root {root} is not {SCENE_ROOT_LENGTH} characters long")
+    atexit.register(shutil.rmtree, root, ignore_errors=True)
+    return root
+
+
 def scene_app(scenario: str, theme: str = "ctxlab-dark", name: str = "scene",
               lang: str = "en") -> CtxlabApp:
-    """A paused app on ``scenario`` in a fresh workspace at a fixed path."""
-    workspace = SCENE_ROOT / name
+    """A paused app on ``scenario`` in a fresh workspace at a path of fixed length."""
+    workspace = scene_root() / name
     shutil.rmtree(workspace, ignore_errors=True)
     label = "临时副本" if lang == "zh" else "temporary copy"
     return CtxlabApp(AppConfig(scenario=scenario, workspace=workspace, theme=theme,

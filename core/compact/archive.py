@@ -25,6 +25,7 @@ All writes are atomic: a temporary file in the same directory, then ``os.replace
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import re
@@ -34,7 +35,12 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from core.compact.atomic import atomic_write_text, sweep_stale_temp
+from core.compact.atomic import (
+    atomic_write_bytes,
+    atomic_write_text,
+    sweep_stale_temp,
+    write_temp_hashing,
+)
 from core.compact.manifest import (
     LEGACY_MANIFEST,
     MANIFEST,
@@ -54,7 +60,7 @@ from core.compact.pointers import (
     wrapper_text,
 )
 from core.events import Error, Event
-from core.measure import json_chars
+from core.measure import forget_utf8, json_chars, utf8
 
 __all__ = ["EARLIER_PREFIX", "LEGACY_MANIFEST", "MANIFEST", "RESULTS_DIR", "TRANSCRIPT_DIR",
            "WRAPPER_HEAD", "Archive", "ArchiveChanged", "Persisted", "archive_marker_path",
@@ -64,6 +70,7 @@ __all__ = ["EARLIER_PREFIX", "LEGACY_MANIFEST", "MANIFEST", "RESULTS_DIR", "TRAN
 RESULTS_DIR = Path(".task_outputs/tool-results")
 TRANSCRIPT_DIR = Path(".transcripts")
 CONTENT_HASH = 16  # hex digits of the content's sha256 in a result file's name
+PARALLEL_BYTES = 1 << 20  # from this size a result is written while it is hashed
 
 _SAFE = re.compile(r"[^A-Za-z0-9._-]")
 
@@ -107,11 +114,17 @@ class Archive:
         self.workspace = Path(workspace).resolve()
         self.results_dir = self.workspace / RESULTS_DIR
         self.transcript_dir = self.workspace / TRANSCRIPT_DIR
+        # string forms for the per-file hot path (pathlib costs more than the syscalls)
+        self._root = str(self.workspace)
+        self._results_rel = RESULTS_DIR.as_posix()
         self.ledger: list[dict[str, Any]] = []
         self.emit = emit
         self.problems: list[str] = []  # every report, also when nobody listens to events
-        for folder in (self.results_dir, self.transcript_dir):
-            sweep_stale_temp(folder)
+        # Opening reads nothing: the manifest loads on first use, and the sweep of a killed
+        # writer's temporary files runs before this archive's first write (a folder of
+        # 50,000 results takes longer to list than the whole open should).
+        self._swept = False
+        self._digest_memo: tuple[str, str] | None = None  # (text, sha256) of the last hashed
         self._manifest = Manifest(self.results_dir, self._report, _in_archive)
         # path -> stat key of the file when its bytes last matched the manifest, so a
         # file is hashed again only when it changed on disk (size, times, inode)
@@ -127,6 +140,9 @@ class Archive:
 
     def rel(self, path: Path) -> str:
         return path.relative_to(self.workspace).as_posix()
+
+    def _abs(self, rel: str) -> str:
+        return os.path.join(self._root, rel)
 
     def resolve_inside(self, rel_path: str, folder: Path) -> Path | None:
         """``rel_path`` (relative to the workspace, or absolute) if it lies inside ``folder``."""
@@ -169,7 +185,7 @@ class Archive:
         A changed file is reported once (``error``, kind ``archive``) and never trusted.
         """
         try:
-            st = os.lstat(self.workspace / entry.path)
+            st = os.lstat(self._abs(entry.path))
         except (OSError, ValueError):
             return False  # missing: the caller reports a broken pointer
         key = (st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino, st.st_dev, st.st_mode)
@@ -194,37 +210,91 @@ class Archive:
 
     def _wrote(self, rel: str) -> None:
         """Remember a file just written as verified (its hash is the one just recorded)."""
-        st = os.lstat(self.workspace / rel)
+        st = os.lstat(self._abs(rel))
         self._verified[rel] = (st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino,
                                st.st_dev, st.st_mode)
         self._changed.discard(rel)
+
+    def _before_write(self) -> None:
+        if not self._swept:
+            for folder in (self.results_dir, self.transcript_dir):
+                sweep_stale_temp(folder)
+            self._swept = True
 
     # -- tool results -----------------------------------------------------------------------
 
     def path_for(self, tool_use_id: str, content: Any) -> str:
         """The relative path ``persist`` would use, computed without writing anything."""
-        return self._name(tool_use_id, sha256_text(content_as_text(content)))
+        return self._name(tool_use_id, self._digest(content_as_text(content)))
+
+    def longest_path(self, tool_use_id: str) -> str:
+        """The longest path ``persist`` can return for this id (the whole hash in the name),
+        known without hashing: a wrapper built with it is as long as one can be."""
+        return f"{self._results_rel}/{self._stem(tool_use_id)}-{'0' * 64}.txt"
+
+    def _digest(self, text: str, data: bytes | None = None) -> str:
+        """sha256 of the text's UTF-8 bytes; the last one is remembered, so asking for a
+        path and then persisting the same text hashes it once."""
+        memo = self._digest_memo
+        if memo is not None and memo[0] is text:
+            return memo[1]
+        if data is None:
+            data = text.encode("utf-8", "surrogatepass")
+        digest = hashlib.sha256(data).hexdigest()
+        self._digest_memo = (text, digest)
+        return digest
+
+    def _known_intact(self, rel: str, digest: str) -> bool:
+        known = self._manifest.get(rel, others=False)
+        return known is not None and known.sha256 == digest and self.intact(known)
+
+    @staticmethod
+    def _stem(tool_use_id: str) -> str:
+        return f"{safe_id(tool_use_id)}-{sha256_text(tool_use_id)[:8]}"
 
     def _name(self, tool_use_id: str, digest: str) -> str:
-        stem = f"{safe_id(tool_use_id)}-{sha256_text(tool_use_id)[:8]}"
-        rel = self.rel(self.results_dir / f"{stem}-{digest[:CONTENT_HASH]}.txt")
+        stem = self._stem(tool_use_id)
+        rel = f"{self._results_rel}/{stem}-{digest[:CONTENT_HASH]}.txt"
         known = self._manifest.get(rel, others=False)
         if known is None or (known.sha256 == digest and known.tool_use_id == tool_use_id):
             return rel
         # Two contents whose hashes share a prefix: the whole hash tells them apart.
-        return self.rel(self.results_dir / f"{stem}-{digest}.txt")
+        return f"{self._results_rel}/{stem}-{digest}.txt"
 
     def persist(self, tool_use_id: str, content: Any) -> str:
-        """Save a tool result byte-exact; return its workspace-relative path."""
+        """Save a tool result byte-exact; return its workspace-relative path.
+
+        The text is encoded once; those bytes are hashed (the name) and written. A large
+        result not hashed yet is written to a temporary file while it is hashed, then
+        renamed to its name. Either way the file is complete under its name before the
+        manifest lists it and before any pointer to it exists.
+        """
         text = content_as_text(content)
-        digest = sha256_text(text)
-        rel = self._name(tool_use_id, digest)
-        known = self._manifest.get(rel, others=False)
-        if known is not None and known.sha256 == digest and self.intact(known):
-            return rel
-        # A file of this name holds these very bytes (or was changed behind ctxlab's back and
-        # is put right): replacing it can never lose a different content.
-        atomic_write_text(self.workspace / rel, text)
+        data = utf8(text)  # the bytes measuring it made, if it was just measured
+        forget_utf8()
+        self._before_write()
+        memo = self._digest_memo
+        if len(data) >= PARALLEL_BYTES and not (memo is not None and memo[0] is text):
+            tmp, digest = write_temp_hashing(self.results_dir, "result", data)
+            self._digest_memo = (text, digest)
+            rel = self._name(tool_use_id, digest)
+            try:
+                if self._known_intact(rel, digest):
+                    os.unlink(tmp)
+                    return rel
+                os.replace(tmp, self._abs(rel))
+            except BaseException:
+                if tmp.exists():
+                    os.unlink(tmp)
+                raise
+        else:
+            digest = self._digest(text, data)
+            rel = self._name(tool_use_id, digest)
+            if self._known_intact(rel, digest):
+                return rel
+            # A file of this name holds these very bytes (or was changed behind ctxlab's
+            # back and is put right): replacing it can never lose a different content.
+            atomic_write_bytes(Path(self._abs(rel)), data)
         self._wrote(rel)
         self._manifest.add(Persisted(rel, tool_use_id, len(text), digest,
                                      "text" if isinstance(content, str) else "json"))
@@ -237,6 +307,7 @@ class Archive:
         hashed and counted as it is read, then renamed into place; nothing is copied.
         """
         digest, chars = sha256_and_chars(spool)
+        self._before_write()
         rel = self._name(tool_use_id, digest)
         target = self.workspace / rel
         known = self._manifest.get(rel, others=False)
@@ -347,6 +418,7 @@ class Archive:
 
     def write_transcript(self, messages: list[dict[str, Any]]) -> str:
         """Save the whole message list before anything is removed; return its relative path."""
+        self._before_write()
         path = self.transcript_dir / f"transcript_{uuid.uuid4().hex}.jsonl"
         lines = "".join(json.dumps(m, default=str, ensure_ascii=False) + "\n" for m in messages)
         atomic_write_text(path, lines)

@@ -7,9 +7,11 @@ name lets the next process tell a killed writer's leftovers from a live writer's
 
 from __future__ import annotations
 
+import hashlib
 import itertools
 import os
 import re
+import threading
 from pathlib import Path
 
 _TMP_SERIAL = itertools.count()
@@ -18,7 +20,8 @@ _TMP_NAME = re.compile(r"^\..+\.(\d+)\.\d+\.tmp$")
 
 def temp_name(path: Path) -> Path:
     """A hidden temporary name beside ``path`` that :func:`sweep_stale_temp` recognises."""
-    return path.with_name(f".{path.name}.{os.getpid()}.{next(_TMP_SERIAL)}.tmp")
+    folder, name = os.path.split(path)
+    return Path(folder, f".{name}.{os.getpid()}.{next(_TMP_SERIAL)}.tmp")
 
 
 def atomic_write_text(path: Path, text: str, *, durable: bool = False) -> None:
@@ -43,6 +46,72 @@ def atomic_write_text(path: Path, text: str, *, durable: bool = False) -> None:
         except FileNotFoundError:
             pass
         raise
+
+
+def atomic_write_bytes(path: Path, data: bytes) -> None:
+    """:func:`atomic_write_text` for bytes already encoded (the archive hashes them too).
+
+    The folder is created only when the write finds it missing: one ``mkdir`` per file is
+    a syscall too many when a stage writes hundreds of them.
+    """
+    tmp = temp_name(path)
+    try:
+        try:
+            _write_new(tmp, data)
+        except FileNotFoundError:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            _write_new(tmp, data)
+        os.replace(tmp, path)
+    except BaseException:
+        _unlink(tmp)
+        raise
+
+
+def _write_new(path: Path, data: bytes) -> None:
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+    try:
+        view = memoryview(data)
+        while view:
+            view = view[os.write(fd, view):]
+    finally:
+        os.close(fd)
+
+
+def _unlink(path: Path) -> None:
+    try:
+        os.unlink(path)
+    except FileNotFoundError:
+        pass
+
+
+def write_temp_hashing(folder: Path, hint: str, data: bytes) -> tuple[Path, str]:
+    """Write ``data`` to a new temporary file in ``folder`` while hashing it (sha256).
+
+    For a result whose name is its hash: the bytes go to disk in a worker thread while this
+    one hashes them (both release the interpreter lock), so the two cost about the longer
+    of them, not their sum. The caller renames the file into place with ``os.replace`` or
+    removes it; a kill before that leaves only a temporary file, which the sweep removes.
+    """
+    folder.mkdir(parents=True, exist_ok=True)
+    tmp = temp_name(folder / hint)
+    failed: list[BaseException] = []
+
+    def write() -> None:
+        try:
+            _write_new(tmp, data)
+        except BaseException as exc:  # handed to the caller below
+            failed.append(exc)
+
+    writer = threading.Thread(target=write, name="archive-write", daemon=True)
+    writer.start()
+    try:
+        digest = hashlib.sha256(data).hexdigest()
+    finally:
+        writer.join()
+    if failed:
+        _unlink(tmp)
+        raise failed[0]
+    return tmp, digest
 
 
 def sweep_stale_temp(folder: Path) -> list[str]:

@@ -37,15 +37,23 @@ def tool_result_budget(history: Measured, ctx: CompactContext) -> StageRun:
         content = block.get("content", "")
         if ctx.archive.trusted_pointer(tool_use_id, content):
             continue  # already behind a wrapper ctxlab wrote: nothing more to save
-        path = ctx.archive.path_for(tool_use_id, content)
-        new = wrapper_text(path, content_as_text(content)[: limits.budget_preview])
-        if len(new) >= sizes[bi]:
+        text = content_as_text(content)
+        preview = text[: limits.budget_preview]
+        # The wrapper's length, with the longest name the file can get: hashing a fresh
+        # 10 MB result only to learn its name's length would double the work (the file is
+        # written while it is hashed, below).
+        if len(wrapper_text(ctx.archive.longest_path(tool_use_id), preview)) >= sizes[bi] and \
+                len(wrapper_text(ctx.archive.path_for(tool_use_id, content), preview)) \
+                >= sizes[bi]:
             continue  # only with odd thresholds: a wrapper must never grow the batch
         lose = ctx.broken("persist-before-placeholder")  # teaching lab: wrapper, no file
-        if not lose:
-            ctx.archive.persist(tool_use_id, content)
+        if lose:
+            path = ctx.archive.path_for(tool_use_id, content)
+            new = wrapper_text(path, preview)
+        else:
+            path = ctx.archive.persist(tool_use_id, content)
             run.wrote(path)
-            new = ctx.archive.wrap(path, content_as_text(content)[: limits.budget_preview])
+            new = ctx.archive.wrap(path, preview)
         history.set_content(last_idx, bi, new)
         total += len(new) - sizes[bi]
         run.took(tool_use_id, sizes[bi], "lost" if lose else path)

@@ -23,7 +23,7 @@ import hashlib
 import json
 import os
 from collections.abc import Callable
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -33,7 +33,6 @@ MANIFEST = "manifest.jsonl"
 LEGACY_MANIFEST = "manifest.json"
 LOCK = ".manifest.lock"
 LOCK_TIMEOUT = 30.0
-_FIELDS = ("path", "tool_use_id", "chars", "sha256", "format")
 
 
 @dataclass(frozen=True)
@@ -74,13 +73,19 @@ def sha256_and_chars(path: Path) -> tuple[str, int]:
 
 
 def _entry(obj: Any) -> Persisted | None:
-    if not isinstance(obj, dict) or not all(k in obj for k in _FIELDS):
+    """The file entry a parsed line holds, or None (a pointer line, or a wrong shape).
+
+    Exact type checks, not ``isinstance``: this runs once per line of a log that can hold
+    100,000 lines, and ``json.loads`` makes no subclasses.
+    """
+    if type(obj) is not dict or "sha256" not in obj:
         return None
-    path, tid, chars, sha, fmt = (obj[k] for k in _FIELDS)
-    if not (isinstance(path, str) and isinstance(tid, str) and type(chars) is int
-            and isinstance(sha, str) and isinstance(fmt, str)):
-        return None
-    return Persisted(path, tid, chars, sha, fmt)
+    path, tid, chars = obj.get("path"), obj.get("tool_use_id"), obj.get("chars")
+    sha, fmt = obj["sha256"], obj.get("format")
+    if type(path) is str and type(tid) is str and type(chars) is int \
+            and type(sha) is str and type(fmt) is str:
+        return Persisted(path, tid, chars, sha, fmt)
+    return None
 
 
 class Manifest:
@@ -150,8 +155,17 @@ class Manifest:
         except OSError:
             return
         end = data.rfind(b"\n") + 1
-        for number, line in enumerate(data[:end].split(b"\n")[:-1]):
-            self._take(line, number)
+        lines = data[:end].split(b"\n")[:-1]
+        try:  # every line whole: one parse of them all, not one per line
+            values = json.loads(b"[" + b",".join(lines) + b"]") if lines else []
+        except ValueError:
+            values = None  # a bad or blank line somewhere: line by line, each reported
+        if values is not None and len(values) == len(lines):
+            for value in values:
+                self._take_value(value)
+        else:
+            for number, line in enumerate(lines):
+                self._take(line, number)
         self._offset += end
         if final and data[end:]:
             self.report(f"{MANIFEST} ends in a line cut off by an interrupted write "
@@ -165,13 +179,26 @@ class Manifest:
         except ValueError:
             self.report(f"{MANIFEST}: a line that is not JSON is ignored")
             return
+        self._take_value(obj)
+
+    def _take_value(self, obj: Any) -> None:
         entry = _entry(obj)
         assert self._entries is not None
+        if entry is None and type(obj) is dict and len(obj) == 2:
+            path, pointer = obj.get("path"), obj.get("pointer")
+            if type(path) is str and type(pointer) is str:  # the commonest line: first
+                known = self._pointers.get(path)
+                if known is None:
+                    self._pointers[path] = {pointer}
+                else:
+                    known.add(pointer)
+                return
         if entry is not None and not self.accept(entry.path):
             self.report(f"{MANIFEST}: an entry for a file outside the archive is ignored")
         elif entry is not None:
             self._entries[entry.path] = entry
-            self.legacy.discard(entry.path)
+            if self.legacy:
+                self.legacy.discard(entry.path)
         elif isinstance(obj, dict) and isinstance(obj.get("pointer"), str) \
                 and isinstance(obj.get("path"), str):
             self._pointers.setdefault(obj["path"], set()).add(obj["pointer"])
@@ -183,7 +210,9 @@ class Manifest:
     def add(self, entry: Persisted) -> None:
         self.entries[entry.path] = entry
         self.legacy.discard(entry.path)
-        self._pending.append(json.dumps(asdict(entry), ensure_ascii=False))
+        self._pending.append(json.dumps(  # not dataclasses.asdict: it deep-copies, slowly
+            {"path": entry.path, "tool_use_id": entry.tool_use_id, "chars": entry.chars,
+             "sha256": entry.sha256, "format": entry.format}, ensure_ascii=False))
 
     def add_pointer(self, path: str, text: str) -> None:
         digest = sha256_text(text)

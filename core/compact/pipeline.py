@@ -31,10 +31,11 @@ from core.compact.summarizer import NotedSummarizer, OfflineSummarizer, Summariz
 from core.compact.summary import compact_history
 from core.config import Thresholds
 from core.events import Event
-from core.measure import Measured
+from core.measure import Measured, SizeCache
 from core.messages import Violation
 
 COMPACT_TOOL_RESULT = "Compaction requested after this tool batch."
+LIGHT_NEW_CHARS = 20_000  # new chars a call may bring and still run without a thread
 
 T = TypeVar("T")
 
@@ -57,6 +58,8 @@ class Compactor:
         self.summarizer = summarizer or OfflineSummarizer()
         self.context_notes = context_notes
         self.reactive_retries = 0
+        # sizes of the last history sent: the next call measures only what was added
+        self.sizes = SizeCache()
 
     def _summarizer(self) -> Summarizer:
         """The summarizer for one summary, given the notes when there is a notes source
@@ -93,15 +96,30 @@ class Compactor:
         drawing; their events are emitted from that thread. The summary, a model call,
         runs back on the loop.
         """
-        history = await asyncio.to_thread(self.prepare_local, messages)
+        if self._light(messages):
+            history = self.prepare_local(messages)
+        else:
+            history = await asyncio.to_thread(self.prepare_local, messages)
         if history.chars > self.ctx.thresholds.context_limit:
             run = await compact_history(history, self.ctx, self._summarizer(), active_request)
             run.finish()
+            self.sizes.keep(history)
         return history.messages
+
+    def _light(self, messages: list[dict]) -> bool:
+        """Can no stage do real work on this call? Then it runs inline: most turns add a
+        message or two to a history measured last time, and handing that to a thread costs
+        more than the call. Light means: no snip (few messages), no micro or fit (under
+        the trigger), and nothing new a budget could persist (under ``LIGHT_NEW_CHARS``)."""
+        limits = self.ctx.thresholds
+        if self.ctx.breaks or len(messages) > limits.max_messages:
+            return False
+        total = self.sizes.light_total(messages, min(LIGHT_NEW_CHARS, limits.large_result))
+        return total is not None and total <= limits.context_limit
 
     def prepare_local(self, messages: list[dict]) -> Measured:
         """Every stage before the summary, in the course's order (no model call)."""
-        history = Measured(list(messages))
+        history = Measured(list(messages), self.sizes)
         limits = self.ctx.thresholds
         if self.ctx.broken("stage-order") and history.chars > limits.context_limit:
             micro_compact(history, self.ctx, limits.target).finish()
@@ -110,6 +128,7 @@ class Compactor:
                 continue
             assert spec.run is not None
             spec.run(history, self.ctx).finish()
+        self.sizes.keep(history)
         return history
 
     async def compact(self, messages: list[dict], active_request: str,

@@ -45,3 +45,36 @@ def test_token_estimate_is_cjk_aware():
     assert estimate_tokens("a" * 400) == 100
     assert estimate_tokens("你" * 100) == 130
     assert estimate_tokens("") == 0
+
+
+# -- the counting path: exact for any JSON value and any large string ------------------------
+
+json_values = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | texts,
+    lambda inner: st.lists(inner, max_size=4)
+    | st.dictionaries(texts, inner, max_size=4)
+    | st.dictionaries(st.integers(), inner, max_size=2),
+    max_leaves=12,
+)
+
+
+@given(json_values)
+def test_json_chars_equals_the_dump_for_any_value(value):
+    assert json_chars(value) == len(json.dumps(value, ensure_ascii=False))
+
+
+ascii_pieces = st.text(alphabet=st.characters(max_codepoint=0x7F), min_size=1, max_size=30)
+
+
+@given(st.lists(ascii_pieces, min_size=1, max_size=8), st.integers(0, 3))
+def test_a_large_ascii_string_is_counted_exactly(pieces, filler):
+    # past LARGE_STRING, so the counting path runs; every control character included
+    text = "".join(pieces) * (70_000 // len("".join(pieces)) + 1) + "\x00\x1f\"\\\n" * filler
+    assert json_chars(text) == len(json.dumps(text, ensure_ascii=False))
+    assert json_chars({"content": [text]}) == len(json.dumps({"content": [text]},
+                                                             ensure_ascii=False))
+
+
+def test_a_large_non_ascii_string_is_exact_too():
+    text = "日志 \"行\"\n\t\x01" * 10_000 + "\ud800"
+    assert json_chars(text) == len(json.dumps(text, ensure_ascii=False))

@@ -10,6 +10,7 @@ list is simply rebuilt after each stage.
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -22,6 +23,7 @@ from tui.i18n import t
 from tui.routing import Routed, handles
 from tui.widgets.render import short_size
 
+FRAME_S = 1 / 60  # stage events arriving within one frame share one rescan
 # The hashes ctxlab appends to a result's id (of the id, then of the content; older
 # archives have one or two): left out of the name shown.
 _HASHES = re.compile(r"(?:-[0-9a-f]{8,64}){1,2}$")
@@ -34,8 +36,13 @@ class ArchiveFile:
     mtime_ns: int
 
 
-def scan_archive(workspace: Path) -> list[ArchiveFile]:
-    """Transcripts and result files of a workspace, newest first (manifest left out)."""
+def scan_archive(workspace: Path, written: Sequence[str] = ()) -> list[ArchiveFile]:
+    """Transcripts and result files of a workspace, newest first (manifest left out).
+
+    File times advance by the kernel's clock tick, so files one stage wrote back to back
+    often share an mtime: ``written`` (relative paths in the order stages reported them)
+    orders those, and the name only what neither tells apart.
+    """
     found: list[ArchiveFile] = []
     for folder, pattern in ((TRANSCRIPT_DIR, "*.jsonl"), (RESULTS_DIR, "*.txt")):
         try:
@@ -51,7 +58,8 @@ def scan_archive(workspace: Path) -> list[ArchiveFile]:
                 continue
             found.append(ArchiveFile((folder / path.name).as_posix(), st.st_size,
                                      st.st_mtime_ns))
-    found.sort(key=lambda f: (f.mtime_ns, f.rel), reverse=True)
+    order = {rel: i for i, rel in enumerate(written)}
+    found.sort(key=lambda f: (f.mtime_ns, order.get(f.rel, -1), f.rel), reverse=True)
     return found
 
 
@@ -77,6 +85,7 @@ class TranscriptList(Routed, DataTable):
         self.border_title = t("panel.transcripts")
         self.writers: dict[str, str] = {}
         self.workspace: Path | None = None
+        self._rescan_due = False
 
     def on_mount(self) -> None:
         # Fixed widths: an auto width remembers the widest row ever shown, so it would
@@ -92,14 +101,22 @@ class TranscriptList(Routed, DataTable):
 
     @handles(Stage)
     def note_stage(self, event: Stage) -> None:
+        """Note the writer; rescan once per frame, however many stages fired in it (each
+        rescan lists and stats both folders, and one ``prepare()`` can fire several)."""
         for rel in event.files:
             self.writers.setdefault(rel, event.stage)
+        if not self._rescan_due:
+            self._rescan_due = True
+            self.set_timer(FRAME_S, self._rescan)
+
+    def _rescan(self) -> None:
+        self._rescan_due = False
         self.refresh_files()
 
     def refresh_files(self) -> None:
         if self.workspace is None:
             return
-        files = scan_archive(self.workspace)
+        files = scan_archive(self.workspace, tuple(self.writers))
         self.clear()
         for f in files:
             self.add_row(display_name(f.rel), short_size(f.size),

@@ -117,8 +117,10 @@ def test_7_size_accounting_is_linear(tmp_path, monkeypatch):
     assert serialised < 6 * size
 
 
-def test_temp_files_of_a_killed_writer_are_swept_on_open(tmp_path):
-    """A kill between write and rename leaves `.name.PID.N.tmp`; the next Archive removes it."""
+def test_temp_files_of_a_killed_writer_are_swept_before_the_first_write(tmp_path):
+    """A kill between write and rename leaves `.name.PID.N.tmp`; the next Archive removes it
+    before it writes anything (opening lists nothing: a folder of 50,000 results is slow to
+    list, and a temp file is never trusted, whether it is there or not)."""
     import subprocess
     import sys
 
@@ -133,5 +135,7 @@ def test_temp_files_of_a_killed_writer_are_swept_on_open(tmp_path):
     stale.write_text("half")
     mine = results / f".y.txt.{__import__('os').getpid()}.0.tmp"
     mine.write_text("in flight")
-    Archive(tmp_path)
+    archive = Archive(tmp_path)
+    assert stale.exists()
+    archive.persist("toolu_1", "a result")
     assert not stale.exists() and mine.exists()

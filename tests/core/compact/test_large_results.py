@@ -1,0 +1,141 @@
+"""Large results take the fast paths (written while hashed, counted not escaped): the files,
+the manifest and the measure must be exactly what the slow paths gave."""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import json
+from pathlib import Path
+
+from core.compact.archive import PARALLEL_BYTES, Archive
+from core.compact.pipeline import Compactor
+from core.measure import json_chars
+
+
+def _big(chars: int) -> str:
+    line = 'INFO "ingest" ok\tpath=C:\\logs\\a.log\n'
+    return (line * (chars // len(line) + 1))[:chars]
+
+
+def test_a_large_result_is_written_whole_under_its_hash_and_listed(tmp_path: Path) -> None:
+    content = _big(PARALLEL_BYTES + 12_345)
+    archive = Archive(tmp_path)
+    rel = archive.persist("toolu_big", content)
+    archive.flush()
+    data = (tmp_path / rel).read_bytes()
+    assert data == content.encode()
+    entry = archive.manifest_entry(rel)
+    assert entry.sha256 == hashlib.sha256(data).hexdigest() and entry.chars == len(content)
+    assert entry.sha256[:16] in rel
+    assert Archive(tmp_path).read_result(rel) == content
+    folder = tmp_path / ".task_outputs" / "tool-results"
+    assert not [p.name for p in folder.iterdir() if p.name.endswith(".tmp")]
+
+
+def test_persisting_the_same_large_result_again_writes_nothing(tmp_path: Path) -> None:
+    content = _big(PARALLEL_BYTES * 2)
+    archive = Archive(tmp_path)
+    rel = archive.persist("toolu_big", content)
+    archive.flush()
+    before = (tmp_path / rel).stat().st_ino
+    again = Archive(tmp_path)  # a new process: nothing memoised
+    assert again.persist("toolu_big", str(content)) == rel
+    assert (tmp_path / rel).stat().st_ino == before  # not replaced
+    folder = tmp_path / ".task_outputs" / "tool-results"
+    assert not [p.name for p in folder.iterdir() if p.name.endswith(".tmp")]
+
+
+def test_prepare_of_a_fresh_large_result_reports_exact_sizes(tmp_path: Path) -> None:
+    content = _big(3 * PARALLEL_BYTES)
+    messages = [
+        {"role": "user", "content": "Look at the log."},
+        {"role": "assistant", "content": [{"type": "tool_use", "id": "toolu_big",
+                                           "name": "read_file", "input": {"path": "a.log"}}]},
+        {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "toolu_big",
+                                      "content": content}]},
+    ]
+    events: list = []
+    compactor = Compactor(tmp_path, emit=events.append)
+    sent = asyncio.run(compactor.prepare(messages, "Look at the log."))
+    (stage,) = [e for e in events if getattr(e, "stage", None) == "tool_result_budget"]
+    assert stage.before_chars == len(json.dumps(messages, ensure_ascii=False))
+    assert stage.after_chars == len(json.dumps(sent, ensure_ascii=False)) == json_chars(sent)
+    rel = stage.files[0]
+    assert (tmp_path / rel).read_text() == content
+
+
+def test_a_second_prepare_measures_only_what_was_added(tmp_path: Path,
+                                                       monkeypatch) -> None:
+    import core.measure as measure
+
+    messages = [{"role": "user", "content": f"message {i}"} for i in range(30)]
+    compactor = Compactor(tmp_path)
+    first = asyncio.run(compactor.prepare(messages, "r"))
+    counted: list = []
+    original = measure.json_chars
+    monkeypatch.setattr(measure, "json_chars",
+                        lambda value, memo=None: counted.append(value) or original(value, memo))
+    added = [*first, {"role": "assistant", "content": "ok"}]
+    history = compactor.prepare_local(added)
+    assert counted == [added[-1]]
+    assert history.chars == len(json.dumps(added, ensure_ascii=False))
+
+
+def test_a_failed_large_write_leaves_no_file_no_entry_and_no_temp(tmp_path: Path,
+                                                                  monkeypatch) -> None:
+    import core.compact.atomic as atomic
+
+    def disk_full(path, data):
+        with open(path, "wb") as fh:
+            fh.write(data[: len(data) // 2])  # half written, as a full disk leaves it
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(atomic, "_write_new", disk_full)
+    archive = Archive(tmp_path)
+    try:
+        archive.persist("toolu_big", _big(PARALLEL_BYTES + 1))
+    except OSError as exc:
+        assert exc.errno == 28
+    else:
+        raise AssertionError("the write error was swallowed")
+    archive.flush()
+    folder = tmp_path / ".task_outputs" / "tool-results"
+    assert [p.name for p in folder.iterdir() if not p.name.startswith(".")] == []
+    assert [p.name for p in folder.iterdir() if p.name.endswith(".tmp")] == []
+    assert archive.manifest() == {}
+
+
+def test_the_budget_keeps_a_result_whose_wrapper_would_not_be_shorter(tmp_path: Path) -> None:
+    """With a preview as long as the result, no name can make the wrapper shorter: nothing
+    is written, whatever the length of the name the file would get."""
+    from core.config import Thresholds
+
+    content = _big(40_000)
+    messages = [{"role": "user", "content": [
+        {"type": "tool_result", "tool_use_id": "toolu_1", "content": content}]}]
+    thresholds = Thresholds(batch_limit=10, large_result=30_000, budget_preview=40_000)
+    compactor = Compactor(tmp_path, thresholds=thresholds)
+    sent = compactor.prepare_local(messages).messages
+    assert sent[0]["content"][0]["content"] == content
+    assert not (tmp_path / ".task_outputs" / "tool-results").exists() or not [
+        p for p in (tmp_path / ".task_outputs" / "tool-results").iterdir()
+        if p.suffix == ".txt"]
+
+
+def test_a_call_that_can_compact_nothing_runs_without_a_thread(tmp_path: Path,
+                                                               monkeypatch) -> None:
+    import core.compact.pipeline as pipeline
+
+    hops: list = []
+    real = asyncio.to_thread
+    monkeypatch.setattr(pipeline.asyncio, "to_thread",
+                        lambda fn, *args: hops.append(fn) or real(fn, *args))
+    compactor = Compactor(tmp_path)
+    small = [{"role": "user", "content": f"message {i}"} for i in range(10)]
+    sent = asyncio.run(compactor.prepare(small, "r"))
+    assert hops == [] and sent == small
+    fresh = [*sent, {"role": "user", "content": [
+        {"type": "tool_result", "tool_use_id": "toolu_big", "content": _big(PARALLEL_BYTES)}]}]
+    asyncio.run(compactor.prepare(fresh, "r"))
+    assert len(hops) == 1  # a fresh large result is measured and saved in a worker thread
