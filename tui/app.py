@@ -36,6 +36,8 @@ from core.source import PAUSE, EventSource, can
 from core.worklog import DEFAULT_SESSION
 from tui.app_actions import WorkbenchActions
 from tui.app_config import AppConfig, shorten, slug
+from tui.app_learner import LearnerActions
+from tui.app_panels import PanelActions, PanelStrip
 from tui.commands import CtxlabCommands
 from tui.i18n import localize_bindings, set_language, t
 from tui.messages import EngineEvent, EventBridge, OpenFile, OpenText, TextChunk
@@ -52,7 +54,7 @@ from tui.widgets.stage_timeline import StageTimeline
 from tui.widgets.transcript_list import TranscriptList
 
 
-class CtxlabApp(Routed, WorkbenchActions):
+class CtxlabApp(Routed, LearnerActions, PanelActions, WorkbenchActions):
     """The run, the panels and the event handlers; the keys' actions live in the base."""
 
     CSS_PATH = Path(__file__).with_name("app.tcss")  # absolute: subclasses live elsewhere
@@ -73,6 +75,16 @@ class CtxlabApp(Routed, WorkbenchActions):
         Binding("t", "next_theme", "key.theme"),
         Binding("i", "inspect", "key.inspect"),
         Binding("n", "next_compaction", "key.next_compaction"),
+        Binding("z", "zoom", "key.zoom"),
+        Binding("w", "copy_workspace", "key.workspace", show=False),
+        Binding("1", "panel('history')", "key.panel_history", show=False),
+        Binding("2", "panel('model')", "key.panel_model", show=False),
+        Binding("3", "panel('context')", "key.panel_context", show=False),
+        Binding("4", "panel('stages')", "key.panel_stages", show=False),
+        Binding("5", "panel('transcripts')", "key.panel_transcripts", show=False),
+        Binding("6", "panel('memory')", "key.panel_memory", show=False),
+        Binding("escape", "leave_prompt", "key.leave_prompt"),
+        Binding("slash", "to_prompt", "key.to_prompt", key_display="/"),
         Binding("ctrl+q", "quit", "key.quit", priority=True),
         Binding("ctrl+p", "command_palette", "key.palette", show=False, priority=True,
                 tooltip="key.palette_tip"),
@@ -107,13 +119,15 @@ class CtxlabApp(Routed, WorkbenchActions):
             with Vertical(id="left"):
                 with TabbedContent(id="tabs"):
                     with TabPane(t("tab.history"), id="tab-history"):
-                        yield Conversation(self.lookup_result, id="conversation")
+                        yield Conversation(self.lookup_result, self.stage_why,
+                                           id="conversation")
                     with TabPane(t("tab.model"), id="tab-model"):
                         yield ModelView(id="model-view")
                 if self.config.live:
                     yield Input(placeholder=t("prompt.placeholder"), id="prompt")
                 yield RunStatus(id="status")
             with Vertical(id="right"):
+                yield PanelStrip(id="panel-strip")
                 yield ContextMeter(id="context")
                 yield ReplayPanel(id="replay")  # shown only when a replay starts
                 yield StageTimeline(id="stages")
@@ -121,6 +135,10 @@ class CtxlabApp(Routed, WorkbenchActions):
                     yield TranscriptList(id="transcripts")
                     yield MemoryCatalog(id="memory")
         yield Footer()
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        allowed = self.source_allows(action)  # another event source's controls first
+        return allowed if allowed is not None else super().check_action(action, parameters)
 
     def get_theme_variable_defaults(self) -> dict[str, str]:
         return dict(VARIABLE_DEFAULTS)
@@ -131,7 +149,10 @@ class CtxlabApp(Routed, WorkbenchActions):
             self.register_theme(theme)
         self.theme = self.config.theme if self.config.theme in self.available_themes \
             else DEFAULT_THEME
+        self.fit_layout()
         await self.start_run(self.config.scenario, self.config.workspace)
+        if self.config.welcome and self.config.scenario is not None:
+            self.show_welcome()
 
     # -- runs -----------------------------------------------------------------------------
 
@@ -163,7 +184,8 @@ class CtxlabApp(Routed, WorkbenchActions):
         self.session = AgentSession(options, gate=gate)
         self.source = self.session
         self.bridge = EventBridge(self, self.generation)
-        self.session.subscribe(Emitter(sinks=[self.bridge]))
+        # observe first: an auto-pause must close the gate before the next model call.
+        self.session.subscribe(Emitter(sinks=[self.observe, self.bridge]))
         self.apply_speed()
         self.calls = 0
         self.finished = False
@@ -203,7 +225,7 @@ class CtxlabApp(Routed, WorkbenchActions):
     async def reset_panels(self) -> None:
         await self.query_one(Conversation).reset()
         await self.query_one(ModelView).show([])
-        self.query_one(ContextMeter).reset(self.limits())
+        self.query_one(ContextMeter).reset(self.limits(), scripted=self.scripted())
         self.query_one(StageTimeline).reset()
         self.query_one(ReplayPanel).reset()
         self.query_one(TranscriptList).reset(self.workspace)
@@ -360,13 +382,11 @@ class CtxlabApp(Routed, WorkbenchActions):
         self.push_screen(Viewer(message.title, message.text, message.language))
 
     def on_stage_timeline_inspect(self, message: StageTimeline.Inspect) -> None:
-        from tui.screens.inspector import Inspector
-
         stage = message.record.event
         if stage.by != "ctxlab" and stage.files:  # another agent's compaction: its summary
             self.post_message(OpenFile(stage.files[0]))
             return
-        self.push_screen(Inspector(message.record, self.workspace))
+        self.open_inspector(message.record)
 
     def on_transcript_list_open(self, message: TranscriptList.Open) -> None:
         self.post_message(OpenFile(message.rel))
@@ -389,22 +409,30 @@ class CtxlabApp(Routed, WorkbenchActions):
 
     def update_header(self, provider: str | None = None, model: str | None = None) -> None:
         """Provider and model as the run reports them (``run_start``), else as configured."""
-        shown = self.config.display_workspace or shorten(self.workspace)
+        shown = self.config.display_workspace or shorten(self.workspace,
+                                                         self.is_temporary(self.workspace))
         scripted = self.config.provider == "scripted"
         provider = provider or self.config.provider
         model = model or self.config.model or ("scripted" if scripted
                                                 else t("header.default_model"))
         self.title = f"ctxlab · {self.scenario_title or t('header.live')}"
         sub = t("header.sub", provider=provider, model=model, workspace=shown)
+        short = self.short_sub_title(provider)
         if self.run_breaks:
-            sub += " · " + t("status.broken", switches=", ".join(self.run_breaks))
-        self.sub_title = sub
+            broken = " · " + t("status.broken", switches=", ".join(self.run_breaks))
+            sub, short = sub + broken, short + broken
+        self.header_full, self.header_short = sub, short
+        self.fit_header()
 
     def update_status(self) -> None:
         self.query_one(RunStatus).show(finished=self.finished, live=self.config.live,
                                        paused=self.paused, speed=self.speed,
                                        calls=self.calls, breaks=self.run_breaks,
                                        manager=self.run_manager)
+
+    def scripted(self) -> bool:
+        """ctxlab's own session on the scripted model: no API usage will ever come."""
+        return self.session is not None and self.config.provider == "scripted"
 
     @property
     def paused(self) -> bool:

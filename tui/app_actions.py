@@ -74,15 +74,16 @@ class WorkbenchActions(App[int]):
         def paused(self) -> bool: ...
         def limits(self) -> Thresholds: ...
 
-    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+    def source_allows(self, action: str) -> bool | None:
         """Keys a source does not offer stay out of the footer: next compaction is a
         replay's; another source (a replay, a watched client) shows only the pace keys it
-        honours, and none of the keys that restart or reconfigure ctxlab's own session."""
+        honours, and none of the keys that restart or reconfigure ctxlab's own session.
+        ``None``: not the source's to decide (the app's other key rules apply)."""
         source = self.source
         if action == "next_compaction":
             return source is not None and can(source, NEXT_STAGE)
         if source is None or self.session is not None:
-            return True
+            return None
         if action in SESSION_ONLY or (action in COVERED and source.kind == "proxy"):
             return False
         if action == "toggle_play":
@@ -91,7 +92,7 @@ class WorkbenchActions(App[int]):
             return can(source, STEP)
         if action in ("faster", "slower"):
             return hasattr(source, "speed")
-        return True
+        return None
 
     # -- pace and views ---------------------------------------------------------------------
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -32,6 +31,9 @@ class AppConfig:
     lang: str = "en"
     count_tokens: bool = False  # live mode: the API's token count beside the estimate
     api_context: ApiContext | None = None  # live mode: the API's own context management
+    welcome: bool = False  # open on the welcome card (the run waits behind it, paused)
+    auto_pause: bool = False  # pause the first time each kind of stage fires
+    demo_reason: bool = False  # plain `ctxlab` without a key: the card says why and how to go live
     # Another event source to show instead of ctxlab's own session (a replay, a proxy):
     # called with the workspace at each (re)start; see core/source.py.
     source: Callable[[Path], EventSource] | None = None
@@ -42,10 +44,11 @@ class AppConfig:
         return self.scenario is None and self.source is None
 
 
-def shorten(path: Path) -> str:
+def shorten(path: Path, temporary: bool = False) -> str:
+    """``(temporary) name`` only for a workspace the app made itself; ``~/…`` under home."""
     text = str(path)
     home = str(Path.home())
-    if text.startswith(tempfile.gettempdir()):
+    if temporary:
         return t("header.temporary", name=path.name)
     return "~" + text[len(home):] if text.startswith(home) else text
 

@@ -62,6 +62,10 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
                         help="pace multiplier (2 = twice as fast; 1000 = no pauses)")
     parser.add_argument("--paused", action="store_true",
                         help="start paused: s steps one model call, space plays")
+    parser.add_argument("--no-welcome", dest="welcome", action="store_false",
+                        help="start playing at once, without the welcome card")
+    parser.add_argument("--no-auto-pause", dest="auto_pause", action="store_false",
+                        help="do not pause the first time each kind of stage fires")
     add_threshold_flags(parser)
     add_common(parser, inherit=True)
     parser.set_defaults(handler=run_demo)
@@ -90,7 +94,9 @@ def run_demo(args: argparse.Namespace) -> int:
     try:
         config = AppConfig(scenario=args.scenario or default_scenario(lang),
                            workspace=args.workspace,
-                           speed=check_speed(args.speed), paused=args.paused,
+                           speed=check_speed(args.speed),
+                           paused=args.paused or args.welcome, welcome=args.welcome,
+                           auto_pause=args.auto_pause,
                            thresholds=thresholds_from_args(args, args.workspace,
                                                            args.scenario or default_scenario(lang)),
                            breaks=breaks_from_args(args), lang=lang)
@@ -133,8 +139,10 @@ def run_default(args: argparse.Namespace) -> int:
                            count_tokens=bool(getattr(args, "count_tokens", False)),
                            breaks=breaks_from_args(args), lang=lang, api_context=api_context)
     else:
+        # No key: the demo, and the welcome card says why and how to go live.
         config = AppConfig(scenario=default_scenario(lang), breaks=breaks_from_args(args),
-                           lang=lang)
+                           lang=lang, paused=True, welcome=True, auto_pause=True,
+                           demo_reason=True)
     return launch(config, theme)
 
 

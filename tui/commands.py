@@ -14,6 +14,7 @@ from typing import Any
 
 from textual.command import DiscoveryHit, Hit, Hits, Provider
 
+from tui.app_panels import PANEL_KEYS
 from tui.i18n import t
 
 # (title id, action, help id): the app's actions, in the order the palette lists them.
@@ -33,6 +34,9 @@ ACTIONS: tuple[tuple[str, str, str], ...] = (
     ("palette.theme_next", "next_theme", "palette.theme_next_help"),
     ("palette.new_memory", "new_memory", "palette.new_memory_help"),
     ("palette.memory_index", "memory_index", "palette.memory_index_help"),
+    ("palette.zoom", "zoom", "palette.zoom_help"),
+    ("palette.auto_pause", "toggle_auto_pause", "palette.auto_pause_help"),
+    ("palette.copy_workspace", "copy_workspace", "palette.copy_workspace_help"),
     ("palette.quit", "quit", "palette.quit_help"),
 )
 
@@ -46,6 +50,10 @@ class CtxlabCommands(Provider):
             (t(title), partial(app.run_action, action), t(help_text))
             for title, action, help_text in ACTIONS
         ]
+        for name, key in PANEL_KEYS.items():  # "Go to Memory" etc.: one entry per panel
+            out.append((t("palette.panel", name=t(f"key.panel_{name}")),
+                        partial(app.run_action, f"panel('{name}')"),
+                        t("palette.panel_help", key=key)))
         for name in getattr(app, "available_themes", {}):
             if name.startswith(("ctxlab", "projector")):
                 out.append((t("palette.theme", name=name), partial(setattr, app, "theme", name),

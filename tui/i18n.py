@@ -58,8 +58,12 @@ def detect_language(environ: Mapping[str, str] | None = None) -> str:
 def t(key: str, /, **fmt: Any) -> str:
     """The text of ``key`` in the active language (English, then the id, as fallbacks).
 
-    ``fmt`` fills ``{name}`` fields with ``str.format`` rules, so ``{n:,}`` works.
+    ``fmt`` fills ``{name}`` fields with ``str.format`` rules, so ``{n:,}`` works. A count
+    of exactly one picks the id's singular form, ``key.one``, when the catalog has one
+    ("1 message", not "1 messages"); a language without plural forms repeats the text.
     """
+    if fmt.get("n") == 1 and f"{key}.one" in CATALOGS[DEFAULT_LANGUAGE]:
+        key = f"{key}.one"
     text = CATALOGS[_active].get(key)
     if text is None:
         text = CATALOGS[DEFAULT_LANGUAGE].get(key, key)

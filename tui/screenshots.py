@@ -51,9 +51,15 @@ async def wait_until(pilot: Pilot[Any], predicate: Callable[[], bool],
 
 
 async def settle(pilot: Pilot[Any]) -> None:
-    """Let queued events and the 50 ms view refresh land, then drop the toasts."""
+    """Let queued events and the 50 ms view refresh land, then drop the toasts; the
+    conversation is put at its end explicitly (it follows the stream, but how far it got
+    when the last answer's Markdown finished laying out is a race)."""
+    from tui.widgets.conversation import Conversation
+
     await pilot.pause(0.3)
     pilot.app.clear_notifications()
+    for conversation in pilot.app.screen_stack[0].query(Conversation):
+        conversation.scroll_end(animate=False, immediate=True)
     await pilot.pause(0.1)
 
 
@@ -89,7 +95,8 @@ async def inspector(pilot: Pilot[Any]) -> None:
 
     records = app.query_one(StageTimeline).stages
     record = next((r for r in records if r.event.stage == "snip_compact"), records[0])
-    await app.push_screen(Inspector(record, app.workspace))
+    await app.push_screen(Inspector(record, app.workspace, records=list(records),
+                                    limits=app.limits()))
     await settle(pilot)
 
 
@@ -213,10 +220,23 @@ class Shot:
     scene: Scene
     lang: str = "en"
     suffix: str = ""  # the scenario's translation: refactor-auth → refactor-auth-zh
+    size: tuple[int, int] = SIZE
+
+
+async def welcome(pilot: Pilot[Any]) -> None:
+    """The card a demo opens on."""
+    from tui.screens.welcome import WelcomeCard
+
+    app = app_of(pilot)
+    if not isinstance(app.screen, WelcomeCard):
+        app.show_welcome()
+    await settle(pilot)
 
 
 SHOTS: dict[str, Shot] = {
     "workbench": Shot("ctxlab-dark", mid_run),
+    "welcome": Shot("ctxlab-dark", welcome),
+    "workbench-100x30": Shot("ctxlab-dark", mid_run, size=(100, 30)),
     "inspector": Shot("ctxlab-dark", inspector),
     "memory-editor": Shot("ctxlab-dark", editor),
     "projector": Shot("projector", mid_run),
@@ -244,7 +264,7 @@ async def shoot(name: str, scenario: str, out: Path) -> Path:
     app: Any = scene_app(translated(scenario, shot.suffix), theme, name, shot.lang) \
         if name not in OTHER_APPS else OTHER_APPS[name]()
     with deterministic():
-        async with app.run_test(size=SIZE) as pilot:
+        async with app.run_test(size=shot.size) as pilot:
             await scene(pilot)
             path = out / f"{name}.svg"
             app.save_screenshot(filename=path.name, path=str(out))

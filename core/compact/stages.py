@@ -33,11 +33,23 @@ class StageSpec:
     run: LocalStage | None = None  # a stage prepare() runs itself, before any summary
     over_limit_only: bool = False  # …only while the history is above the trigger
     engine: str = "s08"  # whose stage: the s08 pipeline, another engine, or the API ("api")
+    # The Thresholds it reads (attribute names): what a learner is shown as "in force".
+    reads: tuple[str, ...] = ()
 
     @property
     def hint_key(self) -> str:
         """The locale key of its few-word description (in every catalog)."""
         return f"hint.{self.name}"
+
+    @property
+    def rule_key(self) -> str:
+        """The locale key of its rule in one sentence (optional: a stage may have none)."""
+        return f"rule.{self.name}"
+
+    @property
+    def why_key(self) -> str:
+        """The locale key of "why it fired" with the numbers that crossed (optional)."""
+        return f"why.{self.name}"
 
 
 def _micro(history: Measured, ctx: CompactContext) -> StageRun:
@@ -52,13 +64,20 @@ def _fit(history: Measured, ctx: CompactContext) -> StageRun:
 # when still above the trigger (a model call), reactive after an overflow, manual on the
 # model's ``compact`` tool.
 TABLE: list[StageSpec] = [
-    StageSpec("tool_result_budget", "results", run=tool_result_budget),
-    StageSpec("snip_compact", "transcript", run=snip_compact),
-    StageSpec("micro_compact", "results", run=_micro, over_limit_only=True),
-    StageSpec("fit_tool_results", "results", run=_fit, over_limit_only=True),
-    StageSpec("compact_history", "transcript", summarises=True),
-    StageSpec("reactive_compact", "transcript", summarises=True),
-    StageSpec("manual_compact", "transcript", summarises=True),
+    StageSpec("tool_result_budget", "results", run=tool_result_budget,
+              reads=("batch_limit", "large_result", "budget_preview")),
+    StageSpec("snip_compact", "transcript", run=snip_compact,
+              reads=("max_messages", "snip_head", "snip_tail")),
+    StageSpec("micro_compact", "results", run=_micro, over_limit_only=True,
+              reads=("context_limit", "target", "keep_recent", "micro_short")),
+    StageSpec("fit_tool_results", "results", run=_fit, over_limit_only=True,
+              reads=("context_limit", "target", "fit_preview")),
+    StageSpec("compact_history", "transcript", summarises=True,
+              reads=("context_limit", "summary_input_limit")),
+    StageSpec("reactive_compact", "transcript", summarises=True,
+              reads=("reactive_keep", "max_reactive_retries")),
+    StageSpec("manual_compact", "transcript", summarises=True,
+              reads=("summary_input_limit",)),
     # The Messages API's own context management (core.api_stages, by="api"), and the
     # api-clear-tool-uses engine's offline play of clear_tool_uses (by="ctxlab"):
     # none runs in prepare()'s pass.
@@ -70,6 +89,11 @@ TABLE: list[StageSpec] = [
 
 def stage_names() -> tuple[str, ...]:
     return tuple(spec.name for spec in TABLE)
+
+
+def spec_of(name: str) -> StageSpec | None:
+    """The row of the stage called ``name`` (None: another agent's stage, not in the table)."""
+    return next((spec for spec in TABLE if spec.name == name), None)
 
 
 def pipeline_stages() -> tuple[str, ...]:

@@ -14,6 +14,7 @@ from core.measure import json_chars
 from tests.tui.conftest import play_to_end, wait_for
 from tui.app import CtxlabApp
 from tui.widgets.context_meter import ContextMeter
+from tui.widgets.conversation import Conversation
 from tui.widgets.memory_catalog import MemoryCatalog
 from tui.widgets.model_view import ModelView
 from tui.widgets.stage_timeline import StageTimeline
@@ -71,6 +72,7 @@ async def test_results_and_transcripts_open_in_the_viewer(
     async with app.run_test(size=(200, 55)) as pilot:
         await play_to_end(pilot)
         block = next(b for b in app.query(ToolBlock) if b.tool_name == "read_file")
+        app.query_one(Conversation).select(block)  # stop following the end, show the block
         block.collapsed = False
         await pilot.pause(0.1)
         assert "6,000 chars" in str(block.query_one(".tool-body").render())
@@ -86,8 +88,8 @@ async def test_results_and_transcripts_open_in_the_viewer(
         await pilot.pause(0.2)
         assert isinstance(app.screen, Viewer)
         first = json.loads((tmp_path / "ws" / rel).read_text().splitlines()[0])
-        assert app.screen.text.startswith("// message 0\n" + json.dumps(
-            first, indent=2, ensure_ascii=False))
+        # Each archived message is shown readable: its text as written, not JSON-escaped.
+        assert app.screen.text.startswith("// message 0\nrole: user\n" + first["content"])
 
 
 async def test_paused_start_steps_one_call_and_thresholds_apply_live(

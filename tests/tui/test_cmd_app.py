@@ -53,6 +53,25 @@ def test_demo_defaults_to_refactor_auth_in_a_temporary_copy(launched: list) -> N
     assert config.thresholds is None and theme is None  # the scenario's own budget applies
 
 
+def test_a_demo_opens_paused_on_the_welcome_card_with_auto_pause(launched: list) -> None:
+    args = build_parser().parse_args(["demo"])
+    args.handler(args)
+    config, _ = launched[-1]
+    assert config.welcome and config.paused and config.auto_pause and not config.demo_reason
+    args = build_parser().parse_args(["demo", "--no-welcome", "--no-auto-pause"])
+    args.handler(args)
+    config, _ = launched[-1]
+    assert not (config.welcome or config.paused or config.auto_pause)
+
+
+def test_plain_ctxlab_without_a_key_says_why_it_is_a_demo(
+        launched: list, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
+    cmd_app.run_default(build_parser().parse_args([]))
+    config, _ = launched[-1]
+    assert config.scenario == "refactor-auth" and config.welcome and config.demo_reason
+
+
 def test_lang_zh_opens_a_chinese_workbench_on_the_chinese_scenario(
         launched: list, monkeypatch: pytest.MonkeyPatch) -> None:
     for argv in (["demo", "--lang", "zh"], ["--lang", "zh", "demo"]):

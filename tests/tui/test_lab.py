@@ -61,7 +61,7 @@ async def test_a_break_switch_is_announced_and_each_violation_is_marked(
         counted = [int(str(timeline.get_row_at(i)[5]).split("⚠ ")[1].split()[0])
                    for i in snip_rows if "⚠" in str(timeline.get_row_at(i)[5])]
         assert counted and sum(counted) == len(seen.events)  # on the snip that preceded them
-        assert f"{len(seen.events)} violation(s)" in str(timeline.border_subtitle)
+        assert f"⚠ {len(seen.events)} violations" in str(timeline.border_subtitle)
 
 
 async def test_switches_chosen_in_the_modal_restart_the_scenario_and_show_lost_output(
@@ -75,7 +75,11 @@ async def test_switches_chosen_in_the_modal_restart_the_scenario_and_show_lost_o
         modal = app.screen
         assert isinstance(modal, BreaksScreen)
         assert not any(s.value for s in modal.query(Switch))
+        state = modal.query_one("#state-persist-before-placeholder")
+        assert "off" in str(state.render())  # said in words, not by colour alone
         modal.query_one("#break-persist-before-placeholder", Switch).value = True
+        await pilot.pause(0.05)
+        assert "ON" in str(state.render())
         await pilot.press("ctrl+s")
         await pilot.pause(0.2)
         assert app.config.breaks == frozenset({"persist-before-placeholder"})

@@ -30,6 +30,8 @@ async def test_a_prompt_runs_a_live_turn_and_shows_the_api_usage(
     async with app.run_test(size=(200, 55)) as pilot:
         await pilot.pause(0.1)
         assert "provider anthropic" in app.sub_title
+        assert "scripted" not in str(app.query_one("#meter-figures").render())
+        assert "temporary" not in app.sub_title
         prompt = app.query_one("#prompt", Input)
         prompt.focus()
         await pilot.press(*"what is here?")
@@ -46,6 +48,14 @@ async def test_a_prompt_runs_a_live_turn_and_shows_the_api_usage(
         assert sent["messages"][0]["content"] == [
             {"type": "text", "text": "what is here?", "cache_control": {"type": "ephemeral"}}]
         assert not app.finished  # live mode waits for the next prompt
+        # The footer lists keys that work from the prompt, not letters it would type.
+        keys = {b.binding.key for b in app.active_bindings.values() if b.binding.show}
+        assert "escape" in keys and "s" not in keys and "space" not in keys
+        await pilot.press("escape")
+        await pilot.pause(0.05)
+        assert not isinstance(app.focused, Input)
+        keys = {b.binding.key for b in app.active_bindings.values() if b.enabled}
+        assert "slash" in keys and "v" in keys and "s" not in keys
 
 
 async def test_three_prompts_are_one_session_saved_after_every_turn(

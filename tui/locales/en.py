@@ -143,7 +143,7 @@ MESSAGES: dict[str, str] = {
     "cache.share": "cache hits {share:.0%} of input this session {spark}",
     "cache.turn_cost": "this turn {cost} ({model} prices)",
     "cache.turn_tokens": "this turn {n:,} tokens (no price for this model)",
-    "meter.no_usage": "no API usage yet (scripted model)",
+    "meter.no_usage": "no API usage yet",
     "meter.counted": " · {n:,} counted by the API",
     "meter.of_limit": " / {limit:,} chars ",
     "meter.target": " target {n:,}",
@@ -169,12 +169,14 @@ MESSAGES: dict[str, str] = {
     "unit.chars": "chars",
     # -- the Stages panel (stage names themselves are never translated) --------------------
     "stages.col.stage": "stage",
-    "stages.col.chars": "chars before → after",
+    "stages.col.chars": "before→after",
     "stages.col.msgs": "msgs",
     "stages.col.files": "files",
     "stages.col.hint": "what happened",
     "stages.subtitle": "{n} stages · {saved:,} chars taken out",
-    "stages.violations": "{n} violation(s)",
+    "stages.subtitle.one": "{n} stage · {saved:,} chars taken out",
+    "stages.violations": "{n} violations",
+    "stages.violations.one": "{n} violation",
     "lost": "LOST",
     "hint.tool_result_budget": "big results → files + previews",
     "hint.snip_compact": "middle → transcript + marker",
@@ -192,7 +194,8 @@ MESSAGES: dict[str, str] = {
     "conv.you": "you",
     "conv.stage_chars": "{before:,} → {after:,} chars",
     "conv.stage_msgs": "{before} → {after} messages",
-    "conv.files_written": "  · {n} file(s) written",
+    "conv.files_written": "  · {n} files written",
+    "conv.files_written.one": "  · {n} file written",
     "conv.pointer_broken": "broken pointer {id}: {path}",
     "conv.retry": "retrying the {purpose} call (attempt {attempt}): {reason}",
     "conv.recalled": "recalled ({method}): {files}",
@@ -223,6 +226,8 @@ MESSAGES: dict[str, str] = {
     "kind.summary": "summary",
     "kind.error": "error",
     "model.empty": "(no history yet: the first request has not been sent)",
+    "model.footer.one": "{n} message · {size} — the list the model was sent on its last call "
+                        "(its reply is in History)",
     "model.footer": "{n} messages · {size} — the list the model was sent on its last call "
                     "(its reply is in History)",
     "model.message_title": "message #{index} ({role})",
@@ -231,7 +236,10 @@ MESSAGES: dict[str, str] = {
     "tx.col.size": "size",
     "tx.col.stage": "written by",
     "tx.earlier": "(earlier run)",
-    "tx.subtitle": "{transcripts} transcript(s) · {results} result file(s)",
+    "tx.transcripts": "{n} transcripts",
+    "tx.transcripts.one": "{n} transcript",
+    "tx.results": "{n} result files",
+    "tx.results.one": "{n} result file",
     "tx.transcript": "transcript {id}",
     "mem.col.type": "type",
     "mem.col.name": "name",
@@ -239,7 +247,8 @@ MESSAGES: dict[str, str] = {
     "mem.invalid": "invalid",
     "mem.not_watched": "memory folder not watched: {error}",
     "mem.reloaded": "reloaded: {files}",
-    "mem.count": "{n} record(s)",
+    "mem.count": "{n} records",
+    "mem.count.one": "{n} record",
     "mem.notes": " · {invalid} invalid · {recalled} recalled (★) · a new · e $EDITOR · "
                  "d delete · m MEMORY.md",
     "mem.rejected": "rejected",
@@ -254,7 +263,8 @@ MESSAGES: dict[str, str] = {
     "inspector.ledger_title": "Ledger: where each removed result went (Enter opens the file)",
     "inspector.before": "BEFORE",
     "inspector.after": "AFTER",
-    "inspector.count": "{n} message(s)",
+    "inspector.count": "{n} messages",
+    "inspector.count.one": "{n} message",
     "inspector.source": "source: {source}",
     "inspector.fold": "{n} unchanged messages",
     "ledger.chars": "chars",
@@ -329,6 +339,7 @@ MESSAGES: dict[str, str] = {
                         "temporary workspace",
     "compare.running": "running {name} ({n}/{total})…",
     "compare.done": "done: {n} strategies (r runs them again)",
+    "compare.done.one": "done: {n} strategy (r runs it again)",
     "compare.failed": "the comparison stopped: {error}",
     "compare.col.strategy": "strategy",
     "compare.col.calls": "calls",
@@ -353,5 +364,125 @@ MESSAGES: dict[str, str] = {
     # -- system prompt ---------------------------------------------------------------------
     "sysprompt.title": "System prompt of the last main call",
     "sysprompt.count": "{n} sections · {chars:,} chars",
+    "sysprompt.count.one": "{n} section · {chars:,} chars",
     "sysprompt.empty": "No main model call yet: the system prompt is assembled for each call.",
+    "editor.discard": "Discard your changes to this record?",
+    "editor.discard_yes": "Discard (y)",
+    "editor.discard_no": "Keep editing (n)",
+    "meter.no_usage_scripted": "no API usage (scripted model)",
+    "meter.spark_scale": "chars sent per main call · full height = {top:,} (125% of the limit)",
+    "header.sub_short": "{provider} · {workspace}",
+    "header.tooltip": "workspace: {path} (w copies it)",
+    "notice.workspace_copied": "workspace path (copied to the clipboard)",
+    "notice.zoom_nothing": "focus a panel first (keys 1–6), then z maximises it",
+    "key.zoom": "Maximise",
+    "key.workspace": "Copy workspace path",
+    "key.panel_history": "History",
+    "key.panel_model": "What the model sees",
+    "key.panel_context": "Context panel",
+    "key.panel_stages": "Stages panel",
+    "key.panel_transcripts": "Transcripts panel",
+    "key.panel_memory": "Memory panel",
+    "key.leave_prompt": "Keys (leave the prompt)",
+    "key.to_prompt": "Prompt",
+    "header.temporary_short": "temporary workspace (w: its path)",
+    "mem.why_invalid": "not a valid record (never recalled) — ",
+    "breaks.state_on": "● ON",
+    "breaks.state_off": "○ off",
+    "palette.panel": "Go to {name}",
+    "palette.panel_help": "Show this panel and give it the keyboard (key {key})",
+    "palette.zoom": "Maximise the focused panel",
+    "palette.zoom_help": "Fill the screen with the panel that has the focus; z again restores",
+    "palette.copy_workspace": "Copy workspace path",
+    "palette.copy_workspace_help": "Copy the workspace's full path to the clipboard and show it",
+    "why.tool_result_budget": "a batch of results over {batch:,} chars: {n} results over "
+                              "{large:,} went to files",
+    "why.snip_compact": "{messages} messages > {max} (max_messages)",
+    "why.micro_compact": "{chars:,} chars > trigger {limit:,}: results before the newest {keep} "
+                         "become placeholders, down toward {target:,}",
+    "why.fit_tool_results": "{chars:,} chars still > trigger {limit:,} after micro_compact: "
+                            "results become previews, down toward {target:,}",
+    "why.compact_history": "{chars:,} chars still > trigger {limit:,} after micro and fit: the "
+                           "history becomes one summary",
+    "why.reactive_compact": "the API said the prompt is too long ({chars:,} chars sent): all "
+                            "but the last {tail} messages become a summary",
+    "why.manual_compact": "the model called the compact tool ({chars:,} chars, {messages} "
+                          "messages)",
+    "why.did": "{before:,} → {after:,} chars · {before_msgs} → {after_msgs} messages",
+    "why.files": "{n} files written",
+    "why.files.one": "{n} file written",
+    "why.ledger": "{n} results moved out (see the ledger)",
+    "why.ledger.one": "{n} result moved out (see the ledger)",
+    "rule.tool_result_budget": "When one batch of tool results is over the batch limit, every "
+                               "result over the large-result size is saved to a file and "
+                               "replaced by a preview.",
+    "rule.snip_compact": "When the history has more than max_messages messages, the middle is "
+                         "saved to a transcript and replaced by one marker; the head and tail "
+                         "stay, and tool pairs are never split.",
+    "rule.micro_compact": "Above the trigger, old tool results the model has already seen "
+                          "become placeholders pointing at their files, newest kept, until the "
+                          "target is reached.",
+    "rule.fit_tool_results": "Still above the trigger after micro_compact: any result, largest "
+                             "first, becomes a short preview of its file.",
+    "rule.compact_history": "Still above the trigger after micro and fit: the whole history is "
+                            "summarised into one [Compacted] message; the transcript keeps the "
+                            "original.",
+    "rule.reactive_compact": "The API refused the request as too long: everything but the last "
+                             "few messages is summarised and the call is retried once.",
+    "rule.manual_compact": "The model called the compact tool: after its tool batch, the "
+                           "history is summarised.",
+    "welcome.title": "Welcome to ctxlab · {scenario}",
+    "welcome.no_key": "No ANTHROPIC_API_KEY is set, so this is the offline demo: a scripted "
+                      "model plays a scenario through the real engine. To go live, set "
+                      "ANTHROPIC_API_KEY (and optionally ANTHROPIC_BASE_URL, CTXLAB_MODEL) and "
+                      "run ctxlab in your project.",
+    "welcome.watch": "What to watch",
+    "welcome.watch_meter": "Context: the bar fills toward the trigger │ — that is what every "
+                           "stage compares.",
+    "welcome.watch_stages": "Stages: each compaction stage that changed something, with before "
+                            "→ after; Enter opens the inspector.",
+    "welcome.watch_history": "History and What the model sees (v): what happened, and the list "
+                             "the model was actually sent.",
+    "welcome.watch_memory": "Transcripts and Memory: nothing is lost — every byte taken out is "
+                            "in a file.",
+    "welcome.keys": "Keys",
+    "welcome.key_play": "play / pause",
+    "welcome.key_step": "one model call, then pause",
+    "welcome.key_panels": "go to a panel (History, model view, Context, Stages, Transcripts, "
+                          "Memory)",
+    "welcome.key_inspect": "inspect the selected stage: before, after, why",
+    "welcome.key_zoom": "maximise the focused panel",
+    "welcome.key_palette": "every command by name",
+    "welcome.auto_pause_on": "The demo pauses the first time each kind of stage fires and says "
+                             "why (palette: auto-pause).",
+    "welcome.auto_pause_off": "Auto-pause at new stages is off (palette: auto-pause).",
+    "welcome.play": "Play (space)",
+    "welcome.step": "Step one call (s)",
+    "welcome.look": "Look around (esc)",
+    "notice.auto_paused_title": "Paused: {stage} fired for the first time",
+    "notice.auto_paused": "{why}\nspace plays on · i inspects it · palette: auto-pause off",
+    "notice.auto_pause_on": "auto-pause at the first firing of each stage: on",
+    "notice.auto_pause_off": "auto-pause at the first firing of each stage: off",
+    "palette.auto_pause": "Auto-pause at new stages (on/off)",
+    "palette.auto_pause_help": "Pause the first time each kind of stage fires, with why it fired",
+    "status.auto_pause": "auto-pause",
+    "conv.session": "session {n} of {total}",
+    "conv.why": "why: {why}",
+    "key.item": "Item",
+    "key.open": "Open",
+    "key.full_result": "Whole result",
+    "key.next_stage": "Next stage",
+    "key.prev_stage": "Previous stage",
+    "key.export_md": "Export .md",
+    "key.export_svg": "Export .svg",
+    "inspector.position": "({n} of {total})",
+    "inspector.why_rule": "rule",
+    "inspector.why_fired": "why it fired",
+    "inspector.why_thresholds": "thresholds in force",
+    "inspector.why_did": "what it did",
+    "inspector.no_more": "no more stages that way",
+    "inspector.exported": "exported",
+    "inspector.export_failed": "cannot export: {error}",
+    "why.tool_result_budget.one": "a batch of results over {batch:,} chars: {n} result over "
+                                  "{large:,} went to a file",
 }

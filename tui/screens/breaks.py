@@ -23,6 +23,13 @@ from core.compact.context import BREAK_SWITCHES
 from tui.i18n import localize_bindings, t
 
 
+def state_text(on: bool) -> Content:
+    """The switch's state in words and a mark, not in colour only (a projector, colour
+    blindness, a monochrome terminal)."""
+    return Content.styled(t("breaks.state_on"), "bold $warning") if on else \
+        Content.styled(t("breaks.state_off"), "$text-muted")
+
+
 class BreaksScreen(ModalScreen[frozenset[str] | None]):
     """A switch per protection; ``Apply`` returns the set that is on (None: cancelled)."""
 
@@ -43,6 +50,8 @@ class BreaksScreen(ModalScreen[frozenset[str] | None]):
             for name in BREAK_SWITCHES:
                 with Horizontal(classes="break-row"):
                     yield Switch(value=name in self.current, id=f"break-{name}")
+                    yield Static(state_text(name in self.current), id=f"state-{name}",
+                                 classes="break-state")
                     yield Static(Content.assemble(
                         (name, "bold"), "\n",
                         (t("breaks.protects"), "dim bold"), (t(f"break.{name}"), "dim"),
@@ -55,6 +64,10 @@ class BreaksScreen(ModalScreen[frozenset[str] | None]):
 
     def on_mount(self) -> None:
         self.query_one(Switch).focus()
+
+    def on_switch_changed(self, event: Switch.Changed) -> None:
+        name = (event.switch.id or "").removeprefix("break-")
+        self.query_one(f"#state-{name}", Static).update(state_text(event.value))
 
     def chosen(self) -> frozenset[str]:
         return frozenset(name for name in BREAK_SWITCHES

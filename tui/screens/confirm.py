@@ -1,4 +1,5 @@
-"""A yes/no question, for the one destructive action of the workbench (deleting a memory)."""
+"""A yes/no question, for the workbench's destructive actions (deleting a memory, throwing
+away an edit): the buttons name what each answer does, not just "yes" and "no"."""
 
 from __future__ import annotations
 
@@ -19,17 +20,19 @@ class Confirm(ModalScreen[bool]):
         Binding("y", "answer(True)", "key.yes"),
     ]
 
-    def __init__(self, question: str) -> None:
+    def __init__(self, question: str, yes: str | None = None, no: str | None = None) -> None:
         super().__init__()
         localize_bindings(self)
         self.question = question
+        self.yes_label = yes or t("confirm.delete")
+        self.no_label = no or t("confirm.keep")
 
     def compose(self) -> ComposeResult:
         with Vertical(id="confirm-box"):
             yield Static(self.question, id="confirm-question")
             with Horizontal(id="confirm-buttons"):
-                yield Button(t("confirm.delete"), variant="error", id="yes")
-                yield Button(t("confirm.keep"), variant="primary", id="no")
+                yield Button(self.yes_label, variant="error", id="yes")
+                yield Button(self.no_label, variant="primary", id="no")
 
     def on_button_pressed(self, event: Button.Pressed) -> None:
         self.dismiss(event.button.id == "yes")

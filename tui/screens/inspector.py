@@ -7,6 +7,11 @@ screen. Under the lists, the stage's ledger says where every removed result went
 a row opens that file. Each side states where it came from — the lists the stage itself
 recorded (see :mod:`tui.stage_diff`), or that this source recorded none. A ledger
 entry whose output was saved nowhere (a break switch) reads LOST, in the error colour.
+
+Above the lists, the "why" pane says the stage's rule in one sentence, why it fired (the
+numbers that crossed), the thresholds in force and what it did. ``n`` / ``p`` step to the
+next / previous stage without leaving, and ``m`` / ``g`` export the stage as Markdown or
+SVG for slides. The ledger has the focus on opening: Enter opens a file at once.
 """
 
 from __future__ import annotations
@@ -21,9 +26,12 @@ from textual.content import Content
 from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Static
 
+from core.config import Thresholds
 from tui.i18n import localize_bindings, t
 from tui.messages import OpenFile
+from tui.screens.stage_export import export_name, stage_markdown, write_export
 from tui.stage_diff import Row, Side, StageRecord, diff_rows, sides
+from tui.why import stage_rule, thresholds_in_force, what_it_did, why_fired
 from tui.widgets.render import message_content, size_label
 from tui.widgets.stage_timeline import stage_hint
 
@@ -64,13 +72,27 @@ def fold(rows: list[Row]) -> list[Row | int]:
 
 
 class Inspector(Screen[None]):
-    BINDINGS: ClassVar[list[BindingType]] = [Binding("escape,q", "app.pop_screen", "key.back")]
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("escape,q", "app.pop_screen", "key.back"),
+        Binding("n", "move(1)", "key.next_stage"),
+        Binding("p", "move(-1)", "key.prev_stage"),
+        Binding("m", "export_markdown", "key.export_md"),
+        Binding("g", "export_svg", "key.export_svg"),
+    ]
 
-    def __init__(self, record: StageRecord, workspace: Path) -> None:
+    def __init__(self, record: StageRecord, workspace: Path,
+                 records: list[StageRecord] | None = None,
+                 limits: Thresholds | None = None, export_dir: Path | None = None) -> None:
         super().__init__()
         localize_bindings(self)
         self.record = record
         self.workspace = workspace
+        self.records = records or [record]
+        self.limits = limits or Thresholds()
+        self.export_dir = export_dir
+        self.before: Side | None = None
+        self.after: Side | None = None
+        self.rows: tuple[list[Row], list[Row]] = ([], [])
 
     def compose(self) -> ComposeResult:
         e = self.record.event
@@ -79,7 +101,11 @@ class Inspector(Screen[None]):
             (e.stage, "bold $warning"), "  ",
             t("inspector.summary", before=e.before_chars, after=e.after_chars,
               before_msgs=e.before_messages, after_msgs=e.after_messages), " · ",
-            (stage_hint(e.stage), "italic"), *cache_cost_parts(e)), id="inspector-title")
+            (stage_hint(e.stage), "italic"), *cache_cost_parts(e), "  ",
+            (t("inspector.position", n=self.position() + 1, total=len(self.records)), "dim")),
+            id="inspector-title")
+        with VerticalScroll(id="inspector-why"):
+            yield Static(self.why_text())
         with Horizontal(id="inspector-sides"):
             with Vertical(classes="inspector-side"):
                 yield Static(id="before-source", classes="side-source")
@@ -103,9 +129,57 @@ class Inspector(Screen[None]):
         else:
             left = [Row(i, m, "kept") for i, m in enumerate(before.messages or [])]
             right = [Row(i, m, "kept") for i, m in enumerate(after.messages or [])]
+        self.before, self.after, self.rows = before, after, (left, right)
         await self.query_one("#before-list").mount_all(self.widgets(left))
         await self.query_one("#after-list").mount_all(self.widgets(right))
         self.fill_ledger()
+        self.query_one("#inspector-ledger").focus()
+
+    # -- why, neighbours, export --------------------------------------------------------------
+
+    def why_text(self) -> Content:
+        e = self.record.event
+        rows = [("inspector.why_rule", stage_rule(e.stage)),
+                ("inspector.why_fired", why_fired(e, self.limits)),
+                ("inspector.why_thresholds", thresholds_in_force(e.stage, self.limits)),
+                ("inspector.why_did", what_it_did(e))]
+        return Content("\n").join(Content.assemble((t(label), "bold $accent"), " ", text)
+                                   for label, text in rows if text)
+
+    def position(self) -> int:
+        return next((i for i, r in enumerate(self.records) if r is self.record), 0)
+
+    def action_move(self, step: int) -> None:
+        at = self.position() + step
+        if not 0 <= at < len(self.records):
+            self.notify(t("inspector.no_more"))
+            return
+        self.app.switch_screen(Inspector(self.records[at], self.workspace, self.records,
+                                         self.limits, self.export_dir))
+
+    def target_dir(self) -> Path:
+        return self.export_dir or Path.cwd()
+
+    def action_export_markdown(self) -> None:
+        if self.before is None or self.after is None:
+            return
+        text = stage_markdown(self.record, self.before, self.after, *self.rows, self.limits)
+        try:
+            path = write_export(self.target_dir(), export_name(self.record, "md"), text)
+        except OSError as exc:
+            self.notify(t("inspector.export_failed", error=exc), severity="error")
+            return
+        self.notify(str(path), title=t("inspector.exported"), timeout=10)
+
+    def action_export_svg(self) -> None:
+        name = export_name(self.record, "svg")
+        try:
+            self.target_dir().mkdir(parents=True, exist_ok=True)
+            path = self.app.save_screenshot(filename=name, path=str(self.target_dir()))
+        except OSError as exc:
+            self.notify(t("inspector.export_failed", error=exc), severity="error")
+            return
+        self.notify(str(path), title=t("inspector.exported"), timeout=10)
 
     @staticmethod
     def source_line(label: str, side: Side) -> Content:

@@ -6,12 +6,17 @@ store's own parser *before* anything is written; an invalid one is refused with 
 and the file on disk stays as it was. A valid one is saved through :class:`MemoryStore`
 (atomic write under the store's lock, index rebuilt, ``memory_written`` emitted). Renaming a
 record writes the new file first, then removes the old one.
+
+Esc cancels, as the footer says — also from the code editor, which would otherwise take
+Esc to move the focus — and asks first when the text was changed, so a stray key never
+throws an edit away, and a blank template opened by accident is one key to leave.
 """
 
 from __future__ import annotations
 
 from typing import ClassVar
 
+from textual import events
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Vertical
@@ -38,6 +43,18 @@ def new_record_text() -> str:
     return NEW_RECORD.format(body=t("editor.template_body"))
 
 
+class RecordArea(TextArea):
+    """The code editor, except that Esc asks the screen to cancel instead of moving focus."""
+
+    async def _on_key(self, event: events.Key) -> None:
+        if event.key == "escape":
+            event.stop()
+            event.prevent_default()
+            await self.run_action("screen.cancel")
+            return
+        await super()._on_key(event)
+
+
 class MemoryEditor(ModalScreen[str | None]):
     """Edit one record (``file``) or a new one (``file is None``); returns the saved file."""
 
@@ -57,8 +74,8 @@ class MemoryEditor(ModalScreen[str | None]):
         with Vertical(id="editor-box") as box:
             box.border_title = t("editor.title", file=self.file or t("editor.new"))
             yield Static(t("editor.help"), id="editor-help")
-            yield TextArea.code_editor(self.text, language="markdown", id="editor-text",
-                                       soft_wrap=True)
+            yield RecordArea.code_editor(self.text, language="markdown", id="editor-text",
+                                         soft_wrap=True)
             yield Static("", id="editor-error")
         yield Footer()
 
@@ -91,4 +108,16 @@ class MemoryEditor(ModalScreen[str | None]):
         self.dismiss(saved.file)
 
     def action_cancel(self) -> None:
-        self.dismiss(None)
+        """Leave without saving; with unsaved changes, only after the user says so."""
+        from tui.screens.confirm import Confirm
+
+        if self.query_one(TextArea).text == self.text:
+            self.dismiss(None)
+            return
+
+        def answered(discard: bool | None) -> None:
+            if discard:
+                self.dismiss(None)
+
+        self.app.push_screen(Confirm(t("editor.discard"), t("editor.discard_yes"),
+                                     t("editor.discard_no")), answered)

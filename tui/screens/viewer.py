@@ -2,8 +2,10 @@
 
 Large values are the reason the workbench exists, so the viewer must not choke on them: it
 shows at most :data:`MAX_CHARS` characters and says how much it left out. Transcripts (JSONL,
-one message per line) are pretty-printed message by message, so a learner can read the list
-a stage archived as a list.
+one message per line) are shown message by message with their texts unescaped (see
+:mod:`tui.widgets.readable`), so a learner can read the list a stage archived as a list —
+a summary reads as the paragraphs it is, not as one line of ``\n`` and ``\"``. Long lines
+wrap: a viewer is for reading, and nothing may run off the right edge.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from textual.screen import ModalScreen
 from textual.widgets import Footer, Static, TextArea
 
 from tui.i18n import localize_bindings, t
+from tui.widgets.readable import readable_message
 
 MAX_CHARS = 300_000
 # JSON is highlighted with the YAML grammar (JSON is YAML): the tree-sitter-json 0.24 binding
@@ -27,13 +30,13 @@ GRAMMAR = {"json": "yaml"}
 
 
 def pretty_jsonl(text: str) -> str:
-    """Each line's JSON indented, under a ``// message N`` heading; bad lines kept as they are."""
+    """Each line's message readable, under a ``// message N`` heading; bad lines as they are."""
     out: list[str] = []
     for n, line in enumerate(text.splitlines()):
         if not line.strip():
             continue
         try:
-            body = json.dumps(json.loads(line), ensure_ascii=False, indent=2)
+            body = readable_message(json.loads(line))
         except ValueError:
             body = line
         out.append(f"// message {n}\n{body}")
@@ -47,7 +50,7 @@ def read_for_viewer(path: Path) -> tuple[str, str | None, str]:
     size = path.stat().st_size
     note = t("viewer.bytes", n=size)
     if path.suffix == ".jsonl" and len(text) <= MAX_CHARS:
-        return pretty_jsonl(text), "json", note + " · " + t("viewer.jsonl")
+        return pretty_jsonl(text), None, note + " · " + t("viewer.jsonl")
     language = "json" if path.suffix in (".json", ".jsonl") else (
         "markdown" if path.suffix == ".md" else None)
     return clip(text, note, language)
@@ -86,7 +89,7 @@ class Viewer(ModalScreen[None]):
             box.border_title = self.title_text
             yield Static(self.note, id="viewer-note")
             area = TextArea(self.text, read_only=True, show_line_numbers=True,
-                            soft_wrap=False, id="viewer-text")
+                            soft_wrap=True, id="viewer-text")
             if self.language:
                 try:
                     area.language = GRAMMAR.get(self.language, self.language)

@@ -19,10 +19,11 @@ from collections.abc import Sequence
 from typing import Any
 
 from rich.cells import set_cell_size
+from textual import events
 from textual.app import ComposeResult
 from textual.containers import Vertical
 from textual.content import Content
-from textual.widgets import Sparkline, Static
+from textual.widgets import Static
 
 from core import events as ev
 from core.config import Thresholds
@@ -33,7 +34,8 @@ from tui.routing import Routed, handles
 from tui.widgets.cache_line import CacheLine
 from tui.widgets.render import text_kind
 
-BAR_WIDTH = 60
+BAR_WIDTH = 60  # at most: the bar shrinks to the panel's width, never wraps
+SPARK_LEVELS = " ▁▂▃▄▅▆▇█"
 TOOL_DEFINITION_CHARS = json_chars(TOOL_SCHEMAS)
 MESSAGE_CATEGORIES = ("conversation text", "tool calls", "tool results",
                       "pointers & previews", "summaries & markers", "JSON structure")
@@ -44,6 +46,7 @@ CATEGORY_LABELS = {
     "summaries & markers": "cat.summaries", "JSON structure": "cat.json",
 }
 LABEL_CELLS = 20  # label column width in terminal cells (a CJK character takes two)
+VALUE_CELLS = 8
 
 
 def message_categories(message: dict[str, Any]) -> dict[str, int]:
@@ -118,11 +121,31 @@ def meter_bar(chars: int, limits: Thresholds, width: int = BAR_WIDTH) -> Content
     return Content.assemble(*parts)
 
 
-class ContextMeter(Routed, Vertical):
-    """Meter, figures, a sparkline of chars per main call, and the category breakdown."""
+def spark_rows(history: Sequence[int], ceiling: int, width: int, rows: int = 2) -> Content:
+    """One column per main call (the newest ``width``), on a fixed scale: full height is
+    ``ceiling`` chars, so a tiny first call stays tiny instead of filling the chart."""
+    ceiling = max(ceiling, 1)
+    levels = len(SPARK_LEVELS) - 1
+    shown = list(history)[-width:] if width > 0 else []
+    heights = [min(rows * levels, round(min(v, ceiling) / ceiling * rows * levels))
+               for v in shown]
+    lines = []
+    for row in reversed(range(rows)):
+        cells = [SPARK_LEVELS[max(0, min(levels, h - row * levels))] for h in heights]
+        over = [v > ceiling for v in shown]
+        lines.append(Content.assemble(*[(c, "$error" if o else "$accent")
+                                        for c, o in zip(cells, over, strict=True)]))
+    return Content("\n").join(lines)
+
+
+class ContextMeter(Routed, Vertical, can_focus=True):
+    """Meter, figures, a sparkline of chars per main call, and the category breakdown.
+
+    Focusable, so the panel has a key, can be maximised and scrolls when it is small."""
 
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(id=id)
+        self.scripted = True  # no API usage to wait for: say so instead of "yet"
         self.border_title = t("panel.context")
         self.limits = Thresholds()
         self.chars = 0
@@ -139,11 +162,18 @@ class ContextMeter(Routed, Vertical):
     def compose(self) -> ComposeResult:
         yield Static(id="meter-figures")
         yield CacheLine()  # hidden until a real model reports usage
-        yield Sparkline([], summary_function=max, id="meter-spark")
+        yield Static(id="meter-spark")
         yield Static(id="meter-breakdown")
 
     def on_mount(self) -> None:
         self.redraw()
+
+    def on_resize(self, event: events.Resize) -> None:
+        self.redraw()
+
+    def width(self) -> int:
+        """Cells to draw in (the panel's content width once laid out)."""
+        return self.scrollable_content_region.width or BAR_WIDTH
 
     # -- the events it draws ------------------------------------------------------------------
 
@@ -184,8 +214,10 @@ class ContextMeter(Routed, Vertical):
 
     # -- inputs ---------------------------------------------------------------------------
 
-    def reset(self, limits: Thresholds) -> None:
+    def reset(self, limits: Thresholds, scripted: bool | None = None) -> None:
         self.limits = limits
+        if scripted is not None:
+            self.scripted = scripted
         self.chars = self.est_tokens = 0
         self.usage_tokens = self.counted_tokens = None
         self.history = []
@@ -193,7 +225,6 @@ class ContextMeter(Routed, Vertical):
         self.categories = dict.fromkeys(MESSAGE_CATEGORIES, 0)
         self.extra = {}
         self.recorded = False
-        self.query_one(Sparkline).data = []
         self.query_one(CacheLine).reset()
         self.redraw()
 
@@ -205,7 +236,6 @@ class ContextMeter(Routed, Vertical):
         self.chars, self.est_tokens = chars, est_tokens
         self.counted_tokens = counted if counted is not None else self.counted_tokens
         self.history.append(chars)
-        self.query_one(Sparkline).data = list(self.history)
         self.redraw()
 
     def usage(self, usage: dict[str, Any] | None) -> None:
@@ -234,11 +264,12 @@ class ContextMeter(Routed, Vertical):
         limits = self.limits
         pct = self.chars / limits.context_limit * 100 if limits.context_limit else 0
         usage = (t("meter.recorded" if self.recorded else "meter.usage", n=self.usage_tokens)
-                 if self.usage_tokens is not None else t("meter.no_usage"))
+                 if self.usage_tokens is not None
+                 else t("meter.no_usage_scripted" if self.scripted else "meter.no_usage"))
         if self.counted_tokens is not None:
             usage += t("meter.counted", n=self.counted_tokens)
         figures = Content.assemble(
-            meter_bar(self.chars, limits), "\n",
+            meter_bar(self.chars, limits, min(BAR_WIDTH, max(10, self.width()))), "\n",
             (f"{self.chars:,}", "bold"), t("meter.of_limit", limit=limits.context_limit),
             (f"{pct:.0f}%", "bold $error" if pct > 100 else "bold"),
             ("  ┊", "bold $warning"), t("meter.target", n=limits.target),
@@ -247,19 +278,31 @@ class ContextMeter(Routed, Vertical):
             (t("meter.bar_note"), "dim italic"),
         )
         self.query_one("#meter-figures", Static).update(figures)
+        self.query_one("#meter-spark", Static).update(self.spark())
         self.query_one("#meter-breakdown", Static).update(self.breakdown())
+
+    def spark(self) -> Content:
+        ceiling = max(int(self.limits.context_limit * 1.25), 1)
+        width = min(BAR_WIDTH, max(10, self.width()))
+        return Content.assemble(spark_rows(self.history, ceiling, width), "\n",
+                                (t("meter.spark_scale", top=ceiling), "dim italic"))
 
     def breakdown(self) -> Content:
         rows = self.system_rows() + [(t(CATEGORY_LABELS[k]), v)
                                      for k, v in self.categories.items()]
         rows += [(t(key), value) for key, value in self.extra.items()]
         total = sum(v for _, v in rows) or 1
-        cells = [self.cell(name, value, total) for name, value in rows]
-        half = (len(cells) + 1) // 2
+        width = self.width()
+        # Two columns when both fit with a bar of at least 3 cells, else one: a wrapped row
+        # would push the last rows out of the panel.
+        two = (width - 2) // 2 - LABEL_CELLS - VALUE_CELLS - 1 >= 3
+        bar = ((width - 2) // 2 if two else width) - LABEL_CELLS - VALUE_CELLS - 1
+        cells = [self.cell(name, value, total, max(0, min(10, bar))) for name, value in rows]
+        half = (len(cells) + 1) // 2 if two else len(cells)
         lines = []
         for i in range(half):
-            right = cells[i + half] if i + half < len(cells) else Content("")
-            lines.append(Content.assemble(cells[i], "  ", right))
+            right = cells[i + half] if two and i + half < len(cells) else Content("")
+            lines.append(Content.assemble(cells[i], "  " if two else "", right))
         title = Content.assemble((t("meter.breakdown"), "bold"),
                                  (t("meter.breakdown_total", n=total), "dim"))
         return Content("\n").join([title, *lines])
@@ -274,11 +317,12 @@ class ContextMeter(Routed, Vertical):
                 (t("cat.tools"), TOOL_DEFINITION_CHARS)]
 
     @staticmethod
-    def cell(name: str, value: int, total: int) -> Content:
+    def cell(name: str, value: int, total: int, bar_cells: int = 10) -> Content:
         share = value / total
-        bar = "▇" * max(0, round(share * 10)) if value else ""
-        return Content.assemble(set_cell_size(name, LABEL_CELLS), (f"{value:>8,}", "bold"),
-                                (f" {bar:<10}", "$accent"))
+        bar = "▇" * max(0, round(share * bar_cells)) if value and bar_cells else ""
+        return Content.assemble(set_cell_size(name, LABEL_CELLS),
+                                (f"{value:>{VALUE_CELLS},}", "bold"),
+                                (f" {bar:<{bar_cells}}" if bar_cells else "", "$accent"))
 
 
 def section_group(section: dict[str, Any]) -> str:

@@ -12,32 +12,69 @@ With a break switch on, the history the agent is about to send can violate the A
 pairing rule; each ``violation`` event leaves a red line naming the tool_use id and the
 stage that caused it, right before the call that would be refused. Scenario probes leave a
 line saying whether a fact stated early is still visible to the model.
+
+The keyboard moves through the history's *items* — tool calls and stage marks — with ↑/↓,
+instead of making each of dozens of tool calls a Tab stop (the panel is one stop). Enter
+opens or closes a tool call, or opens the inspector on a stage mark; ``r`` shows a tool's
+whole result. A new session of the scenario starts under a divider.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import ClassVar
+
+from textual.binding import Binding, BindingType
 from textual.containers import VerticalScroll
 from textual.content import Content
+from textual.message import Message
 from textual.widget import Widget
 from textual.widgets import Markdown, Static
 from textual.widgets.markdown import MarkdownStream
 
 from core import events as ev
 from core.events import PairViolation, ProbeChecked, Stage, ToolCall, ToolResult
-from tui.i18n import t
+from tui.i18n import localize_bindings, t
 from tui.routing import Routed, handles
 from tui.widgets.tool_block import Lookup, ToolBlock
 
 MAX_WIDGETS = 400  # a long live session keeps the newest; the transcripts keep the rest
 FLUSH_SECONDS = 0.03
+Explain = Callable[[Stage], str]  # a stage event -> why it fired, in one line
 
 
-class Conversation(Routed, VerticalScroll):
-    """History view fed by the app's event handlers."""
+class StageMark(Static):
+    """The one-line mark a stage leaves in the history; Enter on it opens the inspector."""
 
-    def __init__(self, lookup: Lookup, *, id: str | None = None) -> None:
+    def __init__(self, line: Content, event: Stage) -> None:
+        super().__init__(line, classes="msg-stage")
+        self.event = event
+
+
+class Conversation(Routed, VerticalScroll, can_focus_children=False):
+    """History view fed by the app's event handlers; one Tab stop, ↑/↓ between items."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("down", "cursor(1)", "key.item", key_display="↑↓"),
+        Binding("up", "cursor(-1)", "key.item", show=False),
+        Binding("enter", "activate", "key.open"),
+        Binding("r", "full_result", "key.full_result", show=False),
+    ]
+
+    class InspectStage(Message):
+        """Enter on a stage mark: the app opens the inspector on that stage."""
+
+        def __init__(self, event: Stage) -> None:
+            super().__init__()
+            self.event = event
+
+    def __init__(self, lookup: Lookup, explain: Explain | None = None, *,
+                 id: str | None = None) -> None:
         super().__init__(id=id)
+        localize_bindings(self)
         self.lookup = lookup
+        self.explain = explain  # a stage's "why it fired" line (None: no line)
+        self.item_cursor: Widget | None = None
         self._pending: list[Widget] = []
         self._flush_due = False
         self._md: Markdown | None = None  # the assistant answer being written
@@ -49,7 +86,46 @@ class Conversation(Routed, VerticalScroll):
         await self.end_assistant()
         self._pending.clear()
         self._tools.clear()
+        self.item_cursor = None
         await self.remove_children()
+
+    # -- the keyboard: an item cursor -------------------------------------------------------
+
+    def items(self) -> list[Widget]:
+        return [w for w in self.children if isinstance(w, ToolBlock | StageMark)]
+
+    def action_cursor(self, step: int) -> None:
+        """Select the next (1) or previous (-1) item; the newest first when none is."""
+        items = self.items()
+        if not items:
+            self.scroll_relative(y=step)
+            return
+        if self.item_cursor in items:
+            at = max(0, min(len(items) - 1, items.index(self.item_cursor) + step))
+        else:
+            at = len(items) - 1
+        self.select(items[at])
+
+    def select(self, item: Widget) -> None:
+        if self.item_cursor is not None:
+            self.item_cursor.remove_class("-cursor")
+        self.item_cursor = item
+        item.add_class("-cursor")
+        self.release_anchor()
+        self.scroll_to_widget(item, animate=False)
+
+    def action_activate(self) -> None:
+        item = self.item_cursor if self.item_cursor in self.items() else None
+        if isinstance(item, ToolBlock):
+            item.collapsed = not item.collapsed
+        elif isinstance(item, StageMark):
+            self.post_message(self.InspectStage(item.event))
+        else:
+            self.action_cursor(1)
+
+    def action_full_result(self) -> None:
+        if isinstance(self.item_cursor, ToolBlock):
+            self.item_cursor.open_result()
 
     def _add(self, widget: Widget) -> None:
         self._pending.append(widget)
@@ -66,7 +142,8 @@ class Conversation(Routed, VerticalScroll):
             extra = len(self.children) - MAX_WIDGETS
             if extra > 0:
                 await self.remove_children(list(self.children)[:extra])
-            self.anchor()
+            if self.item_cursor is None:  # follow the stream unless the reader is on an item
+                self.anchor()
         if self._md is not None and self._md.is_mounted and self._stream is None:
             self._stream = Markdown.get_stream(self._md)
             await self._stream.write("".join(self._md_text))
@@ -147,6 +224,7 @@ class Conversation(Routed, VerticalScroll):
 
     @handles(Stage)
     async def stage(self, event: Stage) -> None:
+        why = self.explain(event) if self.explain is not None else ""
         await self.end_assistant()
         saved = event.before_chars - event.after_chars
         line = Content.assemble(
@@ -156,7 +234,18 @@ class Conversation(Routed, VerticalScroll):
             "  ", t("conv.stage_msgs", before=event.before_messages, after=event.after_messages),
             (t("conv.files_written", n=len(event.files)) if event.files else "", "dim"),
         )
-        self._add(Static(line, classes="msg-stage"))
+        if why:
+            line = Content.assemble(line, "\n", ("  " + t("conv.why", why=why), "dim italic"))
+        self._add(StageMark(line, event))
+
+    @handles(ev.SessionStart)
+    async def divider(self, event: ev.SessionStart) -> None:
+        """Where a new session of the scenario starts (a fresh agent, memory carried over)."""
+        if event.session <= 1:
+            return
+        await self.end_assistant()
+        label = t("conv.session", n=event.session, total=event.sessions)
+        self._add(Static(Content.styled(f" {label} ", "bold reverse"), classes="msg-divider"))
 
     @handles(PairViolation)
     async def violation(self, event: PairViolation) -> None:

@@ -69,6 +69,7 @@ class MemoryCatalog(Routed, Vertical):
     def compose(self) -> ComposeResult:
         table: DataTable[Content | str] = DataTable(id="memory-table", cursor_type="row")
         yield table
+        yield Static(id="memory-detail")
         yield Static(id="memory-notes")
 
     def on_mount(self) -> None:
@@ -150,12 +151,36 @@ class MemoryCatalog(Routed, Vertical):
                           key=f"!{bad.file}")
         if table.row_count:
             table.move_cursor(row=min(max(row, 0), table.row_count - 1))
+        self.show_detail()
         notes = [Content.assemble((t("mem.count", n=len(records)), "bold"),
                                   t("mem.notes", invalid=len(invalid),
                                     recalled=len(self.recalled)))]
         notes += [Content.assemble((t("mem.rejected"), "bold $warning"), " ", f"{name}: ",
                                    (_cut(reason, 70), "dim")) for name, reason in self.rejected]
         self.query_one("#memory-notes", Static).update(Content("\n").join(notes))
+
+    def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
+        event.stop()
+        self.show_detail()
+
+    def show_detail(self) -> None:
+        """The selected record's description in full — or, for a file that is not a valid
+        record, the whole reason: a table column is too narrow to say why."""
+        detail = self.query_one("#memory-detail", Static)
+        key = self.current_file()
+        store = self.store
+        if key is None or store is None:
+            detail.update("")
+            return
+        if key.startswith("!"):
+            reason = next((b.reason for b in store.invalid() if b.file == key[1:]), "")
+            detail.update(Content.assemble((f"{key[1:]}: ", "bold $error"),
+                                           (t("mem.why_invalid"), "$error"), reason))
+            return
+        record = next((r for r in store.records() if r.file == key), None)
+        if record is not None:
+            detail.update(Content.assemble((f"{record.name}: ", "bold"), record.description,
+                                           (f"  ({record.file})", "dim")))
 
     def current_file(self) -> str | None:
         table = self.query_one(DataTable)

@@ -11,7 +11,6 @@ a message rather than editing it), and Enter opens the selected message whole in
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from textual.content import Content
@@ -20,6 +19,7 @@ from textual.widgets import ListItem, ListView, Static
 from core.measure import json_chars, list_chars
 from tui.i18n import t
 from tui.messages import OpenText
+from tui.widgets.readable import readable_message
 from tui.widgets.render import message_content, size_label, text_kind
 
 
@@ -46,6 +46,8 @@ class ModelView(ListView):
         items = [self._item(i, m) for i, m in enumerate(self.messages)]
         items.append(ListItem(Static(self._footer(), classes="model-footer")))
         await self.extend(items)
+        if self.messages and self.index is None:  # Enter works without an arrow first
+            self.index = 0
 
     def _item(self, index: int, message: dict[str, Any]) -> ListItem:
         shape = text_kind(message.get("content"), message)
@@ -68,6 +70,5 @@ class ModelView(ListView):
         if index is None or index >= len(self.messages):
             return
         message = self.messages[index]
-        text = json.dumps(message, ensure_ascii=False, indent=2, default=str)
         self.post_message(OpenText(t("model.message_title", index=index,
-                                     role=message.get("role")), text, "json"))
+                                     role=message.get("role")), readable_message(message)))

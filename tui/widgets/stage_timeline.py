@@ -12,14 +12,21 @@ Stage names are the course's identifiers in every language; only the hint is pro
 
 from __future__ import annotations
 
+from textual import events
 from textual.content import Content
 from textual.message import Message
 from textual.widgets import DataTable
+from textual.widgets.data_table import ColumnKey
 
 from core.events import PairViolation, Stage
 from tui.i18n import t
 from tui.routing import Routed, handles
 from tui.stage_diff import StageRecord
+
+# (key, label id, width): every column but the hint has a fixed width.
+COLUMNS = (("n", "#", 2), ("stage", "stages.col.stage", 18), ("chars", "stages.col.chars", 15),
+           ("msgs", "stages.col.msgs", 7), ("files", "stages.col.files", 5),
+           ("hint", "stages.col.hint", 12))
 
 
 def stage_hint(stage: str) -> str:
@@ -58,12 +65,25 @@ class StageTimeline(Routed, DataTable[str | Content]):
         self.untraced = 0  # violations no stage is known to have caused
 
     def on_mount(self) -> None:
-        self.add_column("#", key="n", width=3)
-        self.add_column(t("stages.col.stage"), key="stage", width=18)
-        self.add_column(t("stages.col.chars"), key="chars", width=20)
-        self.add_column(t("stages.col.msgs"), key="msgs", width=6)
-        self.add_column(t("stages.col.files"), key="files", width=5)
-        self.add_column(t("stages.col.hint"), key="hint", width=30)
+        for key, label, width in COLUMNS:
+            self.add_column(t(label) if label != "#" else "#", key=key, width=width)
+        self.fit_hint()
+
+    def on_resize(self, event: events.Resize) -> None:
+        self.fit_hint()
+
+    def fit_hint(self) -> None:
+        """The hint column takes the width the others leave (a cut hint says nothing)."""
+        room = self.scrollable_content_region.width
+        if not room:
+            return
+        fixed = sum(width for _, _, width in COLUMNS[:-1]) + 2 * self.cell_padding * len(COLUMNS)
+        column = self.columns.get(ColumnKey("hint"))
+        width = max(COLUMNS[-1][2], room - fixed - 1)
+        if column is not None and column.width != width:
+            column.width = width
+            self._require_update_dimensions = True
+            self.refresh()
 
     def reset(self) -> None:
         self.clear()
@@ -84,7 +104,7 @@ class StageTimeline(Routed, DataTable[str | Content]):
         key = str(record.index)
         self.records[key] = record
         self.add_row(
-            str(record.index), e.stage, f"{e.before_chars:>8,} → {e.after_chars:<8,}",
+            str(record.index), e.stage, f"{e.before_chars:>7,}→{e.after_chars:<7,}",
             f"{e.before_messages}→{e.after_messages}", str(len(e.files)),
             self.hint_cell(key), key=key,
         )

@@ -18,6 +18,7 @@ from textual.widgets import Button, Collapsible, Static
 
 from tui.i18n import t
 from tui.messages import OpenText
+from tui.widgets.readable import content_text
 from tui.widgets.render import as_text, head_lines, size_label
 
 Lookup = Callable[[str], Any]
@@ -69,10 +70,14 @@ class ToolBlock(Collapsible):
 
     def on_button_pressed(self, event: Button.Pressed) -> None:
         event.stop()
+        self.open_result()
+
+    def open_result(self) -> None:
+        """The whole result in the viewer (the button, or ``r`` on the selected call)."""
         content = self.lookup(self.tool_use_id)
         if content is None:
             self.app.notify(t("tool.not_yet"))
             return
         self.post_message(OpenText(t("tool.result_title", name=self.tool_name,
                                      id=self.tool_use_id),
-                                   as_text(content)))
+                                   content_text(content)))

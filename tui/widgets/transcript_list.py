@@ -122,7 +122,8 @@ class TranscriptList(Routed, DataTable):
             self.add_row(display_name(f.rel), short_size(f.size),
                          self.writers.get(f.rel, t("tx.earlier")), key=f.rel)
         n_t = sum(1 for f in files if f.rel.endswith(".jsonl"))
-        self.border_subtitle = t("tx.subtitle", transcripts=n_t, results=len(files) - n_t)
+        self.border_subtitle = t("tx.transcripts", n=n_t) + " · " + t("tx.results",
+                                                                       n=len(files) - n_t)
 
     def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
         event.stop()

@@ -1,0 +1,110 @@
+"""What the workbench does for a learner: the welcome card, pauses at each new kind of
+stage with why it fired, and the inspector reached from History.
+
+The auto-pause must act *while the engine runs*, not when the UI gets round to drawing: it
+has to pause before the next model call. So :meth:`LearnerActions.observe` is a sink of the
+session's event stream, called synchronously for every event before the UI's bridge (it only
+reads and flips flags, and pauses through the source's public ``pause`` capability), and the
+drawing happens later, in the ordinary message handlers.
+(Session dividers need no such care: the engine's ``session_start`` event says where.)
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from textual.app import App
+
+from core import events as ev
+from core.source import PAUSE, STEP, can
+from tui.i18n import t
+from tui.why import why_fired
+from tui.widgets.stage_timeline import StageTimeline
+
+if TYPE_CHECKING:
+    from core.config import Thresholds
+    from core.source import EventSource
+    from tui.app_config import AppConfig
+    from tui.stage_diff import StageRecord
+
+
+class LearnerActions(App[int]):
+    """Mixed into :class:`tui.app.CtxlabApp`."""
+
+    if TYPE_CHECKING:
+        config: AppConfig
+        source: EventSource | None
+        workspace: Path
+        generation: int
+        scenario_title: str
+
+        def limits(self) -> Thresholds: ...
+        def update_status(self) -> None: ...
+
+    _observed_generation = -1
+    _kinds_seen: set[str]
+
+    # -- the welcome card -----------------------------------------------------------------------
+
+    def show_welcome(self) -> None:
+        from tui.screens.welcome import WelcomeCard
+
+        source = self.source
+
+        def chosen(choice: str | None) -> None:
+            if source is not None and choice == "play" and can(source, PAUSE):
+                source.resume()  # type: ignore[attr-defined]
+            elif source is not None and choice == "step" and can(source, STEP):
+                source.step()  # type: ignore[attr-defined]
+            self.update_status()
+
+        if source is not None and can(source, PAUSE):
+            source.pause()  # type: ignore[attr-defined]  # the run waits behind the card
+        self.update_status()
+        self.push_screen(WelcomeCard(self.scenario_title or str(self.config.scenario),
+                                     self.config.auto_pause, self.config.demo_reason), chosen)
+
+    # -- engine side: called synchronously for every event ---------------------------------------
+
+    def observe(self, event: ev.Event) -> None:
+        if self._observed_generation != self.generation:  # a new run: start over
+            self._observed_generation = self.generation
+            self._kinds_seen = set()
+        if isinstance(event, ev.Stage) and event.stage not in self._kinds_seen:
+            self._kinds_seen.add(event.stage)
+            source = self.source
+            if (self.config.auto_pause and self.config.scenario is not None
+                    and source is not None and can(source, PAUSE)):
+                source.pause()  # type: ignore[attr-defined]  # before the next model call
+                self.call_later(self.announce_pause, event)
+
+    # -- UI side ----------------------------------------------------------------------------------
+
+    def announce_pause(self, event: ev.Stage) -> None:
+        self.notify(t("notice.auto_paused", why=why_fired(event, self.limits())),
+                    title=t("notice.auto_paused_title", stage=event.stage), timeout=15)
+        self.update_status()
+
+    def stage_why(self, event: ev.Stage) -> str:
+        return why_fired(event, self.limits())
+
+    def action_toggle_auto_pause(self) -> None:
+        self.config.auto_pause = not self.config.auto_pause
+        self.notify(t("notice.auto_pause_on" if self.config.auto_pause
+                      else "notice.auto_pause_off"))
+
+    # -- the inspector, from Stages or from a stage mark in History -------------------------------
+
+    def open_inspector(self, record: StageRecord) -> None:
+        from tui.screens.inspector import Inspector
+
+        records = self.query_one(StageTimeline).stages or [record]
+        self.push_screen(Inspector(record, self.workspace, records=records,
+                                   limits=self.limits()))
+
+    def on_conversation_inspect_stage(self, message: Any) -> None:
+        records = self.query_one(StageTimeline).stages
+        record = next((r for r in records if r.event is message.event), None)
+        if record is not None:
+            self.open_inspector(record)

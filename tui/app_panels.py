@@ -1,0 +1,197 @@
+"""Panels by key, a layout that fits the terminal, and the workspace path within reach.
+
+A projector at 100 columns or a laptop at 80 cannot show six panels side by side, and a
+panel that silently vanishes is worse than a small one. So below :data:`NARROW_WIDTH` the
+right column shows one panel at a time, under a strip that names all four with their keys
+(the shown one highlighted); at any size ``z`` maximises the panel that has the focus and
+restores it again. Every panel has a digit key (``1``…``6``) and a palette entry, so none
+is more than one key away, however many tool calls History holds.
+
+In live mode the prompt takes printable keys, so the footer would list keys that only
+type letters; the play/step/pace keys mean nothing against a real model either. There the
+footer says what works: Esc leaves the prompt (then every key works), ``/`` returns to it.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from textual import events
+from textual.app import App
+from textual.content import Content
+from textual.css.query import NoMatches
+from textual.widget import Widget
+from textual.widgets import DataTable, Header, Input, Static, TabbedContent
+
+from tui.i18n import t
+
+if TYPE_CHECKING:
+    from tui.app import AppConfig
+
+NARROW_WIDTH = 140  # below: the right column shows one panel at a time
+RIGHT_PANELS = ("context", "stages", "transcripts", "memory")
+PANELS = ("history", "model", *RIGHT_PANELS)
+PANEL_KEYS = {name: str(n) for n, name in enumerate(PANELS, start=1)}  # history → "1"
+# Keys that pace a scripted run: meaningless (and hidden) in live mode.
+SCRIPT_ACTIONS = {"toggle_play", "step", "faster", "slower"}
+
+
+class PanelStrip(Static):
+    """``3 Context │ 4 Stages │ 5 Transcripts │ 6 Memory``, the shown one highlighted."""
+
+    def show(self, current: str) -> None:
+        parts: list[Any] = []
+        for name in RIGHT_PANELS:
+            if parts:
+                parts.append(("│", "dim"))
+            label = f"{PANEL_KEYS[name]} {t(f'panel.{name}')}"
+            parts.append((label, "bold reverse $accent" if name == current else "$text-muted"))
+        self.update(Content.assemble(*parts))
+
+
+class PanelActions(App[int]):
+    """Mixed into :class:`tui.app.CtxlabApp`: layout, panel keys, zoom, workspace path."""
+
+    if TYPE_CHECKING:
+        config: AppConfig
+        workspace: Path
+        temp_workspaces: list[Path]
+
+    narrow = False
+    shown_panel = "context"
+
+    # -- layout -----------------------------------------------------------------------------
+
+    def on_resize(self, event: events.Resize) -> None:
+        self.fit_layout(event.size.width)
+
+    def fit_layout(self, width: int | None = None) -> None:
+        """One panel at a time on the right below :data:`NARROW_WIDTH`, all four above."""
+        width = self.size.width if width is None else width
+        try:
+            main = self.query_one("#main")
+        except NoMatches:
+            return
+        self.narrow = width < NARROW_WIDTH
+        main.set_class(self.narrow, "-narrow")
+        self.show_panel(self.shown_panel)
+        self.fit_header(width)
+
+    def panel_widget(self, name: str) -> Widget:
+        return self.query_one("#tabs" if name in ("history", "model") else f"#{name}")
+
+    def show_panel(self, name: str) -> None:
+        """In the narrow layout, make ``name`` the right column's one panel."""
+        if name in RIGHT_PANELS:
+            self.shown_panel = name
+        try:
+            for panel in RIGHT_PANELS:
+                self.panel_widget(panel).display = not self.narrow or panel == self.shown_panel
+            self.query_one("#bottom-row").display = not self.narrow or \
+                self.shown_panel in ("transcripts", "memory")
+            self.query_one(PanelStrip).show(self.shown_panel)
+        except NoMatches:
+            return
+
+    def on_descendant_focus(self, event: events.DescendantFocus) -> None:
+        """Tab into a panel in the narrow layout: the strip follows."""
+        for name in RIGHT_PANELS:
+            try:
+                panel = self.panel_widget(name)
+            except NoMatches:
+                return
+            if event.widget is panel or panel in event.widget.ancestors:
+                if name != self.shown_panel:
+                    self.show_panel(name)
+                return
+
+    # -- panel keys and zoom ----------------------------------------------------------------
+
+    def action_panel(self, name: str) -> None:
+        """Bring ``name`` into view and give it the keyboard."""
+        if self.screen.maximized is not None:
+            self.screen.minimize()
+        if name in ("history", "model"):
+            self.query_one(TabbedContent).active = f"tab-{name}"
+            target: Widget = self.query_one("#conversation" if name == "history"
+                                            else "#model-view")
+        else:
+            self.show_panel(name)
+            target = self.panel_widget(name)
+            if name == "memory":
+                target = target.query_one(DataTable)
+        self.call_after_refresh(target.focus)
+
+    def focused_panel(self) -> Widget | None:
+        focused = self.screen.focused
+        if focused is None:
+            return None
+        for name in PANELS:
+            panel = self.panel_widget(name)
+            if focused is panel or panel in focused.ancestors:
+                return panel
+        return None
+
+    def action_zoom(self) -> None:
+        """Maximise the focused panel, or restore the layout when one is maximised."""
+        if self.screen.maximized is not None:
+            self.screen.minimize()
+            return
+        panel = self.focused_panel()
+        if panel is None:
+            self.notify(t("notice.zoom_nothing"))
+            return
+        self.screen.maximized = panel
+
+    # -- live mode: the prompt and the keys that work -------------------------------------------
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        live = self.config.live  # a prompt to type into (not a replay or a watch)
+        if action in SCRIPT_ACTIONS:
+            return not live
+        if action == "leave_prompt":
+            return live and isinstance(self.screen.focused, Input)
+        if action == "to_prompt":
+            return live
+        return True
+
+    def action_leave_prompt(self) -> None:
+        self.query_one("#conversation").focus()
+
+    def action_to_prompt(self) -> None:
+        try:
+            self.query_one("#prompt", Input).focus()
+        except NoMatches:
+            return
+
+    # -- the workspace path ---------------------------------------------------------------------
+
+    def is_temporary(self, path: Path) -> bool:
+        """A workspace this app made (and removes on quit) — not any folder under /tmp."""
+        return any(path == p.resolve() for p in self.temp_workspaces)
+
+    def action_copy_workspace(self) -> None:
+        path = str(self.workspace)
+        self.copy_to_clipboard(path)
+        self.notify(path, title=t("notice.workspace_copied"), timeout=12)
+
+    def short_sub_title(self, provider: str) -> str:
+        """``scripted · temporary workspace (w: its path)``: for a narrow header."""
+        workspace = self.config.display_workspace or (
+            t("header.temporary_short") if self.is_temporary(self.workspace)
+            else self.workspace.name)
+        return t("header.sub_short", provider=provider, workspace=workspace)
+
+    def fit_header(self, width: int | None = None) -> None:
+        """The full sub-title when it fits, else provider and workspace only; the whole
+        path is always in the header's tooltip (and ``w`` copies it)."""
+        width = self.size.width if width is None else width
+        full = getattr(self, "header_full", "")
+        short = getattr(self, "header_short", "")
+        title_room = len(self.title) + 3 + 8  # " — " and the header's icon and clock margin
+        self.sub_title = full if title_room + len(full) <= width or not short else short
+        try:
+            self.query_one(Header).tooltip = t("header.tooltip", path=str(self.workspace))
+        except NoMatches:
+            return

@@ -1,0 +1,110 @@
+"""A stage's before and after as Markdown, for slides and handouts.
+
+The export is the inspector on paper: the stage's rule, why it fired, the thresholds in
+force and what it did; then both lists message by message — each marked kept, removed,
+added or changed — with unchanged runs folded as on screen, and the ledger. Message texts
+are written readable (not JSON-escaped) and each is cut to :data:`MESSAGE_CHARS`, with the
+full size said, because a slide is not an archive: the transcripts and result files hold
+every byte. The SVG export is the inspector's own screenshot (``App.save_screenshot``).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from core.config import Thresholds
+from tui.stage_diff import Row, Side, StageRecord
+from tui.why import stage_rule, thresholds_in_force, what_it_did, why_fired
+from tui.widgets.readable import readable_message
+
+MESSAGE_CHARS = 1_500
+FOLD_AT = 4
+
+
+def export_name(record: StageRecord, suffix: str) -> str:
+    return f"ctxlab-stage-{record.index}-{record.event.stage}.{suffix}"
+
+
+def fence(text: str) -> str:
+    """A code fence longer than any run of backticks inside ``text``."""
+    longest = max((len(run) for run in text.split("\n") if set(run) == {"`"}), default=0)
+    ticks = "`" * max(3, longest + 1)
+    while ticks in text:
+        ticks += "`"
+    return f"{ticks}text\n{text}\n{ticks}"
+
+
+def message_block(row: Row) -> str:
+    text = readable_message(row.message)
+    note = ""
+    if len(text) > MESSAGE_CHARS:
+        note = f"\n\n*(first {MESSAGE_CHARS:,} of {len(text):,} chars)*"
+        text = text[:MESSAGE_CHARS]
+    return f"**#{row.index}** · {row.kind}\n\n{fence(text)}{note}"
+
+
+def side_markdown(title: str, side: Side, rows: list[Row]) -> str:
+    count = f"{len(side.messages)} messages" if side.messages is not None else "not observed"
+    out = [f"## {title} — {count}", "", f"*{side.source}*", ""]
+    run: list[Row] = []
+
+    def flush() -> None:
+        if len(run) > FOLD_AT:
+            out.extend([message_block(run[0]), "",
+                        f"*… {len(run) - 2} unchanged messages …*", "",
+                        message_block(run[-1]), ""])
+        else:
+            for row in run:
+                out.extend([message_block(row), ""])
+        run.clear()
+
+    for row in rows:
+        if row.kind == "kept":
+            run.append(row)
+            continue
+        flush()
+        out.extend([message_block(row), ""])
+    flush()
+    return "\n".join(out)
+
+
+def stage_markdown(record: StageRecord, before: Side, after: Side, left: list[Row],
+                   right: list[Row], limits: Thresholds) -> str:
+    e = record.event
+    lines = [
+        f"# Stage #{record.index} · `{e.stage}`", "",
+        f"**Rule.** {stage_rule(e.stage)}", "",
+        f"**Why it fired.** {why_fired(e, limits)}", "",
+        f"**Thresholds in force.** {thresholds_in_force(e.stage, limits)}", "",
+        f"**What it did.** {what_it_did(e)}", "",
+        side_markdown("Before", before, left), "",
+        side_markdown("After", after, right), "",
+        "## Ledger", "",
+    ]
+    if e.ledger:
+        lines += ["| tool_use_id | chars | where | status |", "|---|---:|---|---|"]
+        lines += [f"| {entry.get('tool_use_id', '')} | {int(entry.get('chars', 0)):,} | "
+                  f"{'LOST' if entry.get('where') == 'lost' else entry.get('where', '')} | "
+                  f"{entry.get('status', 'ok')} |" for entry in e.ledger]
+    else:
+        lines.append("(no ledger entries)")
+    if e.files:
+        lines += ["", "Files written: " + ", ".join(f"`{f}`" for f in e.files)]
+    return "\n".join(lines) + "\n"
+
+
+def write_export(directory: Path, name: str, text: str) -> Path:
+    """Write atomically (temp file + replace): a half-written handout is worse than none."""
+    import os
+    import tempfile
+
+    directory.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=directory, prefix=f".{name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            fh.write(text)
+        os.replace(tmp, directory / name)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    return directory / name
