@@ -48,7 +48,7 @@ SYSTEM_TEXTS = {
 # Actions on ctxlab's own session: hidden while another source is shown.
 SESSION_ONLY = frozenset({"pick_scenario", "limits", "breaks", "compare", "system_prompt"})
 # Actions on panels a watch's own screen covers.
-COVERED = frozenset({"toggle_view", "inspect"})
+COVERED = frozenset({"toggle_view", "inspect", "zoom"})
 
 
 def system_text(text: str) -> str:
