@@ -32,7 +32,7 @@ from core.config import Thresholds
 from core.events import Emitter
 from core.gate import Gate
 from core.scenarios import ScenarioError, find_scenario
-from core.source import EventSource
+from core.source import PAUSE, EventSource, can
 from core.worklog import DEFAULT_SESSION
 from tui.app_actions import WorkbenchActions
 from tui.app_config import AppConfig, shorten, slug
@@ -48,7 +48,8 @@ from tui.widgets.context_meter import ContextMeter
 from tui.widgets.conversation import Conversation
 from tui.widgets.memory_catalog import MemoryCatalog
 from tui.widgets.model_view import ModelView
-from tui.widgets.run_status import RunStatus, delays
+from tui.widgets.replay_panel import ReplayPanel
+from tui.widgets.run_status import SPEEDS, RunStatus, delays
 from tui.widgets.stage_timeline import StageTimeline
 from tui.widgets.transcript_list import TranscriptList
 
@@ -73,6 +74,7 @@ class CtxlabApp(Routed, LearnerActions, PanelActions, WorkbenchActions):
         Binding("p", "system_prompt", "key.system_prompt"),
         Binding("t", "next_theme", "key.theme"),
         Binding("i", "inspect", "key.inspect"),
+        Binding("n", "next_compaction", "key.next_compaction"),
         Binding("z", "zoom", "key.zoom"),
         Binding("w", "copy_workspace", "key.workspace", show=False),
         Binding("1", "panel('history')", "key.panel_history", show=False),
@@ -127,11 +129,16 @@ class CtxlabApp(Routed, LearnerActions, PanelActions, WorkbenchActions):
             with Vertical(id="right"):
                 yield PanelStrip(id="panel-strip")
                 yield ContextMeter(id="context")
+                yield ReplayPanel(id="replay")  # shown only when a replay starts
                 yield StageTimeline(id="stages")
                 with Horizontal(id="bottom-row"):
                     yield TranscriptList(id="transcripts")
                     yield MemoryCatalog(id="memory")
         yield Footer()
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        allowed = self.source_allows(action)  # another event source's controls first
+        return allowed if allowed is not None else super().check_action(action, parameters)
 
     def get_theme_variable_defaults(self) -> dict[str, str]:
         return dict(VARIABLE_DEFAULTS)
@@ -199,12 +206,20 @@ class CtxlabApp(Routed, LearnerActions, PanelActions, WorkbenchActions):
         self.workspace = workspace.resolve()
         self.session = None
         self.source = make(self.workspace)
+        if self.config.paused and can(self.source, PAUSE):
+            self.source.pause()  # type: ignore[attr-defined]  # opened to be scrubbed
         self.scenario_title = self.source.name
+        self.refresh_bindings()  # its controls in the footer
         self.bridge = EventBridge(self, self.generation)
         self.calls = 0
         self.finished = False
         self.run_breaks = ()
+        self.apply_speed()
         await self.reset_panels()
+        if self.source.kind == "proxy":  # a watched client: its own screen, on this seam
+            from tui.screens.watch import host_watch_screen
+
+            await host_watch_screen(self, self.source)
         self.run_source(self.source, Emitter(sinks=[self.bridge]))
 
     async def reset_panels(self) -> None:
@@ -212,6 +227,7 @@ class CtxlabApp(Routed, LearnerActions, PanelActions, WorkbenchActions):
         await self.query_one(ModelView).show([])
         self.query_one(ContextMeter).reset(self.limits(), scripted=self.scripted())
         self.query_one(StageTimeline).reset()
+        self.query_one(ReplayPanel).reset()
         self.query_one(TranscriptList).reset(self.workspace)
         self.update_header()
         self.update_status()
@@ -366,6 +382,10 @@ class CtxlabApp(Routed, LearnerActions, PanelActions, WorkbenchActions):
         self.push_screen(Viewer(message.title, message.text, message.language))
 
     def on_stage_timeline_inspect(self, message: StageTimeline.Inspect) -> None:
+        stage = message.record.event
+        if stage.by != "ctxlab" and stage.files:  # another agent's compaction: its summary
+            self.post_message(OpenFile(stage.files[0]))
+            return
         self.open_inspector(message.record)
 
     def on_transcript_list_open(self, message: TranscriptList.Open) -> None:
@@ -421,6 +441,8 @@ class CtxlabApp(Routed, LearnerActions, PanelActions, WorkbenchActions):
     def apply_speed(self) -> None:
         if self.session is not None:
             self.session.set_pace(*delays(self.speed))
+        elif hasattr(self.source, "speed"):  # a replay: requests per second (top: no pause)
+            self.source.speed = 0.0 if self.speed >= SPEEDS[-1] else self.speed
 
     # -- leaving ---------------------------------------------------------------------------
 

@@ -17,7 +17,7 @@ from textual.command import CommandPalette
 from textual.screen import Screen
 
 from core.config import Thresholds
-from core.source import PAUSE, STEP, can
+from core.source import NEXT_STAGE, PAUSE, STEP, can
 from tui.i18n import has, t
 from tui.themes import load_themes
 from tui.widgets.context_meter import ContextMeter
@@ -45,6 +45,12 @@ SYSTEM_TEXTS = {
 }
 
 
+# Actions on ctxlab's own session: hidden while another source is shown.
+SESSION_ONLY = frozenset({"pick_scenario", "limits", "breaks", "compare", "system_prompt"})
+# Actions on panels a watch's own screen covers.
+COVERED = frozenset({"toggle_view", "inspect", "zoom"})
+
+
 def system_text(text: str) -> str:
     key = SYSTEM_TEXTS.get(text)
     return t(key) if key and has(key) else text
@@ -68,6 +74,26 @@ class WorkbenchActions(App[int]):
         def paused(self) -> bool: ...
         def limits(self) -> Thresholds: ...
 
+    def source_allows(self, action: str) -> bool | None:
+        """Keys a source does not offer stay out of the footer: next compaction is a
+        replay's; another source (a replay, a watched client) shows only the pace keys it
+        honours, and none of the keys that restart or reconfigure ctxlab's own session.
+        ``None``: not the source's to decide (the app's other key rules apply)."""
+        source = self.source
+        if action == "next_compaction":
+            return source is not None and can(source, NEXT_STAGE)
+        if source is None or self.session is not None:
+            return None
+        if action in SESSION_ONLY or (action in COVERED and source.kind == "proxy"):
+            return False
+        if action == "toggle_play":
+            return can(source, PAUSE)
+        if action == "step":
+            return can(source, STEP)
+        if action in ("faster", "slower"):
+            return hasattr(source, "speed")
+        return None
+
     # -- pace and views ---------------------------------------------------------------------
 
     def action_toggle_play(self) -> None:
@@ -83,6 +109,14 @@ class WorkbenchActions(App[int]):
     def action_step(self) -> None:
         if self.source is not None and can(self.source, STEP):
             self.source.step()  # type: ignore[attr-defined]
+        self.update_status()
+
+    def action_next_compaction(self) -> None:
+        """A replay: play on until the original agent or ctxlab compacts, then pause."""
+        if self.source is not None and can(self.source, NEXT_STAGE):
+            self.source.next_compaction()  # type: ignore[attr-defined]
+        else:
+            self.notify(t("notice.no_scrub"))
         self.update_status()
 
     def change_speed(self, direction: int) -> None:

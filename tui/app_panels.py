@@ -147,7 +147,7 @@ class PanelActions(App[int]):
     # -- live mode: the prompt and the keys that work -------------------------------------------
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        live = self.config.scenario is None
+        live = self.config.live  # a prompt to type into (not a replay or a watch)
         if action in SCRIPT_ACTIONS:
             return not live
         if action == "leave_prompt":

@@ -4,9 +4,10 @@ The session file is only read. Everything the replay writes (ctxlab's archive, t
 the original agent's summaries) goes to a fresh temporary folder, or to ``--workdir`` when
 it is empty or an earlier replay's folder — never next to the session file. ``--headless``
 prints the event stream like ``ctxlab run --headless`` (``--json``: one event per line);
-the workbench view of a replay arrives with the session seam, so for now the command says
-so and prints the same log. Exit 0 when the whole recording was replayed; 2 with one line
-on stderr when the file cannot be replayed; 1 when the replay failed midway.
+without it the workbench opens on the replay (:func:`open_workbench`), its temporary folder
+removed when the workbench closes unless ``--workdir`` named it. Exit 0 when the whole
+recording was replayed; 2 with one line on stderr when the file cannot be replayed; 1 when
+the replay failed midway.
 """
 
 from __future__ import annotations
@@ -27,8 +28,7 @@ PROG = "ctxlab replay"
 EXIT_USAGE = 2
 EXIT_FAILED = 1
 FORMAT_CHOICES = ("auto", "claude-code", "codex", "messages", "requests")
-NO_WORKBENCH = ("the workbench view of a replay arrives with the session seam; "
-                "printing the headless log (use --headless to silence this line)")
+WORKBENCH_SPEED = 1.0  # requests per second when the workbench opens without --speed
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -46,8 +46,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     parser.add_argument("--context-limit-tokens", type=int, default=None, metavar="N",
                         help="the context limit in tokens, converted to chars with the "
                              "session's measured chars-per-token ratio")
-    parser.add_argument("--speed", type=float, default=0.0, metavar="REQ/S",
-                        help="requests per second (default 0: as fast as possible)")
+    parser.add_argument("--speed", type=float, default=None, metavar="REQ/S",
+                        help="requests per second (0: as fast as possible; default 0 "
+                             f"headless, {WORKBENCH_SPEED:g} in the workbench)")
     parser.add_argument("--max-mb", type=float, default=None, metavar="MB",
                         help="refuse larger files (default 64)")
     add_common_flags(parser)
@@ -90,16 +91,17 @@ def run(args: argparse.Namespace) -> int:
     from core.replay import MAX_BYTES, ReplayError, load_recording
     from core.replay.source import ReplayOptions, ReplaySource
 
-    if args.speed < 0:
+    if args.speed is not None and args.speed < 0:
         return fail("--speed: must be 0 or more")
     if args.max_mb is not None and args.max_mb <= 0:
         return fail("--max-mb: must be positive")
-    if not args.headless:
-        print(f"{PROG}: {NO_WORKBENCH}", file=sys.stderr)
     try:
         limits = thresholds(args)
         max_bytes = int(args.max_mb * 1e6) if args.max_mb else MAX_BYTES
         recording = load_recording(args.path, args.format, max_bytes)
+        if not args.headless:  # the workbench makes (and removes) its own temporary folder
+            chosen = workdir(args) if args.workdir is not None else None
+            return open_workbench(args, recording, limits, chosen)
         folder = workdir(args)
     except (ReplayError, ConfigError) as exc:
         return fail(str(exc))
@@ -114,7 +116,7 @@ def run(args: argparse.Namespace) -> int:
         summarizer = ModelSummarizer(provider, emit=emitter, max_tokens=limits.summary_max_tokens)
     options = ReplayOptions(workdir=folder, thresholds=limits,
                             context_limit_tokens=args.context_limit_tokens,
-                            summarizer=summarizer, speed=args.speed,
+                            summarizer=summarizer, speed=args.speed or 0.0,
                             breaks=frozenset(args.breaks))
 
     async def replay() -> bool:
@@ -133,6 +135,37 @@ def run(args: argparse.Namespace) -> int:
     if not ok:
         return fail(sink.last_error or "the replay did not complete", EXIT_FAILED)
     return 0
+
+
+def open_workbench(args: argparse.Namespace, recording: Any, limits: Thresholds,
+                   chosen: Path | None) -> int:
+    """The workbench on the replay: the same panels as a live run, a replay's controls.
+
+    ``chosen`` is ``--workdir`` (kept); ``None`` lets the app make a temporary folder that
+    it removes on exit, like a demo's workspace (:mod:`tui.temp_workspaces`).
+    """
+    from core.replay.source import ReplayOptions, ReplaySource
+    from tui.app_config import AppConfig
+    from tui.cmd_app import launch
+
+    def make(folder: Path) -> ReplaySource:
+        summarizer = None
+        if args.provider == "anthropic":
+            from core.compact.summarizer import ModelSummarizer
+            from core.providers.anthropic import AnthropicProvider
+
+            summarizer = ModelSummarizer(AnthropicProvider(model=args.model),
+                                         max_tokens=limits.summary_max_tokens)
+        options = ReplayOptions(workdir=folder, thresholds=limits,
+                                context_limit_tokens=args.context_limit_tokens,
+                                summarizer=summarizer, breaks=frozenset(args.breaks))
+        return ReplaySource(recording, options)
+
+    speed = WORKBENCH_SPEED if args.speed is None else args.speed
+    config = AppConfig(scenario=None, source=make, workspace=chosen,
+                       speed=speed if speed > 0 else 1000.0, provider="replay",
+                       model=recording.model, breaks=frozenset(args.breaks))
+    return launch(config, None)
 
 
 def describe_replay(e: Any) -> str | None:

@@ -121,6 +121,15 @@ async def serve(options: WatchOptions, emit: Emitter) -> None:
     await WatchSource(options).run(emit)
 
 
+def open_workbench(options: WatchOptions) -> int:
+    """The workbench on the watch source; it hosts the watch screen (tui.screens.watch)."""
+    from tui.app_config import AppConfig
+    from tui.cmd_app import launch
+
+    return launch(AppConfig(scenario=None, source=lambda _workspace: WatchSource(options)),
+                  None)
+
+
 def run(args: argparse.Namespace) -> int:
     options = options_from(args)
     if isinstance(options, str):
@@ -132,13 +141,7 @@ def run(args: argparse.Namespace) -> int:
               "can reach this port can send requests with the credentials of the clients "
               "that use it", file=sys.stderr)
     if not args.headless:
-        try:
-            from tui.screens.watch import run_watch_app
-        except ModuleNotFoundError:
-            print("ctxlab watch: the watch screen is not built yet; running headless",
-                  file=sys.stderr)
-        else:
-            return run_watch_app(options)
+        return open_workbench(options)
     emitter = Emitter(sinks=[_printer(args.json)])
     try:
         asyncio.run(serve(options, emitter))

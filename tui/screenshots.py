@@ -4,6 +4,9 @@ Each screenshot is a *scene*: a fixed scenario, theme and terminal size, driven 
 a fixed point, so the pictures only change when the workbench does. The same scene
 functions drive the snapshot tests, which is what keeps the README's pictures honest.
 
+A replay (``replay``: a Claude Code session copied to a fixed path) and a watched client
+(``watch``: :mod:`tui.watch_scene`) are shot the same way, on their own event sources.
+
 Determinism: the workspace path always has the same length (it reaches the system prompt and
 so the meter) but is unique to the process, so concurrent runs never share a scene; transcript
 names are numbered instead of random, the header shows a fixed
@@ -30,6 +33,7 @@ from textual.pilot import Pilot
 from textual.widgets import Input, TextArea
 
 from tui.app import AppConfig, CtxlabApp
+from tui.watch_scene import canned_watch_app, settle_watch
 
 SIZE = (200, 55)
 OUT = Path(__file__).resolve().parents[1] / "screenshots"
@@ -124,6 +128,50 @@ async def compare(pilot: Pilot[Any]) -> None:
     await settle(pilot)
 
 
+REPLAY_FIXTURE = Path(__file__).resolve().parents[1] / "tests" / "fixtures" / "replay" / \
+    "claude-code" / "5b1f3c2e-8d4a-4f0e-9a57-2c6d1e0b7a91.jsonl"
+
+
+def replay_scene_app(name: str = "replay", session: Path = REPLAY_FIXTURE) -> CtxlabApp:
+    """A paused workbench replaying a Claude Code session copied into the scene root."""
+    from core.replay import load_recording
+    from core.replay.source import ReplayOptions, ReplaySource
+
+    root = scene_root() / name
+    shutil.rmtree(root, ignore_errors=True)
+    copy = root / "session" / session.name
+    copy.parent.mkdir(parents=True)
+    shutil.copy2(session, copy)
+    if session.with_suffix("").is_dir():  # its subagents/ folder
+        shutil.copytree(session.with_suffix(""), copy.with_suffix(""))
+
+    def make(workspace: Path) -> ReplaySource:
+        return ReplaySource(load_recording(copy), ReplayOptions(workdir=workspace))
+
+    return CtxlabApp(AppConfig(scenario=None, source=make, workspace=root / "work",
+                               theme="ctxlab-dark", speed=1000.0, paused=True,
+                               display_workspace="~/replay (temporary folder)"))
+
+
+async def original_compaction(pilot: Pilot[Any]) -> None:
+    """Jump (``n``) until the original agent's own compaction is on the Stages panel, with
+    its row selected."""
+    from tui.widgets.stage_timeline import StageTimeline
+
+    app = app_of(pilot)
+    timeline = app.query_one(StageTimeline)
+
+    def theirs() -> list[Any]:
+        return [r for r in timeline.stages if r.event.by != "ctxlab"]
+
+    while not theirs() and not app.finished:
+        seen = timeline.row_count
+        await pilot.press("n")
+        await wait_until(pilot, lambda n=seen: timeline.row_count > n or app.finished)
+    timeline.move_cursor(row=theirs()[0].index - 1)
+    await settle(pilot)
+
+
 @contextmanager
 def deterministic() -> Iterator[None]:
     """Numbered transcript names and still cursors, for the duration of a shot."""
@@ -194,7 +242,12 @@ SHOTS: dict[str, Shot] = {
     "projector": Shot("projector", mid_run),
     "workbench-zh": Shot("ctxlab-dark", mid_run, "zh", "-zh"),
     "compare": Shot("ctxlab-dark", compare),
+    "replay": Shot("ctxlab-dark", original_compaction),
+    "watch": Shot("ctxlab-dark", settle_watch),
 }
+# Shots of apps other than a scenario's: a recorded session, a watched client.
+OTHER_APPS: dict[str, Callable[[], Any]] = {"replay": replay_scene_app,
+                                            "watch": lambda: canned_watch_app(scene_root())}
 
 
 def translated(scenario: str, suffix: str) -> str:
@@ -208,7 +261,8 @@ def translated(scenario: str, suffix: str) -> str:
 async def shoot(name: str, scenario: str, out: Path) -> Path:
     shot = SHOTS[name]
     theme, scene = shot.theme, shot.scene
-    app = scene_app(translated(scenario, shot.suffix), theme, name, shot.lang)
+    app: Any = scene_app(translated(scenario, shot.suffix), theme, name, shot.lang) \
+        if name not in OTHER_APPS else OTHER_APPS[name]()
     with deterministic():
         async with app.run_test(size=shot.size) as pilot:
             await scene(pilot)

@@ -91,7 +91,7 @@ class ReplaySource:
     (:mod:`core.source`): it can pause, step and be cancelled, but takes no prompt."""
 
     kind = "replay"
-    capabilities = frozenset({source.PAUSE, source.STEP, source.CANCEL})
+    capabilities = frozenset({source.PAUSE, source.STEP, source.CANCEL, source.NEXT_STAGE})
 
     def __init__(self, recording: Recording, options: ReplayOptions) -> None:
         self.recording = recording

@@ -19,7 +19,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from core.events import Error, Event, WatchRequest, WatchResponse, WatchStart
+from core import source
+from core.events import Error, Event, RunEnd, WatchRequest, WatchResponse, WatchStart
 from core.watch import worker
 from core.watch.exchange import Exchange, is_messages_call, iso, response_event
 from core.watch.proxy import DEFAULT_UPSTREAM, WatchProxy
@@ -41,10 +42,15 @@ class WatchOptions:
 
 
 class WatchSource:
-    """Proxy + analysis + recording, speaking events."""
+    """Proxy + analysis + recording, speaking events. An event source (:mod:`core.source`)
+    that can only be cancelled: it takes no prompt and a live client cannot be paused."""
+
+    kind = "proxy"
+    capabilities = frozenset({source.CANCEL})
 
     def __init__(self, options: WatchOptions) -> None:
         self.options = options
+        self.name = "watch"
         self.recording = Recording(recording_path(options.root)) if options.record else None
         self.proxy = WatchProxy(options.upstream, host=options.host, port=options.port,
                                 on_request=self._on_request, on_response=self._on_response,
@@ -59,7 +65,7 @@ class WatchSource:
         self._kept: OrderedDict[int, bytes] = OrderedDict()
 
     async def run(self, emit: Emit) -> None:
-        """Serve until cancelled; the proxy is closed on the way out."""
+        """Serve until cancelled; the proxy is closed on the way out, then ``run_end``."""
         self._emit = emit
         try:
             if not self._in_process:
@@ -77,6 +83,7 @@ class WatchSource:
             await self.proxy.stop()
             await self._child.close()
             worker.forget(self._key)
+            emit(RunEnd(ok=True, turns=0))
 
     def body(self, request_id: int) -> bytes | None:
         """The body of one of the last :data:`KEEP_BODIES` requests, as the client sent it."""

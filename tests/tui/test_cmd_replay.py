@@ -49,10 +49,33 @@ def test_a_token_limit_is_stated_with_its_conversion(tmp_path, capsys):
     assert "context limit 1,000 tokens = 4,000 chars (unit: tokens)" in out
 
 
-def test_without_headless_it_says_the_workbench_view_is_coming(tmp_path, capsys):
+def test_without_headless_it_opens_the_workbench_on_the_replay(tmp_path, monkeypatch):
+    import tui.cmd_app
+
+    seen = {}
+
+    def launch(config, theme):  # the workbench itself is tested with Pilot
+        seen["config"] = config
+        return 0
+
+    monkeypatch.setattr(tui.cmd_app, "launch", launch)
     assert replay(str(CODEX), "--workdir", str(tmp_path / "w")) == 0
-    err = capsys.readouterr().err
-    assert "workbench view of a replay arrives with the session seam" in err
+    config = seen["config"]
+    assert config.scenario is None and config.workspace == (tmp_path / "w").resolve()
+    assert config.speed == 1.0  # a person watches: one request a second unless --speed
+    source = config.source(tmp_path / "w")
+    assert source.kind == "replay" and source.recording.path == CODEX
+
+
+def test_the_workbench_replay_gets_a_temporary_folder_unless_workdir(tmp_path, monkeypatch):
+    import tui.cmd_app
+
+    seen = {}
+    monkeypatch.setattr(tui.cmd_app, "launch",
+                        lambda config, theme: seen.setdefault("config", config) and 0)
+    assert replay(str(CODEX), "--speed", "0") == 0
+    assert seen["config"].workspace is None  # the app makes it, and removes it on exit
+    assert seen["config"].speed == 1000.0
 
 
 def test_the_default_workdir_is_a_fresh_temporary_folder_and_the_session_is_untouched(

@@ -52,7 +52,7 @@ def test_headless_json_prints_one_event_per_request_and_response(messages_server
         proc.send_signal(signal.SIGINT)
         out, err = proc.communicate(timeout=20)
     assert proc.returncode == 0, err
-    assert out == ""
+    assert [json.loads(line)["type"] for line in out.splitlines()] == ["run_end"]  # the seam's end
     # per exchange, its request before its response (the next request may come in between)
     order = [(x["type"], x["id"]) for x in lines]
     assert sorted(order) == [("watch_request", 1), ("watch_request", 2),
@@ -131,14 +131,18 @@ def test_a_busy_port_gets_one_line(messages_server, tmp_path, capsys, monkeypatc
     assert "cannot listen on 127.0.0.1" in capsys.readouterr().err
 
 
-def test_without_headless_the_watch_screen_opens(monkeypatch, tmp_path):
-    import tui.screens.watch as screen
+def test_without_headless_the_workbench_opens_on_the_watch(monkeypatch, tmp_path):
+    import tui.cmd_app
 
     opened = []
-    monkeypatch.setattr(screen, "run_watch_app", lambda options: opened.append(options) or 0)
+    monkeypatch.setattr(tui.cmd_app, "launch", lambda config, theme: opened.append(config) or 0)
     monkeypatch.chdir(tmp_path)
     assert main(["watch", "--port", "9999", "--upstream", "http://127.0.0.1:1"]) == 0
-    (options,) = opened
+    (config,) = opened
+    assert config.scenario is None
+    source = config.source(tmp_path / "w")  # made when the workbench starts
+    options = source.options
+    assert source.kind == "proxy"
     assert (options.host, options.port, options.upstream) == ("127.0.0.1", 9999,
                                                               "http://127.0.0.1:1")
     assert options.root == tmp_path and options.record

@@ -10,8 +10,11 @@ import pytest
 from core.replay import load_recording
 from core.replay.source import ReplayOptions, ReplaySource
 from tests.core.replay.conftest import CLAUDE
-from tests.tui.conftest import play_to_end
+from tests.tui.conftest import play_to_end, wait_for
 from tui.app import AppConfig, CtxlabApp
+from tui.screens.viewer import Viewer
+from tui.widgets.context_meter import ContextMeter
+from tui.widgets.replay_panel import ReplayPanel
 from tui.widgets.stage_timeline import StageTimeline
 
 pytestmark = pytest.mark.anyio
@@ -40,3 +43,101 @@ async def test_a_replay_plays_in_the_workbench_with_its_own_and_ctxlabs_stages(
         app.action_step()  # a replay can step: offered, and harmless at the end
         app.action_compare()  # the compare lab needs ctxlab's own session: refused
         await pilot.pause(0.1)
+
+
+def replay_app(tmp_path: Path, **changes) -> CtxlabApp:  # type: ignore[no-untyped-def]
+    settings = dict(scenario=None, source=replay_of(CLAUDE), workspace=tmp_path / "w",
+                    theme="ctxlab-dark", display_workspace="~/replay", paused=True)
+    settings.update(changes)
+    return CtxlabApp(AppConfig(**settings))
+
+
+async def test_a_paused_replay_is_scrubbed_by_keys_to_the_original_compaction(
+        tmp_path: Path) -> None:
+    app = replay_app(tmp_path)
+    async with app.run_test(size=(200, 55)) as pilot:
+        panel = app.query_one(ReplayPanel)
+        await wait_for(pilot, lambda: panel.start is not None)
+        assert panel.display and panel.step is None  # opened paused: nothing played yet
+        text = panel.text()
+        assert "4.00 chars/token (estimate)" in text and "limit in chars: 50,000" in text
+        assert "subagents/agent-3f9c2a1b.jsonl" in text  # listed with its path, to open
+        await pilot.press("s")
+        await wait_for(pilot, lambda: panel.step is not None)
+        await pilot.pause(0.1)
+        assert panel.step.index == 1 and app.paused  # one request, then paused again
+        await pilot.press("n")  # to the next compaction, the original's or ctxlab's
+        timeline = app.query_one(StageTimeline)
+        await wait_for(pilot, lambda: timeline.row_count > 0)
+        await pilot.pause(0.1)
+        assert app.paused and not app.finished
+        theirs = [r for r in timeline.stages if r.event.by == "claude-code"]
+        assert theirs, "the original agent's compaction is on the Stages panel"
+        row = " ".join(map(str, timeline.get_row(str(theirs[0].index))))
+        assert "auto_compact" in row and "by claude-code (auto) at 170,251 tok" in row
+        assert "last claude-code compaction" in panel.text()
+        meter = app.query_one(ContextMeter)
+        assert meter.recorded and meter.usage_tokens  # recorded usage: the real-token line
+        assert set(meter.extra) == {"meter.thinking", "meter.images"}
+        # Enter on the original's row opens its summary text
+        timeline.focus()
+        timeline.move_cursor(row=theirs[0].index - 1)
+        await pilot.press("enter")
+        await pilot.pause(0.2)
+        assert isinstance(app.screen, Viewer)
+        assert "compactions" in app.screen.title_text
+        assert theirs[0].event.files[0].endswith(".md")
+        await pilot.press("escape")
+        await pilot.press("space")  # play on to the end
+        await play_to_end(pilot)
+        assert panel.step.index == panel.step.total
+
+
+async def test_next_compaction_is_offered_only_by_a_replay(make_app) -> None:  # type: ignore[no-untyped-def]
+    app = make_app()
+    async with app.run_test(size=(200, 55)) as pilot:
+        await play_to_end(pilot)
+        app.action_next_compaction()  # a scenario run has no such control: a notice only
+        await pilot.pause(0.05)
+        assert not app.query_one(ReplayPanel).display
+
+
+async def test_the_replay_speed_follows_the_speed_keys(tmp_path: Path) -> None:
+    app = replay_app(tmp_path, speed=2.0)
+    async with app.run_test(size=(200, 55)) as pilot:
+        await pilot.pause(0.05)
+        assert app.source.speed == 2.0  # type: ignore[union-attr]
+        await pilot.press("plus")
+        assert app.source.speed == 4.0  # type: ignore[union-attr]
+
+
+async def test_a_replays_temporary_folder_is_removed_when_the_workbench_closes(
+        tmp_path: Path) -> None:
+    app = replay_app(tmp_path, workspace=None)
+    async with app.run_test(size=(200, 55)) as pilot:
+        await wait_for(pilot, lambda: app.query_one(ReplayPanel).start is not None)
+        folder = app.workspace
+        assert folder.name.startswith("ctxlab-source-") and (folder / ".replay").is_dir()
+        await app.action_quit()
+    assert not folder.exists()
+
+
+async def test_a_named_workdir_is_kept(tmp_path: Path) -> None:
+    app = replay_app(tmp_path, speed=1000.0, paused=False)
+    async with app.run_test(size=(200, 55)) as pilot:
+        await play_to_end(pilot)
+    assert (tmp_path / "w" / ".replay" / "compactions").is_dir()
+
+
+async def test_the_palette_offers_the_jump_to_the_next_compaction(tmp_path: Path) -> None:
+    from tui.commands import CtxlabCommands
+
+    app = replay_app(tmp_path)
+    async with app.run_test(size=(200, 55)) as pilot:
+        await wait_for(pilot, lambda: app.query_one(ReplayPanel).start is not None)
+        titles = [title for title, _, _ in CtxlabCommands(app.screen).entries()]
+        assert "Jump to the next compaction" in titles
+        entry = next(c for title, c, _ in CtxlabCommands(app.screen).entries()
+                     if title == "Jump to the next compaction")
+        await entry()
+        await wait_for(pilot, lambda: app.query_one(StageTimeline).row_count > 0)

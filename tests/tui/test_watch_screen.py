@@ -1,5 +1,6 @@
-"""The watch screen over a real proxy: a scripted SDK client micro-compacts its history and
-the screen shows its requests, the selected one's breakdown, the client stage and the body."""
+"""The watch screen over a real proxy, hosted by the workbench as ``ctxlab watch`` opens it:
+a scripted SDK client micro-compacts its history and the screen shows its requests, the
+selected one's breakdown, the client stage and the body."""
 
 from __future__ import annotations
 
@@ -10,8 +11,10 @@ import anthropic
 import pytest
 
 from core.watch.source import WatchOptions, WatchSource
+from tui.app import AppConfig, CtxlabApp
 from tui.screens.viewer import Viewer
-from tui.screens.watch import WatchApp, WatchScreen
+from tui.screens.watch import WatchScreen
+from tui.widgets.stage_timeline import StageTimeline
 from tui.widgets.watch_detail import RequestDetail
 from tui.widgets.watch_requests import RequestTable
 
@@ -52,9 +55,11 @@ async def test_the_watch_screen_shows_requests_breakdown_stages_and_body(message
     messages_server.reply_tool_use("bash", {"command": "ls -a"})
     messages_server.reply_text("Two files.")
     source = WatchSource(WatchOptions(upstream=messages_server.url, port=0, root=tmp_path))
-    app = WatchApp(source)
+    app = CtxlabApp(AppConfig(scenario=None, source=lambda _workspace: source,
+                              workspace=tmp_path / "w", theme="ctxlab-dark"))
     async with app.run_test(size=(180, 50)) as pilot:
         await wait_until(source.ready.is_set, pilot)
+        assert app.source is source and not app.query("#prompt")
         await asyncio.to_thread(scripted_client, source.proxy.url)
         screen = app.screen
         assert isinstance(screen, WatchScreen)
@@ -81,3 +86,14 @@ async def test_the_watch_screen_shows_requests_breakdown_stages_and_body(message
         await pilot.press("escape")
         await pilot.pause()
         assert isinstance(app.screen, WatchScreen)
+        # the same seam: the client's stage is on the workbench's Stages panel too
+        timeline = app.default_screen.query_one(StageTimeline)
+        assert [r.event.by for r in timeline.stages] == ["client"]
+        url = source.proxy.url
+        await app.end_session()  # leaving the workbench ends the source: proxy closed
+        await pilot.pause(0.1)
+        assert app.finished  # its run_end arrived
+    with pytest.raises(anthropic.APIConnectionError):
+        anthropic.Anthropic(base_url=url, api_key="k", max_retries=0).messages.create(
+            model="m", max_tokens=5, messages=[{"role": "user", "content": "hi"}])
+

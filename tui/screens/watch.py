@@ -4,8 +4,10 @@ breakdown, changes and the client's own compaction stages.
 It renders any event source that speaks the watch events (``watch_start``,
 ``watch_request``, ``stage``, ``watch_response``): the source's ``async run(emit)`` runs in
 a worker on the app's loop and every event is posted to the screen as a message, so the
-screen never touches the proxy. Until the workbench hosts event sources itself,
-:class:`WatchApp` is a standalone app around this screen (``ctxlab watch``).
+screen never touches the proxy. ``ctxlab watch`` opens the workbench on the watch source,
+which hosts this screen (:func:`host_watch_screen`) and routes the source's events to it as
+to its own panels (:mod:`tui.routing`); :class:`WatchApp` is the screen on its own, for
+tests of the screen alone.
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Static
 
 from core.events import Error, Event, Stage, WatchRequest, WatchResponse, WatchStart
+from tui.routing import Routed, handles
 from tui.screens.viewer import Viewer
 from tui.widgets.watch_detail import RequestDetail, stage_lines
 from tui.widgets.watch_requests import RequestTable
@@ -39,7 +42,7 @@ class WatchEvent(Message):
         self.event = event
 
 
-class WatchScreen(Screen[None]):
+class WatchScreen(Routed, Screen[None]):
     """Requests on the left; the selected request and the client's stages on the right."""
 
     BINDINGS: ClassVar[list[BindingType]] = [
@@ -57,9 +60,11 @@ class WatchScreen(Screen[None]):
                                 overflow-y: auto; }
     """
 
-    def __init__(self, body_of: Callable[[int], bytes | None] | None = None) -> None:
+    def __init__(self, body_of: Callable[[int], bytes | None] | None = None,
+                 notify_errors: bool = True) -> None:
         super().__init__()
         self.body_of = body_of
+        self.notify_errors = notify_errors  # hosted by the workbench, the app says them
         self.requests: dict[int, WatchRequest] = {}
         self.responses: dict[int, WatchResponse] = {}
         self.stages: dict[int, list[Stage]] = {}
@@ -80,7 +85,11 @@ class WatchScreen(Screen[None]):
     # -- events ----------------------------------------------------------------------------
 
     def on_watch_event(self, message: WatchEvent) -> None:
-        event = message.event
+        self.show(message.event)
+
+    @handles(WatchStart, WatchRequest, Stage, WatchResponse, Error)
+    def show(self, event: Event) -> None:
+        """Draw one event of the watch (routed by the workbench, or posted by WatchApp)."""
         table = self.query_one(RequestTable)
         if isinstance(event, WatchStart):
             where = f" · recording {event.recording}" if event.recording else ""
@@ -100,7 +109,8 @@ class WatchScreen(Screen[None]):
             table.add_response(event)
         elif isinstance(event, Error):
             self.errors.append(event.message)
-            self.notify(event.message, severity="error")
+            if self.notify_errors:
+                self.notify(event.message, severity="error")
         self._show_selected()
 
     def on_data_table_row_highlighted(self, message: DataTable.RowHighlighted) -> None:
@@ -171,10 +181,9 @@ class WatchApp(App[None]):
                                              f"{exc.strerror or exc}")
 
 
-def run_watch_app(options: Any) -> int:
-    """``ctxlab watch`` without ``--headless``."""
-    from core.watch.source import WatchSource
-
-    app = WatchApp(WatchSource(options))
-    app.run()
-    return app.return_code or 0
+async def host_watch_screen(app: Any, source: Any) -> WatchScreen:
+    """Push the watch screen over the workbench and route the source's events to it."""
+    screen = WatchScreen(body_of=getattr(source, "body", None), notify_errors=False)
+    await app.push_screen(screen)
+    app.routed.append(screen)
+    return screen

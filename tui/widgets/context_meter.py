@@ -156,6 +156,8 @@ class ContextMeter(Routed, Vertical, can_focus=True):
         self.sections: tuple[dict[str, Any], ...] = ()
         self.cache = CategoryCache()
         self.categories: dict[str, int] = dict.fromkeys(MESSAGE_CATEGORIES, 0)
+        self.extra: dict[str, int] = {}  # a replay's original thinking and images
+        self.recorded = False  # usage_tokens came from a recording, not a live answer
 
     def compose(self) -> ComposeResult:
         yield Static(id="meter-figures")
@@ -184,12 +186,23 @@ class ContextMeter(Routed, Vertical, can_focus=True):
         if event.purpose == "main":
             self.model_request(event.chars, event.est_tokens, event.counted_tokens)
 
+    @handles(ev.ReplayStep)
+    def show_recorded(self, event: ev.ReplayStep) -> None:
+        """A replay: the recorded usage is the real-token line, and the original history's
+        thinking and images get rows of their own (ctxlab's history carries neither)."""
+        if event.original_tokens:
+            self.usage_tokens = event.original_tokens
+            self.recorded = True
+        self.extra = {"meter.thinking": int(event.categories.get("thinking", 0)),
+                      "meter.images": int(event.categories.get("image", 0))}
+        self.redraw()
+
     @handles(ev.ModelResponse)
     def show_usage(self, event: ev.ModelResponse) -> None:
         if event.purpose == "main":
             self.usage(event.usage)
-        else:  # a side call: billed to the turn too
-            self.query_one(CacheLine).usage(event.usage, main=False)
+        else:  # a side call: billed to the turn too; a replay's original is its main call
+            self.query_one(CacheLine).usage(event.usage, main=event.purpose == "original")
 
     @handles(ev.RunStart)
     def price_for(self, event: ev.RunStart) -> None:
@@ -210,6 +223,8 @@ class ContextMeter(Routed, Vertical, can_focus=True):
         self.history = []
         self.sections = ()
         self.categories = dict.fromkeys(MESSAGE_CATEGORIES, 0)
+        self.extra = {}
+        self.recorded = False
         self.query_one(CacheLine).reset()
         self.redraw()
 
@@ -248,7 +263,8 @@ class ContextMeter(Routed, Vertical, can_focus=True):
             return
         limits = self.limits
         pct = self.chars / limits.context_limit * 100 if limits.context_limit else 0
-        usage = (t("meter.usage", n=self.usage_tokens) if self.usage_tokens is not None
+        usage = (t("meter.recorded" if self.recorded else "meter.usage", n=self.usage_tokens)
+                 if self.usage_tokens is not None
                  else t("meter.no_usage_scripted" if self.scripted else "meter.no_usage"))
         if self.counted_tokens is not None:
             usage += t("meter.counted", n=self.counted_tokens)
@@ -274,6 +290,7 @@ class ContextMeter(Routed, Vertical, can_focus=True):
     def breakdown(self) -> Content:
         rows = self.system_rows() + [(t(CATEGORY_LABELS[k]), v)
                                      for k, v in self.categories.items()]
+        rows += [(t(key), value) for key, value in self.extra.items()]
         total = sum(v for _, v in rows) or 1
         width = self.width()
         # Two columns when both fit with a bar of at least 3 cells, else one: a wrapped row

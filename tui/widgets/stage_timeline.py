@@ -36,6 +36,15 @@ def stage_hint(stage: str) -> str:
     return "" if text == key else text
 
 
+def whose(event: Stage) -> Content:
+    """Another agent's compaction (a replay's original, a watched client): by whom, set off
+    how and at how many tokens; Enter opens its summary when it wrote one."""
+    at = f" ({event.trigger})" if event.trigger else ""
+    at += f" at {event.pre_tokens:,} tok" if event.pre_tokens else ""
+    return Content.assemble((f"by {event.by}", "bold $warning"), at,
+                            " · Enter: summary" if event.files else "")
+
+
 def lost_count(record: StageRecord) -> int:
     return sum(1 for entry in record.event.ledger if entry.get("where") == "lost")
 
@@ -123,7 +132,8 @@ class StageTimeline(Routed, DataTable[str | Content]):
             harm += [(f"{t('lost')} {lost}", "bold $error"), " "]
         if bad := self.violations.get(key, 0):
             harm += [(f"⚠ {t('stages.violations', n=bad)}", "bold $error"), " "]
-        hint = stage_hint(record.event.stage)
+        hint = stage_hint(record.event.stage) if record.event.by == "ctxlab" else \
+            whose(record.event)
         return Content.assemble(*harm, hint) if harm else hint
 
     def update_subtitle(self) -> None:

@@ -1,0 +1,114 @@
+"""The "Replay" panel: what a recorded session is, where the replay stands, and the original.
+
+Hidden until a ``replay_start`` arrives, so ctxlab's own runs never see it. It says what the
+meter alone cannot: which agent and format was read (and what was skipped), the session's
+measured chars-per-token ratio and the unit the context limit was given in, the recorded
+request being shown beside ctxlab's, the original history by block category (thinking and
+images are their own), the original agent's last compaction, and the subagent transcripts
+— each a session of its own, listed with its path so it can be opened with
+``ctxlab replay PATH``.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from textual.content import Content
+from textual.widgets import Static
+
+from core import events as ev
+from tui.i18n import t
+from tui.routing import Routed, handles
+
+CATEGORY_NAMES = {"text": "text", "tool_use": "tool calls", "tool_result": "tool results",
+                  "thinking": "thinking", "image": "images"}
+
+
+def beside(path: str, session: str) -> str:
+    """A subagent transcript's path from the session file's folder (where Claude Code keeps
+    it: ``<session>/subagents/…``), else as given; the full paths are in ``replay_start``."""
+    try:
+        return str(Path(path).relative_to(Path(session).parent))
+    except ValueError:
+        return path
+
+
+class ReplayPanel(Routed, Static):
+    """A few lines about the replay; redrawn on every replay event."""
+
+    DEFAULT_CSS = """
+    ReplayPanel { height: auto; max-height: 12; border: round $primary; padding: 0 1; }
+    """
+
+    def __init__(self, *, id: str | None = None) -> None:
+        super().__init__(id=id, markup=False)
+        self.border_title = t("panel.replay")
+        self.display = False
+        self.start: ev.ReplayStart | None = None
+        self.step: ev.ReplayStep | None = None
+        self.original_stage: ev.Stage | None = None
+
+    def reset(self) -> None:
+        self.start = self.step = self.original_stage = None
+        self.display = False
+
+    @handles(ev.ReplayStart)
+    def show_start(self, event: ev.ReplayStart) -> None:
+        self.start = event
+        self.display = True
+        self.redraw()
+
+    @handles(ev.ReplayStep)
+    def show_step(self, event: ev.ReplayStep) -> None:
+        self.step = event
+        self.redraw()
+
+    @handles(ev.Stage)
+    def show_original_stage(self, event: ev.Stage) -> None:
+        if event.by != "ctxlab":
+            self.original_stage = event
+            self.redraw()
+
+    def lines(self) -> list[Content | str]:
+        """The panel's text (also what tests read)."""
+        s = self.start
+        if s is None:
+            return []
+        step = self.step
+        limit = (f"{s.context_limit_tokens:,} tokens = {s.context_limit:,} chars"
+                 if s.unit == "tokens" else f"{s.context_limit:,} chars")
+        out: list[Content | str] = [
+            Content.styled(t("replay.head", agent=s.agent,
+                             format="" if s.format == s.agent else f" {s.format}",
+                             i=step.index if step else 0, n=s.requests), "bold"),
+            t("replay.ratio", ratio=s.chars_per_token, source=s.ratio_source, unit=s.unit,
+              limit=limit)]
+        if s.skipped:
+            skipped = ", ".join(f"{n:,} {k}" for k, n in sorted(s.skipped.items()))
+            out.append(Content.styled(t("replay.skipped", read=s.lines_read,
+                                        total=s.lines_total, skipped=skipped), "dim"))
+        if step is not None:
+            tokens = t("replay.tokens", n=step.original_tokens) if step.original_tokens else ""
+            out.append(t("replay.sizes", chars=step.original_chars, tokens=tokens,
+                         msgs=step.original_messages, cchars=step.ctxlab_chars,
+                         cmsgs=step.ctxlab_messages))
+            cats = " · ".join(f"{CATEGORY_NAMES.get(k, k)} {int(v):,}"
+                              for k, v in step.categories.items())
+            out.append(f"{t('replay.cats')} {cats}")
+        if (o := self.original_stage) is not None:
+            at = f" ({o.trigger})" if o.trigger else ""
+            at += f" at {o.pre_tokens:,} tokens" if o.pre_tokens else ""
+            out.append(Content.styled(
+                t("replay.last", by=o.by, stage=o.stage, at=at, before=o.before_chars,
+                  after=o.after_chars), "bold $warning"))
+        if s.subagents:
+            out.append(t("replay.subagents", n=len(s.subagents)))
+            out += [Content.styled(f"  {beside(path, s.path)}", "dim") for path in s.subagents]
+        return out
+
+    def text(self) -> str:
+        return "\n".join(str(line) for line in self.lines())
+
+    def redraw(self) -> None:
+        self.update(Content("\n").join(
+            [line if isinstance(line, Content) else Content(line) for line in self.lines()]))
