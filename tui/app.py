@@ -346,7 +346,9 @@ class CtxlabApp(Routed, LearnerActions, PanelActions, WorkbenchActions):
         self.update_status()
         self.schedule_views()
         if self.finished:
-            self.notify(t("notice.finished"), title=t("notice.finished_title"), timeout=6)
+            text = (t("notice.finished") if self.session is not None else
+                    t("notice.finished_source", kind=getattr(self.source, "kind", "run")))
+            self.notify(text, title=t("notice.finished_title"), timeout=6)
 
     def schedule_views(self) -> None:
         """Re-measure and redraw "what the model sees" at most every 50 ms."""
@@ -428,7 +430,8 @@ class CtxlabApp(Routed, LearnerActions, PanelActions, WorkbenchActions):
         self.query_one(RunStatus).show(finished=self.finished, live=self.config.live,
                                        paused=self.paused, speed=self.speed,
                                        calls=self.calls, breaks=self.run_breaks,
-                                       manager=self.run_manager)
+                                       manager=self.run_manager,
+                                       own=self.session is not None)
 
     def scripted(self) -> bool:
         """ctxlab's own session on the scripted model: no API usage will ever come."""

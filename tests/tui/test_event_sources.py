@@ -15,6 +15,7 @@ from tui.app import AppConfig, CtxlabApp
 from tui.screens.viewer import Viewer
 from tui.widgets.context_meter import ContextMeter
 from tui.widgets.replay_panel import ReplayPanel
+from tui.widgets.run_status import RunStatus
 from tui.widgets.stage_timeline import StageTimeline
 
 pytestmark = pytest.mark.anyio
@@ -43,6 +44,9 @@ async def test_a_replay_plays_in_the_workbench_with_its_own_and_ctxlabs_stages(
         app.action_step()  # a replay can step: offered, and harmless at the end
         app.action_compare()  # the compare lab needs ctxlab's own session: refused
         await pilot.pause(0.1)
+        status = str(app.query_one(RunStatus).render())
+        assert "finished" in status and "o:" not in status  # no "another scenario" offer
+        assert any("replay has ended" in str(n.message) for n in app._notifications)
 
 
 def replay_app(tmp_path: Path, **changes) -> CtxlabApp:  # type: ignore[no-untyped-def]

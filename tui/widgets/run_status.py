@@ -41,9 +41,10 @@ class RunStatus(Static):
     """
 
     def show(self, *, finished: bool, live: bool, paused: bool, speed: float,
-             calls: int, breaks: tuple[str, ...] = (), manager: str = "s08") -> None:
-        if finished:
-            state = t("status.finished")
+             calls: int, breaks: tuple[str, ...] = (), manager: str = "s08",
+             own: bool = True) -> None:
+        if finished:  # only ctxlab's own session can be replaced by another scenario (o)
+            state = t("status.finished" if own else "status.finished_source")
         elif live:
             state = t("status.live")
         elif paused:
