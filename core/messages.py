@@ -76,6 +76,15 @@ def message_text(message: Message) -> str:
     )
 
 
+def system_text(system: Any) -> str:
+    """A request's ``system`` as text, whether sent as a string or as text blocks."""
+    if isinstance(system, str):
+        return system
+    if isinstance(system, list):
+        return "\n".join(b.get("text", "") for b in system if isinstance(b, dict))
+    return ""
+
+
 def splits_pair(messages: list[Message], cut: int) -> bool:
     """True when cutting before ``messages[cut]`` separates a tool_use from its results."""
     if cut <= 0 or cut >= len(messages):

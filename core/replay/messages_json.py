@@ -14,18 +14,10 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
 
+from core.messages import system_text
 from core.replay.model import Recording, ReplayError
 from core.replay.steps import StepBuilder
-
-
-def system_text(system: Any) -> str:
-    if isinstance(system, str):
-        return system
-    if isinstance(system, list):
-        return "\n".join(b.get("text", "") for b in system if isinstance(b, dict))
-    return ""
 
 
 def load(path: Path, text: str) -> Recording:

@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from core.measure import json_chars
-from core.replay.messages_json import system_text
+from core.messages import system_text
 from core.replay.model import Compaction, Exchange, Message, Recording
 from core.replay.reading import jsonl_objects
 

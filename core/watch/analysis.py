@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from core.measure import estimate_tokens, json_chars
+from core.messages import system_text as messages_system_text
 
 # The breakdown's categories, in display order. "messages" is conversation text plus the
 # JSON structure around it, so the message categories add up to ``chars`` exactly.
@@ -35,13 +36,8 @@ class RequestFacts:
 
 
 def system_text(body: dict[str, Any]) -> str:
-    """The system prompt as text, whether sent as a string or as text blocks."""
-    system = body.get("system")
-    if isinstance(system, str):
-        return system
-    if isinstance(system, list):
-        return "\n".join(b.get("text", "") for b in system if isinstance(b, dict))
-    return ""
+    """The system prompt of a request body as text."""
+    return messages_system_text(body.get("system"))
 
 
 def _first_text(messages: list[Any]) -> str:
