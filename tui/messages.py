@@ -2,11 +2,13 @@
 
 The engine's emitter calls :class:`EventBridge` synchronously, from inside the agent loop
 (which runs as an async worker on the app's own event loop). The bridge therefore only
-posts, and leaves all drawing to message handlers: one message per event, except streamed
-text: consecutive ``assistant_text`` deltas are appended to one open :class:`TextChunk`
-until any other event seals it, so a fast stream costs one message per burst and text
-never overtakes a later tool call. Everything a handler needs travels with its event (a
-``stage`` event carries the before/after lists the stage recorded).
+posts, and leaves all drawing to message handlers: one message per *burst*. Events are
+appended to one open :class:`EngineEvents` until the app takes it, so everything the engine
+emits between two of its awaits (a ``prepare()`` that fires four stages, a replay step) is
+routed as one batch and each panel redraws once for it (:mod:`tui.routing`); streamed
+assistant text goes the same way in one open :class:`TextChunk`. Either kind seals the
+other, so text never overtakes a later tool call. Everything a handler needs travels with
+its event (a ``stage`` event carries the before/after lists the stage recorded).
 
 The memory watcher reports from its own thread straight to the Memory panel with
 ``post_message``, which is thread-safe.
@@ -20,13 +22,20 @@ from textual.message_pump import MessagePump
 from core.events import AssistantText, Event
 
 
-class EngineEvent(Message):
-    """One event from the agent loop (``assistant_text`` travels as :class:`TextChunk`)."""
+class EngineEvents(Message):
+    """A burst of events from the agent loop (``assistant_text`` travels as
+    :class:`TextChunk`); ``events`` grows until the handler :meth:`take` s it."""
 
-    def __init__(self, event: Event, generation: int) -> None:
+    def __init__(self, generation: int) -> None:
         super().__init__()
-        self.event = event
+        self.events: list[Event] = []
+        self.taken = False
         self.generation = generation
+
+    def take(self) -> list[Event]:
+        """The events so far; later ones go to a new batch (same thread, so no race)."""
+        self.taken = True
+        return list(self.events)
 
 
 class TextChunk(Message):
@@ -74,9 +83,11 @@ class EventBridge:
         self.target = target
         self.generation = generation
         self._chunk: TextChunk | None = None
+        self._batch: EngineEvents | None = None
 
     def __call__(self, event: Event) -> None:
         if isinstance(event, AssistantText):
+            self._batch = None
             if self._chunk is None or self._chunk.taken:
                 self._chunk = TextChunk(self.generation)
                 self.target.post_message(self._chunk)
@@ -86,5 +97,8 @@ class EventBridge:
         self.post(event)
 
     def post(self, event: Event) -> None:
-        """Post one event (also used for the events of the UI's own memory store)."""
-        self.target.post_message(EngineEvent(event, self.generation))
+        """Add one event to the open batch, or post a new batch holding it."""
+        if self._batch is None or self._batch.taken:
+            self._batch = EngineEvents(self.generation)
+            self.target.post_message(self._batch)
+        self._batch.events.append(event)
