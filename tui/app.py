@@ -38,6 +38,7 @@ from tui.app_actions import WorkbenchActions
 from tui.app_config import AppConfig, shorten, slug
 from tui.app_learner import LearnerActions
 from tui.app_panels import PanelActions, PanelStrip
+from tui.collector import QuietCollector
 from tui.commands import CtxlabCommands
 from tui.i18n import localize_bindings, set_language, t
 from tui.messages import EngineEvents, EventBridge, OpenFile, OpenText, TextChunk
@@ -110,6 +111,7 @@ class CtxlabApp(Routed, LearnerActions, PanelActions, WorkbenchActions):
         self.run_manager = "s08"  # who manages the context, as run_start reports it
         self._views_pending = False
         self.routed: list[Routed] = []  # the app and every panel that handles events
+        self.collector = QuietCollector()
 
     # -- layout ---------------------------------------------------------------------------
 
@@ -153,6 +155,7 @@ class CtxlabApp(Routed, LearnerActions, PanelActions, WorkbenchActions):
         await self.start_run(self.config.scenario, self.config.workspace)
         if self.config.welcome and self.config.scenario is not None:
             self.show_welcome()
+        self.collector.start()  # no full collection walks the app in a frame (tui.collector)
 
     # -- runs -----------------------------------------------------------------------------
 
@@ -454,6 +457,7 @@ class CtxlabApp(Routed, LearnerActions, PanelActions, WorkbenchActions):
         self.exit(0)
 
     def on_unmount(self) -> None:
+        self.collector.stop()
         self.stop_run()
         for path in self.temp_workspaces:
             shutil.rmtree(path, ignore_errors=True)
