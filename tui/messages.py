@@ -10,11 +10,16 @@ assistant text goes the same way in one open :class:`TextChunk`. Either kind sea
 other, so text never overtakes a later tool call. Everything a handler needs travels with
 its event (a ``stage`` event carries the before/after lists the stage recorded).
 
-The memory watcher reports from its own thread straight to the Memory panel with
+``prepare()`` runs its stages in a worker thread and they emit from there: the bridge hands
+such an event to the loop's thread (``call_soon_threadsafe``), which alone touches the open
+batch. The memory watcher reports from its own thread straight to the Memory panel with
 ``post_message``, which is thread-safe.
 """
 
 from __future__ import annotations
+
+import asyncio
+import threading
 
 from textual.message import Message
 from textual.message_pump import MessagePump
@@ -84,8 +89,25 @@ class EventBridge:
         self.generation = generation
         self._chunk: TextChunk | None = None
         self._batch: EngineEvents | None = None
+        self._thread = threading.get_ident()
+        try:
+            self._loop: asyncio.AbstractEventLoop | None = asyncio.get_running_loop()
+        except RuntimeError:  # made outside the app's loop: every call posts its own batch
+            self._loop = None
 
     def __call__(self, event: Event) -> None:
+        if threading.get_ident() != self._thread:
+            # prepare()'s stages emit from a worker thread: the open batch is the loop
+            # thread's alone, so the event goes there (in order: the thread's result is
+            # handed back the same way, after its events).
+            if self._loop is not None:
+                try:
+                    self._loop.call_soon_threadsafe(self, event)
+                except RuntimeError:  # the loop has closed: the app is gone
+                    pass
+            else:
+                self.target.post_message(self._new_batch(event))
+            return
         if isinstance(event, AssistantText):
             self._batch = None
             if self._chunk is None or self._chunk.taken:
@@ -99,6 +121,11 @@ class EventBridge:
     def post(self, event: Event) -> None:
         """Add one event to the open batch, or post a new batch holding it."""
         if self._batch is None or self._batch.taken:
-            self._batch = EngineEvents(self.generation)
+            self._batch = self._new_batch()
             self.target.post_message(self._batch)
         self._batch.events.append(event)
+
+    def _new_batch(self, *events: Event) -> EngineEvents:
+        batch = EngineEvents(self.generation)
+        batch.events.extend(events)
+        return batch

@@ -9,6 +9,8 @@ every handler still sees every event in order, and each panel redraws once for t
 
 from __future__ import annotations
 
+import asyncio
+import threading
 from collections import Counter
 from collections.abc import Callable
 from typing import Any
@@ -113,3 +115,36 @@ def test_update_if_changed_compares_styles_as_well_as_text() -> None:
     assert update_if_changed(widget, "42")
     assert not update_if_changed(widget, "42")
     assert len(shown) == 3
+
+
+async def test_events_emitted_from_a_worker_thread_all_arrive_in_order(
+        make_app: Callable[..., CtxlabApp]) -> None:
+    """prepare()'s stages emit from a worker thread while the app takes batches on its own:
+    none may be lost to a batch taken in between, none reordered."""
+    app = make_app(paused=True)
+    async with app.run_test(size=(200, 55)) as pilot:
+        await pilot.pause(0.2)
+        timeline = app.query_one(StageTimeline)
+        assert app.bridge is not None
+        bridge = app.bridge
+        stages = [e for e in burst(150) if isinstance(e, ev.Stage)]
+        posting_threads: set[int] = set()
+        real_post = bridge.post
+
+        def post(event: ev.Event) -> None:
+            posting_threads.add(threading.get_ident())
+            real_post(event)
+
+        bridge.post = post  # type: ignore[method-assign]
+
+        def emit_all() -> None:
+            for event in stages:
+                bridge(event)
+
+        await asyncio.gather(asyncio.to_thread(emit_all), pilot.pause(0.05))
+        await wait_for(pilot, lambda: timeline.row_count >= 150)
+        await pilot.pause(0.1)
+        assert timeline.row_count == 150
+        assert posting_threads == {threading.get_ident()}  # the open batch: the loop's only
+        assert [r.event.before_chars for r in timeline.stages] == [
+            e.before_chars for e in stages]
