@@ -344,7 +344,7 @@ class Archive:
             return True  # fully determined by the path: it carries no data of its own
         if sha256_text(content) in self._manifest.pointers(entry.path):
             return True
-        if entry.path in self._manifest.legacy:
+        if self._manifest.is_legacy(entry.path):
             # Written before wrappers were recorded: trusted only if its preview is exactly
             # the start of the file it names (checked against the verified file).
             head = wrapper_text(entry.path, "")[: -len("\n</persisted-output>")]

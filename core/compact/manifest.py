@@ -9,11 +9,18 @@
 
 Why a log: several processes (a workbench and a headless run, two ``ctxlab compact``) may
 share one workspace. Each appends its lines under a cross-process :class:`~filelock.FileLock`
-in one ``write``, so no process can drop another's entries (rewriting the whole file did),
-and a workspace with a long history opens without reading it: the log is loaded on first
-use. A line cut off by a kill is at most the last one; it is skipped and reported, and the
-next append starts on a fresh line. A manifest from before this format (``manifest.json``,
-one object rewritten whole) is still read; its entries are marked ``legacy``.
+in one ``write``, so no process can drop another's entries (rewriting the whole file did).
+A line cut off by a kill is at most the last one; it is skipped and reported, and the next
+append starts on a fresh line. A manifest from before this format (``manifest.json``, one
+object rewritten whole) is still read; its entries are marked ``legacy``.
+
+Why an index: a long-lived workspace's log holds 100,000 lines and more, and parsing it
+whole took 0.3 s at the first lookup of every process. Lookups go to a derived sqlite index
+of the log (:mod:`core.compact.manifest_index`) that covers the log up to an offset; each
+process reads only the log's tail past it, and writes it into the index under the same lock
+as appends. The log stays the source of truth: an index that is missing, corrupt, stale or
+ahead of the log is rebuilt from it, and where no index can be written (a read-only
+workspace) one is built in memory from the whole log, as before there was an index.
 """
 
 from __future__ import annotations
@@ -22,12 +29,23 @@ import codecs
 import hashlib
 import json
 import os
+import sqlite3
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from filelock import FileLock, Timeout
+
+from core.compact.manifest_index import (
+    INDEX,
+    Batch,
+    ManifestIndex,
+    Stamp,
+    key,
+    remove_index,
+    unkey,
+)
 
 MANIFEST = "manifest.jsonl"
 LEGACY_MANIFEST = "manifest.json"
@@ -88,8 +106,93 @@ def _entry(obj: Any) -> Persisted | None:
     return None
 
 
+def rules_fingerprint() -> str:
+    """A hash of the code that decides what a file entry is (:func:`_entry`).
+
+    An index keeps the lines :func:`_entry` accepted when it was built; if that function
+    changes (a new hash field, a renamed one), an index built by the old rules could miss
+    lines the new ones accept, so the index is rebuilt. Bytecode, names and constants only:
+    moving the code or the checkout rebuilds nothing.
+    """
+    code = _entry.__code__
+    shape = repr((code.co_code, code.co_consts, code.co_names, code.co_varnames))
+    return hashlib.sha256(shape.encode()).hexdigest()[:16]
+
+
+_RULES = rules_fingerprint()
+_SKIP = object()  # a blank or unparsable line: nothing to index
+
+
+def parse(data: bytes, accept: Callable[[str], bool]) -> Batch:
+    """The index rows of ``data``, whole lines of the log (each ending in ``\\n``).
+
+    What is wrong with a line becomes a problem message: not JSON, a file outside the
+    archive, an unknown shape. One ``json.loads`` for all lines when every one is whole.
+    """
+    lines = data.split(b"\n")[:-1]
+    batch = Batch()
+    try:
+        values = json.loads(b"[" + b",".join(lines) + b"]") if lines else []
+    except ValueError:
+        values = None  # a bad or blank line somewhere: line by line, each reported
+    if values is not None and len(values) == len(lines):
+        for line, value in zip(lines, values, strict=True):
+            _classify(line, value, accept, batch)
+    else:
+        for line in lines:
+            value = _parse_line(line, batch)
+            if value is not _SKIP:
+                _classify(line, value, accept, batch)
+    return batch
+
+
+def _parse_line(line: bytes, batch: Batch) -> Any:
+    if not line.strip():
+        return _SKIP
+    try:
+        return json.loads(line)
+    except ValueError:
+        batch.problems.append(f"{MANIFEST}: a line that is not JSON is ignored")
+        return _SKIP
+
+
+def _classify(line: bytes, obj: Any, accept: Callable[[str], bool], batch: Batch) -> None:
+    entry = _entry(obj)
+    if entry is None and type(obj) is dict and len(obj) == 2:
+        path, pointer = obj.get("path"), obj.get("pointer")
+        if type(path) is str and type(pointer) is str:  # the commonest line: first
+            batch.pointers.append((key(path), key(pointer)))
+            return
+    if entry is not None and not accept(entry.path):
+        batch.problems.append(f"{MANIFEST}: an entry for a file outside the archive is ignored")
+    elif entry is not None:
+        batch.entries.append((key(entry.path), line))
+    elif isinstance(obj, dict) and isinstance(obj.get("pointer"), str) \
+            and isinstance(obj.get("path"), str):
+        batch.pointers.append((key(obj["path"]), key(obj["pointer"])))
+    else:
+        batch.problems.append(f"{MANIFEST}: a line of unknown shape is ignored")
+
+
+def _read_from(fd: int, start: int, size: int) -> bytes:
+    """``size`` bytes of ``fd`` from ``start`` (fewer at its end), however large."""
+    chunks = []
+    while size > 0:
+        chunk = os.pread(fd, min(size, 1 << 30), start)
+        if not chunk:
+            break
+        chunks.append(chunk)
+        start += len(chunk)
+        size -= len(chunk)
+    return b"".join(chunks)
+
+
 class Manifest:
-    """The manifest of one archive folder, loaded lazily, appended in batches."""
+    """The manifest of one archive folder: looked up through its index, appended in batches.
+
+    Nothing is read when it is made; the first lookup reads ``manifest.json`` (if any) and
+    the log's tail past what the index covers.
+    """
 
     def __init__(self, folder: Path, report: Callable[[str], None],
                  accept: Callable[[str], bool] = lambda path: True) -> None:
@@ -97,160 +200,275 @@ class Manifest:
         self.file = folder / MANIFEST
         self.report = report
         self.accept = accept  # which paths an entry may name (the log is writable by anyone)
-        self._entries: dict[str, Persisted] | None = None
-        self._pointers: dict[str, set[str]] = {}
-        self.legacy: set[str] = set()
-        self._offset = 0  # bytes of the log already read (complete lines only)
-        self._pending: list[str] = []
+        self._legacy: dict[str, Persisted] | None = None  # None: nothing read yet
+        self._index: ManifestIndex | None = None
+        self._covered: int | None = None  # the index's offset as this process left it
+        # Decoded lookups (hits only: a miss may be an entry another process just added),
+        # forgotten when the lines read next touch their path.
+        self._found: dict[str, Persisted] = {}
+        self._pointer_sets: dict[str, set[str]] = {}
+        self._added: dict[str, Persisted] = {}  # added here, not yet indexed
+        self._added_pointers: dict[str, set[str]] = {}
+        self._pending: list[str] = []  # their lines, not yet in the log
         self._lock: FileLock | None = None
 
     # -- reading ----------------------------------------------------------------------------
 
     @property
     def entries(self) -> dict[str, Persisted]:
-        if self._entries is None:
-            self._entries = {}
-            self._read_legacy()
-            self._read_tail(final=True)
-        return self._entries
+        """Every entry, ``manifest.json``'s overridden by the log's: all rows are read."""
+        self._load()
+        assert self._legacy is not None
+        found = dict(self._legacy)
+        lines = self._query(ManifestIndex.lines, [])
+        try:  # every stored line is whole JSON: one parse of them all
+            values = json.loads(b"[" + b",".join(lines) + b"]") if lines else []
+        except ValueError:
+            values = None
+        if values is None or len(values) != len(lines):
+            values = [self._value(line) for line in lines]
+        accept = self.accept
+        for value in values:
+            entry = _entry(value)
+            if entry is not None and accept(entry.path):
+                found[entry.path] = entry
+        found.update(self._added)
+        return found
 
     def get(self, path: str, *, others: bool = True) -> Persisted | None:
         """The entry for ``path``; if unknown and ``others``, also looking at the lines other
         processes appended since (one read of the log's new end)."""
-        found = self.entries.get(path)
-        if found is None and others:
-            self._read_tail(final=False)
-            found = self.entries.get(path)
+        self._load()
+        found = self._added.get(path) or self._lookup(path)
+        if found is None and others and self.file.exists():
+            for message in self._sync(final=False)[0]:
+                self.report(message)
+            found = self._lookup(path)
+        if found is None:
+            assert self._legacy is not None
+            found = self._legacy.get(path)
         return found
 
     def pointers(self, path: str) -> set[str]:
-        self.entries  # noqa: B018 (loads the log)
-        return self._pointers.get(path, set())
+        """Digests of the wrapper texts ctxlab recorded for ``path``."""
+        self._load()
+        known = self._pointer_sets.get(path)
+        if known is None:
+            known = self._pointer_sets[path] = self._query(ManifestIndex.pointers, set(), path)
+        added = self._added_pointers.get(path)
+        return known | added if added else known
 
-    def _read_legacy(self) -> None:
+    def is_legacy(self, path: str) -> bool:
+        """Is ``path`` known only from ``manifest.json`` (the log has no entry for it)?"""
+        self._load()
+        assert self._legacy is not None
+        return path in self._legacy and path not in self._added and self._lookup(path) is None
+
+    def _lookup(self, path: str) -> Persisted | None:
+        found = self._found.get(path)
+        if found is None:
+            line = self._query(ManifestIndex.line, None, path)
+            found = None if line is None else self._decode(line)
+            if found is None or found.path != path:
+                return None
+            self._found[path] = found
+        return found
+
+    def _decode(self, line: bytes) -> Persisted | None:
+        """A stored line's entry, checked again: the index is a file anyone can write."""
+        entry = _entry(self._value(line))
+        return entry if entry is not None and self.accept(entry.path) else None
+
+    @staticmethod
+    def _value(line: bytes) -> Any:
+        try:
+            return json.loads(line)
+        except ValueError:
+            return None
+
+    def _load(self) -> None:
+        """On first use: ``manifest.json``, then the log through its index."""
+        if self._legacy is not None:
+            return
+        self._legacy = self._read_legacy()
+        if not self.file.exists():
+            return  # nothing logged: reading makes no index
+        _, torn = self._sync(final=True)
+        for message in self._query(ManifestIndex.problems, []):
+            self.report(message)  # every bad line of the log, whoever read it first
+        if torn:
+            self.report(f"{MANIFEST} ends in a line cut off by an interrupted write "
+                        f"({torn} bytes): that line is ignored")
+
+    def _read_legacy(self) -> dict[str, Persisted]:
+        found: dict[str, Persisted] = {}
         try:
             raw = json.loads((self.folder / LEGACY_MANIFEST).read_text(encoding="utf-8"))
             files = raw.get("files", {}) if isinstance(raw, dict) else {}
         except FileNotFoundError:
-            return
+            return found
         except (OSError, ValueError):
             self.report(f"{LEGACY_MANIFEST} is unreadable: its entries are not trusted")
-            return
+            return found
         for value in files.values() if isinstance(files, dict) else ():
             entry = _entry(value)
             if entry is not None and self.accept(entry.path):
-                self._entries[entry.path] = entry  # type: ignore[index]
-                self.legacy.add(entry.path)
+                found[entry.path] = entry
+        return found
 
-    def _read_tail(self, final: bool) -> None:
-        """Read complete lines appended since the last read.
+    # -- the index --------------------------------------------------------------------------
 
-        ``final`` (on first load and under the lock) means a trailing partial line is a
-        torn write, not a line another process is still writing: it is reported.
+    def _query(self, fn: Callable[..., Any], default: Any, *args: Any) -> Any:
+        """``fn(index, *args)``; an index that fails is rebuilt from the log (or, failing
+        that too, replaced by one in memory) and asked again."""
+        if self._index is None:
+            return default
+        try:
+            return fn(self._index, *args)
+        except sqlite3.Error:
+            self._close_index()
+        for message in self._sync(final=False)[0]:
+            self.report(message)
+        try:
+            return fn(self._index, *args)
+        except sqlite3.Error:
+            self._use_memory()
+        self._sync(final=False)
+        return fn(self._index, *args)
+
+    def _sync(self, final: bool) -> tuple[list[str], int]:
+        """Bring the index up to the log's end.
+
+        Returns the problems of the lines read now, and, if ``final`` (the first load, when
+        a trailing partial line is a torn write, not one still being written), the length
+        of that partial line.
         """
+        if self._index is None or self._index.path is not None:
+            try:
+                with self._locked():
+                    return self._sync_disk(final)
+            except (OSError, sqlite3.Error):  # read-only, unlockable, failing: in memory
+                self._use_memory()
+        assert self._index is not None
+        return self._read_tail(self._index, final)
+
+    def _sync_disk(self, final: bool) -> tuple[list[str], int]:
+        """Under the lock: the index on disk, caught up; a corrupt one is built anew."""
         try:
-            with open(self.file, "rb") as fh:
-                fh.seek(self._offset)
-                data = fh.read()
+            return self._read_tail(self._disk_index(), final)
+        except sqlite3.OperationalError:
+            raise
+        except sqlite3.DatabaseError:  # not a database, or a damaged one
+            self._close_index()
+            remove_index(self.folder / INDEX)
+            return self._read_tail(self._disk_index(), final)
+
+    def _disk_index(self) -> ManifestIndex:
+        if self._index is not None and self._index.path is not None \
+                and not self._index.replaced():
+            return self._index
+        self._close_index()
+        self._index = ManifestIndex.open(self.folder / INDEX, _RULES)
+        return self._index
+
+    def _use_memory(self) -> None:
+        self._close_index()
+        self._index = ManifestIndex.memory(_RULES)
+
+    def _close_index(self) -> None:
+        if self._index is not None:
+            self._index.close()
+        self._index = None
+        self._covered = None
+        self._found.clear()
+        self._pointer_sets.clear()
+
+    def _read_tail(self, index: ManifestIndex, final: bool) -> tuple[list[str], int]:
+        """Index the whole lines of the log past what ``index`` covers (all of them if its
+        stamp does not match this log)."""
+        try:
+            fd = os.open(self.file, os.O_RDONLY)
         except OSError:
-            return
-        end = data.rfind(b"\n") + 1
-        lines = data[:end].split(b"\n")[:-1]
-        try:  # every line whole: one parse of them all, not one per line
-            values = json.loads(b"[" + b",".join(lines) + b"]") if lines else []
-        except ValueError:
-            values = None  # a bad or blank line somewhere: line by line, each reported
-        if values is not None and len(values) == len(lines):
-            for value in values:
-                self._take_value(value)
-        else:
-            for number, line in enumerate(lines):
-                self._take(line, number)
-        self._offset += end
-        if final and data[end:]:
-            self.report(f"{MANIFEST} ends in a line cut off by an interrupted write "
-                        f"({len(data) - end} bytes): that line is ignored")
-
-    def _take(self, line: bytes, number: int) -> None:
-        if not line.strip():
-            return
+            self._covered = 0
+            return [], 0
         try:
-            obj = json.loads(line)
-        except ValueError:
-            self.report(f"{MANIFEST}: a line that is not JSON is ignored")
-            return
-        self._take_value(obj)
+            st = os.fstat(fd)
+            stamp = index.stamp()
+            reset = stamp is None or not stamp.matches(fd, st)
+            start = 0 if reset or stamp is None else stamp.offset
+            data = _read_from(fd, start, st.st_size - start)
+            end = data.rfind(b"\n") + 1
+            batch = parse(data[:end], self.accept) if end else Batch()
+            if end or reset:
+                index.apply(batch, Stamp.of(fd, st, start + end), reset=reset)
+        finally:
+            os.close(fd)
+        self._forget(batch, everything=reset or start != self._covered)
+        self._covered = start + end
+        return batch.problems, len(data) - end if final else 0
 
-    def _take_value(self, obj: Any) -> None:
-        entry = _entry(obj)
-        assert self._entries is not None
-        if entry is None and type(obj) is dict and len(obj) == 2:
-            path, pointer = obj.get("path"), obj.get("pointer")
-            if type(path) is str and type(pointer) is str:  # the commonest line: first
-                known = self._pointers.get(path)
-                if known is None:
-                    self._pointers[path] = {pointer}
-                else:
-                    known.add(pointer)
-                return
-        if entry is not None and not self.accept(entry.path):
-            self.report(f"{MANIFEST}: an entry for a file outside the archive is ignored")
-        elif entry is not None:
-            self._entries[entry.path] = entry
-            if self.legacy:
-                self.legacy.discard(entry.path)
-        elif isinstance(obj, dict) and isinstance(obj.get("pointer"), str) \
-                and isinstance(obj.get("path"), str):
-            self._pointers.setdefault(obj["path"], set()).add(obj["pointer"])
-        else:
-            self.report(f"{MANIFEST}: a line of unknown shape is ignored")
+    def _forget(self, batch: Batch, everything: bool) -> None:
+        """Drop decoded lookups the lines just indexed may change (all of them if another
+        process changed the index since this one last did)."""
+        if everything:
+            self._found.clear()
+            self._pointer_sets.clear()
+            return
+        for path, _ in batch.entries:
+            self._found.pop(unkey(path), None)
+        for path, _ in batch.pointers:
+            self._pointer_sets.pop(unkey(path), None)
 
     # -- writing ----------------------------------------------------------------------------
 
     def add(self, entry: Persisted) -> None:
-        self.entries[entry.path] = entry
-        self.legacy.discard(entry.path)
+        self._added[entry.path] = entry
         self._pending.append(json.dumps(  # not dataclasses.asdict: it deep-copies, slowly
             {"path": entry.path, "tool_use_id": entry.tool_use_id, "chars": entry.chars,
              "sha256": entry.sha256, "format": entry.format}, ensure_ascii=False))
 
     def add_pointer(self, path: str, text: str) -> None:
         digest = sha256_text(text)
-        known = self._pointers.setdefault(path, set())
-        if digest not in known:
-            known.add(digest)
+        if digest not in self.pointers(path):
+            self._added_pointers.setdefault(path, set()).add(digest)
             self._pending.append(json.dumps({"path": path, "pointer": digest},
                                             ensure_ascii=False))
 
+    def _locked(self) -> FileLock:
+        if self._lock is None:
+            self._lock = FileLock(str(self.folder / LOCK), timeout=LOCK_TIMEOUT)
+        return self._lock
+
     def flush(self) -> None:
-        """Append the pending lines in one write, under the cross-process lock."""
+        """Append the pending lines in one write, then index them, under the lock."""
         if not self._pending:
             return
         self.folder.mkdir(parents=True, exist_ok=True)
-        if self._lock is None:
-            self._lock = FileLock(str(self.folder / LOCK), timeout=LOCK_TIMEOUT)
         try:
-            with self._lock:
+            with self._locked():
                 self._append()
         except Timeout as exc:
             raise OSError(f"the archive manifest is locked by another process: {exc}") from exc
 
     def _append(self) -> None:
-        self.entries  # noqa: B018 (load before appending, so the offset is right)
-        self._read_tail(final=False)
+        self._load()
+        for message in self._sync(final=False)[0]:  # others' lines, so the offset is right
+            self.report(message)
         lines = "".join(f"{line}\n" for line in self._pending)
         fd = os.open(self.file, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
         try:
-            size = os.fstat(fd).st_size
-            if size > self._offset:  # under the lock nobody is writing: a torn line
+            if os.fstat(fd).st_size > (self._covered or 0):  # nobody writes: a torn line
                 self.report(f"{MANIFEST} ended in a line cut off by an interrupted write: "
                             "it is left as it is and ignored")
                 lines = "\n" + lines
-            data = lines.encode("utf-8", "surrogatepass")
-            view = memoryview(data)
+            view = memoryview(lines.encode("utf-8", "surrogatepass"))
             while view:
                 view = view[os.write(fd, view):]
-            self._offset = size + len(data)
         finally:
             os.close(fd)
         self._pending.clear()
+        # A kill here leaves the index behind the log: the next reader catches up.
+        for message in self._sync(final=False)[0]:
+            self.report(message)
+        self._added.clear()
+        self._added_pointers.clear()
