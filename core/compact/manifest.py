@@ -121,6 +121,7 @@ def rules_fingerprint() -> str:
 
 _RULES = rules_fingerprint()
 _SKIP = object()  # a blank or unparsable line: nothing to index
+_UNSEEN = object()  # a path not looked up since the index last changed
 
 
 def parse(data: bytes, accept: Callable[[str], bool]) -> Batch:
@@ -203,9 +204,10 @@ class Manifest:
         self._legacy: dict[str, Persisted] | None = None  # None: nothing read yet
         self._index: ManifestIndex | None = None
         self._covered: int | None = None  # the index's offset as this process left it
-        # Decoded lookups (hits only: a miss may be an entry another process just added),
-        # forgotten when the lines read next touch their path.
-        self._found: dict[str, Persisted] = {}
+        # Decoded lookups, None for a miss, as of the index this process last caught up
+        # with: forgotten when lines read later touch their path (all of them when another
+        # process changed the index meanwhile), as an in-memory copy of the log would be.
+        self._found: dict[str, Persisted | None] = {}
         self._pointer_sets: dict[str, set[str]] = {}
         self._added: dict[str, Persisted] = {}  # added here, not yet indexed
         self._added_pointers: dict[str, set[str]] = {}
@@ -265,14 +267,14 @@ class Manifest:
         return path in self._legacy and path not in self._added and self._lookup(path) is None
 
     def _lookup(self, path: str) -> Persisted | None:
-        found = self._found.get(path)
-        if found is None:
+        found = self._found.get(path, _UNSEEN)
+        if found is _UNSEEN:
             line = self._query(ManifestIndex.line, None, path)
             found = None if line is None else self._decode(line)
-            if found is None or found.path != path:
-                return None
+            if found is not None and found.path != path:
+                found = None
             self._found[path] = found
-        return found
+        return found  # type: ignore[return-value]
 
     def _decode(self, line: bytes) -> Persisted | None:
         """A stored line's entry, checked again: the index is a file anyone can write."""
@@ -336,21 +338,38 @@ class Manifest:
         self._sync(final=False)
         return fn(self._index, *args)
 
-    def _sync(self, final: bool) -> tuple[list[str], int]:
-        """Bring the index up to the log's end.
+    def _sync(self, final: bool, held: bool = False) -> tuple[list[str], int]:
+        """Bring the index up to the log's end (``held``: the caller holds the lock).
 
         Returns the problems of the lines read now, and, if ``final`` (the first load, when
         a trailing partial line is a torn write, not one still being written), the length
         of that partial line.
         """
+        if not final and self._unchanged():
+            return [], 0
         if self._index is None or self._index.path is not None:
             try:
+                if held:
+                    return self._sync_disk(final)
                 with self._locked():
                     return self._sync_disk(final)
             except (OSError, sqlite3.Error):  # read-only, unlockable, failing: in memory
                 self._use_memory()
         assert self._index is not None
         return self._read_tail(self._index, final)
+
+    def _unchanged(self) -> bool:
+        """Nothing to catch up with: the log ends where this process left the index, and
+        nobody changed the index since (checked without the lock: a miss often asks)."""
+        if self._index is None or self._covered is None:
+            return False
+        try:
+            st = os.stat(self.file)
+            stamp = self._index.stamp()
+        except (OSError, sqlite3.Error):
+            return False
+        return stamp is not None and stamp.offset == self._covered == st.st_size \
+            and (stamp.dev, stamp.ino) == (st.st_dev, st.st_ino)
 
     def _sync_disk(self, final: bool) -> tuple[list[str], int]:
         """Under the lock: the index on disk, caught up; a corrupt one is built anew."""
@@ -452,7 +471,7 @@ class Manifest:
 
     def _append(self) -> None:
         self._load()
-        for message in self._sync(final=False)[0]:  # others' lines, so the offset is right
+        for message in self._sync(final=False, held=True)[0]:  # others' lines: the offset
             self.report(message)
         lines = "".join(f"{line}\n" for line in self._pending)
         fd = os.open(self.file, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
@@ -468,7 +487,7 @@ class Manifest:
             os.close(fd)
         self._pending.clear()
         # A kill here leaves the index behind the log: the next reader catches up.
-        for message in self._sync(final=False)[0]:
+        for message in self._sync(final=False, held=True)[0]:
             self.report(message)
         self._added.clear()
         self._added_pointers.clear()

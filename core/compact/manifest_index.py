@@ -116,6 +116,7 @@ class ManifestIndex:
                                check_same_thread=False)
         try:
             conn.execute("PRAGMA synchronous=OFF")
+            conn.execute("PRAGMA journal_mode=TRUNCATE")
         except sqlite3.Error:
             conn.close()
             raise

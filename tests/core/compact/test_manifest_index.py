@@ -140,11 +140,14 @@ def test_another_process_s_lines_are_found_and_a_reader_reads_only_the_tail(tmp_
     mine = fill(tmp_path, "a", 20)
     reader = Archive(tmp_path)
     assert reader.is_persisted(mine[0])
+    theirs = reader.path_for("toolu_other", "written by another process")
+    assert reader._manifest.get(theirs) is None
     before = log_size(tmp_path)
     child = run_child(APPENDER, tmp_path)
     assert child.returncode == 0, child.stderr
-    theirs = child.stdout.strip()
+    assert child.stdout.strip() == theirs
     assert index_stamp(tmp_path).offset == log_size(tmp_path) > before  # it indexed them
+    assert reader._manifest.get(theirs, others=False) is None  # as of its last read
     assert reader.is_persisted(theirs)  # a miss looks at what others appended
     reads = Reads(monkeypatch)
     fresh = Archive(tmp_path)
