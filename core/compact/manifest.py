@@ -158,12 +158,12 @@ def _parse_line(line: bytes, batch: Batch) -> Any:
 
 
 def _classify(line: bytes, obj: Any, accept: Callable[[str], bool], batch: Batch) -> None:
-    entry = _entry(obj)
-    if entry is None and type(obj) is dict and len(obj) == 2:
+    if type(obj) is dict and len(obj) == 2:  # the commonest line first (never an entry)
         path, pointer = obj.get("path"), obj.get("pointer")
-        if type(path) is str and type(pointer) is str:  # the commonest line: first
+        if type(path) is str and type(pointer) is str:
             batch.pointers.append((key(path), key(pointer)))
             return
+    entry = _entry(obj)
     if entry is not None and not accept(entry.path):
         batch.problems.append(f"{MANIFEST}: an entry for a file outside the archive is ignored")
     elif entry is not None:
