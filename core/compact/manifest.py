@@ -18,9 +18,10 @@ Why an index: a long-lived workspace's log holds 100,000 lines and more, and par
 whole took 0.3 s at the first lookup of every process. Lookups go to a derived sqlite index
 of the log (:mod:`core.compact.manifest_index`) that covers the log up to an offset; each
 process reads only the log's tail past it, and writes it into the index under the same lock
-as appends. The log stays the source of truth: an index that is missing, corrupt, stale or
-ahead of the log is rebuilt from it, and where no index can be written (a read-only
-workspace) one is built in memory from the whole log, as before there was an index.
+as appends (:mod:`core.compact.manifest_sync`). The log stays the source of truth: an
+index that is missing, corrupt, stale or ahead of the log is rebuilt from it, and where no
+index can be written (a read-only workspace) one is built in memory from the whole log, as
+before there was an index. Lookups already answered are kept until the log is read again.
 """
 
 from __future__ import annotations
@@ -29,7 +30,6 @@ import codecs
 import hashlib
 import json
 import os
-import sqlite3
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -37,15 +37,8 @@ from typing import Any
 
 from filelock import FileLock, Timeout
 
-from core.compact.manifest_index import (
-    INDEX,
-    Batch,
-    ManifestIndex,
-    Stamp,
-    key,
-    remove_index,
-    unkey,
-)
+from core.compact.manifest_index import INDEX, Batch, ManifestIndex, key, unkey
+from core.compact.manifest_sync import IndexedLog
 
 MANIFEST = "manifest.jsonl"
 LEGACY_MANIFEST = "manifest.json"
@@ -175,19 +168,6 @@ def _classify(line: bytes, obj: Any, accept: Callable[[str], bool], batch: Batch
         batch.problems.append(f"{MANIFEST}: a line of unknown shape is ignored")
 
 
-def _read_from(fd: int, start: int, size: int) -> bytes:
-    """``size`` bytes of ``fd`` from ``start`` (fewer at its end), however large."""
-    chunks = []
-    while size > 0:
-        chunk = os.pread(fd, min(size, 1 << 30), start)
-        if not chunk:
-            break
-        chunks.append(chunk)
-        start += len(chunk)
-        size -= len(chunk)
-    return b"".join(chunks)
-
-
 class Manifest:
     """The manifest of one archive folder: looked up through its index, appended in batches.
 
@@ -202,8 +182,9 @@ class Manifest:
         self.report = report
         self.accept = accept  # which paths an entry may name (the log is writable by anyone)
         self._legacy: dict[str, Persisted] | None = None  # None: nothing read yet
-        self._index: ManifestIndex | None = None
-        self._covered: int | None = None  # the index's offset as this process left it
+        self._log = IndexedLog(self.file, folder / INDEX, _RULES,
+                               lambda data: parse(data, self.accept), self._locked,
+                               report, self._forget)
         # Decoded lookups, None for a miss, as of the index this process last caught up
         # with: forgotten when lines read later touch their path (all of them when another
         # process changed the index meanwhile), as an in-memory copy of the log would be.
@@ -222,7 +203,7 @@ class Manifest:
         self._load()
         assert self._legacy is not None
         found = dict(self._legacy)
-        lines = self._query(ManifestIndex.lines, [])
+        lines = self._log.query(ManifestIndex.lines, [])
         try:  # every stored line is whole JSON: one parse of them all
             values = json.loads(b"[" + b",".join(lines) + b"]") if lines else []
         except ValueError:
@@ -243,7 +224,7 @@ class Manifest:
         self._load()
         found = self._added.get(path) or self._lookup(path)
         if found is None and others and self.file.exists():
-            for message in self._sync(final=False)[0]:
+            for message in self._log.sync(final=False)[0]:
                 self.report(message)
             found = self._lookup(path)
         if found is None:
@@ -256,7 +237,7 @@ class Manifest:
         self._load()
         known = self._pointer_sets.get(path)
         if known is None:
-            known = self._pointer_sets[path] = self._query(ManifestIndex.pointers, set(), path)
+            known = self._pointer_sets[path] = self._log.query(ManifestIndex.pointers, set(), path)
         added = self._added_pointers.get(path)
         return known | added if added else known
 
@@ -269,7 +250,7 @@ class Manifest:
     def _lookup(self, path: str) -> Persisted | None:
         found = self._found.get(path, _UNSEEN)
         if found is _UNSEEN:
-            line = self._query(ManifestIndex.line, None, path)
+            line = self._log.query(ManifestIndex.line, None, path)
             found = None if line is None else self._decode(line)
             if found is not None and found.path != path:
                 found = None
@@ -295,8 +276,8 @@ class Manifest:
         self._legacy = self._read_legacy()
         if not self.file.exists():
             return  # nothing logged: reading makes no index
-        _, torn = self._sync(final=True)
-        for message in self._query(ManifestIndex.problems, []):
+        _, torn = self._log.sync(final=True)
+        for message in self._log.query(ManifestIndex.problems, []):
             self.report(message)  # every bad line of the log, whoever read it first
         if torn:
             self.report(f"{MANIFEST} ends in a line cut off by an interrupted write "
@@ -318,118 +299,9 @@ class Manifest:
                 found[entry.path] = entry
         return found
 
-    # -- the index --------------------------------------------------------------------------
-
-    def _query(self, fn: Callable[..., Any], default: Any, *args: Any) -> Any:
-        """``fn(index, *args)``; an index that fails is rebuilt from the log (or, failing
-        that too, replaced by one in memory) and asked again."""
-        if self._index is None:
-            return default
-        try:
-            return fn(self._index, *args)
-        except sqlite3.Error:
-            self._close_index()
-        for message in self._sync(final=False)[0]:
-            self.report(message)
-        try:
-            return fn(self._index, *args)
-        except sqlite3.Error:
-            self._use_memory()
-        self._sync(final=False)
-        return fn(self._index, *args)
-
-    def _sync(self, final: bool, held: bool = False) -> tuple[list[str], int]:
-        """Bring the index up to the log's end (``held``: the caller holds the lock).
-
-        Returns the problems of the lines read now, and, if ``final`` (the first load, when
-        a trailing partial line is a torn write, not one still being written), the length
-        of that partial line.
-        """
-        if not final and self._unchanged():
-            return [], 0
-        if self._index is None or self._index.path is not None:
-            try:
-                if held:
-                    return self._sync_disk(final)
-                with self._locked():
-                    return self._sync_disk(final)
-            except (OSError, sqlite3.Error):  # read-only, unlockable, failing: in memory
-                self._use_memory()
-        assert self._index is not None
-        return self._read_tail(self._index, final)
-
-    def _unchanged(self) -> bool:
-        """Nothing to catch up with: the log ends where this process left the index, and
-        nobody changed the index since (checked without the lock: a miss often asks)."""
-        if self._index is None or self._covered is None:
-            return False
-        try:
-            st = os.stat(self.file)
-            stamp = self._index.stamp()
-        except (OSError, sqlite3.Error):
-            return False
-        return stamp is not None and stamp.offset == self._covered == st.st_size \
-            and (stamp.dev, stamp.ino) == (st.st_dev, st.st_ino)
-
-    def _sync_disk(self, final: bool) -> tuple[list[str], int]:
-        """Under the lock: the index on disk, caught up; a corrupt one is built anew."""
-        try:
-            return self._read_tail(self._disk_index(), final)
-        except sqlite3.OperationalError:
-            raise
-        except sqlite3.DatabaseError:  # not a database, or a damaged one
-            self._close_index()
-            remove_index(self.folder / INDEX)
-            return self._read_tail(self._disk_index(), final)
-
-    def _disk_index(self) -> ManifestIndex:
-        if self._index is not None and self._index.path is not None \
-                and not self._index.replaced():
-            return self._index
-        self._close_index()
-        self._index = ManifestIndex.open(self.folder / INDEX, _RULES)
-        return self._index
-
-    def _use_memory(self) -> None:
-        self._close_index()
-        self._index = ManifestIndex.memory(_RULES)
-
-    def _close_index(self) -> None:
-        if self._index is not None:
-            self._index.close()
-        self._index = None
-        self._covered = None
-        self._found.clear()
-        self._pointer_sets.clear()
-
-    def _read_tail(self, index: ManifestIndex, final: bool) -> tuple[list[str], int]:
-        """Index the whole lines of the log past what ``index`` covers (all of them if its
-        stamp does not match this log)."""
-        try:
-            fd = os.open(self.file, os.O_RDONLY)
-        except OSError:
-            self._covered = 0
-            return [], 0
-        try:
-            st = os.fstat(fd)
-            stamp = index.stamp()
-            reset = stamp is None or not stamp.matches(fd, st)
-            start = 0 if reset or stamp is None else stamp.offset
-            data = _read_from(fd, start, st.st_size - start)
-            end = data.rfind(b"\n") + 1
-            batch = parse(data[:end], self.accept) if end else Batch()
-            if end or reset:
-                index.apply(batch, Stamp.of(fd, st, start + end), reset=reset)
-        finally:
-            os.close(fd)
-        self._forget(batch, everything=reset or start != self._covered)
-        self._covered = start + end
-        return batch.problems, len(data) - end if final else 0
-
-    def _forget(self, batch: Batch, everything: bool) -> None:
-        """Drop decoded lookups the lines just indexed may change (all of them if another
-        process changed the index since this one last did)."""
-        if everything:
+    def _forget(self, batch: Batch | None) -> None:
+        """Drop decoded lookups the lines just indexed may change (all, for ``None``)."""
+        if batch is None:
             self._found.clear()
             self._pointer_sets.clear()
             return
@@ -471,12 +343,12 @@ class Manifest:
 
     def _append(self) -> None:
         self._load()
-        for message in self._sync(final=False, held=True)[0]:  # others' lines: the offset
+        for message in self._log.sync(final=False, held=True)[0]:  # others' lines: the offset
             self.report(message)
         lines = "".join(f"{line}\n" for line in self._pending)
         fd = os.open(self.file, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
         try:
-            if os.fstat(fd).st_size > (self._covered or 0):  # nobody writes: a torn line
+            if os.fstat(fd).st_size > (self._log.covered or 0):  # nobody writes: a torn line
                 self.report(f"{MANIFEST} ended in a line cut off by an interrupted write: "
                             "it is left as it is and ignored")
                 lines = "\n" + lines
@@ -487,7 +359,7 @@ class Manifest:
             os.close(fd)
         self._pending.clear()
         # A kill here leaves the index behind the log: the next reader catches up.
-        for message in self._sync(final=False, held=True)[0]:
+        for message in self._log.sync(final=False, held=True)[0]:
             self.report(message)
         self._added.clear()
         self._added_pointers.clear()

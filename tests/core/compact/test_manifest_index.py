@@ -19,6 +19,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import core.compact.manifest as manifest_module
+import core.compact.manifest_sync as manifest_sync
 from core.compact.archive import Archive, earlier_text, wrapper_text
 from core.compact.manifest import MANIFEST, Persisted, sha256_text
 from core.compact.manifest_index import INDEX, ManifestIndex
@@ -106,13 +107,13 @@ class Reads:
 
     def __init__(self, monkeypatch) -> None:
         self.ranges: list[tuple[int, int]] = []
-        real = manifest_module._read_from
+        real = manifest_sync._read_from
 
         def spy(fd: int, start: int, size: int) -> bytes:
             self.ranges.append((start, size))
             return real(fd, start, size)
 
-        monkeypatch.setattr(manifest_module, "_read_from", spy)
+        monkeypatch.setattr(manifest_sync, "_read_from", spy)
 
 
 # -- catching up ---------------------------------------------------------------------------------
@@ -212,6 +213,22 @@ def test_an_index_corrupted_while_in_use_is_rebuilt(tmp_path):
     (tmp_path / RESULTS / INDEX).write_bytes(os.urandom(8192))
     assert archive.is_persisted(rels[1]) and archive.manifest().keys() == set(rels)
     assert archive.problems == []
+
+
+def test_an_index_damaged_inside_is_rebuilt_on_disk(tmp_path):
+    rels = fill(tmp_path, "a", 300)
+    index = tmp_path / RESULTS / INDEX
+    data = bytearray(index.read_bytes())
+    page = 4096
+    assert len(data) > 8 * page
+    data[2 * page:len(data) - page] = os.urandom(len(data) - 3 * page)  # the header is fine
+    index.write_bytes(bytes(data))
+    archive = Archive(tmp_path)
+    assert set(archive.manifest()) == set(rels) and archive.problems == []
+    assert_same_as_full_parse(tmp_path)
+    db = sqlite3.connect(index)
+    assert db.execute("PRAGMA integrity_check").fetchone() == ("ok",)
+    db.close()
 
 
 def test_an_index_of_a_replaced_log_is_rebuilt(tmp_path):
@@ -370,7 +387,7 @@ KILLED_INSIDE_UPDATE = textwrap.dedent("""
     def trace(statement):  # rows written, the transaction not committed
         if statement.startswith("INSERT OR REPLACE INTO meta"):
             os.kill(os.getpid(), signal.SIGKILL)
-    archive._manifest._index.conn.set_trace_callback(trace)
+    archive._manifest._log.index.conn.set_trace_callback(trace)
     archive.persist("toolu_second", "second")
     archive.flush()
 """)
