@@ -10,12 +10,13 @@ still points to. This module owns those files and the pointer texts that name th
   — not in one history, not across two processes on one workspace reusing the same
   tool_use ids — and a file is never overwritten with different bytes. The tool_use id's
   hash keeps ids that sanitise alike apart.
-* The manifest (:mod:`core.compact.manifest`, append-only, under a cross-process lock)
-  records every file ctxlab wrote with its sha256, and the hash of every wrapper text it put
-  into a history. A pointer is trusted only if its *whole text* is one ctxlab wrote for that
-  file (a placeholder is fully determined by the path; a wrapper's hash must be recorded),
-  for the same tool_use id, and the file's bytes still match the recorded sha256. Anything
-  else that looks like a pointer is content, and is saved like any other.
+* The manifest (:mod:`core.compact.manifest`, append-only, under a cross-process lock, and
+  looked up through a derived index of it) records every file ctxlab wrote with its sha256,
+  and the hash of every wrapper text it put into a history. A pointer is trusted only if
+  its *whole text* is one ctxlab wrote for that file (a placeholder is fully determined by
+  the path; a wrapper's hash must be recorded), for the same tool_use id, and the file's
+  bytes still match the recorded sha256. Anything else that looks like a pointer is
+  content, and is saved like any other.
 * A file whose bytes changed since ctxlab wrote it is reported (an ``error`` event of kind
   ``archive``) and never trusted or pointed at again.
 * Transcripts are whole message lists, one JSON message per line, listed in the manifest too.
@@ -120,7 +121,7 @@ class Archive:
         self.ledger: list[dict[str, Any]] = []
         self.emit = emit
         self.problems: list[str] = []  # every report, also when nobody listens to events
-        # Opening reads nothing: the manifest loads on first use, and the sweep of a killed
+        # Opening reads nothing: the manifest is read on first use, and the sweep of a killed
         # writer's temporary files runs before this archive's first write (a folder of
         # 50,000 results takes longer to list than the whole open should).
         self._swept = False
@@ -344,7 +345,7 @@ class Archive:
             return True  # fully determined by the path: it carries no data of its own
         if sha256_text(content) in self._manifest.pointers(entry.path):
             return True
-        if entry.path in self._manifest.legacy:
+        if self._manifest.is_legacy(entry.path):
             # Written before wrappers were recorded: trusted only if its preview is exactly
             # the start of the file it names (checked against the verified file).
             head = wrapper_text(entry.path, "")[: -len("\n</persisted-output>")]

@@ -226,12 +226,12 @@ def test_5_opening_an_archive_reads_no_manifest_until_needed(tmp_path, monkeypat
     archive = Archive(tmp_path)
     archive.persist("t1", "x" * 200)
     archive.flush()
-    import core.compact.manifest as manifest
+    import core.compact.manifest_sync as manifest_sync
 
     def refuse(*_):
         raise AssertionError("read at open")
 
-    monkeypatch.setattr(manifest.Manifest, "_read_tail", refuse)
+    monkeypatch.setattr(manifest_sync.IndexedLog, "read_tail", refuse)
     Archive(tmp_path)  # no read of the log at all
 
 
