@@ -17,7 +17,9 @@ def test_a_flushed_manifest_is_exactly_the_json_lines_of_its_entries(tmp_path):
     again.flush()
     text = (again.results_dir / MANIFEST).read_text(encoding="utf-8")
     lines = [json.loads(line) for line in text.splitlines()]
-    entries = {k: vars(v) for k, v in again.manifest().items()}
+    entries = {k: {"path": v.path, "tool_use_id": v.tool_use_id, "chars": v.chars,
+                   "blake3": v.digest, "format": v.format}
+               for k, v in again.manifest().items()}
     assert {line["path"]: line for line in lines} == entries
     assert len(lines) == len(entries) == 3
     assert Archive(tmp_path).manifest() == again.manifest()
