@@ -12,6 +12,7 @@ from blake3 import blake3
 
 from core.compact.archive import STREAMED_CHARS, Archive
 from core.compact.pipeline import Compactor
+from core.compact.streamed_write import SLICE
 from core.measure import json_chars
 
 
@@ -49,7 +50,7 @@ def test_persisting_the_same_large_result_again_writes_nothing(tmp_path: Path) -
 
 
 def test_prepare_of_a_fresh_large_result_reports_exact_sizes(tmp_path: Path) -> None:
-    content = _big(3 * STREAMED_CHARS)
+    content = _big(3 * SLICE)  # over the batch limit, in three slices
     messages = [
         {"role": "user", "content": "Look at the log."},
         {"role": "assistant", "content": [{"type": "tool_use", "id": "toolu_big",
@@ -99,7 +100,7 @@ def test_a_failed_large_write_leaves_no_file_no_entry_and_no_temp(tmp_path: Path
     monkeypatch.setattr(streamed, "_write_all", disk_full)
     archive = Archive(tmp_path)
     try:
-        archive.persist("toolu_big", _big(3 * STREAMED_CHARS))
+        archive.persist("toolu_big", _big(3 * SLICE))
     except OSError as exc:
         assert exc.errno == 28
     else:
@@ -141,7 +142,7 @@ def test_a_call_that_can_compact_nothing_runs_without_a_thread(tmp_path: Path,
     sent = asyncio.run(compactor.prepare(small, "r"))
     assert hops == [] and sent == small
     fresh = [*sent, {"role": "user", "content": [
-        {"type": "tool_result", "tool_use_id": "toolu_big", "content": _big(STREAMED_CHARS)}]}]
+        {"type": "tool_result", "tool_use_id": "toolu_big", "content": _big(4 * SLICE)}]}]
     asyncio.run(compactor.prepare(fresh, "r"))
     assert len(hops) == 1  # a fresh large result is measured and saved in a worker thread
 
@@ -151,12 +152,12 @@ def _odd_text(chars: int) -> str:
     lone halves, placed so that some fall on the slice boundaries of a streamed save."""
     unit = 'ok "q" \\ \t\n\x01\x1f é 中 \ud800 \udbff\udc00 😀 \u2028\n'
     text = (unit * (chars // len(unit) + 1))[:chars]
-    edge = STREAMED_CHARS
+    edge = SLICE
     return text[:edge - 1] + "\ud83d\x02" + text[edge + 1:]
 
 
 def test_a_streamed_save_is_byte_exact_and_counted_exactly(tmp_path: Path) -> None:
-    content = _odd_text(2 * STREAMED_CHARS + 777)
+    content = _odd_text(2 * SLICE + 777)
     messages = [{"role": "user", "content": [
         {"type": "tool_result", "tool_use_id": "toolu_odd", "content": content}]}]
     events: list = []
@@ -174,12 +175,12 @@ def test_a_save_started_early_that_no_stage_uses_leaves_nothing(tmp_path: Path) 
     before measuring is dropped, temporary file and all."""
     from core.config import Thresholds
 
-    content = _big(STREAMED_CHARS + 5)
+    content = _big(SLICE + 5)
     messages = [{"role": "user", "content": [
         {"type": "tool_result", "tool_use_id": "toolu_1", "content": content}]}]
     thresholds = Thresholds(batch_limit=10, large_result=30_000,
-                            budget_preview=2 * STREAMED_CHARS,
-                            context_limit=10 * STREAMED_CHARS)  # nor micro, nor fit
+                            budget_preview=2 * SLICE,
+                            context_limit=10 * SLICE)  # nor micro, nor fit
     sent = Compactor(tmp_path, thresholds=thresholds).prepare_local(messages).messages
     assert sent[0]["content"][0]["content"] == content
     folder = tmp_path / ".task_outputs" / "tool-results"
