@@ -38,6 +38,7 @@ if __package__ in (None, ""):  # run as a script: make the project importable
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from core.compact.archive import MANIFEST, RESULTS_DIR, Archive, earlier_text
+from core.compact.content_hash import digest_bytes
 from core.compact.manifest_index import INDEX
 from core.compact.pipeline import Compactor
 
@@ -159,7 +160,7 @@ def check(workspace: Path) -> tuple[int, int]:
         if path.name.endswith(".tmp"):
             leftovers += 1
         elif path.suffix == ".txt":
-            digest = hashlib.sha256(path.read_bytes()).hexdigest()
+            digest = digest_bytes(path.read_bytes())
             if digest[:16] not in path.name:
                 bad += 1
     return bad, leftovers

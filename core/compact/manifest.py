@@ -2,8 +2,9 @@
 
 ``.task_outputs/tool-results/manifest.jsonl`` holds one JSON object per line, of two kinds:
 
-* a file entry — ``{"path", "tool_use_id", "chars", "sha256", "format"}`` — for each result
-  file or transcript ctxlab wrote (``format`` is ``text``, ``json`` or ``transcript``);
+* a file entry — ``{"path", "tool_use_id", "chars", "blake3", "format"}`` — for each result
+  file or transcript ctxlab wrote (``format`` is ``text``, ``json`` or ``transcript``; lines
+  written before BLAKE3 carry ``"sha256"`` instead, see :mod:`core.compact.content_hash`);
 * a pointer entry — ``{"path", "pointer"}`` — the sha256 of a ``<persisted-output>`` wrapper
   ctxlab put into a history for that file. Only such exact texts are ever trusted.
 
@@ -26,17 +27,18 @@ before there was an index. Lookups already answered are kept until the log is re
 
 from __future__ import annotations
 
-import codecs
 import hashlib
 import json
 import os
 from collections.abc import Callable
 from dataclasses import dataclass
+from json.encoder import encode_basestring
 from pathlib import Path
 from typing import Any
 
 from filelock import FileLock, Timeout
 
+from core.compact.content_hash import ALGORITHMS, CONTENT
 from core.compact.manifest_index import INDEX, Batch, ManifestIndex, key, unkey
 from core.compact.manifest_sync import IndexedLog
 
@@ -53,34 +55,28 @@ class Persisted:
     path: str  # workspace-relative, "/"-separated
     tool_use_id: str
     chars: int
-    sha256: str
+    digest: str  # hex digest of the file's bytes, by ``algorithm``
     format: str  # "text", "json" (a block list, stored as its JSON) or "transcript"
+    algorithm: str = CONTENT  # "blake3", or "sha256" for a line written before it
 
 
 def sha256_text(text: str) -> str:
-    """The hash the manifest records: of the text's UTF-8 bytes, as they are on disk."""
+    """SHA-256 of a text's UTF-8 bytes: for pointer texts and tool_use ids (short strings)."""
     return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
 
 
-def sha256_file(path: Path) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as fh:
-        while chunk := fh.read(1 << 20):
-            digest.update(chunk)
-    return digest.hexdigest()
+def entry_line(entry: Persisted) -> str:
+    """The log line of a file entry: exactly ``json.dumps`` of its object.
 
-
-def sha256_and_chars(path: Path) -> tuple[str, int]:
-    """sha256 of a UTF-8 file's bytes and its length in characters, in one streaming pass."""
-    digest = hashlib.sha256()
-    decoder = codecs.getincrementaldecoder("utf-8")("surrogatepass")
-    chars = 0
-    with open(path, "rb") as fh:
-        while chunk := fh.read(1 << 20):
-            digest.update(chunk)
-            chars += len(decoder.decode(chunk))
-    chars += len(decoder.decode(b"", True))
-    return digest.hexdigest(), chars
+    Assembled from the json module's own string encoder rather than by ``json.dumps`` of a
+    dict, which costs several times more, once per file a stage writes (hundreds per
+    ``prepare()``); a test holds the two equal for any entry.
+    """
+    return (f'{{"path": {encode_basestring(entry.path)}, '
+            f'"tool_use_id": {encode_basestring(entry.tool_use_id)}, '
+            f'"chars": {int(entry.chars)}, '
+            f'{encode_basestring(entry.algorithm)}: {encode_basestring(entry.digest)}, '
+            f'"format": {encode_basestring(entry.format)}}}')
 
 
 def _entry(obj: Any) -> Persisted | None:
@@ -89,13 +85,18 @@ def _entry(obj: Any) -> Persisted | None:
     Exact type checks, not ``isinstance``: this runs once per line of a log that can hold
     100,000 lines, and ``json.loads`` makes no subclasses.
     """
-    if type(obj) is not dict or "sha256" not in obj:
+    if type(obj) is not dict:
+        return None
+    for algorithm in ALGORITHMS:
+        if algorithm in obj:
+            break
+    else:
         return None
     path, tid, chars = obj.get("path"), obj.get("tool_use_id"), obj.get("chars")
-    sha, fmt = obj["sha256"], obj.get("format")
+    digest, fmt = obj[algorithm], obj.get("format")
     if type(path) is str and type(tid) is str and type(chars) is int \
-            and type(sha) is str and type(fmt) is str:
-        return Persisted(path, tid, chars, sha, fmt)
+            and type(digest) is str and type(fmt) is str:
+        return Persisted(path, tid, chars, digest, fmt, algorithm)
     return None
 
 
@@ -314,16 +315,14 @@ class Manifest:
 
     def add(self, entry: Persisted) -> None:
         self._added[entry.path] = entry
-        self._pending.append(json.dumps(  # not dataclasses.asdict: it deep-copies, slowly
-            {"path": entry.path, "tool_use_id": entry.tool_use_id, "chars": entry.chars,
-             "sha256": entry.sha256, "format": entry.format}, ensure_ascii=False))
+        self._pending.append(entry_line(entry))
 
     def add_pointer(self, path: str, text: str) -> None:
         digest = sha256_text(text)
         if digest not in self.pointers(path):
             self._added_pointers.setdefault(path, set()).add(digest)
-            self._pending.append(json.dumps({"path": path, "pointer": digest},
-                                            ensure_ascii=False))
+            self._pending.append(f'{{"path": {encode_basestring(path)}, '
+                                 f'"pointer": {encode_basestring(digest)}}}')
 
     def _locked(self) -> FileLock:
         if self._lock is None:

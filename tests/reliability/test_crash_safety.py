@@ -39,6 +39,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from blake3 import blake3
 
 from core.compact.archive import Archive
 from core.compact.manifest_index import INDEX, SIDECARS
@@ -219,7 +220,7 @@ def check_memory_store(root: Path) -> MemoryStore:
 
 
 def check_archive(workspace: Path) -> None:
-    """Every transcript parses whole; every manifest entry matches its file's sha256; every
+    """Every transcript parses whole; every manifest entry matches its file's hash; every
     result file is complete; temp files are dotted and never listed in the workbench."""
     listed = {f.rel for f in scan_archive(workspace)}
     for folder in (workspace / ".transcripts", workspace / ".task_outputs" / "tool-results"):
@@ -243,7 +244,8 @@ def check_archive(workspace: Path) -> None:
     manifest = Archive(workspace).manifest()
     for rel, entry in manifest.items():
         data = (workspace / rel).read_bytes()
-        assert hashlib.sha256(data).hexdigest() == entry.sha256, rel
+        oracle = blake3(data) if entry.algorithm == "blake3" else hashlib.sha256(data)
+        assert oracle.hexdigest() == entry.digest, rel
         assert len(data.decode("utf-8", "surrogatepass")) == entry.chars, rel
 
 
