@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import asyncio
 import gc
-import hashlib
 import json
 import os
 import re
@@ -33,6 +32,7 @@ from typing import Any
 if __package__ in (None, ""):  # run as a script: make the project importable
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from core.compact.content_hash import digest_bytes
 from core.compact.pipeline import Compactor
 from core.measure import Measured
 
@@ -211,14 +211,15 @@ def written_files(messages: list[dict]) -> list[tuple[str, bytes]]:
 def time_floor(files: list[tuple[str, bytes]], hashed: bool,
                repeats: int = REPEATS) -> float:
     """Writing the same bytes under the same names, each through a temporary file and an
-    ``os.replace`` (and, if ``hashed``, computing their sha256): what no engine can skip."""
+    ``os.replace`` (and, if ``hashed``, computing their content hash with the algorithm the
+    archive uses, BLAKE3): what no engine keeping content-addressed names can skip."""
     def once(workdir: Path) -> float:
         folder = workdir / "tool-results"
         folder.mkdir()
         start = time.perf_counter()
         for name, data in files:
             if hashed:
-                hashlib.sha256(data).hexdigest()
+                digest_bytes(data)
             tmp = folder / f".{name}.tmp"
             fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
             try:

@@ -28,47 +28,76 @@ _ESCAPED = bytes(range(0x20)) + b'"\\'
 _KEEP_ONLY_ESCAPED = bytes(i for i in range(256) if i not in _ESCAPED)
 _SHORT_ESCAPES = (b'"', b"\\", b"\b", b"\f", b"\n", b"\r", b"\t")
 _WALKED = (dict, list)
-_SLICE = 1 << 20  # bytes counted per C call
+_SLICE = 4 << 20  # bytes counted per C call (about 2 ms of holding the interpreter lock)
 
 
 _last = threading.local()  # per thread: the last large string encoded, and its bytes
 
 
-def utf8(text: str) -> bytes:
+def utf8(text: str, *, remember: bool = False) -> bytes:
     """``text`` as UTF-8 (lone surrogates kept), reusing the bytes of the last large string
     this thread encoded: a fresh result is measured, then hashed and written, and at 50 MB
-    a second encoding costs as much as the write."""
+    a second encoding costs as much as the write. ``remember`` makes these bytes the ones
+    reused (the archive encodes a result before the history is measured)."""
     last = getattr(_last, "pair", None)
     if last is not None and last[0] is text:
         return last[1]
-    return text.encode("utf-8", "surrogatepass")
+    data = text.encode("utf-8", "surrogatepass")
+    if remember:
+        _last.pair = (text, data)
+    return data
 
 
-def forget_utf8() -> None:
-    """Drop the remembered bytes (once they are on disk, holding them only costs memory)."""
+def forget_large() -> None:
+    """Drop what this thread remembers of large strings (their bytes, their counts): once
+    they are on disk, holding them only costs memory."""
     _last.pair = None
+    _last.counted = {}
 
 
 def str_json_chars(text: str) -> int:
     """``len(json.dumps(text, ensure_ascii=False))`` without building the escaped copy.
 
     Only ASCII strings take the counting path (encoding them is a copy); for others the
-    UTF-8 encoding costs as much as the escaping it would save.
+    UTF-8 encoding costs as much as the escaping it would save. A string the archive just
+    counted while saving it (:func:`note_json_chars`) is not counted again.
     """
-    if len(text) < LARGE_STRING or not text.isascii():
+    if len(text) < LARGE_STRING:
         return len(encode_basestring(text))
-    data = utf8(text)
-    _last.pair = (text, data)
-    view = memoryview(data)
-    short = special = 0
-    # In slices: one C call over 10 MB would hold the interpreter lock for its whole run,
+    counted = getattr(_last, "counted", {}).get(id(text))
+    if counted is not None and counted[0] is text:
+        return counted[1]
+    if not text.isascii():
+        return len(encode_basestring(text))
+    data = utf8(text, remember=True)
+    if len(data) <= _SLICE:
+        return len(text) + 2 + escape_extra(data)
+    # In slices: one C call over 50 MB would hold the interpreter lock for its whole run,
     # and the workbench's event loop could not draw meanwhile (the engine measures in a
     # worker thread); between slices the lock can change hands.
-    for start in range(0, len(data), _SLICE):
-        escaped = bytes(view[start:start + _SLICE]).translate(None, _KEEP_ONLY_ESCAPED)
-        short += sum(escaped.count(ch) for ch in _SHORT_ESCAPES)
-        special += len(escaped)
-    return len(text) + 2 + short + 5 * (special - short)
+    view = memoryview(data)
+    extra = sum(escape_extra(view[start:start + _SLICE].tobytes())
+                for start in range(0, len(data), _SLICE))
+    return len(text) + 2 + extra
+
+
+def escape_extra(data: bytes) -> int:
+    """How many characters JSON escaping adds to this UTF-8 text: 1 for ``"``, ``\\`` and
+    each short escape, 5 for any other control character (a ``\\u`` escape). Bytes of a
+    multi-byte character are never below 0x80, so any slice of the text can be counted."""
+    escaped = data.translate(None, _KEEP_ONLY_ESCAPED)
+    short = sum(escaped.count(ch) for ch in _SHORT_ESCAPES)
+    return short + 5 * (len(escaped) - short)
+
+
+def note_json_chars(text: str, chars: int) -> None:
+    """Remember, for this thread, the JSON length of a large string counted elsewhere (the
+    archive counts a large result while it writes it, before the history is measured).
+    Kept until :func:`forget_large`."""
+    counted = getattr(_last, "counted", None)
+    if counted is None:
+        counted = _last.counted = {}
+    counted[id(text)] = (text, chars)
 
 
 def _holds_large(value: Any) -> bool:

@@ -7,21 +7,22 @@ name lets the next process tell a killed writer's leftovers from a live writer's
 
 from __future__ import annotations
 
-import hashlib
 import itertools
 import os
 import re
-import threading
 from pathlib import Path
 
 _TMP_SERIAL = itertools.count()
 _TMP_NAME = re.compile(r"^\..+\.(\d+)\.\d+\.tmp$")
 
 
-def temp_name(path: Path) -> Path:
-    """A hidden temporary name beside ``path`` that :func:`sweep_stale_temp` recognises."""
+def temp_name(path: str | Path) -> str:
+    """A hidden temporary name beside ``path`` that :func:`sweep_stale_temp` recognises.
+
+    Strings, not ``Path``: a stage can write hundreds of files, and building path objects
+    cost more per file than the system calls."""
     folder, name = os.path.split(path)
-    return Path(folder, f".{name}.{os.getpid()}.{next(_TMP_SERIAL)}.tmp")
+    return os.path.join(folder, f".{name}.{os.getpid()}.{next(_TMP_SERIAL)}.tmp")
 
 
 def atomic_write_text(path: Path, text: str, *, durable: bool = False) -> None:
@@ -48,7 +49,7 @@ def atomic_write_text(path: Path, text: str, *, durable: bool = False) -> None:
         raise
 
 
-def atomic_write_bytes(path: Path, data: bytes) -> None:
+def atomic_write_bytes(path: str, data: bytes) -> None:
     """:func:`atomic_write_text` for bytes already encoded (the archive hashes them too).
 
     The folder is created only when the write finds it missing: one ``mkdir`` per file is
@@ -59,7 +60,7 @@ def atomic_write_bytes(path: Path, data: bytes) -> None:
         try:
             _write_new(tmp, data)
         except FileNotFoundError:
-            path.parent.mkdir(parents=True, exist_ok=True)
+            os.makedirs(os.path.dirname(path), exist_ok=True)
             _write_new(tmp, data)
         os.replace(tmp, path)
     except BaseException:
@@ -67,7 +68,7 @@ def atomic_write_bytes(path: Path, data: bytes) -> None:
         raise
 
 
-def _write_new(path: Path, data: bytes) -> None:
+def _write_new(path: str, data: bytes) -> None:
     fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
     try:
         view = memoryview(data)
@@ -77,41 +78,11 @@ def _write_new(path: Path, data: bytes) -> None:
         os.close(fd)
 
 
-def _unlink(path: Path) -> None:
+def _unlink(path: str) -> None:
     try:
         os.unlink(path)
     except FileNotFoundError:
         pass
-
-
-def write_temp_hashing(folder: Path, hint: str, data: bytes) -> tuple[Path, str]:
-    """Write ``data`` to a new temporary file in ``folder`` while hashing it (sha256).
-
-    For a result whose name is its hash: the bytes go to disk in a worker thread while this
-    one hashes them (both release the interpreter lock), so the two cost about the longer
-    of them, not their sum. The caller renames the file into place with ``os.replace`` or
-    removes it; a kill before that leaves only a temporary file, which the sweep removes.
-    """
-    folder.mkdir(parents=True, exist_ok=True)
-    tmp = temp_name(folder / hint)
-    failed: list[BaseException] = []
-
-    def write() -> None:
-        try:
-            _write_new(tmp, data)
-        except BaseException as exc:  # handed to the caller below
-            failed.append(exc)
-
-    writer = threading.Thread(target=write, name="archive-write", daemon=True)
-    writer.start()
-    try:
-        digest = hashlib.sha256(data).hexdigest()
-    finally:
-        writer.join()
-    if failed:
-        _unlink(tmp)
-        raise failed[0]
-    return tmp, digest
 
 
 def sweep_stale_temp(folder: Path) -> list[str]:

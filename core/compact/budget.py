@@ -4,11 +4,16 @@ Only the newest message is looked at (the results that just arrived). While thei
 over ``batch_limit`` (200,000), the largest result over ``large_result`` (30,000) is saved
 to disk and replaced by a ``<persisted-output>`` wrapper with a 2,000-char preview. As in the
 course, a smaller result over 30k may stay inline once the total is under budget.
+
+A result so large that this stage will save it whatever else the batch holds (longer than
+the batch limit and the large-result size, and at least a megabyte) starts being written
+before the pipeline measures the history (:func:`save_early`): its write and hash overlap
+the measuring instead of following it.
 """
 
 from __future__ import annotations
 
-from core.compact.archive import content_as_text, content_size, wrapper_text
+from core.compact.archive import STREAMED_CHARS, content_as_text, content_size, wrapper_text
 from core.compact.context import CompactContext, StageRun
 from core.measure import Measured
 from core.messages import is_block
@@ -58,3 +63,24 @@ def tool_result_budget(history: Measured, ctx: CompactContext) -> StageRun:
         total += len(new) - sizes[bi]
         run.took(tool_use_id, sizes[bi], "lost" if lose else path)
     return run
+
+
+def save_early(messages: list[dict], ctx: CompactContext) -> None:
+    """Start saving the results :func:`tool_result_budget` will certainly save.
+
+    Certainly: a text result over the batch limit keeps the batch's total over it until
+    the result itself is saved (larger ones go first), and over ``large_result`` it is not
+    skipped. Only a pointer ctxlab wrote is skipped, and no pointer is this long; a save
+    that goes unused anyway is dropped by the pipeline.
+    """
+    if not messages or ctx.broken("persist-before-placeholder"):
+        return
+    last = messages[-1]
+    if last.get("role") != "user" or not isinstance(last.get("content"), list):
+        return
+    limits = ctx.thresholds
+    least = max(STREAMED_CHARS, limits.batch_limit + 1, limits.large_result + 1)
+    for block in last["content"]:
+        content = block.get("content") if is_block(block, "tool_result") else None
+        if type(content) is str and len(content) >= least:
+            ctx.archive.begin_persist(block.get("tool_use_id", ""), content)

@@ -2,32 +2,45 @@
 
 ``.task_outputs/tool-results/manifest.jsonl`` holds one JSON object per line, of two kinds:
 
-* a file entry — ``{"path", "tool_use_id", "chars", "sha256", "format"}`` — for each result
-  file or transcript ctxlab wrote (``format`` is ``text``, ``json`` or ``transcript``);
+* a file entry — ``{"path", "tool_use_id", "chars", "blake3", "format"}`` — for each result
+  file or transcript ctxlab wrote (``format`` is ``text``, ``json`` or ``transcript``; lines
+  written before BLAKE3 carry ``"sha256"`` instead, see :mod:`core.compact.content_hash`);
 * a pointer entry — ``{"path", "pointer"}`` — the sha256 of a ``<persisted-output>`` wrapper
   ctxlab put into a history for that file. Only such exact texts are ever trusted.
 
 Why a log: several processes (a workbench and a headless run, two ``ctxlab compact``) may
 share one workspace. Each appends its lines under a cross-process :class:`~filelock.FileLock`
-in one ``write``, so no process can drop another's entries (rewriting the whole file did),
-and a workspace with a long history opens without reading it: the log is loaded on first
-use. A line cut off by a kill is at most the last one; it is skipped and reported, and the
-next append starts on a fresh line. A manifest from before this format (``manifest.json``,
-one object rewritten whole) is still read; its entries are marked ``legacy``.
+in one ``write``, so no process can drop another's entries (rewriting the whole file did).
+A line cut off by a kill is at most the last one; it is skipped and reported, and the next
+append starts on a fresh line. A manifest from before this format (``manifest.json``, one
+object rewritten whole) is still read; its entries are marked ``legacy``.
+
+Why an index: a long-lived workspace's log holds 100,000 lines and more, and parsing it
+whole took 0.3 s at the first lookup of every process. Lookups go to a derived sqlite index
+of the log (:mod:`core.compact.manifest_index`) that covers the log up to an offset; each
+process reads only the log's tail past it, and writes it into the index under the same lock
+as appends (:mod:`core.compact.manifest_sync`). The log stays the source of truth: an
+index that is missing, corrupt, stale or ahead of the log is rebuilt from it, and where no
+index can be written (a read-only workspace) one is built in memory from the whole log, as
+before there was an index. Lookups already answered are kept until the log is read again.
 """
 
 from __future__ import annotations
 
-import codecs
 import hashlib
 import json
 import os
 from collections.abc import Callable
 from dataclasses import dataclass
+from json.encoder import encode_basestring
 from pathlib import Path
 from typing import Any
 
 from filelock import FileLock, Timeout
+
+from core.compact.content_hash import ALGORITHMS, CONTENT
+from core.compact.manifest_index import INDEX, Batch, ManifestIndex, key, unkey
+from core.compact.manifest_sync import IndexedLog
 
 MANIFEST = "manifest.jsonl"
 LEGACY_MANIFEST = "manifest.json"
@@ -42,34 +55,28 @@ class Persisted:
     path: str  # workspace-relative, "/"-separated
     tool_use_id: str
     chars: int
-    sha256: str
+    digest: str  # hex digest of the file's bytes, by ``algorithm``
     format: str  # "text", "json" (a block list, stored as its JSON) or "transcript"
+    algorithm: str = CONTENT  # "blake3", or "sha256" for a line written before it
 
 
 def sha256_text(text: str) -> str:
-    """The hash the manifest records: of the text's UTF-8 bytes, as they are on disk."""
+    """SHA-256 of a text's UTF-8 bytes: for pointer texts and tool_use ids (short strings)."""
     return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
 
 
-def sha256_file(path: Path) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as fh:
-        while chunk := fh.read(1 << 20):
-            digest.update(chunk)
-    return digest.hexdigest()
+def entry_line(entry: Persisted) -> str:
+    """The log line of a file entry: exactly ``json.dumps`` of its object.
 
-
-def sha256_and_chars(path: Path) -> tuple[str, int]:
-    """sha256 of a UTF-8 file's bytes and its length in characters, in one streaming pass."""
-    digest = hashlib.sha256()
-    decoder = codecs.getincrementaldecoder("utf-8")("surrogatepass")
-    chars = 0
-    with open(path, "rb") as fh:
-        while chunk := fh.read(1 << 20):
-            digest.update(chunk)
-            chars += len(decoder.decode(chunk))
-    chars += len(decoder.decode(b"", True))
-    return digest.hexdigest(), chars
+    Assembled from the json module's own string encoder rather than by ``json.dumps`` of a
+    dict, which costs several times more, once per file a stage writes (hundreds per
+    ``prepare()``); a test holds the two equal for any entry.
+    """
+    return (f'{{"path": {encode_basestring(entry.path)}, '
+            f'"tool_use_id": {encode_basestring(entry.tool_use_id)}, '
+            f'"chars": {int(entry.chars)}, '
+            f'{encode_basestring(entry.algorithm)}: {encode_basestring(entry.digest)}, '
+            f'"format": {encode_basestring(entry.format)}}}')
 
 
 def _entry(obj: Any) -> Persisted | None:
@@ -78,18 +85,96 @@ def _entry(obj: Any) -> Persisted | None:
     Exact type checks, not ``isinstance``: this runs once per line of a log that can hold
     100,000 lines, and ``json.loads`` makes no subclasses.
     """
-    if type(obj) is not dict or "sha256" not in obj:
+    if type(obj) is not dict:
+        return None
+    for algorithm in ALGORITHMS:
+        if algorithm in obj:
+            break
+    else:
         return None
     path, tid, chars = obj.get("path"), obj.get("tool_use_id"), obj.get("chars")
-    sha, fmt = obj["sha256"], obj.get("format")
+    digest, fmt = obj[algorithm], obj.get("format")
     if type(path) is str and type(tid) is str and type(chars) is int \
-            and type(sha) is str and type(fmt) is str:
-        return Persisted(path, tid, chars, sha, fmt)
+            and type(digest) is str and type(fmt) is str:
+        return Persisted(path, tid, chars, digest, fmt, algorithm)
     return None
 
 
+def rules_fingerprint() -> str:
+    """A hash of the code that decides what a file entry is (:func:`_entry`).
+
+    An index keeps the lines :func:`_entry` accepted when it was built; if that function
+    changes (a new hash field, a renamed one), an index built by the old rules could miss
+    lines the new ones accept, so the index is rebuilt. Bytecode, names and constants only:
+    moving the code or the checkout rebuilds nothing.
+    """
+    code = _entry.__code__
+    shape = repr((code.co_code, code.co_consts, code.co_names, code.co_varnames))
+    return hashlib.sha256(shape.encode()).hexdigest()[:16]
+
+
+_RULES = rules_fingerprint()
+_SKIP = object()  # a blank or unparsable line: nothing to index
+_UNSEEN = object()  # a path not looked up since the index last changed
+
+
+def parse(data: bytes, accept: Callable[[str], bool]) -> Batch:
+    """The index rows of ``data``, whole lines of the log (each ending in ``\\n``).
+
+    What is wrong with a line becomes a problem message: not JSON, a file outside the
+    archive, an unknown shape. One ``json.loads`` for all lines when every one is whole.
+    """
+    lines = data.split(b"\n")[:-1]
+    batch = Batch()
+    try:
+        values = json.loads(b"[" + b",".join(lines) + b"]") if lines else []
+    except ValueError:
+        values = None  # a bad or blank line somewhere: line by line, each reported
+    if values is not None and len(values) == len(lines):
+        for line, value in zip(lines, values, strict=True):
+            _classify(line, value, accept, batch)
+    else:
+        for line in lines:
+            value = _parse_line(line, batch)
+            if value is not _SKIP:
+                _classify(line, value, accept, batch)
+    return batch
+
+
+def _parse_line(line: bytes, batch: Batch) -> Any:
+    if not line.strip():
+        return _SKIP
+    try:
+        return json.loads(line)
+    except ValueError:
+        batch.problems.append(f"{MANIFEST}: a line that is not JSON is ignored")
+        return _SKIP
+
+
+def _classify(line: bytes, obj: Any, accept: Callable[[str], bool], batch: Batch) -> None:
+    if type(obj) is dict and len(obj) == 2:  # the commonest line first (never an entry)
+        path, pointer = obj.get("path"), obj.get("pointer")
+        if type(path) is str and type(pointer) is str:
+            batch.pointers.append((key(path), key(pointer)))
+            return
+    entry = _entry(obj)
+    if entry is not None and not accept(entry.path):
+        batch.problems.append(f"{MANIFEST}: an entry for a file outside the archive is ignored")
+    elif entry is not None:
+        batch.entries.append((key(entry.path), line))
+    elif isinstance(obj, dict) and isinstance(obj.get("pointer"), str) \
+            and isinstance(obj.get("path"), str):
+        batch.pointers.append((key(obj["path"]), key(obj["pointer"])))
+    else:
+        batch.problems.append(f"{MANIFEST}: a line of unknown shape is ignored")
+
+
 class Manifest:
-    """The manifest of one archive folder, loaded lazily, appended in batches."""
+    """The manifest of one archive folder: looked up through its index, appended in batches.
+
+    Nothing is read when it is made; the first lookup reads ``manifest.json`` (if any) and
+    the log's tail past what the index covers.
+    """
 
     def __init__(self, folder: Path, report: Callable[[str], None],
                  accept: Callable[[str], bool] = lambda path: True) -> None:
@@ -97,160 +182,183 @@ class Manifest:
         self.file = folder / MANIFEST
         self.report = report
         self.accept = accept  # which paths an entry may name (the log is writable by anyone)
-        self._entries: dict[str, Persisted] | None = None
-        self._pointers: dict[str, set[str]] = {}
-        self.legacy: set[str] = set()
-        self._offset = 0  # bytes of the log already read (complete lines only)
-        self._pending: list[str] = []
+        self._legacy: dict[str, Persisted] | None = None  # None: nothing read yet
+        self._log = IndexedLog(self.file, folder / INDEX, _RULES,
+                               lambda data: parse(data, self.accept), self._locked,
+                               report, self._forget)
+        # Decoded lookups, None for a miss, as of the index this process last caught up
+        # with: forgotten when lines read later touch their path (all of them when another
+        # process changed the index meanwhile), as an in-memory copy of the log would be.
+        self._found: dict[str, Persisted | None] = {}
+        self._pointer_sets: dict[str, set[str]] = {}
+        self._added: dict[str, Persisted] = {}  # added here, not yet indexed
+        self._added_pointers: dict[str, set[str]] = {}
+        self._pending: list[str] = []  # their lines, not yet in the log
         self._lock: FileLock | None = None
 
     # -- reading ----------------------------------------------------------------------------
 
     @property
     def entries(self) -> dict[str, Persisted]:
-        if self._entries is None:
-            self._entries = {}
-            self._read_legacy()
-            self._read_tail(final=True)
-        return self._entries
+        """Every entry, ``manifest.json``'s overridden by the log's: all rows are read."""
+        self._load()
+        assert self._legacy is not None
+        found = dict(self._legacy)
+        lines = self._log.query(ManifestIndex.lines, [])
+        try:  # every stored line is whole JSON: one parse of them all
+            values = json.loads(b"[" + b",".join(lines) + b"]") if lines else []
+        except ValueError:
+            values = None
+        if values is None or len(values) != len(lines):
+            values = [self._value(line) for line in lines]
+        accept = self.accept
+        for value in values:
+            entry = _entry(value)
+            if entry is not None and accept(entry.path):
+                found[entry.path] = entry
+        found.update(self._added)
+        return found
 
     def get(self, path: str, *, others: bool = True) -> Persisted | None:
         """The entry for ``path``; if unknown and ``others``, also looking at the lines other
         processes appended since (one read of the log's new end)."""
-        found = self.entries.get(path)
-        if found is None and others:
-            self._read_tail(final=False)
-            found = self.entries.get(path)
+        self._load()
+        found = self._added.get(path) or self._lookup(path)
+        if found is None and others and self.file.exists():
+            for message in self._log.sync(final=False)[0]:
+                self.report(message)
+            found = self._lookup(path)
+        if found is None:
+            assert self._legacy is not None
+            found = self._legacy.get(path)
         return found
 
     def pointers(self, path: str) -> set[str]:
-        self.entries  # noqa: B018 (loads the log)
-        return self._pointers.get(path, set())
+        """Digests of the wrapper texts ctxlab recorded for ``path``."""
+        self._load()
+        known = self._pointer_sets.get(path)
+        if known is None:
+            known = self._pointer_sets[path] = self._log.query(ManifestIndex.pointers, set(), path)
+        added = self._added_pointers.get(path)
+        return known | added if added else known
 
-    def _read_legacy(self) -> None:
+    def is_legacy(self, path: str) -> bool:
+        """Is ``path`` known only from ``manifest.json`` (the log has no entry for it)?"""
+        self._load()
+        assert self._legacy is not None
+        return path in self._legacy and path not in self._added and self._lookup(path) is None
+
+    def _lookup(self, path: str) -> Persisted | None:
+        found = self._found.get(path, _UNSEEN)
+        if found is _UNSEEN:
+            line = self._log.query(ManifestIndex.line, None, path)
+            found = None if line is None else self._decode(line)
+            if found is not None and found.path != path:
+                found = None
+            self._found[path] = found
+        return found  # type: ignore[return-value]
+
+    def _decode(self, line: bytes) -> Persisted | None:
+        """A stored line's entry, checked again: the index is a file anyone can write."""
+        entry = _entry(self._value(line))
+        return entry if entry is not None and self.accept(entry.path) else None
+
+    @staticmethod
+    def _value(line: bytes) -> Any:
+        try:
+            return json.loads(line)
+        except ValueError:
+            return None
+
+    def _load(self) -> None:
+        """On first use: ``manifest.json``, then the log through its index."""
+        if self._legacy is not None:
+            return
+        self._legacy = self._read_legacy()
+        if not self.file.exists():
+            return  # nothing logged: reading makes no index
+        _, torn = self._log.sync(final=True)
+        for message in self._log.query(ManifestIndex.problems, []):
+            self.report(message)  # every bad line of the log, whoever read it first
+        if torn:
+            self.report(f"{MANIFEST} ends in a line cut off by an interrupted write "
+                        f"({torn} bytes): that line is ignored")
+
+    def _read_legacy(self) -> dict[str, Persisted]:
+        found: dict[str, Persisted] = {}
         try:
             raw = json.loads((self.folder / LEGACY_MANIFEST).read_text(encoding="utf-8"))
             files = raw.get("files", {}) if isinstance(raw, dict) else {}
         except FileNotFoundError:
-            return
+            return found
         except (OSError, ValueError):
             self.report(f"{LEGACY_MANIFEST} is unreadable: its entries are not trusted")
-            return
+            return found
         for value in files.values() if isinstance(files, dict) else ():
             entry = _entry(value)
             if entry is not None and self.accept(entry.path):
-                self._entries[entry.path] = entry  # type: ignore[index]
-                self.legacy.add(entry.path)
+                found[entry.path] = entry
+        return found
 
-    def _read_tail(self, final: bool) -> None:
-        """Read complete lines appended since the last read.
-
-        ``final`` (on first load and under the lock) means a trailing partial line is a
-        torn write, not a line another process is still writing: it is reported.
-        """
-        try:
-            with open(self.file, "rb") as fh:
-                fh.seek(self._offset)
-                data = fh.read()
-        except OSError:
+    def _forget(self, batch: Batch | None) -> None:
+        """Drop decoded lookups the lines just indexed may change (all, for ``None``)."""
+        if batch is None:
+            self._found.clear()
+            self._pointer_sets.clear()
             return
-        end = data.rfind(b"\n") + 1
-        lines = data[:end].split(b"\n")[:-1]
-        try:  # every line whole: one parse of them all, not one per line
-            values = json.loads(b"[" + b",".join(lines) + b"]") if lines else []
-        except ValueError:
-            values = None  # a bad or blank line somewhere: line by line, each reported
-        if values is not None and len(values) == len(lines):
-            for value in values:
-                self._take_value(value)
-        else:
-            for number, line in enumerate(lines):
-                self._take(line, number)
-        self._offset += end
-        if final and data[end:]:
-            self.report(f"{MANIFEST} ends in a line cut off by an interrupted write "
-                        f"({len(data) - end} bytes): that line is ignored")
-
-    def _take(self, line: bytes, number: int) -> None:
-        if not line.strip():
-            return
-        try:
-            obj = json.loads(line)
-        except ValueError:
-            self.report(f"{MANIFEST}: a line that is not JSON is ignored")
-            return
-        self._take_value(obj)
-
-    def _take_value(self, obj: Any) -> None:
-        entry = _entry(obj)
-        assert self._entries is not None
-        if entry is None and type(obj) is dict and len(obj) == 2:
-            path, pointer = obj.get("path"), obj.get("pointer")
-            if type(path) is str and type(pointer) is str:  # the commonest line: first
-                known = self._pointers.get(path)
-                if known is None:
-                    self._pointers[path] = {pointer}
-                else:
-                    known.add(pointer)
-                return
-        if entry is not None and not self.accept(entry.path):
-            self.report(f"{MANIFEST}: an entry for a file outside the archive is ignored")
-        elif entry is not None:
-            self._entries[entry.path] = entry
-            if self.legacy:
-                self.legacy.discard(entry.path)
-        elif isinstance(obj, dict) and isinstance(obj.get("pointer"), str) \
-                and isinstance(obj.get("path"), str):
-            self._pointers.setdefault(obj["path"], set()).add(obj["pointer"])
-        else:
-            self.report(f"{MANIFEST}: a line of unknown shape is ignored")
+        for path, _ in batch.entries:
+            self._found.pop(unkey(path), None)
+        for path, _ in batch.pointers:
+            self._pointer_sets.pop(unkey(path), None)
 
     # -- writing ----------------------------------------------------------------------------
 
     def add(self, entry: Persisted) -> None:
-        self.entries[entry.path] = entry
-        self.legacy.discard(entry.path)
-        self._pending.append(json.dumps(  # not dataclasses.asdict: it deep-copies, slowly
-            {"path": entry.path, "tool_use_id": entry.tool_use_id, "chars": entry.chars,
-             "sha256": entry.sha256, "format": entry.format}, ensure_ascii=False))
+        self._added[entry.path] = entry
+        self._pending.append(entry_line(entry))
 
     def add_pointer(self, path: str, text: str) -> None:
         digest = sha256_text(text)
-        known = self._pointers.setdefault(path, set())
-        if digest not in known:
-            known.add(digest)
-            self._pending.append(json.dumps({"path": path, "pointer": digest},
-                                            ensure_ascii=False))
+        if digest not in self.pointers(path):
+            self._added_pointers.setdefault(path, set()).add(digest)
+            self._pending.append(f'{{"path": {encode_basestring(path)}, '
+                                 f'"pointer": {encode_basestring(digest)}}}')
+
+    def _locked(self) -> FileLock:
+        if self._lock is None:
+            self._lock = FileLock(str(self.folder / LOCK), timeout=LOCK_TIMEOUT)
+        return self._lock
 
     def flush(self) -> None:
-        """Append the pending lines in one write, under the cross-process lock."""
+        """Append the pending lines in one write, then index them, under the lock."""
         if not self._pending:
             return
         self.folder.mkdir(parents=True, exist_ok=True)
-        if self._lock is None:
-            self._lock = FileLock(str(self.folder / LOCK), timeout=LOCK_TIMEOUT)
         try:
-            with self._lock:
+            with self._locked():
                 self._append()
         except Timeout as exc:
             raise OSError(f"the archive manifest is locked by another process: {exc}") from exc
 
     def _append(self) -> None:
-        self.entries  # noqa: B018 (load before appending, so the offset is right)
-        self._read_tail(final=False)
+        self._load()
+        for message in self._log.sync(final=False, held=True)[0]:  # others' lines: the offset
+            self.report(message)
         lines = "".join(f"{line}\n" for line in self._pending)
         fd = os.open(self.file, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
         try:
-            size = os.fstat(fd).st_size
-            if size > self._offset:  # under the lock nobody is writing: a torn line
+            if os.fstat(fd).st_size > (self._log.covered or 0):  # nobody writes: a torn line
                 self.report(f"{MANIFEST} ended in a line cut off by an interrupted write: "
                             "it is left as it is and ignored")
                 lines = "\n" + lines
-            data = lines.encode("utf-8", "surrogatepass")
-            view = memoryview(data)
+            view = memoryview(lines.encode("utf-8", "surrogatepass"))
             while view:
                 view = view[os.write(fd, view):]
-            self._offset = size + len(data)
         finally:
             os.close(fd)
         self._pending.clear()
+        # A kill here leaves the index behind the log: the next reader catches up.
+        for message in self._log.sync(final=False, held=True)[0]:
+            self.report(message)
+        self._added.clear()
+        self._added_pointers.clear()

@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from core.compact.archive import Archive
+from core.compact.budget import save_early
 from core.compact.context import CompactContext
 from core.compact.micro import micro_compact
 from core.compact.reactive import is_overflow_error, reactive_compact
@@ -119,15 +120,19 @@ class Compactor:
 
     def prepare_local(self, messages: list[dict]) -> Measured:
         """Every stage before the summary, in the course's order (no model call)."""
-        history = Measured(list(messages), self.sizes)
-        limits = self.ctx.thresholds
-        if self.ctx.broken("stage-order") and history.chars > limits.context_limit:
-            micro_compact(history, self.ctx, limits.target).finish()
-        for spec in local_stages():
-            if spec.over_limit_only and history.chars <= limits.context_limit:
-                continue
-            assert spec.run is not None
-            spec.run(history, self.ctx).finish()
+        save_early(messages, self.ctx)  # big fresh results: written while measured
+        try:
+            history = Measured(list(messages), self.sizes)
+            limits = self.ctx.thresholds
+            if self.ctx.broken("stage-order") and history.chars > limits.context_limit:
+                micro_compact(history, self.ctx, limits.target).finish()
+            for spec in local_stages():
+                if spec.over_limit_only and history.chars <= limits.context_limit:
+                    continue
+                assert spec.run is not None
+                spec.run(history, self.ctx).finish()
+        finally:
+            self.ctx.archive.drop_early()
         self.sizes.keep(history)
         return history
 

@@ -24,6 +24,7 @@ from core.compact.archive import (
     pointer_path,
     wrapper_text,
 )
+from core.compact.content_hash import digest_text
 from core.compact.manifest import LEGACY_MANIFEST, MANIFEST, sha256_text
 from core.compact.micro import micro_compact
 from core.measure import Measured
@@ -89,7 +90,7 @@ def test_1_two_processes_reusing_ids_each_recover_their_own_bytes(tmp_path):
         assert len(ledger) == 25 * 4
         for tool_use_id, where, body in ledger:
             assert archive.recover(tool_use_id, where) == body  # its own bytes
-            assert manifest[where].sha256 == sha256_text(body)  # no entry lost
+            assert manifest[where].digest == digest_text(body)  # no entry lost
     assert archive.problems == []
 
 
@@ -226,12 +227,12 @@ def test_5_opening_an_archive_reads_no_manifest_until_needed(tmp_path, monkeypat
     archive = Archive(tmp_path)
     archive.persist("t1", "x" * 200)
     archive.flush()
-    import core.compact.manifest as manifest
+    import core.compact.manifest_sync as manifest_sync
 
     def refuse(*_):
         raise AssertionError("read at open")
 
-    monkeypatch.setattr(manifest.Manifest, "_read_tail", refuse)
+    monkeypatch.setattr(manifest_sync.IndexedLog, "read_tail", refuse)
     Archive(tmp_path)  # no read of the log at all
 
 
@@ -277,3 +278,29 @@ def test_a_manifest_line_naming_a_file_outside_the_archive_is_ignored(tmp_path):
     archive = Archive(tmp_path)
     assert archive.trusted_pointer("t1", earlier_text("src/app.py")) is None
     assert archive.manifest() == {} and archive.problems
+
+
+def test_a_log_line_from_before_blake3_is_still_checked_with_sha256(tmp_path):
+    """An older workspace's entries carry "sha256": its files stay trusted while their bytes
+    match, and a changed one is still caught."""
+    folder = tmp_path / RESULTS
+    folder.mkdir(parents=True)
+    rel = f"{RESULTS.as_posix()}/toolu_01-7a95b703-0123456789abcdef.txt"
+    text = "older result " * 300
+    (tmp_path / rel).write_text(text)
+    (folder / MANIFEST).write_text(json.dumps({
+        "path": rel, "tool_use_id": "toolu_01", "chars": len(text),
+        "sha256": sha256_text(text), "format": "text"}) + "\n")
+    archive = Archive(tmp_path)
+    assert archive.manifest_entry(rel).algorithm == "sha256"
+    assert archive.trusted_pointer("toolu_01", earlier_text(rel)) == rel
+    assert archive.recover("toolu_01", rel) == text
+    # the same content persisted now gets a BLAKE3 entry of its own; the old one stays
+    new = archive.persist("toolu_01", text)
+    archive.flush()
+    assert new != rel and archive.manifest_entry(new).algorithm == "blake3"
+    assert Archive(tmp_path).manifest_entry(rel).algorithm == "sha256"
+    (tmp_path / rel).write_text(text.upper())
+    fresh = Archive(tmp_path)
+    assert fresh.trusted_pointer("toolu_01", earlier_text(rel)) is None
+    assert fresh.problems and "changed after ctxlab wrote it" in fresh.problems[0]

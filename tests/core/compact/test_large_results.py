@@ -4,12 +4,15 @@ the manifest and the measure must be exactly what the slow paths gave."""
 from __future__ import annotations
 
 import asyncio
-import hashlib
 import json
+import os
 from pathlib import Path
 
-from core.compact.archive import PARALLEL_BYTES, Archive
+from blake3 import blake3
+
+from core.compact.archive import STREAMED_CHARS, Archive
 from core.compact.pipeline import Compactor
+from core.compact.streamed_write import SLICE
 from core.measure import json_chars
 
 
@@ -19,22 +22,22 @@ def _big(chars: int) -> str:
 
 
 def test_a_large_result_is_written_whole_under_its_hash_and_listed(tmp_path: Path) -> None:
-    content = _big(PARALLEL_BYTES + 12_345)
+    content = _big(STREAMED_CHARS + 12_345)
     archive = Archive(tmp_path)
     rel = archive.persist("toolu_big", content)
     archive.flush()
     data = (tmp_path / rel).read_bytes()
     assert data == content.encode()
     entry = archive.manifest_entry(rel)
-    assert entry.sha256 == hashlib.sha256(data).hexdigest() and entry.chars == len(content)
-    assert entry.sha256[:16] in rel
+    assert entry.algorithm == "blake3" and entry.chars == len(content)
+    assert entry.digest == blake3(data).hexdigest() and entry.digest[:16] in rel
     assert Archive(tmp_path).read_result(rel) == content
     folder = tmp_path / ".task_outputs" / "tool-results"
     assert not [p.name for p in folder.iterdir() if p.name.endswith(".tmp")]
 
 
 def test_persisting_the_same_large_result_again_writes_nothing(tmp_path: Path) -> None:
-    content = _big(PARALLEL_BYTES * 2)
+    content = _big(STREAMED_CHARS * 2)
     archive = Archive(tmp_path)
     rel = archive.persist("toolu_big", content)
     archive.flush()
@@ -47,7 +50,7 @@ def test_persisting_the_same_large_result_again_writes_nothing(tmp_path: Path) -
 
 
 def test_prepare_of_a_fresh_large_result_reports_exact_sizes(tmp_path: Path) -> None:
-    content = _big(3 * PARALLEL_BYTES)
+    content = _big(3 * SLICE)  # over the batch limit, in three slices
     messages = [
         {"role": "user", "content": "Look at the log."},
         {"role": "assistant", "content": [{"type": "tool_use", "id": "toolu_big",
@@ -84,17 +87,20 @@ def test_a_second_prepare_measures_only_what_was_added(tmp_path: Path,
 
 def test_a_failed_large_write_leaves_no_file_no_entry_and_no_temp(tmp_path: Path,
                                                                   monkeypatch) -> None:
-    import core.compact.atomic as atomic
+    import core.compact.streamed_write as streamed
 
-    def disk_full(path, data):
-        with open(path, "wb") as fh:
-            fh.write(data[: len(data) // 2])  # half written, as a full disk leaves it
-        raise OSError(28, "No space left on device")
+    slices: list = []
 
-    monkeypatch.setattr(atomic, "_write_new", disk_full)
+    def disk_full(fd, data):
+        slices.append(data)
+        if len(slices) == 2:  # the first slice went to disk, the second does not fit
+            raise OSError(28, "No space left on device")
+        os.write(fd, data)
+
+    monkeypatch.setattr(streamed, "_write_all", disk_full)
     archive = Archive(tmp_path)
     try:
-        archive.persist("toolu_big", _big(PARALLEL_BYTES + 1))
+        archive.persist("toolu_big", _big(3 * SLICE))
     except OSError as exc:
         assert exc.errno == 28
     else:
@@ -136,6 +142,46 @@ def test_a_call_that_can_compact_nothing_runs_without_a_thread(tmp_path: Path,
     sent = asyncio.run(compactor.prepare(small, "r"))
     assert hops == [] and sent == small
     fresh = [*sent, {"role": "user", "content": [
-        {"type": "tool_result", "tool_use_id": "toolu_big", "content": _big(PARALLEL_BYTES)}]}]
+        {"type": "tool_result", "tool_use_id": "toolu_big", "content": _big(4 * SLICE)}]}]
     asyncio.run(compactor.prepare(fresh, "r"))
     assert len(hops) == 1  # a fresh large result is measured and saved in a worker thread
+
+
+def _odd_text(chars: int) -> str:
+    """Text with every kind of escape, non-ASCII, a lone surrogate and a surrogate pair of
+    lone halves, placed so that some fall on the slice boundaries of a streamed save."""
+    unit = 'ok "q" \\ \t\n\x01\x1f é 中 \ud800 \udbff\udc00 😀 \u2028\n'
+    text = (unit * (chars // len(unit) + 1))[:chars]
+    edge = SLICE
+    return text[:edge - 1] + "\ud83d\x02" + text[edge + 1:]
+
+
+def test_a_streamed_save_is_byte_exact_and_counted_exactly(tmp_path: Path) -> None:
+    content = _odd_text(2 * SLICE + 777)
+    messages = [{"role": "user", "content": [
+        {"type": "tool_result", "tool_use_id": "toolu_odd", "content": content}]}]
+    events: list = []
+    sent = Compactor(tmp_path, emit=events.append).prepare_local(messages).messages
+    (stage,) = [e for e in events if getattr(e, "stage", None) == "tool_result_budget"]
+    assert stage.before_chars == len(json.dumps(messages, ensure_ascii=False))
+    assert stage.after_chars == len(json.dumps(sent, ensure_ascii=False))
+    data = (tmp_path / stage.files[0]).read_bytes()
+    assert data == content.encode("utf-8", "surrogatepass")
+    assert Archive(tmp_path).read_result(stage.files[0]) == content
+
+
+def test_a_save_started_early_that_no_stage_uses_leaves_nothing(tmp_path: Path) -> None:
+    """A preview as long as the result makes the budget keep it inline: the save started
+    before measuring is dropped, temporary file and all."""
+    from core.config import Thresholds
+
+    content = _big(SLICE + 5)
+    messages = [{"role": "user", "content": [
+        {"type": "tool_result", "tool_use_id": "toolu_1", "content": content}]}]
+    thresholds = Thresholds(batch_limit=10, large_result=30_000,
+                            budget_preview=2 * SLICE,
+                            context_limit=10 * SLICE)  # nor micro, nor fit
+    sent = Compactor(tmp_path, thresholds=thresholds).prepare_local(messages).messages
+    assert sent[0]["content"][0]["content"] == content
+    folder = tmp_path / ".task_outputs" / "tool-results"
+    assert not folder.exists() or list(folder.iterdir()) == []

@@ -3,8 +3,13 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from core.compact.archive import MANIFEST, Archive
+from core.compact.manifest import Persisted, entry_line, sha256_text
 
 
 def test_a_flushed_manifest_is_exactly_the_json_lines_of_its_entries(tmp_path):
@@ -17,7 +22,9 @@ def test_a_flushed_manifest_is_exactly_the_json_lines_of_its_entries(tmp_path):
     again.flush()
     text = (again.results_dir / MANIFEST).read_text(encoding="utf-8")
     lines = [json.loads(line) for line in text.splitlines()]
-    entries = {k: vars(v) for k, v in again.manifest().items()}
+    entries = {k: {"path": v.path, "tool_use_id": v.tool_use_id, "chars": v.chars,
+                   "blake3": v.digest, "format": v.format}
+               for k, v in again.manifest().items()}
     assert {line["path"]: line for line in lines} == entries
     assert len(lines) == len(entries) == 3
     assert Archive(tmp_path).manifest() == again.manifest()
@@ -28,3 +35,27 @@ def test_nothing_to_flush_writes_nothing(tmp_path):
     archive.flush()
     assert not (archive.results_dir / MANIFEST).exists()
     assert archive.manifest() == {}
+
+
+any_text = st.text(alphabet=st.characters(exclude_categories=()))  # lone surrogates too
+
+
+@settings(max_examples=200)
+@given(any_text, any_text, st.integers(0, 10**12), st.sampled_from(["blake3", "sha256"]),
+       st.text(alphabet="0123456789abcdef"), st.sampled_from(["text", "json", "transcript"]))
+def test_an_entry_line_is_exactly_the_json_dump_of_its_object(path, tid, chars, algorithm,
+                                                               digest, fmt):
+    entry = Persisted(path, tid, chars, digest, fmt, algorithm)
+    assert entry_line(entry) == json.dumps(
+        {"path": path, "tool_use_id": tid, "chars": chars, algorithm: digest, "format": fmt},
+        ensure_ascii=False)
+
+
+@given(any_text)
+def test_a_pointer_line_is_exactly_the_json_dump_of_its_object(path):
+    archive = Archive(Path("/nonexistent-workspace"))
+    manifest = archive._manifest
+    manifest.add_pointer(path, "wrapper text")
+    (line,) = manifest._pending
+    assert line == json.dumps({"path": path, "pointer": sha256_text("wrapper text")},
+                              ensure_ascii=False)
