@@ -37,7 +37,8 @@ RATIO_MEANS = {
     "archive": "value ÷ baseline: times the course compactor's start (creating its folder)",
     "memory": "baseline ÷ ctxlab: times faster than a cache-less rebuild",
     "tui": "value ÷ baseline: times the idle app's jitter / an empty Textual app's start",
-    "load": "value ÷ baseline: times the same measure for a 10-turn run",
+    "load": "value ÷ baseline: times the same measure for a 10-turn run; the headless "
+            "scenario: times python -m tui --help (interpreter start and CLI imports)",
     "replay": "value ÷ baseline: cost per MB against the 1 MB session (flat is 1)",
     "watch": "proxied ÷ direct time to first byte (the value is the difference)",
 }

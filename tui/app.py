@@ -38,10 +38,11 @@ from tui.app_actions import WorkbenchActions
 from tui.app_config import AppConfig, shorten, slug
 from tui.app_learner import LearnerActions
 from tui.app_panels import PanelActions, PanelStrip
+from tui.collector import QuietCollector
 from tui.commands import CtxlabCommands
 from tui.i18n import localize_bindings, set_language, t
-from tui.messages import EngineEvent, EventBridge, OpenFile, OpenText, TextChunk
-from tui.routing import Routed, handles
+from tui.messages import EngineEvents, EventBridge, OpenFile, OpenText, TextChunk
+from tui.routing import Routed, handles, route_batch
 from tui.temp_workspaces import make_temp_workspace
 from tui.themes import DEFAULT_THEME, VARIABLE_DEFAULTS, load_themes
 from tui.widgets.context_meter import ContextMeter
@@ -110,6 +111,7 @@ class CtxlabApp(Routed, LearnerActions, PanelActions, WorkbenchActions):
         self.run_manager = "s08"  # who manages the context, as run_start reports it
         self._views_pending = False
         self.routed: list[Routed] = []  # the app and every panel that handles events
+        self.collector = QuietCollector()
 
     # -- layout ---------------------------------------------------------------------------
 
@@ -153,6 +155,7 @@ class CtxlabApp(Routed, LearnerActions, PanelActions, WorkbenchActions):
         await self.start_run(self.config.scenario, self.config.workspace)
         if self.config.welcome and self.config.scenario is not None:
             self.show_welcome()
+        self.collector.start()  # no full collection walks the app in a frame (tui.collector)
 
     # -- runs -----------------------------------------------------------------------------
 
@@ -305,12 +308,12 @@ class CtxlabApp(Routed, LearnerActions, PanelActions, WorkbenchActions):
         if message.generation == self.generation:
             await self.query_one(Conversation).assistant(message.take())
 
-    async def on_engine_event(self, message: EngineEvent) -> None:
+    async def on_engine_events(self, message: EngineEvents) -> None:
+        events = message.take()
         if message.generation != self.generation:
             return
         try:
-            for target in self.routed:
-                await target.route(message.event)
+            await route_batch(self.routed, events)
         except NoMatches:  # the app is shutting down: the panels are gone
             return
 
@@ -321,13 +324,13 @@ class CtxlabApp(Routed, LearnerActions, PanelActions, WorkbenchActions):
         self.run_breaks = tuple(event.breaks)
         self.run_manager = event.context_manager
         self.update_header(event.provider, event.model)
-        self.update_status()
+        self.redraw_once(self.update_status)
 
     @handles(ev.ModelRequest)
     def count_call(self, event: ev.ModelRequest) -> None:
         if event.purpose == "main":
             self.calls += 1
-            self.update_status()
+            self.redraw_once(self.update_status)
 
     @handles(ev.ModelResponse, ev.Stage, ev.TurnEnd)
     def views_changed(self, event: ev.Event) -> None:
@@ -343,7 +346,7 @@ class CtxlabApp(Routed, LearnerActions, PanelActions, WorkbenchActions):
     @handles(ev.RunEnd)
     def show_run_end(self, event: ev.RunEnd) -> None:
         self.finished = not self.config.live
-        self.update_status()
+        self.redraw_once(self.update_status)
         self.schedule_views()
         if self.finished:
             text = (t("notice.finished") if self.session is not None else
@@ -454,6 +457,7 @@ class CtxlabApp(Routed, LearnerActions, PanelActions, WorkbenchActions):
         self.exit(0)
 
     def on_unmount(self) -> None:
+        self.collector.stop()
         self.stop_run()
         for path in self.temp_workspaces:
             shutil.rmtree(path, ignore_errors=True)

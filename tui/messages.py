@@ -2,17 +2,24 @@
 
 The engine's emitter calls :class:`EventBridge` synchronously, from inside the agent loop
 (which runs as an async worker on the app's own event loop). The bridge therefore only
-posts, and leaves all drawing to message handlers: one message per event, except streamed
-text: consecutive ``assistant_text`` deltas are appended to one open :class:`TextChunk`
-until any other event seals it, so a fast stream costs one message per burst and text
-never overtakes a later tool call. Everything a handler needs travels with its event (a
-``stage`` event carries the before/after lists the stage recorded).
+posts, and leaves all drawing to message handlers: one message per *burst*. Events are
+appended to one open :class:`EngineEvents` until the app takes it, so everything the engine
+emits between two of its awaits (a ``prepare()`` that fires four stages, a replay step) is
+routed as one batch and each panel redraws once for it (:mod:`tui.routing`); streamed
+assistant text goes the same way in one open :class:`TextChunk`. Either kind seals the
+other, so text never overtakes a later tool call. Everything a handler needs travels with
+its event (a ``stage`` event carries the before/after lists the stage recorded).
 
-The memory watcher reports from its own thread straight to the Memory panel with
+``prepare()`` runs its stages in a worker thread and they emit from there: the bridge hands
+such an event to the loop's thread (``call_soon_threadsafe``), which alone touches the open
+batch. The memory watcher reports from its own thread straight to the Memory panel with
 ``post_message``, which is thread-safe.
 """
 
 from __future__ import annotations
+
+import asyncio
+import threading
 
 from textual.message import Message
 from textual.message_pump import MessagePump
@@ -20,13 +27,20 @@ from textual.message_pump import MessagePump
 from core.events import AssistantText, Event
 
 
-class EngineEvent(Message):
-    """One event from the agent loop (``assistant_text`` travels as :class:`TextChunk`)."""
+class EngineEvents(Message):
+    """A burst of events from the agent loop (``assistant_text`` travels as
+    :class:`TextChunk`); ``events`` grows until the handler :meth:`take` s it."""
 
-    def __init__(self, event: Event, generation: int) -> None:
+    def __init__(self, generation: int) -> None:
         super().__init__()
-        self.event = event
+        self.events: list[Event] = []
+        self.taken = False
         self.generation = generation
+
+    def take(self) -> list[Event]:
+        """The events so far; later ones go to a new batch (same thread, so no race)."""
+        self.taken = True
+        return list(self.events)
 
 
 class TextChunk(Message):
@@ -74,9 +88,28 @@ class EventBridge:
         self.target = target
         self.generation = generation
         self._chunk: TextChunk | None = None
+        self._batch: EngineEvents | None = None
+        self._thread = threading.get_ident()
+        try:
+            self._loop: asyncio.AbstractEventLoop | None = asyncio.get_running_loop()
+        except RuntimeError:  # made outside the app's loop: every call posts its own batch
+            self._loop = None
 
     def __call__(self, event: Event) -> None:
+        if threading.get_ident() != self._thread:
+            # prepare()'s stages emit from a worker thread: the open batch is the loop
+            # thread's alone, so the event goes there (in order: the thread's result is
+            # handed back the same way, after its events).
+            if self._loop is not None:
+                try:
+                    self._loop.call_soon_threadsafe(self, event)
+                except RuntimeError:  # the loop has closed: the app is gone
+                    pass
+            else:
+                self.target.post_message(self._new_batch(event))
+            return
         if isinstance(event, AssistantText):
+            self._batch = None
             if self._chunk is None or self._chunk.taken:
                 self._chunk = TextChunk(self.generation)
                 self.target.post_message(self._chunk)
@@ -86,5 +119,13 @@ class EventBridge:
         self.post(event)
 
     def post(self, event: Event) -> None:
-        """Post one event (also used for the events of the UI's own memory store)."""
-        self.target.post_message(EngineEvent(event, self.generation))
+        """Add one event to the open batch, or post a new batch holding it."""
+        if self._batch is None or self._batch.taken:
+            self._batch = self._new_batch()
+            self.target.post_message(self._batch)
+        self._batch.events.append(event)
+
+    def _new_batch(self, *events: Event) -> EngineEvents:
+        batch = EngineEvents(self.generation)
+        batch.events.extend(events)
+        return batch

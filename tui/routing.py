@@ -4,12 +4,20 @@ A widget (or the app) mixes in :class:`Routed` and marks methods with
 :func:`handles`; the app hands every engine event to each routed widget it composed, and
 each one calls its own handlers for that event's type. No central switch knows every
 widget: adding a panel is its widget (with its handlers) plus one line in ``compose``.
+
+Events come in bursts: one ``prepare()`` reports several stages at once, a replay step
+brings a request, its stages and its usage together, and the app receives them as one
+batch (:class:`~tui.messages.EngineEvents`). :func:`route_batch` calls every handler for
+every event, in order, but a handler asks for its *drawing* with
+:meth:`Routed.redraw_once`: the redraw runs once, after the whole batch, however many of
+its events asked for it. A burst of fifty model requests re-renders the Context meter once,
+not fifty times, and the screen is laid out once for all of it.
 """
 
 from __future__ import annotations
 
 import inspect
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any, ClassVar, TypeVar
 
 from core.events import Event
@@ -32,6 +40,8 @@ class Routed:
     """A mixin: :meth:`route` calls the instance's handlers for one event, in class order."""
 
     _routes: ClassVar[dict[type[Event], tuple[str, ...]]] = {}
+    # Redraws asked for during the batch being routed (None: no batch, draw at once).
+    _redraws: dict[Callable[[], Any], None] | None = None
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
@@ -45,7 +55,47 @@ class Routed:
         cls._routes = {kind: tuple(names) for kind, names in routes.items()}
 
     async def route(self, event: Event) -> None:
+        """One event on its own: its handlers, then the redraws they asked for."""
+        await route_batch((self,), (event,))
+
+    async def handle(self, event: Event) -> None:
+        """Call this instance's handlers for ``event`` (redraws wait for the batch's end)."""
         for name in self._routes.get(type(event), ()):
             result = getattr(self, name)(event)
+            if inspect.isawaitable(result):
+                await result
+
+    def redraw_once(self, redraw: Callable[[], Any]) -> None:
+        """Run ``redraw`` after the batch being routed (once, however many events ask), or
+        now when no batch is being routed (a direct call, a reset)."""
+        if self._redraws is None:
+            redraw()
+        else:
+            self._redraws.setdefault(redraw, None)
+
+    def _open_batch(self) -> None:
+        self._redraws = {}
+
+    def _close_batch(self) -> list[Callable[[], Any]]:
+        pending, self._redraws = self._redraws or {}, None
+        return list(pending)
+
+
+async def route_batch(targets: Sequence[Routed], events: Iterable[Event]) -> None:
+    """Every event to every target, in order (each event reaches all targets before the
+    next one is handled, as if they came one by one); then each target's redraws, once."""
+    for target in targets:
+        target._open_batch()
+    try:
+        for event in events:
+            for target in targets:
+                await target.handle(event)
+    except BaseException:
+        for target in targets:  # a handler failed (the app is closing): no half redraws
+            target._close_batch()
+        raise
+    for target in targets:
+        for redraw in target._close_batch():
+            result = redraw()
             if inspect.isawaitable(result):
                 await result

@@ -13,7 +13,7 @@ from pathlib import Path
 from core.replay import claude_code, codex, messages_json, requests_jsonl
 from core.replay.detect import FORMATS, detect
 from core.replay.model import Compaction, Exchange, Notice, Recording, ReplayError
-from core.replay.reading import MAX_BYTES, read_text
+from core.replay.reading import MAX_BYTES, cycle_collection_paused, read_text
 
 LOADERS = {
     "claude-code": claude_code.load,
@@ -36,7 +36,8 @@ def load_recording(path: Path | str, fmt: str = "auto", max_bytes: int = MAX_BYT
         fmt = detect(path, text)
     if fmt not in LOADERS:
         raise ReplayError(f"unknown format {fmt!r}; choose from auto, {', '.join(FORMATS)}")
-    recording = LOADERS[fmt](path, text)
+    with cycle_collection_paused():
+        recording = LOADERS[fmt](path, text)
     if not recording.exchanges:
         why = f"; {recording.summary_line()}" if recording.lines_total else ""
         raise ReplayError(f"{path}: no model request found as {fmt}{why}")

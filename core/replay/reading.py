@@ -9,8 +9,10 @@ what a session still being written looks like.
 
 from __future__ import annotations
 
+import gc
 import json
 from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -60,6 +62,29 @@ def read_text(path: Path, max_bytes: int = MAX_BYTES) -> str:
         return path.read_bytes().decode("utf-8", errors="replace")
     except OSError as exc:
         raise ReplayError(f"{path}: cannot be read ({exc.strerror or exc})") from None
+
+
+@contextmanager
+def cycle_collection_paused() -> Iterator[None]:
+    """Pause the cyclic garbage collector while a session file is parsed.
+
+    Parsing builds hundreds of thousands of containers that can never form a reference
+    cycle (JSON is a tree; the recording only points down into it), yet each one counts
+    towards the collector's next run, and every run re-scans everything still young or
+    pending, the growing recording included: a 30 MB session spent about a sixth of its
+    import in the collector, and that share grew with the file (profiled: import CPU per
+    MB 5.5 ms at 1 MB, 9 ms at 30 MB; 7.3 ms at 30 MB with the collector paused). The
+    objects are still freed by reference counting; the collector's one pass over them
+    happens after the import. The previous state is restored, so a caller that had
+    already disabled the collector keeps it disabled.
+    """
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()
 
 
 @dataclass(frozen=True)

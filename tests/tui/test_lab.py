@@ -33,9 +33,9 @@ class Violations:
         self.events: list[PairViolation] = []
 
     def __call__(self, message: object) -> None:
-        event = getattr(message, "event", None)
-        if isinstance(event, PairViolation):
-            self.events.append(event)
+        for event in getattr(message, "events", ()):  # a burst of engine events
+            if isinstance(event, PairViolation):
+                self.events.append(event)
 
 
 async def test_a_break_switch_is_announced_and_each_violation_is_marked(

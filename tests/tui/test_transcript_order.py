@@ -60,3 +60,39 @@ async def test_stages_within_one_frame_share_one_rescan(tmp_path: Path, monkeypa
         assert scans == [tmp_path]
         assert list(widget.writers) == [f"{RESULTS_DIR.as_posix()}/{n}.txt" for n in
                                         ("tool_result_budget", "snip_compact", "micro_compact")]
+
+
+@pytest.mark.anyio
+async def test_a_rescan_that_finds_the_same_files_leaves_the_table_alone(
+        tmp_path: Path, monkeypatch) -> None:
+    """Rebuilding the table re-renders all of it: a rescan that finds what is already
+    listed must not cost that, and one that finds a new file shows it."""
+    from textual.app import App, ComposeResult
+
+    from tui.widgets.transcript_list import TranscriptList
+
+    folder = tmp_path / RESULTS_DIR
+    folder.mkdir(parents=True)
+    (folder / "toolu_a.txt").write_text("x")
+    cleared: list[int] = []
+    real_clear = TranscriptList.clear
+    monkeypatch.setattr(TranscriptList, "clear",
+                        lambda self, *a, **k: cleared.append(1) or real_clear(self, *a, **k))
+
+    class Host(App):
+        def compose(self) -> ComposeResult:
+            yield TranscriptList()
+
+    async with Host().run_test() as pilot:
+        widget = pilot.app.query_one(TranscriptList)
+        widget.reset(tmp_path)
+        assert [str(k.value) for k in widget.rows] == [f"{RESULTS_DIR.as_posix()}/toolu_a.txt"]
+        cleared.clear()
+        widget.refresh_files()
+        widget.refresh_files()
+        assert cleared == []
+        (folder / "toolu_b.txt").write_text("y")
+        widget.refresh_files()
+        assert cleared == [1]
+        assert {str(k.value) for k in widget.rows} == {
+            f"{RESULTS_DIR.as_posix()}/toolu_a.txt", f"{RESULTS_DIR.as_posix()}/toolu_b.txt"}

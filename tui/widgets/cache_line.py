@@ -47,11 +47,14 @@ class CacheLine(Static):
         self.shares = []
         self.display = False
 
-    def turn_start(self) -> None:
+    def turn_start(self, *, draw: bool = True) -> None:
         self.turn = CallTokens()
-        self.redraw()
+        if draw:
+            self.redraw()
 
-    def usage(self, usage: dict[str, Any] | None, *, main: bool = True) -> None:
+    def usage(self, usage: dict[str, Any] | None, *, main: bool = True,
+              draw: bool = True) -> None:
+        """Count one call's usage (``draw=False``: the caller redraws once for a burst)."""
         if not usage:
             return
         tokens = usage_tokens(usage)
@@ -61,7 +64,8 @@ class CacheLine(Static):
             self.last = tokens
             self.shares.append(cache_read_share(tokens))
         self.display = True
-        self.redraw()
+        if draw:
+            self.redraw()
 
     def redraw(self) -> None:
         last = self.last

@@ -32,6 +32,7 @@ from core.tools import TOOL_SCHEMAS
 from tui.i18n import t
 from tui.routing import Routed, handles
 from tui.widgets.cache_line import CacheLine
+from tui.widgets.redraw import update_if_changed
 from tui.widgets.render import text_kind
 
 BAR_WIDTH = 60  # at most: the bar shrinks to the panel's width, never wraps
@@ -195,14 +196,16 @@ class ContextMeter(Routed, Vertical, can_focus=True):
             self.recorded = True
         self.extra = {"meter.thinking": int(event.categories.get("thinking", 0)),
                       "meter.images": int(event.categories.get("image", 0))}
-        self.redraw()
+        self.redraw_once(self.redraw)
 
     @handles(ev.ModelResponse)
     def show_usage(self, event: ev.ModelResponse) -> None:
         if event.purpose == "main":
             self.usage(event.usage)
-        else:  # a side call: billed to the turn too; a replay's original is its main call
-            self.query_one(CacheLine).usage(event.usage, main=event.purpose == "original")
+        elif event.usage:  # a side call: billed to the turn too; a replay's original is
+            cache = self.query_one(CacheLine)  # its main call
+            cache.usage(event.usage, main=event.purpose == "original", draw=False)
+            self.redraw_once(cache.redraw)
 
     @handles(ev.RunStart)
     def price_for(self, event: ev.RunStart) -> None:
@@ -210,7 +213,9 @@ class ContextMeter(Routed, Vertical, can_focus=True):
 
     @handles(ev.TurnStart)
     def new_turn(self, event: ev.TurnStart) -> None:
-        self.query_one(CacheLine).turn_start()
+        cache = self.query_one(CacheLine)
+        cache.turn_start(draw=False)
+        self.redraw_once(cache.redraw)
 
     # -- inputs ---------------------------------------------------------------------------
 
@@ -236,15 +241,17 @@ class ContextMeter(Routed, Vertical, can_focus=True):
         self.chars, self.est_tokens = chars, est_tokens
         self.counted_tokens = counted if counted is not None else self.counted_tokens
         self.history.append(chars)
-        self.redraw()
+        self.redraw_once(self.redraw)
 
     def usage(self, usage: dict[str, Any] | None) -> None:
         if not usage:
             return
         self.usage_tokens = sum(int(usage.get(k) or 0) for k in (
             "input_tokens", "cache_read_input_tokens", "cache_creation_input_tokens"))
-        self.query_one(CacheLine).usage(usage)
-        self.redraw()
+        cache = self.query_one(CacheLine)
+        cache.usage(usage, draw=False)
+        self.redraw_once(cache.redraw)
+        self.redraw_once(self.redraw)
 
     def measure(self, messages: Sequence[dict[str, Any]]) -> None:
         """Re-measure the history as it stands now (called after stages and turns)."""
@@ -254,7 +261,7 @@ class ContextMeter(Routed, Vertical, can_focus=True):
     def system(self, sections: tuple[dict[str, Any], ...]) -> None:
         if sections != self.sections:
             self.sections = sections
-            self.redraw()
+            self.redraw_once(self.redraw)
 
     # -- drawing --------------------------------------------------------------------------
 
@@ -277,9 +284,9 @@ class ContextMeter(Routed, Vertical, can_focus=True):
             t("meter.tokens", n=self.est_tokens, usage=usage), "\n",
             (t("meter.bar_note"), "dim italic"),
         )
-        self.query_one("#meter-figures", Static).update(figures)
-        self.query_one("#meter-spark", Static).update(self.spark())
-        self.query_one("#meter-breakdown", Static).update(self.breakdown())
+        update_if_changed(self.query_one("#meter-figures", Static), figures)
+        update_if_changed(self.query_one("#meter-spark", Static), self.spark())
+        update_if_changed(self.query_one("#meter-breakdown", Static), self.breakdown())
 
     def spark(self) -> Content:
         ceiling = max(int(self.limits.context_limit * 1.25), 1)

@@ -19,6 +19,7 @@ from textual.widgets import Static
 from core import events as ev
 from tui.i18n import t
 from tui.routing import Routed, handles
+from tui.widgets.redraw import update_if_changed
 
 CATEGORY_NAMES = {"text": "text", "tool_use": "tool calls", "tool_result": "tool results",
                   "thinking": "thinking", "image": "images"}
@@ -56,18 +57,18 @@ class ReplayPanel(Routed, Static):
     def show_start(self, event: ev.ReplayStart) -> None:
         self.start = event
         self.display = True
-        self.redraw()
+        self.redraw_once(self.redraw)
 
     @handles(ev.ReplayStep)
     def show_step(self, event: ev.ReplayStep) -> None:
         self.step = event
-        self.redraw()
+        self.redraw_once(self.redraw)
 
     @handles(ev.Stage)
     def show_original_stage(self, event: ev.Stage) -> None:
         if event.by != "ctxlab":
             self.original_stage = event
-            self.redraw()
+            self.redraw_once(self.redraw)
 
     def lines(self) -> list[Content | str]:
         """The panel's text (also what tests read)."""
@@ -110,5 +111,5 @@ class ReplayPanel(Routed, Static):
         return "\n".join(str(line) for line in self.lines())
 
     def redraw(self) -> None:
-        self.update(Content("\n").join(
+        update_if_changed(self, Content("\n").join(
             [line if isinstance(line, Content) else Content(line) for line in self.lines()]))

@@ -12,6 +12,7 @@ from textual.content import Content
 from textual.widgets import Static
 
 from tui.i18n import t
+from tui.widgets.redraw import update_if_changed
 
 SPEEDS = (0.25, 0.5, 1.0, 2.0, 4.0, 8.0, 16.0, 1000.0)
 CALL_DELAY = 0.8  # seconds before each main model call at speed ×1
@@ -58,4 +59,4 @@ class RunStatus(Static):
         if breaks:
             line = Content.assemble(line, "   ", (
                 "⚠ " + t("status.broken", switches=", ".join(breaks)), "bold $warning"))
-        self.update(line)
+        update_if_changed(self, line)

@@ -108,9 +108,14 @@ class StageTimeline(Routed, DataTable[str | Content]):
             f"{e.before_messages}→{e.after_messages}", str(len(e.files)),
             self.hint_cell(key), key=key,
         )
+        self.redraw_once(self.follow_newest)
+        return record
+
+    def follow_newest(self) -> None:
+        """The cursor on the newest row and the totals in the footer: once per burst of
+        stages (the totals walk every row)."""
         self.move_cursor(row=self.row_count - 1)
         self.update_subtitle()
-        return record
 
     @handles(PairViolation)
     def add_violation(self, event: PairViolation) -> None:
@@ -122,7 +127,7 @@ class StageTimeline(Routed, DataTable[str | Content]):
         else:
             self.violations[key] = self.violations.get(key, 0) + 1
             self.update_cell(key, "hint", self.hint_cell(key))
-        self.update_subtitle()
+        self.redraw_once(self.update_subtitle)
 
     def hint_cell(self, key: str) -> str | Content:
         """The stage's hint, led by its harm (LOST n, ⚠ n violations) when it did any."""

@@ -86,6 +86,7 @@ class TranscriptList(Routed, DataTable):
         self.writers: dict[str, str] = {}
         self.workspace: Path | None = None
         self._rescan_due = False
+        self._shown: list[tuple[str, str, str, str]] = []  # the rows on screen
 
     def on_mount(self) -> None:
         # Fixed widths: an auto width remembers the widest row ever shown, so it would
@@ -117,10 +118,13 @@ class TranscriptList(Routed, DataTable):
         if self.workspace is None:
             return
         files = scan_archive(self.workspace, tuple(self.writers))
-        self.clear()
-        for f in files:
-            self.add_row(display_name(f.rel), short_size(f.size),
-                         self.writers.get(f.rel, t("tx.earlier")), key=f.rel)
+        rows = [(display_name(f.rel), short_size(f.size),
+                 self.writers.get(f.rel, t("tx.earlier")), f.rel) for f in files]
+        if rows != self._shown:  # a rebuilt table re-renders every line from scratch
+            self._shown = rows
+            self.clear()
+            for name, size, writer, rel in rows:
+                self.add_row(name, size, writer, key=rel)
         n_t = sum(1 for f in files if f.rel.endswith(".jsonl"))
         self.border_subtitle = t("tx.transcripts", n=n_t) + " · " + t("tx.results",
                                                                        n=len(files) - n_t)
