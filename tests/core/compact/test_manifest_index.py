@@ -15,6 +15,7 @@ import sys
 import textwrap
 from pathlib import Path
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -29,6 +30,13 @@ RESULTS = ".task_outputs/tool-results"
 NOT_JSON = f"{MANIFEST}: a line that is not JSON is ignored"
 OUTSIDE = f"{MANIFEST}: an entry for a file outside the archive is ignored"
 UNKNOWN = f"{MANIFEST}: a line of unknown shape is ignored"
+ON_DISK = "import core.compact.manifest_sync as sync\nsync.INDEX_FROM = 0\n"
+
+
+@pytest.fixture(autouse=True)
+def index_on_disk(monkeypatch):
+    """These tests are about the index file: every log gets one, however short."""
+    monkeypatch.setattr(manifest_sync, "INDEX_FROM", 0)
 
 
 # -- the reference: what a full parse of the log says ------------------------------------------
@@ -134,7 +142,8 @@ APPENDER = textwrap.dedent("""
 
 def run_child(code: str, workspace: Path) -> subprocess.CompletedProcess:
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    return subprocess.run([sys.executable, "-c", code, str(workspace)], cwd=ROOT, env=env,
+    return subprocess.run([sys.executable, "-c", ON_DISK + code, str(workspace)], cwd=ROOT,
+                          env=env,
                           capture_output=True, text=True, timeout=60)
 
 
@@ -466,3 +475,31 @@ def test_lookups_through_the_index_equal_a_full_parse_of_the_log(tmp_path_factor
     with open(log, "ab") as fh:
         fh.write(carry + (b'{"path": "torn' if torn else b""))  # finished, maybe a torn one
     assert_same_as_full_parse(workspace, set(PATHS))
+
+
+# -- a short log is indexed in memory ---------------------------------------------------------
+
+
+def test_a_short_log_gets_no_index_file_until_it_grows(tmp_path, monkeypatch):
+    monkeypatch.setattr(manifest_sync, "INDEX_FROM", 4_000)
+    archive = Archive(tmp_path)
+    first = archive.persist("toolu_0", "a short result " * 20)
+    archive.flush()
+    index = tmp_path / RESULTS / INDEX
+    assert not index.exists()
+    assert Archive(tmp_path).trusted_pointer("toolu_0", earlier_text(first)) == first
+    for n in range(1, 40):  # about 200 bytes of log each
+        archive.persist(f"toolu_{n}", f"result {n} " * 20)
+        archive.flush()
+    assert index.exists()  # past the threshold: on disk, and answering
+    assert_same_as_full_parse(tmp_path)
+
+
+def test_an_index_file_another_process_made_is_used_for_a_short_log(tmp_path, monkeypatch):
+    archive = Archive(tmp_path)  # INDEX_FROM = 0 here: this one makes the file
+    rel = archive.persist("toolu_0", "a short result " * 20)
+    archive.flush()
+    monkeypatch.setattr(manifest_sync, "INDEX_FROM", 1 << 30)
+    reader = Archive(tmp_path)
+    assert reader.trusted_pointer("toolu_0", earlier_text(rel)) == rel
+    assert reader._manifest._log.index.path is not None  # the file, not memory
