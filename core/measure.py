@@ -38,7 +38,7 @@ def utf8(text: str, *, remember: bool = False) -> bytes:
     """``text`` as UTF-8 (lone surrogates kept), reusing the bytes of the last large string
     this thread encoded: a fresh result is measured, then hashed and written, and at 50 MB
     a second encoding costs as much as the write. ``remember`` makes these bytes the ones
-    reused (the archive encodes a result before the history is measured)."""
+    reused (measuring a string remembers them for the archive's write that follows)."""
     last = getattr(_last, "pair", None)
     if last is not None and last[0] is text:
         return last[1]

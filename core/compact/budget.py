@@ -5,10 +5,10 @@ over ``batch_limit`` (200,000), the largest result over ``large_result`` (30,000
 to disk and replaced by a ``<persisted-output>`` wrapper with a 2,000-char preview. As in the
 course, a smaller result over 30k may stay inline once the total is under budget.
 
-A result so large that this stage will save it whatever else the batch holds (longer than
-the batch limit and the large-result size, and at least a megabyte) starts being written
-before the pipeline measures the history (:func:`save_early`): its write and hash overlap
-the measuring instead of following it.
+A result this stage will save whatever else the batch holds (longer than the batch limit
+and the large-result size) is saved before the pipeline measures the history
+(:func:`save_early`): the one pass that writes and hashes it also counts its JSON length,
+and the measure takes that count instead of reading the text a second time.
 """
 
 from __future__ import annotations

@@ -120,7 +120,7 @@ class Compactor:
 
     def prepare_local(self, messages: list[dict]) -> Measured:
         """Every stage before the summary, in the course's order (no model call)."""
-        save_early(messages, self.ctx)  # big fresh results: written while measured
+        save_early(messages, self.ctx)  # big fresh results: saved in the pass that measures them
         try:
             history = Measured(list(messages), self.sizes)
             limits = self.ctx.thresholds
