@@ -142,7 +142,7 @@ class Archive:
         # file is hashed again only when it changed on disk (size, times, inode)
         self._verified: dict[str, tuple[int, ...]] = {}
         self._changed: set[str] = set()
-        # tool_use_id -> (text, its write in progress): results being saved ahead of use
+        # tool_use_id -> a result saved ahead of its stage, still under its temporary name
         self._early: dict[str, Streamed] = {}
 
     def _report(self, message: str) -> None:
