@@ -101,3 +101,29 @@ def changed_blocks(old: dict[str, Any], new: dict[str, Any]) -> set[str]:
     was = {b.get("tool_use_id"): b.get("content") for b in _results([old])}
     return {b.get("tool_use_id") for b in _results([new])
             if b.get("tool_use_id") in was and was[b.get("tool_use_id")] != b.get("content")}
+
+
+FOLD_AT = 4  # runs of unchanged messages longer than this are folded
+
+
+def fold(rows: list[Row]) -> list[Row | int]:
+    """Rows, with long runs of ``kept`` rows replaced by their count (the inspector shows
+    the count as one line, the Markdown export as one paragraph)."""
+    out: list[Row | int] = []
+    run: list[Row] = []
+
+    def flush() -> None:
+        if len(run) > FOLD_AT:
+            out.extend([run[0], len(run) - 2, run[-1]])
+        else:
+            out.extend(run)
+        run.clear()
+
+    for row in rows:
+        if row.kind == "kept":
+            run.append(row)
+            continue
+        flush()
+        out.append(row)
+    flush()
+    return out

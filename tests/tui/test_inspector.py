@@ -12,8 +12,8 @@ from core.compact.archive import Archive, archive_marker_path
 from core.measure import json_chars
 from tests.tui.conftest import play_to_end
 from tui.app import CtxlabApp
-from tui.screens.inspector import Inspector, fold
-from tui.stage_diff import diff_rows, sides
+from tui.screens.inspector import Inspector
+from tui.stage_diff import diff_rows, fold, sides
 from tui.widgets.stage_timeline import StageTimeline
 
 pytestmark = pytest.mark.anyio

@@ -30,12 +30,10 @@ from core.config import Thresholds
 from tui.i18n import localize_bindings, t
 from tui.messages import OpenFile
 from tui.screens.stage_export import export_name, stage_markdown, write_export
-from tui.stage_diff import Row, Side, StageRecord, diff_rows, sides
+from tui.stage_diff import Row, Side, StageRecord, diff_rows, fold, sides
 from tui.why import stage_rule, thresholds_in_force, what_it_did, why_fired
 from tui.widgets.render import message_content, size_label
 from tui.widgets.stage_timeline import stage_hint
-
-FOLD_AT = 4  # runs of unchanged messages longer than this are folded
 
 
 def cache_cost_parts(e: Any) -> tuple[Any, ...]:
@@ -47,28 +45,6 @@ def cache_cost_parts(e: Any) -> tuple[Any, ...]:
     else:
         text = t("inspector.cache_cost", index=e.first_changed, n=e.rewrite_tokens)
     return (" · ", (text, "$warning"))
-
-
-def fold(rows: list[Row]) -> list[Row | int]:
-    """Rows, with long runs of ``kept`` rows replaced by their count."""
-    out: list[Row | int] = []
-    run: list[Row] = []
-
-    def flush() -> None:
-        if len(run) > FOLD_AT:
-            out.extend([run[0], len(run) - 2, run[-1]])
-        else:
-            out.extend(run)
-        run.clear()
-
-    for row in rows:
-        if row.kind == "kept":
-            run.append(row)
-            continue
-        flush()
-        out.append(row)
-    flush()
-    return out
 
 
 class Inspector(Screen[None]):

@@ -13,12 +13,11 @@ from __future__ import annotations
 from pathlib import Path
 
 from core.config import Thresholds
-from tui.stage_diff import Row, Side, StageRecord
+from tui.stage_diff import Row, Side, StageRecord, fold
 from tui.why import stage_rule, thresholds_in_force, what_it_did, why_fired
 from tui.widgets.readable import readable_message
 
 MESSAGE_CHARS = 1_500
-FOLD_AT = 4
 
 
 def export_name(record: StageRecord, suffix: str) -> str:
@@ -46,25 +45,11 @@ def message_block(row: Row) -> str:
 def side_markdown(title: str, side: Side, rows: list[Row]) -> str:
     count = f"{len(side.messages)} messages" if side.messages is not None else "not observed"
     out = [f"## {title} — {count}", "", f"*{side.source}*", ""]
-    run: list[Row] = []
-
-    def flush() -> None:
-        if len(run) > FOLD_AT:
-            out.extend([message_block(run[0]), "",
-                        f"*… {len(run) - 2} unchanged messages …*", "",
-                        message_block(run[-1]), ""])
+    for item in fold(rows):
+        if isinstance(item, int):
+            out.extend([f"*… {item} unchanged messages …*", ""])
         else:
-            for row in run:
-                out.extend([message_block(row), ""])
-        run.clear()
-
-    for row in rows:
-        if row.kind == "kept":
-            run.append(row)
-            continue
-        flush()
-        out.extend([message_block(row), ""])
-    flush()
+            out.extend([message_block(item), ""])
     return "\n".join(out)
 
 
