@@ -13,9 +13,10 @@
   reported, no target. It includes the archive's sweep for temporary files a killed writer
   left, which lists the folder of 50,000 files once per process.
 * **kill during a write** — a child process persists fresh 20 MB results in a loop (the
-  path that writes while it hashes) and is SIGKILLed at a random moment, several times;
-  after each kill a new archive checks every file the manifest lists against its sha256
-  and every result file against the hash in its name. Target: nothing half-trusted (0).
+  streamed save that writes, hashes and counts in one pass) and is SIGKILLed at a random
+  moment, several times; after each kill a new archive checks every file the manifest lists
+  against its recorded hash and every result file against the hash in its name. Target:
+  nothing half-trusted (0).
 
 Run: ``python bench/bench_archive.py``; ``run()`` returns the rows for ``python -m bench``.
 """
@@ -60,14 +61,14 @@ def build_workspace(root: Path, count: int = RESULTS) -> None:
     lines = []
     for i in range(count):
         data = f"result {i}\n".encode()
-        digest = hashlib.sha256(data).hexdigest()
+        digest = digest_bytes(data)
         name = f"toolu_{i:06d}-{digest[:8]}-{digest[:16]}.txt"
         fd = os.open(folder / name, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
         os.write(fd, data)
         os.close(fd)
         rel = f"{RESULTS_DIR.as_posix()}/{name}"
         lines.append(json.dumps({"path": rel, "tool_use_id": f"toolu_{i:06d}",
-                                 "chars": len(data), "sha256": digest, "format": "text"}))
+                                 "chars": len(data), "blake3": digest, "format": "text"}))
         lines.append(json.dumps({"path": rel, "pointer": hashlib.sha256(rel.encode())
                                  .hexdigest()}))
     text = "\n".join(lines) + '\n{"path": ".task_outputs/tool-res'  # torn by a kill
