@@ -11,6 +11,10 @@ every call: the workspace's rules files (:mod:`core.pinned`, re-read when they c
 the harness's work log (:mod:`core.worklog`, fed from every tool result and request, and
 handed to every summary). Compaction never sees either, so it can never lose them.
 
+Every tool outcome is redacted (:mod:`core.secrets`) before it becomes an event, a history
+entry, a work-log note or an archive file: the tools run without ctxlab's keys, and a key
+value a command still finds is replaced by ``[redacted NAME]``.
+
 The loop is plain asyncio: cancelling the task that runs :meth:`Agent.run_turn` stops it at
 the next await (a running bash command is killed with it).
 """
@@ -18,7 +22,7 @@ the next await (a running bash command is killed with it).
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -49,6 +53,7 @@ from core.memory_hooks import MemoryHooks
 from core.messages import validate_pairs
 from core.pinned import ProjectRules
 from core.providers.base import ModelCall, ModelReply, Provider
+from core.secrets import ToolSecrets, redact_file
 from core.side_calls import Announced
 from core.system_prompt import Section, base_sections, describe, render
 from core.tools import TOOL_SCHEMAS, ToolOutcome, ToolRunner
@@ -87,9 +92,15 @@ class Agent:
         count_tokens: bool = False,
         record_stages: bool = False,
         memory_store: MemoryStore | None = None,
+        pass_env: tuple[str, ...] = (),
     ) -> None:
         self.workspace = Path(workspace).resolve()
         self.provider = provider
+        # The tools' environment and the values kept out of their results: ctxlab's keys,
+        # the variables passed with --pass-env, and a key the provider was given directly.
+        self.secrets = ToolSecrets.from_environ(
+            pass_env=pass_env, extra=[(f"{provider.name} API key",
+                                       getattr(provider, "api_key", None))])
         self.emit = emit or (lambda event: event)
         self.gate = gate or Gate()
         self.max_steps = max_steps
@@ -177,6 +188,7 @@ class Agent:
             return outcome.content
         archive = self.compactor.archive
         try:
+            redact_file(outcome.full_output, self.secrets.redactor)  # bash's is clean already
             path = archive.adopt(tool_use_id, outcome.full_output)
             wrapper = archive.wrap(path, outcome.content)
             archive.flush()
@@ -293,7 +305,8 @@ class Agent:
                 wants_compact = True
                 content, is_error = COMPACT_TOOL_RESULT, False
             else:
-                outcome = await self.tools.run(name, data)
+                with self.secrets.applied():
+                    outcome = self._redacted(await self.tools.run(name, data))
                 content, is_error = self._archive_full_output(tool_id, outcome), outcome.is_error
                 self.worklog.note_tool(name, data, outcome, self.turns)
             self.emit(ToolResult(id=tool_id, name=name, chars=len(content), is_error=is_error))
@@ -302,3 +315,11 @@ class Agent:
                 block["is_error"] = True
             results.append(block)
         return results, wants_compact
+
+    def _redacted(self, outcome: ToolOutcome) -> ToolOutcome:
+        """The outcome with every known secret value replaced, whatever tool produced it (a
+        ``read_file`` of a ``.env``, an error quoting a value, a ``glob`` of odd names)."""
+        redactor = self.secrets.redactor
+        content = redactor.redact(outcome.content) if isinstance(outcome.content, str) \
+            else outcome.content
+        return replace(outcome, content=content, meta=redactor.redact_value(outcome.meta))

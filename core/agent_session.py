@@ -323,7 +323,8 @@ class AgentSession:
                            compaction=self.options.compaction, pinned=self.options.pinned,
                            worklog=worklog, count_tokens=self.options.count_tokens,
                            record_stages=self.options.record_stages,
-                           memory_store=self.memory_store)
+                           memory_store=self.memory_store,
+                           pass_env=self.options.pass_env)
         self.agent.worklog.source = source_rel
         return self.agent
 

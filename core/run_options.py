@@ -33,6 +33,7 @@ class RunOptions:
     count_tokens: bool = False  # ask the API's count_tokens before each main call (online)
     record_stages: bool = False  # stage events carry their before/after (an inspector)
     api_context: ApiContext | None = None  # the API's own context management + caching
+    pass_env: tuple[str, ...] = ()  # secret-named variables the tools get anyway (--pass-env)
 
 
 def make_provider(options: RunOptions, emit: Callable[[Event], Any]) -> Provider:

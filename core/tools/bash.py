@@ -11,6 +11,11 @@ and the tail are both kept, because the end of a long build log is where the err
 Given a ``spool_dir``, the whole output is also written there as it arrives (from the
 moment it outgrows the cap, so short commands touch no disk); the outcome names that file
 in ``full_output`` and the loop moves it into the archive, so the middle is recoverable.
+
+The command gets ctxlab's environment without its keys and tokens, and every known secret
+value is replaced before the output is kept anywhere, the spool included
+(:mod:`core.secrets`): the model must not be able to print the provider key into the
+history, the session file or the archive.
 """
 
 from __future__ import annotations
@@ -25,6 +30,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
+from core import secrets as tool_secrets
+from core.secrets import Redactor, StreamRedactor, ToolSecrets
 from core.tools.outcome import ToolOutcome, error
 
 SCHEMA: dict[str, Any] = {
@@ -51,10 +58,13 @@ _SPOOL_SERIAL = itertools.count()
 class CappedText:
     """Decodes a byte stream incrementally, keeping a head and a tail within ``cap`` chars.
 
-    Counting every char (not only the kept ones) lets the notice say "N of M"."""
+    Counting every char (not only the kept ones) lets the notice say "N of M". Secrets are
+    redacted as the text is decoded, before the head, the tail or the spool see it."""
 
     cap: int
     spool_dir: Path | None = None
+    redactor: Redactor = field(default_factory=Redactor)
+    _redacting: StreamRedactor = field(init=False, repr=False)
     head: str = ""
     tail: str = ""
     total: int = 0
@@ -72,8 +82,13 @@ class CappedText:
     def tail_cap(self) -> int:
         return self.cap // 5
 
+    def __post_init__(self) -> None:
+        self._redacting = StreamRedactor(self.redactor)
+
     def feed(self, data: bytes, final: bool = False) -> None:
-        text = self._decoder.decode(data, final)
+        text = self._redacting.feed(self._decoder.decode(data, final))
+        if final:
+            text += self._redacting.flush()
         if text and self.spool_dir is not None:
             try:
                 self._spool_text(text)
@@ -156,13 +171,18 @@ async def run_bash(
     timeout: float = DEFAULT_TIMEOUT,
     output_cap: int = DEFAULT_OUTPUT_CAP,
     spool_dir: Path | None = None,
+    secrets: ToolSecrets | None = None,
 ) -> ToolOutcome:
+    """``secrets`` (default: the calling run's, see :func:`core.secrets.current`) gives the
+    command's environment and the values redacted from its output."""
     if not isinstance(command, str) or not command.strip():
         return error("command must be a non-empty string", "bad_input")
+    secrets = secrets or tool_secrets.current()
     try:
         proc = await asyncio.create_subprocess_shell(
             command,
             cwd=root,
+            env=dict(secrets.env),
             stdin=asyncio.subprocess.DEVNULL,
             stdout=asyncio.subprocess.PIPE,
             stderr=asyncio.subprocess.STDOUT,
@@ -171,7 +191,7 @@ async def run_bash(
     except OSError as exc:
         return error(f"cannot start the shell: {exc}", "os_error")
     assert proc.stdout is not None
-    sink = CappedText(cap=max(output_cap, 1), spool_dir=spool_dir)
+    sink = CappedText(cap=max(output_cap, 1), spool_dir=spool_dir, redactor=secrets.redactor)
     reader = asyncio.create_task(pump(proc.stdout, sink))
     try:
         timed_out, stopped_children = await supervise(proc, reader, timeout)
