@@ -18,8 +18,10 @@ import uuid
 from pathlib import Path
 
 import tui
+from core.config import Thresholds
 from core.secrets import marker
 from tests.support.messages_server import MessagesServer
+from tests.support.runs import run_prompts
 
 REPO = Path(tui.__file__).resolve().parent.parent
 
@@ -88,3 +90,27 @@ def test_the_api_key_reaches_no_workspace_file_when_the_model_runs_env(
     assert files_holding(workspace, key.encode()) == []
     assert key not in done.stdout and key not in done.stderr
     assert not [r for r in server.requests_to() if key.encode() in r.raw]
+
+
+def test_a_key_read_from_a_workspace_file_is_redacted_from_history_session_and_archive(
+        tmp_path, monkeypatch, messages_server: MessagesServer):
+    """Not only bash: a ``read_file`` of a ``.env`` (and a result the budget persists)."""
+    token = f"ghp_{uuid.uuid4().hex}"
+    monkeypatch.setenv("GITHUB_TOKEN", token)
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    (workspace / ".env").write_text(f"GITHUB_TOKEN={token}\n" + "FILLER=1\n" * 200)
+    server = messages_server
+    server.reply_tool_use("read_file", {"path": ".env"})
+    server.reply_tool_use("bash", {"command": "grep -c GITHUB .env; false"})
+    server.reply_text("Done.")
+
+    ok, recorder = run_prompts(server, workspace, ["show .env"], session="s2", memory=False,
+                               thresholds=Thresholds(large_result=500, batch_limit=1000))
+
+    assert ok
+    sent = [r for r in server.requests_to() if b"[redacted GITHUB_TOKEN]" in r.raw]
+    assert sent and not [r for r in server.requests_to() if token.encode() in r.raw]
+    assert files_holding(workspace, token.encode()) == [workspace / ".env"]
+    assert token not in json.dumps([e.to_json() for e in recorder.events])
+
