@@ -15,6 +15,8 @@ Why it looks the way it does:
   subclass the loop can act on: only :class:`ContextOverflow` is fixable by compaction,
   auth and network errors never are (spec defect 5). A cut or malformed stream is a
   ``ProviderError`` too, never a stray ``KeyError`` from deep inside a parser.
+* **Always encodable.** A lone surrogate in a request is replaced before the SDK encodes
+  it (:mod:`core.providers.unicode_safe`): one cannot fail every later call of a session.
 """
 
 from __future__ import annotations
@@ -46,6 +48,7 @@ from core.providers.base import (
     TextSink,
     is_overflow_message,
 )
+from core.providers.unicode_safe import valid_unicode
 
 log = logging.getLogger(__name__)
 
@@ -350,7 +353,7 @@ class AnthropicProvider(BaseProvider):
         token = _PURPOSE.set(call.purpose)
         try:
             client = self.client()
-            params = self.params(call)
+            params = valid_unicode(self.params(call))
             if call.purpose == "main" or on_text is not None:
                 return await self.stream(client, params, on_text)
             message = await self.messages_api(client, params).create(**params)
@@ -398,14 +401,12 @@ class AnthropicProvider(BaseProvider):
         token = _PURPOSE.set(None)
         try:
             client = self.client().with_options(max_retries=0, timeout=COUNT_TIMEOUT)
-            extra: dict[str, Any] = {}
+            extra: dict[str, Any] = {"messages": messages}
             if system:
                 extra["system"] = system
             if tools:
                 extra["tools"] = tools
-            result = await client.messages.count_tokens(
-                model=self.model, messages=messages, **extra
-            )
+            result = await client.messages.count_tokens(model=self.model, **valid_unicode(extra))
             return int(result.input_tokens)
         except Exception:
             log.debug("count_tokens failed", exc_info=True)

@@ -5,6 +5,11 @@
 :class:`ToolOutcome`: a model's mistake (a missing file, a path outside, an ambiguous edit)
 is a result the model can read and correct, never an exception that ends the turn.
 
+Whatever goes wrong inside a tool — a ``MemoryError`` on a huge file, an ``OSError`` no
+tool expected, a ``RecursionError`` — the runner answers with an error outcome too, and
+every string of the outcome is made valid Unicode (a lone surrogate would break the next
+API request and every one after it).
+
 ``compact`` is listed but never run here: the loop answers it and compacts after the batch
 (the course's deferred semantics), so asking the runner for it is an error.
 """
@@ -13,13 +18,19 @@ from __future__ import annotations
 
 import asyncio
 import copy
+import dataclasses
+import logging
 import threading
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from core.tools import bash, edit_file, glob, read_file, write_file
 from core.tools.confine import workspace_root
+from core.tools.encoding import shown, shown_value
 from core.tools.outcome import ToolOutcome, error
+
+log = logging.getLogger(__name__)
 
 __all__ = ["COMPACT_SCHEMA", "TOOL_NAMES", "TOOL_SCHEMAS", "ToolOutcome", "ToolRunner"]
 
@@ -72,6 +83,15 @@ class ToolRunner:
         self.glob_limit = glob_limit
 
     async def run(self, name: str, input: dict[str, Any]) -> ToolOutcome:
+        """One call's outcome; never raises (but for the turn's own cancellation)."""
+        try:
+            outcome = await self._dispatch(name, input)
+        except Exception as exc:  # MemoryError and RecursionError are Exceptions too
+            log.debug("tool %s failed", name, exc_info=True)
+            outcome = unexpected(name, exc)
+        return valid_unicode(outcome)
+
+    async def _dispatch(self, name: str, input: dict[str, Any]) -> ToolOutcome:
         if not isinstance(input, dict):
             return error(f"{name} input must be an object", "bad_input")
         if name == "compact":
@@ -86,7 +106,7 @@ class ToolRunner:
             )
         root = self.workspace
         if name == "read_file":
-            return await asyncio.to_thread(
+            return await self._stoppable(
                 read_file.read_file,
                 root,
                 input.get("path"),
@@ -106,17 +126,37 @@ class ToolRunner:
                 input.get("new_text"),
             )
         if name == "glob":
-            return await self._glob(input.get("pattern"))
+            return await self._stoppable(
+                glob.glob_files, self.workspace, input.get("pattern"), self.glob_limit
+            )
         return error(f"unknown tool: {name}", "unknown_tool")
 
-    async def _glob(self, pattern: object) -> ToolOutcome:
-        """A worker thread cannot be cancelled from outside, so a cancelled turn sets the
-        walk's ``stop`` event and the walk ends at its next step instead of running on."""
+    async def _stoppable(self, func: Callable[..., ToolOutcome], *args: Any) -> ToolOutcome:
+        """Run ``func(*args, stop=event)`` in a worker thread. A thread cannot be cancelled
+        from outside, so a cancelled turn sets ``stop`` and the work (a glob walk, a scan
+        to a read offset) ends at its next step instead of running on."""
         stop = threading.Event()
         try:
-            return await asyncio.to_thread(
-                glob.glob_files, self.workspace, pattern, self.glob_limit, stop=stop
-            )
+            return await asyncio.to_thread(func, *args, stop=stop)
         except asyncio.CancelledError:
             stop.set()
             raise
+
+
+def unexpected(name: str, exc: BaseException) -> ToolOutcome:
+    """The outcome of a tool that raised: the turn goes on, and the model hears why."""
+    detail = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
+    kind = type(exc).__name__ + (f": {detail[:200]}" if detail else "")
+    return error(f"{name} failed unexpectedly ({kind}); it did not finish", "internal",
+                 exception=type(exc).__name__)
+
+
+def valid_unicode(outcome: ToolOutcome) -> ToolOutcome:
+    """The outcome with every lone surrogate in its text shown as an escape: whatever a
+    tool missed, nothing it returns can make the next request unencodable."""
+    content = shown(outcome.content)
+    meta = {shown(str(k)): shown_value(v) for k, v in outcome.meta.items()}
+    if content == outcome.content and meta == outcome.meta:
+        return outcome
+    # (``dataclasses.replace``: the name ``replace`` here is the submodule core.tools.replace)
+    return dataclasses.replace(outcome, content=content, meta=meta)

@@ -9,12 +9,17 @@ inside the directories the harness owns (``.memory/`` belongs to the memory subs
 that context pointers lead to), because a general tool writing there would bypass the
 gates that keep those stores valid — or make a pointer lead to bytes that are not the
 ones it replaced.
+
+Names that are not UTF-8 are shown with ``\\xNN`` escapes (:mod:`core.tools.encoding`);
+a path spelled that way resolves to the raw name when no file carries the literal spelling.
 """
 
 from __future__ import annotations
 
 import os
 from pathlib import Path, PurePosixPath
+
+from core.tools.encoding import fs_encodable, has_byte_escape, shown, unescaped
 
 # Directories (first path component) that general tools may read but never write.
 PROTECTED_DIRS: dict[str, str] = {
@@ -29,7 +34,7 @@ class PathRefused(Exception):
     """A path or pattern the tools will not use; ``kind`` names the rule that refused it."""
 
     def __init__(self, message: str, *, kind: str = "outside_workspace") -> None:
-        super().__init__(message)
+        super().__init__(shown(message))  # it may quote the path: keep it encodable
         self.kind = kind
 
 
@@ -48,9 +53,10 @@ def resolve_in_workspace(root: Path, raw: object) -> Path:
         raise PathRefused("path must be a non-empty string", kind="bad_input")
     if "\x00" in raw:
         raise PathRefused("path contains a NUL character", kind="bad_input")
-    candidate = Path(raw)
-    if not candidate.is_absolute():
-        candidate = root / candidate
+    if not fs_encodable(raw):
+        raise PathRefused(f"{raw} holds a lone surrogate, which no file name can hold",
+                          kind="bad_input")
+    candidate = _spelled(root, raw)
     try:
         resolved = candidate.resolve()
     except (OSError, RuntimeError) as exc:  # symlink loops, unreadable components
@@ -65,10 +71,28 @@ def resolve_in_workspace(root: Path, raw: object) -> Path:
     raise PathRefused(f"{raw} is outside the workspace")
 
 
+def _spelled(root: Path, raw: str) -> Path:
+    """``raw`` as a path under ``root``. A ``\\xNN`` escape stands for a raw byte when no
+    file has the literal name and the raw spelling exists (or, for a new file, its folder
+    does): the literal spelling always wins, so a name that really holds a backslash
+    stays reachable."""
+    literal = Path(raw) if Path(raw).is_absolute() else root / raw
+    if not has_byte_escape(raw) or os.path.lexists(literal):
+        return literal
+    raw_bytes = Path(unescaped(raw))
+    alternative = raw_bytes if raw_bytes.is_absolute() else root / raw_bytes
+    if os.path.lexists(alternative) or (
+        os.path.lexists(alternative.parent) and not os.path.lexists(literal.parent)
+    ):
+        return alternative
+    return literal
+
+
 def relative(root: Path, path: Path) -> str:
-    """The workspace-relative spelling (forward slashes) used in results and work logs."""
+    """The workspace-relative spelling (forward slashes) used in results and work logs;
+    a byte that is not UTF-8 is shown as ``\\xNN`` so the text stays valid Unicode."""
     rel = path.relative_to(root).as_posix()
-    return rel or "."
+    return shown(rel) or "."
 
 
 def check_writable(root: Path, path: Path) -> None:

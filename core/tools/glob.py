@@ -15,6 +15,10 @@ it stops after :data:`MAX_MATCHES` matches or :data:`TIME_LIMIT` seconds, or as 
 caller sets its ``stop`` event (the tool runner does when the turn is cancelled), and says
 so in the result. Hidden names match only a pattern part that starts with ``.``, as in
 :func:`glob.glob`.
+
+A name byte that is not UTF-8 is listed as a ``\\xNN`` escape (:mod:`core.tools.encoding`),
+so the list is always valid Unicode; patterns match that spelling, and the other file tools
+accept it back.
 """
 
 from __future__ import annotations
@@ -28,11 +32,15 @@ from pathlib import Path
 from typing import Any
 
 from core.tools.confine import PathRefused, check_glob_pattern, is_inside
+from core.tools.encoding import has_byte_escape, shown, unescaped
 from core.tools.outcome import ToolOutcome, error
 
 SCHEMA: dict[str, Any] = {
     "name": "glob",
-    "description": "Find files matching a glob pattern; ** matches recursively.",
+    "description": (
+        "Find files matching a glob pattern; ** matches recursively. A name byte that is "
+        "not UTF-8 is shown as \\xNN; use that spelling in paths and patterns."
+    ),
     "input_schema": {
         "type": "object",
         "properties": {"pattern": {"type": "string"}},
@@ -94,6 +102,17 @@ def _join(rel: str, name: str) -> str:
     return f"{rel}/{name}" if rel else name
 
 
+def _literal(root: Path, rel: str, part: str) -> str:
+    """A wildcard-free step: the name as spelled, or the raw name its ``\\xNN`` escapes
+    stand for when only that one exists."""
+    child = _join(rel, part)
+    if has_byte_escape(part) and not os.path.lexists(root / child):
+        raw = _join(rel, unescaped(part))
+        if os.path.lexists(root / raw):
+            return raw
+    return child
+
+
 Todo = list[tuple[str, int, bool]]
 
 
@@ -124,7 +143,7 @@ def _step(search: Search, rel: str, idx: int, nested: bool, todo: Todo) -> None:
                 todo.append((child, idx, True))
         return
     if not _MAGIC.intersection(part):
-        child = _join(rel, part)
+        child = _literal(root, rel, part)
         if last:
             if os.path.lexists(root / child):
                 search.emit(child)
@@ -134,7 +153,7 @@ def _step(search: Search, rel: str, idx: int, nested: bool, todo: Todo) -> None:
     for entry in _entries(root, rel):
         if search.stopped:
             return
-        if not _visible(entry.name, part) or not fnmatch.fnmatchcase(entry.name, part):
+        if not _visible(entry.name, part) or not fnmatch.fnmatchcase(shown(entry.name), part):
             continue
         child = _join(rel, entry.name)
         if last:
@@ -211,14 +230,14 @@ def glob_files(
         "matches": len(matches),
         "shown": min(len(matches), limit),
     }
-    shown = matches[:limit]
-    hidden = len(matches) - len(shown)
+    lines = [shown(m) for m in matches[:limit]]
+    hidden = len(matches) - len(lines)
     if hidden:
-        shown.append(f"... ({hidden} more matches not shown; narrow the pattern)")
+        lines.append(f"... ({hidden} more matches not shown; narrow the pattern)")
     if stopped:
         meta["stopped"] = stopped
         why = _STOPPED[stopped].format(secs=time_limit, count=max_matches)
-        shown.append(f"... ({why}; the list is incomplete; narrow the pattern)")
+        lines.append(f"... ({why}; the list is incomplete; narrow the pattern)")
     elif not matches:
         return ToolOutcome(content="(no matches)", meta=meta)
-    return ToolOutcome(content="\n".join(shown), meta=meta)
+    return ToolOutcome(content="\n".join(lines), meta=meta)

@@ -9,14 +9,20 @@ lines shown, the file's size and the ``offset`` that continues it, so the rest i
 away; what was shown goes through the pipeline (and its archive) like any big result.
 
 ``offset`` is the 1-based line to start at and ``limit`` how many lines to show (the names
-and meaning of Claude Code's Read tool). Bytes that are not UTF-8 are decoded with
-replacement characters so a stray binary file cannot crash the turn.
+and meaning of Claude Code's Read tool). Reaching an offset means counting newlines from
+byte 0, so that scan is bounded too: it reads at most :data:`SCAN_BUDGET` bytes (an offset
+past them is answered with how far the scan got and the ``bash`` command that starts
+there), and it stops at its next chunk when the caller sets its ``stop`` event (the tool
+runner does when the turn is cancelled: a worker thread cannot be stopped from outside).
+Bytes that are not UTF-8 are decoded with replacement characters so a stray binary file
+cannot crash the turn.
 """
 
 from __future__ import annotations
 
 import codecs
 import os
+import threading
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, BinaryIO
@@ -41,6 +47,8 @@ SCHEMA: dict[str, Any] = {
 MAX_READ_BYTES = 4 * 1024 * 1024
 # How far past the shown lines a limited read looks to say how many lines it left out.
 COUNT_BUDGET = 16 * 1024 * 1024
+# How many bytes a read scans to reach its ``offset`` (an ordinary log is far smaller).
+SCAN_BUDGET = 256 * 1024 * 1024
 _CHUNK = 1024 * 1024
 
 
@@ -87,23 +95,47 @@ class Window:
     more: bool
 
 
-def skip_lines(fh: BinaryIO, count: int) -> int:
-    """Move past ``count`` newlines in bounded chunks; returns how many were found."""
-    found = 0
-    while found < count:
+@dataclass
+class Scan:
+    """How a scan for an offset ended: ``found`` newlines in ``scanned`` bytes, and
+    ``stopped`` (``"budget"`` or ``"cancelled"``) if it ended before finding them all."""
+
+    found: int
+    scanned: int
+    stopped: str | None = None
+
+
+def skip_lines(
+    fh: BinaryIO,
+    count: int,
+    budget: int | None = None,
+    stop: threading.Event | None = None,
+) -> Scan:
+    """Move past ``count`` newlines in bounded chunks, reading at most ``budget`` bytes
+    and checking ``stop`` before each chunk."""
+    scan = Scan(0, 0)
+    while scan.found < count:
+        if stop is not None and stop.is_set():
+            scan.stopped = "cancelled"
+            break
+        size = _CHUNK if budget is None else min(_CHUNK, budget - scan.scanned)
+        if size <= 0:
+            scan.stopped = "budget" if _peek(fh) else None
+            break
         start = fh.tell()
-        chunk = fh.read(_CHUNK)
+        chunk = fh.read(size)
         if not chunk:
             break
+        scan.scanned += len(chunk)
         pos = -1
-        while found < count:
+        while scan.found < count:
             pos = chunk.find(b"\n", pos + 1)
             if pos < 0:
                 break
-            found += 1
-        if found == count and pos >= 0:
+            scan.found += 1
+        if scan.found == count and pos >= 0:
             fh.seek(start + pos + 1)
-    return found
+    return scan
 
 
 def _peek(fh: BinaryIO) -> bool:
@@ -141,11 +173,16 @@ def read_window(fh: BinaryIO, first_line: int, max_lines: int | None, cap: int) 
     return Window(bytes(buf), start_byte, first_line, lines, capped, cut, _peek(fh))
 
 
-def count_lines_left(fh: BinaryIO, budget: int) -> int | None:
+def count_lines_left(
+    fh: BinaryIO, budget: int, stop: threading.Event | None = None
+) -> int | None:
     """Lines after the current position, or ``None`` if that would mean reading past
-    ``budget`` bytes (a limited read of a huge file must not scan all of it)."""
+    ``budget`` bytes (a limited read of a huge file must not scan all of it) or the
+    caller set ``stop``."""
     count, read, last = 0, 0, b"\n"
     while chunk := fh.read(_CHUNK):
+        if stop is not None and stop.is_set():
+            return None
         read += len(chunk)
         if read > budget:
             return None
@@ -170,6 +207,8 @@ def read_file(
     offset: object = None,
     *,
     max_bytes: int = MAX_READ_BYTES,
+    scan_budget: int | None = None,
+    stop: threading.Event | None = None,
 ) -> ToolOutcome:
     try:
         target = resolve_in_workspace(root, path)
@@ -187,22 +226,42 @@ def read_file(
     try:
         with open(target, "rb") as fh:
             size = os.fstat(fh.fileno()).st_size
-            skipped = skip_lines(fh, start - 1)
-            if skipped < start - 1:
-                return error(
-                    f"offset {start} is past the end of {rel} ({skipped + 1} lines)",
-                    "bad_input",
-                    path=rel,
-                )
+            budget = SCAN_BUDGET if scan_budget is None else scan_budget
+            scan = skip_lines(fh, start - 1, budget, stop)
+            if scan.stopped or scan.found < start - 1:
+                return _scan_ended(rel, size, start, scan, budget)
             window = read_window(fh, start, max_lines, max_bytes)
             left = None
             if window.more and not window.capped:
-                left = count_lines_left(fh, COUNT_BUDGET)
+                left = count_lines_left(fh, COUNT_BUDGET, stop)
     except FileNotFoundError:
         return error(f"file not found: {rel}", "not_found", path=rel)
     except OSError as exc:
         return error(f"cannot read {rel}: {exc.strerror or exc}", "os_error", path=rel)
     return _outcome(rel, size, window, left, max_bytes)
+
+
+def _scan_ended(rel: str, size: int, start: int, scan: Scan, budget: int) -> ToolOutcome:
+    """The answer when the scan for ``offset`` did not reach it: past the end, out of
+    budget (saying how far it got, and how to go on from there), or cancelled."""
+    meta: dict[str, Any] = {"path": rel, "lines_found": scan.found, "scanned_bytes": scan.scanned}
+    if scan.stopped == "cancelled":
+        return error(f"reading {rel} was cancelled", "cancelled", **meta)
+    if scan.stopped == "budget":
+        return error(
+            f"read_file scans at most {budget:,} bytes to reach an offset; the first "
+            f"{scan.scanned:,} bytes of {rel} ({size:,} bytes in all) hold {scan.found:,} "
+            f"lines, so line {start:,} starts further on. bash `tail -c +{scan.scanned + 1} "
+            f"{rel} | head -c {MAX_READ_BYTES}` shows what follows",
+            "scan_budget",
+            file_bytes=size,
+            **meta,
+        )
+    return error(
+        f"offset {start} is past the end of {rel} ({scan.found + 1} lines)",
+        "bad_input",
+        path=rel,
+    )
 
 
 def _outcome(rel: str, size: int, window: Window, left: int | None, cap: int) -> ToolOutcome:
