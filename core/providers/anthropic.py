@@ -229,10 +229,16 @@ async def guarded(stream: AsyncIterator[Any]) -> AsyncIterator[Any]:
             event = await iterator.__anext__()
         except StopAsyncIteration:
             return
+        except (anthropic.APITimeoutError, httpx2.TimeoutException) as exc:
+            raise NetworkError(f"the response stream stalled: {one_line(str(exc))}") from exc
+        except anthropic.APIConnectionError as exc:
+            # Newer SDKs wrap a body cut after the headers as a connection error; the
+            # request did reach the model, so it is an interrupted stream, not "cannot reach".
+            raise ProviderError(
+                f"interrupted response stream: {describe_cause(exc)}"
+            ) from exc
         except anthropic.APIError:
             raise  # typed API errors (an SSE ``error`` event) are mapped by the caller
-        except httpx2.TimeoutException as exc:
-            raise NetworkError(f"the response stream stalled: {one_line(str(exc))}") from exc
         except Exception as exc:
             raise ProviderError(
                 f"malformed or interrupted response stream: {type(exc).__name__}: "
