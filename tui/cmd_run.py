@@ -57,6 +57,10 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     parser.add_argument("--session", help="save the conversation after each turn")
     parser.add_argument("--resume", help="continue a saved session")
     parser.add_argument("--no-memory", action="store_true", help="run without long-term memory")
+    parser.add_argument("--pass-env", action="append", default=[], metavar="NAME",
+                        type=_env_name,
+                        help="give the tools this variable although it looks like a key or "
+                             "token (repeatable; its value is still redacted from results)")
     parser.add_argument("--count-tokens", action="store_true",
                         help="ask the API to count input tokens before each main call "
                              "(anthropic provider; shown beside the estimate)")
@@ -100,7 +104,8 @@ def run(args: argparse.Namespace) -> int:
                          provider=provider, model=args.model, thresholds=thresholds,
                          breaks=frozenset(args.breaks), memory=not args.no_memory,
                          session=args.session, resume=args.resume,
-                         count_tokens=args.count_tokens, api_context=api_context)
+                         count_tokens=args.count_tokens, api_context=api_context,
+                         pass_env=tuple(args.pass_env))
     sink = JsonSink() if args.json else LogSink()
     try:
         ok = asyncio.run(AgentSession(options, Emitter(sinks=[sink])).run())  # stamps t
@@ -111,6 +116,16 @@ def run(args: argparse.Namespace) -> int:
     if not ok:
         return fail(sink.last_error or "the run did not complete", EXIT_RUN_FAILED)
     return 0
+
+
+def _env_name(name: str) -> str:
+    """argparse turns the ValueError into one usage line, exit 2."""
+    from core.secrets import check_env_name
+
+    try:
+        return check_env_name(name)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
 
 
 def _workspace(args: argparse.Namespace, scenario: bool) -> Path:

@@ -114,3 +114,34 @@ def test_a_key_read_from_a_workspace_file_is_redacted_from_history_session_and_a
     assert files_holding(workspace, token.encode()) == [workspace / ".env"]
     assert token not in json.dumps([e.to_json() for e in recorder.events])
 
+
+
+def test_pass_env_gives_one_variable_to_the_tools_with_its_value_still_redacted(
+        tmp_path, messages_server: MessagesServer):
+    key = f"sk-ant-api03-{uuid.uuid4().hex}"
+    home, workspace = tmp_path / "home", tmp_path / "ws"
+    home.mkdir()
+    workspace.mkdir()
+    server = messages_server
+    server.reply([bash("printenv DEPLOY_TOKEN >/dev/null && echo passed; "
+                       "printenv OTHER_TOKEN >/dev/null || echo dropped", 1)],
+                 stop_reason="tool_use")
+    server.reply_text("Done.")
+    server.reply_text("[]")
+    env = child_env(home, server, key) | {"DEPLOY_TOKEN": "deploy-" + uuid.uuid4().hex,
+                                          "OTHER_TOKEN": "other-" + uuid.uuid4().hex}
+    done = subprocess.run(
+        [sys.executable, "-m", "tui", "run", "--headless", "--provider", "anthropic", "--json",
+         "--workspace", str(workspace), "--pass-env", "DEPLOY_TOKEN", "--prompt", "check"],
+        cwd=REPO, env=env, capture_output=True, text=True, timeout=120, check=False)
+    assert done.returncode == 0, done.stderr
+    result = str(server.requests_to()[1].body["messages"][-1]["content"])
+    assert "passed" in result and "dropped" in result
+
+
+def test_a_pass_env_that_is_no_variable_name_is_one_usage_line():
+    done = subprocess.run(
+        [sys.executable, "-m", "tui", "run", "--headless", "--pass-env", "A B", "--prompt", "x"],
+        cwd=REPO, capture_output=True, text=True, timeout=60, check=False)
+    assert done.returncode == 2
+    assert "not an environment variable name" in done.stderr and "Traceback" not in done.stderr
