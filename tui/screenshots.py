@@ -168,6 +168,8 @@ async def original_compaction(pilot: Pilot[Any]) -> None:
         seen = timeline.row_count
         await pilot.press("n")
         await wait_until(pilot, lambda n=seen: timeline.row_count > n or app.finished)
+    # The stage row lands mid-step; the rest of that step (the answer after it) follows.
+    await wait_until(pilot, lambda: not getattr(app.source, "seeking", False) or app.finished)
     timeline.move_cursor(row=theirs()[0].index - 1)
     await settle(pilot)
 

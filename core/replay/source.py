@@ -125,6 +125,11 @@ class ReplaySource:
         self._to_stage = False
         self._wake.set()
 
+    @property
+    def seeking(self) -> bool:
+        """A :meth:`next_compaction` is under way: the step holding the stage has not ended."""
+        return self._to_stage
+
     def step(self, count: int = 1) -> None:
         """Play ``count`` more steps (a request, or the original's compaction), then pause."""
         self.paused = True
