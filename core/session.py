@@ -56,6 +56,8 @@ def session_file(workspace: Path, name: str, filename: str, *, create: bool) -> 
     Raises :class:`SessionError` with one line; nothing the user had is changed.
     """
     session_dir(workspace, name)  # the name is checked first
+    if create:
+        os.makedirs(workspace, exist_ok=True)  # the workspace is the caller's; ours start below
     try:
         folder = harness_dir(workspace, SESSIONS_DIR / name, create=create)
     except HarnessPathError as exc:
