@@ -71,7 +71,10 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
 
 def fail(message: str, code: int = EXIT_USAGE) -> int:
-    print(f"ctxlab run: {message}", file=sys.stderr)
+    """One line on stderr, even when the message quotes a name holding a newline (a link
+    planted in the workspace can point at any name)."""
+    line = message.replace("\r", "\\r").replace("\n", "\\n")
+    print(f"ctxlab run: {line}", file=sys.stderr)
     return code
 
 

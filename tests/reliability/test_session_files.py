@@ -175,3 +175,13 @@ def test_an_unreadable_work_log_is_set_aside_with_one_notice_naming_it(
     (notice,) = [e for e in events if e["type"] == "error" and e["kind"] == "worklog_file"]
     assert "worklog.json" in notice["message"] and len(notice["message"]) < 1_000
     assert (folder / "worklog.json.bad").exists()
+
+
+def test_a_link_whose_target_holds_a_newline_is_still_one_line(tmp_path, capsys, server_env):
+    folder = tmp_path / SESSION
+    folder.mkdir(parents=True)
+    (folder / "session.json").symlink_to(tmp_path / "out\nside")
+    code = main(["run", "--headless", "--provider", "anthropic", "--json", "--workspace",
+                 str(tmp_path), "--prompt", "next", "--session", "s1"])
+    line = one_line(capsys)
+    assert code == 2 and "symbolic link" in line and "out\\nside" in line, line
