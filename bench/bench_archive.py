@@ -182,7 +182,7 @@ def kill_row() -> Row:
             torn += leftovers
             writes = len(list((Path(tmp) / RESULTS_DIR).glob("*.txt")))
     return {"name": f"kill -9 during {KILL_MB} MB writes, {KILL_ROUNDS} rounds: files "
-                    f"half-trusted ({writes} whole, {torn} temp files left and swept)",
+                    f"half-trusted ({writes} whole, {torn} temp files left for the sweep)",
             "value": bad, "unit": "", "target": "= 0", "baseline": None, "ratio": None,
             "ok": bad == 0}
 

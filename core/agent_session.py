@@ -46,6 +46,7 @@ from core.worklog import (
     DEFAULT_SESSION,
     WorkLog,
     WorkLogError,
+    check_worklog_target,
     load_worklog,
     save_worklog,
     worklog_path,
@@ -342,10 +343,13 @@ class AgentSession:
         return agent
 
     def _check_save_target(self) -> None:
-        """A session path no save could replace fails now, not after the first model call."""
+        """A session path no save could replace, or one that is a link, fails now (one line),
+        not after the first model call; the work log is saved by every run, so its path is
+        checked whether a session was named or not."""
         name = self.options.session or self.options.resume
         if name:
             check_save_target(self.options.workspace, name)
+        check_worklog_target(self.options.workspace, self.session_name)
 
     def _worklog_rel(self) -> str:
         path = worklog_path(self.options.workspace, self.session_name)

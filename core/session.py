@@ -3,20 +3,38 @@
 Sessions live under ``.ctxlab/sessions/<name>/`` in the workspace. The file is replaced
 atomically after every completed turn, so a crash or a network failure mid-turn leaves the
 last completed turn on disk, never half a file.
+
+A workspace can ship links (a cloned repository does): ``.ctxlab``, ``sessions`` or the
+session's folder linked to a place outside would have every save written there, so the
+folder is reached through :func:`core.harness_paths.harness_dir` (each component a real
+folder inside the workspace) and the files in it must not be links either; a link is
+refused with one line (a :class:`SessionError`, exit 2) before anything is written.
+
+A session file is read as untrusted (:mod:`core.untrusted`): it may have been edited by hand,
+by another program, or replaced by a FIFO or a link to ``/dev/zero``. Each of those — and a
+file too large, nested too deeply or holding the wrong types — is one line naming the file.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import re
+import stat
 from pathlib import Path
 from typing import Any
 
 from core.compact.archive import atomic_write_text
+from core.harness_paths import HarnessPathError, harness_dir
 from core.messages import HistoryError, check_history
+from core.untrusted import UntrustedFileError, file_kind, parse_json, read_limited
 
 SESSIONS_DIR = Path(".ctxlab/sessions")
 VERSION = 1  # the format save_session writes; any other is refused, not guessed at
+SESSION_FILE = "session.json"
+# A session holds the context as sent (a few MB at most: the window is bounded); far past
+# that is no session ctxlab wrote, and reading it whole would only fill memory.
+MAX_SESSION_BYTES = 256 * 1024 * 1024
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
 
 
@@ -25,32 +43,57 @@ class SessionError(ValueError):
 
 
 def session_dir(workspace: Path, name: str) -> Path:
+    """Where the session's files go, spelt from ``workspace`` (nothing on disk is asked)."""
     if not _NAME.fullmatch(name):
         raise SessionError(f"session name {name!r}: use letters, digits, '.', '_' or '-'")
     return Path(workspace) / SESSIONS_DIR / name
 
 
+def session_file(workspace: Path, name: str, filename: str, *, create: bool) -> Path:
+    """``filename`` in the session's folder, once the folder is known to be a real one
+    inside the workspace (made with ``create``) and the file is no link or special file.
+
+    Raises :class:`SessionError` with one line; nothing the user had is changed.
+    """
+    session_dir(workspace, name)  # the name is checked first
+    if create:
+        os.makedirs(workspace, exist_ok=True)  # the workspace is the caller's; ours start below
+    try:
+        folder = harness_dir(workspace, SESSIONS_DIR / name, create=create)
+    except HarnessPathError as exc:
+        raise SessionError(f"{exc}; nothing was changed") from None
+    path = folder / filename
+    try:
+        info = os.lstat(path)
+    except FileNotFoundError:
+        return path
+    except OSError as exc:
+        raise SessionError(f"{path}: cannot be used ({exc.strerror or exc})") from None
+    if stat.S_ISLNK(info.st_mode):
+        raise SessionError(f"{path} is a symbolic link (to {os.readlink(path)}); ctxlab does "
+                           "not write through links: remove it; nothing was changed")
+    if not stat.S_ISREG(info.st_mode):
+        raise SessionError(f"{path} is {file_kind(info.st_mode)}, not a file ctxlab can keep "
+                           "a session in; nothing was changed")
+    return path
+
+
 def save_session(workspace: Path, name: str, messages: list[dict[str, Any]],
                  turns: int) -> Path:
-    path = session_dir(workspace, name) / "session.json"
+    path = session_file(workspace, name, SESSION_FILE, create=True)
     data = {"version": VERSION, "turns": turns, "messages": messages}
     atomic_write_text(path, json.dumps(data, ensure_ascii=False), durable=True)
     return path
 
 
 def check_save_target(workspace: Path, name: str) -> Path:
-    """Refuse, before any turn runs, a session path that a save could not replace.
+    """Refuse, before any turn runs, a session path that a save could not replace, or
+    would write through a link.
 
     A ``session.json`` that is a directory (or a socket, a FIFO…) would make every save
     fail after the model had already been called; it is the user's, so it is never removed.
     """
-    path = session_dir(workspace, name) / "session.json"
-    if path.parent.exists() and not path.parent.is_dir():
-        raise SessionError(f"{path.parent} is not a directory; cannot save session {name!r}")
-    if path.exists() and not path.is_file():
-        kind = "a directory" if path.is_dir() else "not a regular file"
-        raise SessionError(f"{path} is {kind}, not a session file; nothing was changed")
-    return path
+    return session_file(workspace, name, SESSION_FILE, create=False)
 
 
 def load_session(workspace: Path, name: str) -> tuple[list[dict[str, Any]], int]:
@@ -61,20 +104,18 @@ def load_session(workspace: Path, name: str) -> tuple[list[dict[str, Any]], int]
     ctxlab does not know, or a negative count is refused by name, and nothing is written.
     """
     path = check_save_target(workspace, name)
-    if not path.is_file():
+    if not os.path.lexists(path):
         raise SessionError(f"no saved session {name!r} in {path.parent}")
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except RecursionError:
-        raise SessionError(
-            f"{path}: not a readable session: nested too deeply to read; nothing was changed"
-        ) from None
-    except (OSError, ValueError) as exc:
-        raise SessionError(f"{path}: not a readable session: {exc}") from None
+        raw = read_limited(path, MAX_SESSION_BYTES, follow_links=False)
+        data = parse_json(raw, str(path))
+    except UntrustedFileError as exc:
+        raise SessionError(f"{exc}; not a readable session, nothing was changed") from None
     try:
         return _checked(data)
-    except (SessionError, HistoryError, RecursionError) as exc:
-        reason = "nested too deeply to read" if isinstance(exc, RecursionError) else exc
+    except (SessionError, HistoryError, RecursionError, MemoryError) as exc:
+        reason = ("nested too deeply to read" if isinstance(exc, RecursionError)
+                  else "too large to read" if isinstance(exc, MemoryError) else exc)
         raise SessionError(f"{path}: not a readable session: {reason}; nothing was changed") \
             from None
 

@@ -23,7 +23,8 @@ class UntrustedFileError(ValueError):
     """A file that cannot be read as what it claims to be; the message is one line."""
 
 
-def _kind(mode: int) -> str:
+def file_kind(mode: int) -> str:
+    """What a file that is no regular file is, in words ("a FIFO (named pipe)", …)."""
     if stat.S_ISDIR(mode):
         return "a directory"
     if stat.S_ISFIFO(mode):
@@ -63,7 +64,7 @@ def read_limited(path: str | Path, max_bytes: int, *, follow_links: bool = True,
     try:
         mode = os.fstat(fd).st_mode
         if not stat.S_ISREG(mode):
-            raise UntrustedFileError(f"{name}: is {_kind(mode)}, not a file")
+            raise UntrustedFileError(f"{name}: is {file_kind(mode)}, not a file")
         os.set_blocking(fd, True)
         chunks: list[bytes] = []
         left = max_bytes + 1

@@ -29,8 +29,9 @@ from pathlib import Path
 from typing import Any
 
 from core.compact.archive import atomic_write_text
-from core.session import session_dir
+from core.session import session_dir, session_file
 from core.tools.outcome import ToolOutcome
+from core.untrusted import UntrustedFileError, parse_json, read_limited
 
 WORKLOG_BUDGET = 4_000  # max chars of the work log section in the system prompt
 NOTES_BUDGET = 2_000  # max chars of the progress notes handed to the summarizer
@@ -39,6 +40,9 @@ COMMAND_CHARS = 160
 PATH_CHARS = 200
 MAX_STORED = 1_000  # entries kept per kind on disk; older ones live on as counts
 WORKLOG_FILE = "worklog.json"
+# MAX_STORED entries of each kind, each a line of a few hundred characters, is well under a
+# megabyte; a larger file is not a log ctxlab wrote.
+MAX_WORKLOG_BYTES = 16 * 1024 * 1024
 DEFAULT_SESSION = "default"  # where a run without --session keeps its log
 VERSION = 1
 HEADER = (
@@ -245,7 +249,7 @@ class WorkLog:
                                      bool(c.get("timed_out", False)))
                         for c in data["commands"]],
                        Counter({str(k): int(v) for k, v in data.get("folded", {}).items()}))
-        except (KeyError, TypeError, ValueError, AttributeError) as exc:
+        except (KeyError, TypeError, ValueError, AttributeError, OverflowError) as exc:
             raise WorkLogError(f"not a work log: {exc!r}") from None
 
 
@@ -326,26 +330,41 @@ def _fold_commands(n: Counter[str]) -> str:
 # -- on disk, beside the session ----------------------------------------------------------------
 
 def worklog_path(workspace: Path, name: str) -> Path:
+    """Where the log goes, spelt from ``workspace`` (nothing on disk is asked)."""
     return session_dir(workspace, name) / WORKLOG_FILE
 
 
+def check_worklog_target(workspace: Path, name: str) -> Path:
+    """Refuse (:class:`~core.session.SessionError`, one line) a log path whose folder or
+    file is a link, or whose file is no regular file, before any turn runs."""
+    return session_file(workspace, name, WORKLOG_FILE, create=False)
+
+
 def save_worklog(workspace: Path, name: str, log: WorkLog) -> Path:
-    """Replace the session's work log atomically (a crash never leaves half a file)."""
-    path = worklog_path(workspace, name)
+    """Replace the session's work log atomically (a crash never leaves half a file), in a
+    session folder reached without following links (see :mod:`core.session`)."""
+    path = session_file(workspace, name, WORKLOG_FILE, create=True)
     atomic_write_text(path, json.dumps(log.to_json(), ensure_ascii=False, indent=1),
                       durable=True)
     return path
 
 
 def load_worklog(workspace: Path, name: str) -> WorkLog:
-    """The saved log (an empty one when the session has none). Raises WorkLogError."""
-    path = worklog_path(workspace, name)
-    if not path.is_file():
+    """The saved log (an empty one when the session has none).
+
+    A link or a special file (a FIFO, a device) in its place is a
+    :class:`~core.session.SessionError`: it is refused, like the session file. A regular
+    file that is no readable log — too large, nested too deeply, wrong types — is a
+    :class:`WorkLogError` naming the file (the caller sets it aside and starts afresh).
+    """
+    path = check_worklog_target(workspace, name)
+    if not path.exists():
         return WorkLog()
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, ValueError) as exc:
-        raise WorkLogError(f"{path}: not a readable work log: {exc}") from None
+        data = parse_json(read_limited(path, MAX_WORKLOG_BYTES, follow_links=False),
+                          str(path))
+    except UntrustedFileError as exc:
+        raise WorkLogError(f"{exc}; not a readable work log") from None
     if not isinstance(data, dict) or data.get("version") != VERSION:
         raise WorkLogError(f"{path}: not a version-{VERSION} work log")
     try:

@@ -71,7 +71,10 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
 
 def fail(message: str, code: int = EXIT_USAGE) -> int:
-    print(f"ctxlab run: {message}", file=sys.stderr)
+    """One line on stderr, even when the message quotes a name holding a newline (a link
+    planted in the workspace can point at any name)."""
+    line = message.replace("\r", "\\r").replace("\n", "\\n")
+    print(f"ctxlab run: {line}", file=sys.stderr)
     return code
 
 
@@ -114,7 +117,10 @@ def run(args: argparse.Namespace) -> int:
     finally:
         _leave_workspace(args, workspace, sink)
     if not ok:
-        return fail(sink.last_error or "the run did not complete", EXIT_RUN_FAILED)
+        # a session file refused (a link, a FIFO, a tampered file) is bad input, not a failed
+        # run: exit 2, as for any other file ctxlab will not read or write
+        code = EXIT_USAGE if sink.last_error_kind == SessionError.__name__ else EXIT_RUN_FAILED
+        return fail(sink.last_error or "the run did not complete", code)
     return 0
 
 
@@ -163,10 +169,11 @@ class JsonSink:
 
     def __init__(self) -> None:
         self.last_error: str | None = None
+        self.last_error_kind: str | None = None
 
     def __call__(self, event: Event) -> None:
         if event.type == "error":
-            self.last_error = event.message
+            self.last_error, self.last_error_kind = event.message, event.kind
         text = dumps_event(event)
         try:
             text.encode(sys.stdout.encoding or "utf-8")
@@ -194,6 +201,7 @@ class LogSink:
         # a pipe has no width: lines stay whole (rich would hard-wrap them at 80 columns)
         self.console.soft_wrap = not self.console.is_terminal
         self.last_error: str | None = None
+        self.last_error_kind: str | None = None
         self._text = False
 
     def __call__(self, event: Event) -> None:
@@ -205,7 +213,7 @@ class LogSink:
             self.console.print()
             self._text = False
         if event.type == "error":
-            self.last_error = event.message
+            self.last_error, self.last_error_kind = event.message, event.kind
         line = describe_event(event)
         if line:
             self.console.print(f"[{event.t:7.2f}s] ", end="", style="dim")

@@ -321,14 +321,14 @@ class Archive:
         memo = self._digest_memo
         if len(text) >= STREAMED_CHARS and not (memo is not None and memo[0] is text):
             saved = self._streamed(tool_use_id, text)
-            tmp, digest = saved.tmp, saved.digest
+            digest = saved.digest
             self._digest_memo = (text, digest)
             rel = self._name(tool_use_id, digest)
             try:
                 if self._known_intact(rel, digest):
                     saved.abandon()
                     return rel
-                os.replace(tmp, self._abs(rel))
+                saved.commit(self._abs(rel))
             except BaseException:
                 saved.abandon()
                 raise

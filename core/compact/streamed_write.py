@@ -12,67 +12,82 @@ Why not a writer thread: hashing and writing release the interpreter lock, but c
 holds it, and a thread coming back from a write waits for the lock up to the interpreter's
 switch interval (5 ms) every time. Measured here, the two threads were no faster than one.
 
-The caller renames the finished temporary file into place (``os.replace``) or drops it; a
-kill before that leaves a temporary file the archive's sweep removes. Nothing is trusted or
-pointed at until the rename.
+The caller renames the finished temporary file into place (:meth:`Streamed.commit`) or drops
+it (:meth:`Streamed.abandon`); a kill before that leaves a temporary file the archive's sweep
+removes. Until then the file stays open and locked (see :mod:`core.compact.atomic`), so
+another process's sweep knows its writer is alive however long the measuring in between
+takes. Nothing is trusted or pointed at until the rename.
 """
 
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
-from core.compact.atomic import temp_name
+from core.compact.atomic import create_temp
+from core.compact.atomic import write_all as _write_all
 from core.compact.content_hash import new_hasher
 from core.measure import escape_extra
 
 SLICE = 1 << 18  # characters per slice (the fastest of 64 kB–4 MB on this machine)
 
 
-@dataclass(frozen=True)
+@dataclass
 class Streamed:
-    """A text saved to a temporary file: the file, its content hash, its JSON length."""
+    """A text saved to a temporary file: the file, its content hash, its JSON length, and the
+    open descriptor whose lock says the file is in use."""
 
     text: str
     tmp: str
     digest: str
     json_chars: int
+    fd: int | None = field(default=None, repr=False)
+
+    def commit(self, target: str | Path) -> None:
+        """Rename the temporary file to ``target``, then let its lock go."""
+        try:
+            os.replace(self.tmp, target)
+        finally:
+            self._release()
 
     def abandon(self) -> None:
         """Remove the temporary file (nothing will use it)."""
-        _unlink(self.tmp)
+        try:
+            _unlink(self.tmp)
+        finally:
+            self._release()
+
+    def _release(self) -> None:
+        fd, self.fd = self.fd, None
+        if fd is not None:
+            os.close(fd)
+
+    def __del__(self) -> None:  # a save dropped without either call: no descriptor leaks
+        self._release()
 
 
 def stream_to_temp(folder: Path, hint: str, text: str) -> Streamed:
     """Write ``text`` (UTF-8, lone surrogates kept) to a new temporary file in ``folder``."""
-    tmp = temp_name(os.path.join(folder, hint))
+    target = os.path.join(folder, hint)
     try:
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+        tmp, fd = create_temp(target)
     except FileNotFoundError:
         folder.mkdir(parents=True, exist_ok=True)
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+        tmp, fd = create_temp(target)
     hasher = new_hasher()
     extra = 0
     try:
-        try:
-            for start in range(0, len(text), SLICE):
-                data = text[start:start + SLICE].encode("utf-8", "surrogatepass")
-                extra += escape_extra(data)
-                hasher.update(data)
-                _write_all(fd, data)
-        finally:
-            os.close(fd)
+        for start in range(0, len(text), SLICE):
+            data = text[start:start + SLICE].encode("utf-8", "surrogatepass")
+            extra += escape_extra(data)
+            hasher.update(data)
+            _write_all(fd, data)
     except BaseException:
+        os.close(fd)
         _unlink(tmp)
         raise
-    return Streamed(text, tmp, hasher.hexdigest(), len(text) + 2 + extra)
-
-
-def _write_all(fd: int, data: bytes) -> None:
-    view = memoryview(data)
-    while view:
-        view = view[os.write(fd, view):]
+    return Streamed(text, tmp, hasher.hexdigest(), len(text) + 2 + extra, fd)
 
 
 def _unlink(path: str) -> None:

@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from core import secrets as tool_secrets
+from core.compact.atomic import hold_lock
 from core.secrets import Redactor, StreamRedactor, ToolSecrets
 from core.tools.outcome import ToolOutcome, error
 
@@ -116,6 +117,7 @@ class CappedText:
             name = f".bash-output.{os.getpid()}.{next(_SPOOL_SERIAL)}.tmp"  # swept if killed
             self.spool = self.spool_dir / name  # type: ignore[operator]
             self._spool_fh = open(self.spool, "x", encoding="utf-8", newline="")  # noqa: SIM115
+            hold_lock(self._spool_fh.fileno())  # in use: another process's sweep leaves it
             self._spool_fh.write(self.head + self.tail)
         self._spool_fh.write(text)
 

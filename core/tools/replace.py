@@ -12,17 +12,20 @@ user made read-only stays refused, as a plain ``open(..., "w")`` would refuse it
 could replace it, but the user said not to. The price of renaming is that a hard link to
 the old file keeps the old bytes; ctxlab's file tools already follow symlinks to their real
 file before writing, so a symlink stays a symlink to the updated file.
+
+The temp name comes from :func:`core.compact.atomic.create_temp`, which keeps it within the
+folder's ``NAME_MAX``: a legal 255-byte file name plus the temp's suffix used to be too long
+to create, so such a file could not be written at all.
 """
 
 from __future__ import annotations
 
-import itertools
 import os
 import stat
 from contextlib import suppress
 from pathlib import Path
 
-_SERIAL = itertools.count()
+from core.compact.atomic import create_temp, write_all
 
 
 def replace_file(target: Path, data: bytes) -> None:
@@ -37,27 +40,19 @@ def replace_file(target: Path, data: bytes) -> None:
         old_mode = None
     if old_mode is not None and not os.access(target, os.W_OK):
         raise PermissionError(13, "Permission denied (the file is read-only)", str(target))
-    tmp = target.with_name(f".{target.name}.{os.getpid()}.{next(_SERIAL)}.tmp")
     # 0o666 minus the umask is what a plain open(..., "w") would give a new file.
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
+    tmp, fd = create_temp(target, 0o666)
     try:
         try:
             if old_mode is not None:
                 os.fchmod(fd, old_mode)
-            _write_all(fd, data)
+            write_all(fd, data)
             os.fsync(fd)
+            os.replace(tmp, target)
         finally:
             os.close(fd)
-        os.replace(tmp, target)
     except BaseException:
         with suppress(OSError):
             os.unlink(tmp)
         raise
 
-
-def _write_all(fd: int, data: bytes) -> None:
-    """``os.write`` may write less than asked; loop until every byte is down (or it fails)."""
-    view = memoryview(data)
-    while view:
-        written = os.write(fd, view)
-        view = view[written:]

@@ -57,9 +57,9 @@ PLANTS = [
     plant_at(".memory/.lock", "file"),
     plant_at(".memory/.history", "dir", gap=True),
     plant_at(".memory/auth-owner.md", "file"),
-    plant_at(".ctxlab", "dir", gap=True),
-    plant_at(".ctxlab/sessions", "dir", gap=True),
-    plant_at(".ctxlab/sessions/s1", "dir", gap=True),
+    plant_at(".ctxlab", "dir"),
+    plant_at(".ctxlab/sessions", "dir"),
+    plant_at(".ctxlab/sessions/s1", "dir"),
     plant_at(".ctxlab/sessions/s1/session.json", "file"),
     plant_at(".ctxlab/sessions/s1/worklog.json", "missing"),
 ]

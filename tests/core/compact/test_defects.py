@@ -118,22 +118,23 @@ def test_7_size_accounting_is_linear(tmp_path, monkeypatch):
 
 
 def test_temp_files_of_a_killed_writer_are_swept_before_the_first_write(tmp_path):
-    """A kill between write and rename leaves `.name.PID.N.tmp`; the next Archive removes it
-    before it writes anything (opening lists nothing: a folder of 50,000 results is slow to
-    list, and a temp file is never trusted, whether it is there or not)."""
-    import subprocess
-    import sys
+    """A kill between write and rename leaves `.name.PID.N.tmp`, unlocked; the next Archive
+    removes it before it writes anything once it is older than the sweep's age (opening lists
+    nothing: a folder of 50,000 results is slow to list, and a temp file is never trusted,
+    whether it is there or not). A fresh one may be a writer that has not locked it yet."""
+    import os
+    import time
 
     from core.compact.archive import Archive
+    from core.compact.atomic import STALE_AFTER
 
-    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"],
-                          capture_output=True, text=True, check=True)
-    pid = int(dead.stdout)
     results = tmp_path / ".task_outputs" / "tool-results"
     results.mkdir(parents=True)
-    stale = results / f".x.txt.{pid}.0.tmp"
+    stale = results / ".x.txt.4242.0.tmp"
     stale.write_text("half")
-    mine = results / f".y.txt.{__import__('os').getpid()}.0.tmp"
+    old = time.time() - STALE_AFTER - 5
+    os.utime(stale, (old, old))
+    mine = results / f".y.txt.{os.getpid()}.0.tmp"
     mine.write_text("in flight")
     archive = Archive(tmp_path)
     assert stale.exists()
