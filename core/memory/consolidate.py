@@ -18,13 +18,17 @@ equal are one fact). A record returned unchanged — and every record offline th
 duplicate — is not rewritten, so its extra frontmatter fields and YAML comments survive
 byte-for-byte; every record removed from the store is named in ``memory_consolidated``
 (``dropped``). File names are chosen under the store lock, so a concurrent writer's new
-record is never overwritten.
+record is never overwritten. Two names of one file (a link in the store, a hard link) are
+one record; a record's other names leave with it (:func:`with_aliases`), so a link never
+outlives the file it names.
 """
 
 from __future__ import annotations
 
+import os
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import core.memory.journal as journal
@@ -263,6 +267,24 @@ def plan_files(kept: Sequence[Candidate | Record], participants: Sequence[Record
     return FilePlan(tuple(r.file for r in leaving), write, dropped)
 
 
+def with_aliases(plan: FilePlan, aliases: dict[str, str], root: Path,
+                 expected: dict[str, bytes]) -> FilePlan:
+    """``plan`` plus the other names of the files it changes (see
+    :func:`core.memory.index.one_name_per_file`): a dropped record's links and hard links
+    go with it, or a link would be left dangling (or a hard link would bring the dropped
+    fact back); a rewritten record's hard links go too, since they keep the old bytes. A
+    link to a rewritten record stays: it leads to the new file. Each removed name is in
+    ``dropped`` and ``.history`` like any record; ``expected`` gets its bytes (the
+    record's), so a name re-pointed meanwhile stops the swap.
+    """
+    extra = [alias for alias, file in sorted(aliases.items())
+             if file in plan.dropped
+             or (file in plan.remove and not os.path.islink(root / alias))]
+    for alias in extra:
+        expected[alias] = expected[aliases[alias]]
+    return FilePlan(plan.remove + tuple(extra), plan.write, plan.dropped + tuple(extra))
+
+
 async def consolidate_memories(store: MemoryStore, provider: Provider | None = None,
                                emit: Emit | None = None, *,
                                force: bool = False) -> ConsolidationResult:
@@ -305,6 +327,7 @@ async def consolidate_memories(store: MemoryStore, provider: Provider | None = N
     try:
         with store.locked():  # names are chosen and re-checked under the lock
             plan = plan_files(kept, participants, store.taken_names())
+            plan = with_aliases(plan, store.scan().aliases, store.root, expected)
             if not plan.remove and not plan.write:
                 done = None
             else:

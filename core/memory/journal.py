@@ -141,17 +141,18 @@ def _snapshot(root: Path, remove: Sequence[str], add: Mapping[str, bytes],
     base.mkdir(exist_ok=True)
     name = _history_name(base)
     tmp = base / f"{HISTORY_TMP_PREFIX}{name}-{secrets.token_hex(4)}"
+    links: dict[str, str] = {}
     try:
         (tmp / "old").mkdir(parents=True)
         (tmp / "new").mkdir()
         for file in remove:
-            source = root / file
-            if source.is_file() and not source.is_symlink():
-                atomic_write(tmp / "old" / file, source.read_bytes())
+            data = _old_bytes(root, file, links)
+            if data is not None:
+                atomic_write(tmp / "old" / file, data)
         for file, data in add.items():
             atomic_write(tmp / "new" / file, data)
         manifest = {"version": 1, "reason": reason, "created": name,
-                    "removed": list(remove), "written": list(add)}
+                    "removed": list(remove), "written": list(add), "links": links}
         atomic_write(tmp / MANIFEST_NAME, _json(manifest))
         checkpoint("history:rename")
         os.rename(tmp, base / name)
@@ -160,6 +161,20 @@ def _snapshot(root: Path, remove: Sequence[str], add: Mapping[str, bytes],
         raise
     fsync_dir(base)
     return base / name
+
+
+def _old_bytes(root: Path, file: str, links: dict[str, str]) -> bytes | None:
+    """What a removed name held, for ``old/``; a link inside the store is copied as the
+    bytes it leads to (and noted in ``links``), since a dropped link is a dropped record too.
+    A link leading out of the store is never a record and is not read."""
+    source = root / file
+    if source.is_symlink():
+        links[file] = os.readlink(source)
+        if not Path(os.path.realpath(source)).is_relative_to(os.path.realpath(root)):
+            return None
+    elif not source.is_file():
+        return None
+    return source.read_bytes()
 
 
 def sweep_history_temp(root: Path) -> list[str]:
