@@ -41,6 +41,7 @@ from core.memory.extract import (
     find_json_array,
     gate,
 )
+from core.memory.record import MAX_RECORD_BYTES
 from core.memory.store import (
     Emit,
     MemoryStore,
@@ -50,6 +51,7 @@ from core.memory.store import (
     render_document,
 )
 from core.providers.base import ModelCall, Provider
+from core.untrusted import UntrustedFileError, read_limited
 
 CONSOLIDATE_THRESHOLD = 10
 CONSOLIDATE_INPUT_CHAR_LIMIT = 20_000
@@ -304,8 +306,9 @@ async def consolidate_memories(store: MemoryStore, provider: Provider | None = N
     if not records:
         return failed("the memory store is empty")
     try:  # the bytes the plan is based on; the swap is refused if any of them changes
-        originals = {r.file: (store.root / r.file).read_bytes() for r in records}
-    except OSError as exc:
+        originals = {r.file: read_limited(store.root / r.file, MAX_RECORD_BYTES)
+                     for r in records}
+    except UntrustedFileError as exc:  # swapped for a FIFO, a device, a huge file
         return failed(f"cannot read the store: {exc}")
     kept: list[Candidate | Record]
     if provider is None:  # only the same fact merges; nothing is gated or capped
@@ -335,7 +338,7 @@ async def consolidate_memories(store: MemoryStore, provider: Provider | None = N
                                               expected=expected)
                 index_event = store.rebuild_index(
                     "write", sorted(set(done.removed) | set(done.written)), notify=False)
-    except (OSError, journal.JournalError, MemoryStoreError) as exc:
+    except (OSError, journal.JournalError, MemoryStoreError, UntrustedFileError) as exc:
         return failed(str(exc), len(batches))
     if done is None:
         send(MemoryConsolidated(before=len(records), after=after, batches=len(batches)))

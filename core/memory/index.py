@@ -7,8 +7,10 @@ hand edit the watcher sees, so it must not re-read thousands of unchanged files:
 and only re-reads files whose key changed. A directory listing plus one ``lstat`` per file
 is all an unchanged store costs.
 
-:func:`load_entry` reads one file defensively — no symlink out of the store, no FIFO, no
-file over 1 MB, no binary — and turns it into a record or an invalid file with a reason.
+:func:`load_entry` reads one file defensively — no symlink out of the store, no FIFO or
+device (also one swapped in after the listing), no file over 1 MB, no binary — and turns
+it into a record or an invalid file with a reason; people edit these files, so nothing in
+one can hang a scan.
 """
 
 from __future__ import annotations
@@ -30,6 +32,7 @@ from core.memory.record import (  # the format; this module only reads and index
     Record,
     record_from_text,
 )
+from core.untrusted import UntrustedFileError, read_limited
 
 StatKey = tuple[int, int, int, int]
 Loader = Callable[[Path, str, os.stat_result], "Entry | None"]
@@ -100,18 +103,22 @@ def load_entry(root: Path, file: str, st: os.stat_result | None = None) -> Entry
             return InvalidFile(file, "not a regular file")
         if st.st_size > MAX_RECORD_BYTES:
             return InvalidFile(file, f"larger than 1 MB ({st.st_size} bytes)")
-        # Read what the size promises plus a little (the file may grow meanwhile), never a
-        # fixed 1 MB buffer per file.
-        with open(path, "rb", buffering=0) as handle:
-            data = handle.read(st.st_size + 4096)
-            if len(data) > st.st_size:
-                data += handle.read(MAX_RECORD_BYTES + 1 - len(data))
+        # The checks above used a stat taken earlier (the listing's): the name may be a
+        # FIFO, a device or a growing file by now. read_limited opens without blocking,
+        # checks the open file and stops one byte past the cap, so none of them can hang
+        # the scan or fill memory.
+        data = read_limited(path, MAX_RECORD_BYTES, label=file)
     except FileNotFoundError:
         return None
     except OSError as exc:
         return InvalidFile(file, f"unreadable: {exc.strerror or exc}")
-    if len(data) > MAX_RECORD_BYTES:
-        return InvalidFile(file, f"larger than 1 MB (over {MAX_RECORD_BYTES} bytes)")
+    except UntrustedFileError as exc:
+        if not os.path.lexists(path):
+            return None  # vanished between the listing and the read
+        reason = str(exc).removeprefix(f"{file}: ")
+        if "larger than" in reason:
+            reason = f"larger than 1 MB (over {MAX_RECORD_BYTES} bytes)"
+        return InvalidFile(file, reason)
     if b"\x00" in data:
         return InvalidFile(file, "binary file (contains NUL bytes)")
     try:

@@ -35,6 +35,10 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from core.harness_paths import harness_dir
+from core.memory.record import MAX_RECORD_BYTES
+from core.untrusted import UntrustedFileError, read_limited
+
 JOURNAL_NAME = ".journal.json"
 HISTORY_DIR = ".history"
 HISTORY_KEEP = 20
@@ -132,13 +136,21 @@ def _history_name(base: Path) -> str:
     return candidate
 
 
+def history_base(root: Path, *, create: bool = False) -> Path:
+    """``root/.history`` once it (and ``root``) is known to be a real folder inside the
+    workspace: snapshots are written, swept and pruned there, so a ``.history`` planted as
+    a link would have ctxlab write — and delete — outside. Raises
+    :class:`core.harness_paths.HarnessPathError` with one line."""
+    harness_dir(root.parent, Path(root.name) / HISTORY_DIR, create=create)
+    return root / HISTORY_DIR
+
+
 def _snapshot(root: Path, remove: Sequence[str], add: Mapping[str, bytes],
               reason: str) -> Path:
     """Write ``.history/<timestamp>/`` atomically: built in a hidden temp folder, renamed
     into place only once complete. A failure removes the temp folder; a SIGKILL leaves
     it hidden, never counted, and swept by :func:`sweep_history_temp` on the next open."""
-    base = root / HISTORY_DIR
-    base.mkdir(exist_ok=True)
+    base = history_base(root, create=True)
     name = _history_name(base)
     tmp = base / f"{HISTORY_TMP_PREFIX}{name}-{secrets.token_hex(4)}"
     links: dict[str, str] = {}
@@ -174,12 +186,21 @@ def _old_bytes(root: Path, file: str, links: dict[str, str]) -> bytes | None:
             return None
     elif not source.is_file():
         return None
-    return source.read_bytes()
+    return read_limited(source, MAX_RECORD_BYTES)
+
+
+def read_or_none(path: Path, *, follow_links: bool = True) -> bytes | None:
+    """A store file's bytes, or None when it is missing, no regular file or over the cap:
+    files in the store are hand-editable, so reading one must never block or fill memory."""
+    try:
+        return read_limited(path, MAX_RECORD_BYTES, follow_links=follow_links)
+    except UntrustedFileError:
+        return None
 
 
 def sweep_history_temp(root: Path) -> list[str]:
     """Delete snapshot folders a killed consolidation left half-built (under the lock)."""
-    base = root / HISTORY_DIR
+    base = history_base(root)
     removed = []
     with suppress(OSError):
         for entry in os.scandir(base):
@@ -191,7 +212,7 @@ def sweep_history_temp(root: Path) -> list[str]:
 
 def complete_snapshots(root: Path) -> list[Path]:
     """Finished snapshots, oldest first: visible folders holding a manifest."""
-    base = root / HISTORY_DIR
+    base = history_base(root)
     if not base.is_dir():
         return []
     return sorted(p for p in base.iterdir()
@@ -214,16 +235,12 @@ def commit_replace(root: Path, remove: Sequence[str], add: Mapping[str, bytes],
     still pending (it must be recovered first).
     """
     journal_path = root / JOURNAL_NAME
-    if journal_path.exists():
+    if os.path.lexists(journal_path):
         raise JournalError("an interrupted consolidation is pending; reopen the store first")
     remove = [_bare(n) for n in remove]
     add = {_bare(n): data for n, data in add.items()}
     for name, data in (expected or {}).items():
-        try:
-            current = (root / name).read_bytes()
-        except OSError:
-            current = None
-        if current != data:
+        if read_or_none(root / name) != data:
             raise StoreChanged(f"{name} changed while consolidating; nothing was replaced")
     for name in add:  # a file this replace did not read is someone else's: never write over it
         if name not in remove and os.path.lexists(root / name):
@@ -244,14 +261,15 @@ def _json(data: dict[str, Any]) -> bytes:
 
 def _apply(root: Path, journal: dict[str, Any]) -> None:
     """Roll a committed journal forward. Idempotent: safe to run again after a crash."""
-    history = root / HISTORY_DIR / _bare(journal.get("history"))
+    history = history_base(root) / _bare(journal.get("history"))
     remove = [_bare(n) for n in journal.get("remove", [])]
     add = [_bare(n) for n in journal.get("add", [])]
     staged = {}
     for name in add:
         try:
-            staged[name] = (history / "new" / name).read_bytes()
-        except OSError as exc:
+            staged[name] = read_limited(history / "new" / name, MAX_RECORD_BYTES,
+                                        follow_links=False)
+        except UntrustedFileError as exc:
             raise JournalError(f"staged file missing for {name}: {exc}") from None
     for name in remove:
         if name not in staged:
@@ -260,11 +278,7 @@ def _apply(root: Path, journal: dict[str, Any]) -> None:
                 (root / name).unlink()
     for name, data in staged.items():
         target = root / name
-        try:
-            current = target.read_bytes() if not target.is_symlink() else None
-        except OSError:
-            current = None
-        if current != data:
+        if read_or_none(target, follow_links=False) != data:
             atomic_write(target, data)
     fsync_dir(root)
     checkpoint("journal:remove")
@@ -274,7 +288,7 @@ def _apply(root: Path, journal: dict[str, Any]) -> None:
 
 def pending(root: Path) -> bool:
     """True when a committed replace has not been fully applied yet."""
-    return (root / JOURNAL_NAME).exists()
+    return os.path.lexists(root / JOURNAL_NAME)
 
 
 def recover(root: Path) -> Replacement | None:
@@ -285,11 +299,12 @@ def recover(root: Path) -> Replacement | None:
     remove_stale_temp_files(root)
     sweep_history_temp(root)
     journal_path = root / JOURNAL_NAME
-    if not journal_path.exists():
+    if not os.path.lexists(journal_path):
         return None
-    try:
-        journal = json.loads(journal_path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+    try:  # a planted FIFO or link under the name is refused, never waited on or followed
+        journal = json.loads(read_limited(journal_path, MAX_RECORD_BYTES, follow_links=False))
+    except (UntrustedFileError, UnicodeDecodeError, json.JSONDecodeError,
+            RecursionError) as exc:
         raise JournalError(f"{JOURNAL_NAME} is unreadable: {exc}") from None
     if not isinstance(journal, dict) or journal.get("version") != 1:
         raise JournalError(f"{JOURNAL_NAME} has an unknown format")
