@@ -174,24 +174,34 @@ class MemoryStore:
         if len(document.encode("utf-8")) > MAX_RECORD_BYTES:
             raise MemoryStoreError("memory record would be larger than 1 MB")
         with self.locked():
-            file = self._file_for(name)
+            scan = self._cache.scan(self.root)
+            file = self._file_for(name, scan)
+            stale = self._hard_links(file, scan)
             self._put(file, document)
-            event = self._rebuild_locked("write", (file,))
+            for other in stale:  # still the old bytes: left, it would be a second record
+                self._guarded(other).unlink(missing_ok=True)
+            event = self._rebuild_locked("write", (file, *stale))
         send = emit or self.emit
         send(MemoryWritten(file=file, name=name, record_type=type))
         send(event)
         return Record(file, name, description, type, body.strip())
 
     def delete(self, file: str, *, emit: Emit | None = None) -> bool:
-        """Delete one record file (never the index, never outside the store)."""
+        """Delete one record file (never the index, never outside the store).
+
+        The record's other names (a link to it, a hard link) go too: left behind, a link
+        would dangle and a hard link would bring the deleted record straight back.
+        """
         check_file_name(file)
         with self.locked():
             path = self._guarded(file)
             if not path.exists() and not path.is_symlink():
                 return False
-            path.unlink()
+            names = (file, *self._cache.scan(self.root).names_of(file))
+            for name in names:
+                self._guarded(name).unlink(missing_ok=True)
             journal.fsync_dir(self.root)
-            event = self._rebuild_locked("write", (file,))
+            event = self._rebuild_locked("write", names)
         (emit or self.emit)(event)
         return True
 
@@ -255,11 +265,15 @@ class MemoryStore:
             raise MemoryStoreError(f"{file} resolves outside the store")
         return path
 
+    def _hard_links(self, file: str, scan: Scan) -> tuple[str, ...]:
+        """The other names of ``file`` that are not links: a write replaces ``file`` by
+        rename, so they would keep the old bytes (a link to it keeps leading to it)."""
+        return tuple(a for a in scan.names_of(file) if not os.path.islink(self.root / a))
+
     def _put(self, file: str, text: str) -> None:
         atomic_write(self._guarded(file), text.encode("utf-8"))
 
-    def _file_for(self, name: str) -> str:
-        scan = self._cache.scan(self.root)
+    def _file_for(self, name: str, scan: Scan) -> str:
         same = [r.file for r in scan.records if r.name == name]
         if same:
             slug_file = f"{slugify(name)}.md"

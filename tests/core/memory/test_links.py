@@ -119,3 +119,28 @@ def test_with_links_and_hard_links_every_name_is_accounted_for_and_no_fact_is_lo
             assert (root / result.history / "old" / file).read_bytes() == before[file]
         kept = [fact_key(r.body) for r in MemoryStore(root, read_only=True).records()]
         assert sorted(kept) == sorted(facts)
+
+
+def test_deleting_a_record_deletes_its_other_names(root):
+    """Left behind, the link would dangle and the hard link would be the record again."""
+    put(root, "fact0.md", document("fact", "a fact", "user", "The fact."), 1)
+    (root / "aaa_link.md").symlink_to("fact0.md")
+    os.link(root / "fact0.md", root / "hard.md")
+    store = MemoryStore(root)
+    assert [r.file for r in store.records()] == ["fact0.md"]
+    assert store.delete("fact0.md")
+    assert store.records() == [] and store.invalid() == []
+    assert not any(os.path.lexists(root / n) for n in ("fact0.md", "aaa_link.md", "hard.md"))
+
+
+def test_updating_a_record_leaves_no_hard_link_holding_its_old_version(root):
+    """A write replaces the file by rename; a hard link to it would keep the old bytes and
+    read as a second record of the same name. A link to it follows the new file."""
+    put(root, "fact.md", document("fact", "a fact", "user", "Old."), 1)
+    os.link(root / "fact.md", root / "hard.md")
+    (root / "alias.md").symlink_to("fact.md")
+    store = MemoryStore(root)
+    store.write("fact", "a fact", "user", "New.")
+    assert [(r.file, r.body) for r in store.records()] == [("fact.md", "New.")]
+    assert not os.path.lexists(root / "hard.md")
+    assert store.scan().aliases == {"alias.md": "fact.md"}
