@@ -279,11 +279,14 @@ def with_aliases(plan: FilePlan, aliases: dict[str, str], root: Path,
     ``dropped`` and ``.history`` like any record; ``expected`` gets its bytes (the
     record's), so a name re-pointed meanwhile stops the swap.
     """
-    extra = [alias for alias, file in sorted(aliases.items())
-             if file in plan.dropped
-             or (file in plan.remove and not os.path.islink(root / alias))]
-    for alias in extra:
-        expected[alias] = expected[aliases[alias]]
+    extra: list[str] = []
+    for file in plan.remove:
+        head = aliases.get(file, file)  # the listing may have changed since the plan's scan
+        names = {head, *(a for a, of in aliases.items() if of == head)} - {file}
+        for other in sorted(names - set(plan.remove) - set(extra)):
+            if file in plan.dropped or not os.path.islink(root / other):
+                extra.append(other)
+                expected[other] = expected[file]
     return FilePlan(plan.remove + tuple(extra), plan.write, plan.dropped + tuple(extra))
 
 

@@ -20,7 +20,7 @@ from hypothesis import strategies as st
 
 from core.memory.consolidate import consolidate_memories, fact_key
 from core.memory.store import MemoryStore
-from tests.core.memory.conftest import document, run
+from tests.core.memory.conftest import FakeProvider, document, run
 from tests.core.memory.test_consolidate_safety import put
 
 
@@ -144,3 +144,20 @@ def test_updating_a_record_leaves_no_hard_link_holding_its_old_version(root):
     assert [(r.file, r.body) for r in store.records()] == [("fact.md", "New.")]
     assert not os.path.lexists(root / "hard.md")
     assert store.scan().aliases == {"alias.md": "fact.md"}
+
+
+def test_a_hard_link_made_while_the_model_thinks_leaves_with_the_dropped_record(root):
+    """The plan is made from the scan before the model call; the other names are taken
+    from the listing under the lock, so a name added meanwhile cannot keep the fact."""
+    put(root, "r0.md", document("r0", "d0", "user", "Dropped fact."), 1)
+    put(root, "r1.md", document("r1", "d1", "user", "Kept fact."), 2)
+
+    def answer(call):
+        os.link(root / "r0.md", root / "a.md")  # sorts first: the listing's name for it now
+        return json.dumps([{"name": "r1", "type": "user", "description": "d1",
+                            "body": "Kept fact."}])
+
+    result = run(consolidate_memories(MemoryStore(root), FakeProvider(answer), force=True))
+    assert result.ok and set(result.dropped) == {"r0.md", "a.md"}
+    assert bodies(root) == ["Kept fact."]
+    assert (root / result.history / "old" / "a.md").read_text().endswith("Dropped fact.\n")
