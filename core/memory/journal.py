@@ -17,6 +17,12 @@ writes many others) must never leave a mix of old and new records if the process
   counts toward the 20 kept; it never writes over a file it did not read (a concurrent
   writer's new record).
 
+``.history`` is reached through :func:`core.harness_paths.harness_dir` (a link planted
+there would have snapshots written, swept and pruned outside the workspace), and every
+file in the store is read through :func:`core.untrusted.read_limited`: the files are
+hand-editable, and a FIFO or a device under a record's or the journal's name must be
+refused, never waited on.
+
 :func:`checkpoint` is called between every durable step so a test can stop the process at
 step N and prove the claim above.
 """
