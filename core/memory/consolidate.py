@@ -18,13 +18,17 @@ equal are one fact). A record returned unchanged — and every record offline th
 duplicate — is not rewritten, so its extra frontmatter fields and YAML comments survive
 byte-for-byte; every record removed from the store is named in ``memory_consolidated``
 (``dropped``). File names are chosen under the store lock, so a concurrent writer's new
-record is never overwritten.
+record is never overwritten. Two names of one file (a link in the store, a hard link) are
+one record; a record's other names leave with it (:func:`with_aliases`), so a link never
+outlives the file it names.
 """
 
 from __future__ import annotations
 
+import os
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import core.memory.journal as journal
@@ -37,6 +41,7 @@ from core.memory.extract import (
     find_json_array,
     gate,
 )
+from core.memory.record import MAX_RECORD_BYTES
 from core.memory.store import (
     Emit,
     MemoryStore,
@@ -46,6 +51,7 @@ from core.memory.store import (
     render_document,
 )
 from core.providers.base import ModelCall, Provider
+from core.untrusted import UntrustedFileError, read_limited
 
 CONSOLIDATE_THRESHOLD = 10
 CONSOLIDATE_INPUT_CHAR_LIMIT = 20_000
@@ -263,6 +269,27 @@ def plan_files(kept: Sequence[Candidate | Record], participants: Sequence[Record
     return FilePlan(tuple(r.file for r in leaving), write, dropped)
 
 
+def with_aliases(plan: FilePlan, aliases: dict[str, str], root: Path,
+                 expected: dict[str, bytes]) -> FilePlan:
+    """``plan`` plus the other names of the files it changes (see
+    :func:`core.memory.index.one_name_per_file`): a dropped record's links and hard links
+    go with it, or a link would be left dangling (or a hard link would bring the dropped
+    fact back); a rewritten record's hard links go too, since they keep the old bytes. A
+    link to a rewritten record stays: it leads to the new file. Each removed name is in
+    ``dropped`` and ``.history`` like any record; ``expected`` gets its bytes (the
+    record's), so a name re-pointed meanwhile stops the swap.
+    """
+    extra: list[str] = []
+    for file in plan.remove:
+        head = aliases.get(file, file)  # the listing may have changed since the plan's scan
+        names = {head, *(a for a, of in aliases.items() if of == head)} - {file}
+        for other in sorted(names - set(plan.remove) - set(extra)):
+            if file in plan.dropped or not os.path.islink(root / other):
+                extra.append(other)
+                expected[other] = expected[file]
+    return FilePlan(plan.remove + tuple(extra), plan.write, plan.dropped + tuple(extra))
+
+
 async def consolidate_memories(store: MemoryStore, provider: Provider | None = None,
                                emit: Emit | None = None, *,
                                force: bool = False) -> ConsolidationResult:
@@ -282,8 +309,9 @@ async def consolidate_memories(store: MemoryStore, provider: Provider | None = N
     if not records:
         return failed("the memory store is empty")
     try:  # the bytes the plan is based on; the swap is refused if any of them changes
-        originals = {r.file: (store.root / r.file).read_bytes() for r in records}
-    except OSError as exc:
+        originals = {r.file: read_limited(store.root / r.file, MAX_RECORD_BYTES)
+                     for r in records}
+    except UntrustedFileError as exc:  # swapped for a FIFO, a device, a huge file
         return failed(f"cannot read the store: {exc}")
     kept: list[Candidate | Record]
     if provider is None:  # only the same fact merges; nothing is gated or capped
@@ -305,6 +333,7 @@ async def consolidate_memories(store: MemoryStore, provider: Provider | None = N
     try:
         with store.locked():  # names are chosen and re-checked under the lock
             plan = plan_files(kept, participants, store.taken_names())
+            plan = with_aliases(plan, store.scan().aliases, store.root, expected)
             if not plan.remove and not plan.write:
                 done = None
             else:
@@ -312,7 +341,7 @@ async def consolidate_memories(store: MemoryStore, provider: Provider | None = N
                                               expected=expected)
                 index_event = store.rebuild_index(
                     "write", sorted(set(done.removed) | set(done.written)), notify=False)
-    except (OSError, journal.JournalError, MemoryStoreError) as exc:
+    except (OSError, journal.JournalError, MemoryStoreError, UntrustedFileError) as exc:
         return failed(str(exc), len(batches))
     if done is None:
         send(MemoryConsolidated(before=len(records), after=after, batches=len(batches)))

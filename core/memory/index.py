@@ -7,8 +7,10 @@ hand edit the watcher sees, so it must not re-read thousands of unchanged files:
 and only re-reads files whose key changed. A directory listing plus one ``lstat`` per file
 is all an unchanged store costs.
 
-:func:`load_entry` reads one file defensively — no symlink out of the store, no FIFO, no
-file over 1 MB, no binary — and turns it into a record or an invalid file with a reason.
+:func:`load_entry` reads one file defensively — no symlink out of the store, no FIFO or
+device (also one swapped in after the listing), no file over 1 MB, no binary — and turns
+it into a record or an invalid file with a reason; people edit these files, so nothing in
+one can hang a scan.
 """
 
 from __future__ import annotations
@@ -30,6 +32,7 @@ from core.memory.record import (  # the format; this module only reads and index
     Record,
     record_from_text,
 )
+from core.untrusted import UntrustedFileError, read_limited
 
 StatKey = tuple[int, int, int, int]
 Loader = Callable[[Path, str, os.stat_result], "Entry | None"]
@@ -100,18 +103,22 @@ def load_entry(root: Path, file: str, st: os.stat_result | None = None) -> Entry
             return InvalidFile(file, "not a regular file")
         if st.st_size > MAX_RECORD_BYTES:
             return InvalidFile(file, f"larger than 1 MB ({st.st_size} bytes)")
-        # Read what the size promises plus a little (the file may grow meanwhile), never a
-        # fixed 1 MB buffer per file.
-        with open(path, "rb", buffering=0) as handle:
-            data = handle.read(st.st_size + 4096)
-            if len(data) > st.st_size:
-                data += handle.read(MAX_RECORD_BYTES + 1 - len(data))
+        # The checks above used a stat taken earlier (the listing's): the name may be a
+        # FIFO, a device or a growing file by now. read_limited opens without blocking,
+        # checks the open file and stops one byte past the cap, so none of them can hang
+        # the scan or fill memory.
+        data = read_limited(path, MAX_RECORD_BYTES, label=file)
     except FileNotFoundError:
         return None
     except OSError as exc:
         return InvalidFile(file, f"unreadable: {exc.strerror or exc}")
-    if len(data) > MAX_RECORD_BYTES:
-        return InvalidFile(file, f"larger than 1 MB (over {MAX_RECORD_BYTES} bytes)")
+    except UntrustedFileError as exc:
+        if not os.path.lexists(path):
+            return None  # vanished between the listing and the read
+        reason = str(exc).removeprefix(f"{file}: ")
+        if "larger than" in reason:
+            reason = f"larger than 1 MB (over {MAX_RECORD_BYTES} bytes)"
+        return InvalidFile(file, reason)
     if b"\x00" in data:
         return InvalidFile(file, "binary file (contains NUL bytes)")
     try:
@@ -132,6 +139,11 @@ class Scan:
     invalid: tuple = ()  # tuple[InvalidFile, ...]
     keys: dict[str, StatKey] = field(default_factory=dict)
     reads: int = 0  # files actually (re-)read for this scan
+    aliases: dict[str, str] = field(default_factory=dict)  # other name -> the record's file
+
+    def names_of(self, file: str) -> tuple[str, ...]:
+        """The other names (links, hard links) of the record in ``file``."""
+        return tuple(sorted(a for a, of in self.aliases.items() if of == file))
 
     def diff(self, before: dict[str, StatKey] | None) -> tuple[str, ...]:
         """Files added, removed or changed since ``before`` (all of them when it is None)."""
@@ -169,6 +181,7 @@ class ScanCache:
                 return Scan()
             keys: dict[str, StatKey] = {}
             fresh: dict[str, tuple[StatKey, Entry]] = {}
+            identities: dict[str, tuple[tuple[int, int], bool]] = {}
             reads = 0
             for name, entry in listing:
                 try:
@@ -188,8 +201,45 @@ class ScanCache:
                     parsed = loaded
                 keys[name] = key
                 fresh[name] = (key, parsed)
+                if isinstance(parsed, Record):
+                    identity = _identity(entry, st)
+                    if identity is not None:
+                        identities[name] = (identity, stat.S_ISLNK(st.st_mode))
             self._entries = fresh
             self.total_reads += reads
-            records = tuple(e for _, e in fresh.values() if isinstance(e, Record))
+            records, aliases = one_name_per_file(identities, fresh)
             invalid = tuple(e for _, e in fresh.values() if not isinstance(e, Record))
-            return Scan(records, invalid, keys, reads)
+            return Scan(records, invalid, keys, reads, aliases)
+
+
+def _identity(entry: os.DirEntry, st: os.stat_result) -> tuple[int, int] | None:
+    """The file a name stands for: its own device and inode, or its target's for a link."""
+    if stat.S_ISLNK(st.st_mode):
+        try:
+            st = entry.stat(follow_symlinks=True)
+        except OSError:
+            return None
+    return (st.st_dev, st.st_ino)
+
+
+def one_name_per_file(names: dict[str, tuple[tuple[int, int], bool]],
+                      entries: dict[str, tuple[StatKey, Entry]],
+                      ) -> tuple[tuple[Record, ...], dict[str, str]]:
+    """The records, each file once, and every other name of a record's file.
+
+    ``names`` gives each record's file identity (device and inode, a link's target's) and
+    whether the name is a link. A link to ``fact0.md`` (or a hard link) reads as an equal
+    record; counted twice, consolidation would keep one name and remove the other, and
+    when the kept name was the link the fact was left with no file. So a file is one
+    record, under a name that is not a link if it has one (the first such name otherwise);
+    its other names are aliases, which consolidation removes only along with the record.
+    """
+    by_file: dict[tuple[int, int], list[tuple[bool, str]]] = {}
+    for name, (identity, link) in names.items():
+        by_file.setdefault(identity, []).append((link, name))
+    aliases: dict[str, str] = {}
+    for group in by_file.values():
+        (_, canonical), *others = sorted(group)
+        aliases.update((name, canonical) for _, name in others)
+    return tuple(e for n, (_, e) in entries.items()
+                 if isinstance(e, Record) and n not in aliases), aliases

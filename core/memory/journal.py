@@ -17,6 +17,12 @@ writes many others) must never leave a mix of old and new records if the process
   counts toward the 20 kept; it never writes over a file it did not read (a concurrent
   writer's new record).
 
+``.history`` is reached through :func:`core.harness_paths.harness_dir` (a link planted
+there would have snapshots written, swept and pruned outside the workspace), and every
+file in the store is read through :func:`core.untrusted.read_limited`: the files are
+hand-editable, and a FIFO or a device under a record's or the journal's name must be
+refused, never waited on.
+
 :func:`checkpoint` is called between every durable step so a test can stop the process at
 step N and prove the claim above.
 """
@@ -34,6 +40,10 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
+
+from core.harness_paths import harness_dir
+from core.memory.record import MAX_RECORD_BYTES
+from core.untrusted import UntrustedFileError, read_limited
 
 JOURNAL_NAME = ".journal.json"
 HISTORY_DIR = ".history"
@@ -132,26 +142,35 @@ def _history_name(base: Path) -> str:
     return candidate
 
 
+def history_base(root: Path, *, create: bool = False) -> Path:
+    """``root/.history`` once it (and ``root``) is known to be a real folder inside the
+    workspace: snapshots are written, swept and pruned there, so a ``.history`` planted as
+    a link would have ctxlab write — and delete — outside. Raises
+    :class:`core.harness_paths.HarnessPathError` with one line."""
+    harness_dir(root.parent, Path(root.name) / HISTORY_DIR, create=create)
+    return root / HISTORY_DIR
+
+
 def _snapshot(root: Path, remove: Sequence[str], add: Mapping[str, bytes],
               reason: str) -> Path:
     """Write ``.history/<timestamp>/`` atomically: built in a hidden temp folder, renamed
     into place only once complete. A failure removes the temp folder; a SIGKILL leaves
     it hidden, never counted, and swept by :func:`sweep_history_temp` on the next open."""
-    base = root / HISTORY_DIR
-    base.mkdir(exist_ok=True)
+    base = history_base(root, create=True)
     name = _history_name(base)
     tmp = base / f"{HISTORY_TMP_PREFIX}{name}-{secrets.token_hex(4)}"
+    links: dict[str, str] = {}
     try:
         (tmp / "old").mkdir(parents=True)
         (tmp / "new").mkdir()
         for file in remove:
-            source = root / file
-            if source.is_file() and not source.is_symlink():
-                atomic_write(tmp / "old" / file, source.read_bytes())
+            data = _old_bytes(root, file, links)
+            if data is not None:
+                atomic_write(tmp / "old" / file, data)
         for file, data in add.items():
             atomic_write(tmp / "new" / file, data)
         manifest = {"version": 1, "reason": reason, "created": name,
-                    "removed": list(remove), "written": list(add)}
+                    "removed": list(remove), "written": list(add), "links": links}
         atomic_write(tmp / MANIFEST_NAME, _json(manifest))
         checkpoint("history:rename")
         os.rename(tmp, base / name)
@@ -162,9 +181,32 @@ def _snapshot(root: Path, remove: Sequence[str], add: Mapping[str, bytes],
     return base / name
 
 
+def _old_bytes(root: Path, file: str, links: dict[str, str]) -> bytes | None:
+    """What a removed name held, for ``old/``; a link inside the store is copied as the
+    bytes it leads to (and noted in ``links``), since a dropped link is a dropped record too.
+    A link leading out of the store is never a record and is not read."""
+    source = root / file
+    if source.is_symlink():
+        links[file] = os.readlink(source)
+        if not Path(os.path.realpath(source)).is_relative_to(os.path.realpath(root)):
+            return None
+    elif not source.is_file():
+        return None
+    return read_limited(source, MAX_RECORD_BYTES)
+
+
+def read_or_none(path: Path, *, follow_links: bool = True) -> bytes | None:
+    """A store file's bytes, or None when it is missing, no regular file or over the cap:
+    files in the store are hand-editable, so reading one must never block or fill memory."""
+    try:
+        return read_limited(path, MAX_RECORD_BYTES, follow_links=follow_links)
+    except UntrustedFileError:
+        return None
+
+
 def sweep_history_temp(root: Path) -> list[str]:
     """Delete snapshot folders a killed consolidation left half-built (under the lock)."""
-    base = root / HISTORY_DIR
+    base = history_base(root)
     removed = []
     with suppress(OSError):
         for entry in os.scandir(base):
@@ -176,7 +218,7 @@ def sweep_history_temp(root: Path) -> list[str]:
 
 def complete_snapshots(root: Path) -> list[Path]:
     """Finished snapshots, oldest first: visible folders holding a manifest."""
-    base = root / HISTORY_DIR
+    base = history_base(root)
     if not base.is_dir():
         return []
     return sorted(p for p in base.iterdir()
@@ -199,16 +241,12 @@ def commit_replace(root: Path, remove: Sequence[str], add: Mapping[str, bytes],
     still pending (it must be recovered first).
     """
     journal_path = root / JOURNAL_NAME
-    if journal_path.exists():
+    if os.path.lexists(journal_path):
         raise JournalError("an interrupted consolidation is pending; reopen the store first")
     remove = [_bare(n) for n in remove]
     add = {_bare(n): data for n, data in add.items()}
     for name, data in (expected or {}).items():
-        try:
-            current = (root / name).read_bytes()
-        except OSError:
-            current = None
-        if current != data:
+        if read_or_none(root / name) != data:
             raise StoreChanged(f"{name} changed while consolidating; nothing was replaced")
     for name in add:  # a file this replace did not read is someone else's: never write over it
         if name not in remove and os.path.lexists(root / name):
@@ -229,14 +267,15 @@ def _json(data: dict[str, Any]) -> bytes:
 
 def _apply(root: Path, journal: dict[str, Any]) -> None:
     """Roll a committed journal forward. Idempotent: safe to run again after a crash."""
-    history = root / HISTORY_DIR / _bare(journal.get("history"))
+    history = history_base(root) / _bare(journal.get("history"))
     remove = [_bare(n) for n in journal.get("remove", [])]
     add = [_bare(n) for n in journal.get("add", [])]
     staged = {}
     for name in add:
         try:
-            staged[name] = (history / "new" / name).read_bytes()
-        except OSError as exc:
+            staged[name] = read_limited(history / "new" / name, MAX_RECORD_BYTES,
+                                        follow_links=False)
+        except UntrustedFileError as exc:
             raise JournalError(f"staged file missing for {name}: {exc}") from None
     for name in remove:
         if name not in staged:
@@ -245,11 +284,7 @@ def _apply(root: Path, journal: dict[str, Any]) -> None:
                 (root / name).unlink()
     for name, data in staged.items():
         target = root / name
-        try:
-            current = target.read_bytes() if not target.is_symlink() else None
-        except OSError:
-            current = None
-        if current != data:
+        if read_or_none(target, follow_links=False) != data:
             atomic_write(target, data)
     fsync_dir(root)
     checkpoint("journal:remove")
@@ -259,7 +294,7 @@ def _apply(root: Path, journal: dict[str, Any]) -> None:
 
 def pending(root: Path) -> bool:
     """True when a committed replace has not been fully applied yet."""
-    return (root / JOURNAL_NAME).exists()
+    return os.path.lexists(root / JOURNAL_NAME)
 
 
 def recover(root: Path) -> Replacement | None:
@@ -270,11 +305,12 @@ def recover(root: Path) -> Replacement | None:
     remove_stale_temp_files(root)
     sweep_history_temp(root)
     journal_path = root / JOURNAL_NAME
-    if not journal_path.exists():
+    if not os.path.lexists(journal_path):
         return None
-    try:
-        journal = json.loads(journal_path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+    try:  # a planted FIFO or link under the name is refused, never waited on or followed
+        journal = json.loads(read_limited(journal_path, MAX_RECORD_BYTES, follow_links=False))
+    except (UntrustedFileError, UnicodeDecodeError, json.JSONDecodeError,
+            RecursionError) as exc:
         raise JournalError(f"{JOURNAL_NAME} is unreadable: {exc}") from None
     if not isinstance(journal, dict) or journal.get("version") != 1:
         raise JournalError(f"{JOURNAL_NAME} has an unknown format")

@@ -9,7 +9,12 @@ are exactly ``---``, a blank line, then the body. People edit these files by han
 * every write is atomic and happens under a cross-process lock, so the agent, another
   ctxlab and an editor cannot tear each other's files;
 * a new name never overwrites a *different* record: colliding slugs are disambiguated
-  (``-2``, ``-3``…) and names that are paths are refused with a reason.
+  (``-2``, ``-3``…) and names that are paths are refused with a reason;
+* a workspace can ship links (a cloned repository can): the folder is reached through
+  :func:`core.harness_paths.harness_dir` before anything is written, so a ``.memory`` that
+  is a link, or leads outside its workspace, is refused with one line, and ``MEMORY.md``
+  and ``.lock`` are never written through a link (records are replaced by rename, which
+  never follows one).
 """
 
 from __future__ import annotations
@@ -25,6 +30,7 @@ from filelock import FileLock
 
 import core.memory.journal as journal
 from core.events import Error, Event, IndexRebuilt, MemoryWritten
+from core.harness_paths import check_harness_file, harness_dir
 from core.memory.index import (
     INDEX_NAME,
     Scan,
@@ -51,8 +57,10 @@ from core.memory.record import (  # noqa: F401 - the format's names, re-exported
     slugify,
     validate_fields,
 )
+from core.untrusted import UntrustedFileError, read_limited
 
 LOCK_NAME = ".lock"
+MAX_INDEX_BYTES = 64 << 20  # far past any index ctxlab renders; a bigger file is rewritten
 
 Emit = Callable[[Event], Any]
 
@@ -79,8 +87,14 @@ class MemoryStore:
         self._cache = ScanCache(load_entry)
         self._mutex = threading.RLock()
         self._file_lock: FileLock | None = None
-        if not read_only and self.root.is_dir():
+        if not read_only and os.path.lexists(self.root):
+            self.checked_root()  # a linked .memory is refused before recovery writes to it
             self.recover()
+
+    def checked_root(self, *, create: bool = False) -> Path:
+        """The folder, once it is known to be a real folder inside its workspace (the folder
+        it sits in); raises :class:`core.harness_paths.HarnessPathError` with one line."""
+        return harness_dir(self.root.parent, self.root.name, create=create)
 
     @classmethod
     def open(cls, root: Path | str, emit: Emit | None = None) -> MemoryStore:
@@ -104,7 +118,9 @@ class MemoryStore:
         if self.read_only:
             raise MemoryStoreError("the memory store was opened read-only")
         with self._mutex:
-            self.root.mkdir(parents=True, exist_ok=True)
+            self.root.parent.mkdir(parents=True, exist_ok=True)  # the workspace, not ours
+            self.checked_root(create=True)
+            check_harness_file(self.root / LOCK_NAME)
             if self._file_lock is None:
                 self._file_lock = FileLock(str(self.root / LOCK_NAME))
             with self._file_lock:
@@ -158,24 +174,34 @@ class MemoryStore:
         if len(document.encode("utf-8")) > MAX_RECORD_BYTES:
             raise MemoryStoreError("memory record would be larger than 1 MB")
         with self.locked():
-            file = self._file_for(name)
+            scan = self._cache.scan(self.root)
+            file = self._file_for(name, scan)
+            stale = self._hard_links(file, scan)
             self._put(file, document)
-            event = self._rebuild_locked("write", (file,))
+            for other in stale:  # still the old bytes: left, it would be a second record
+                self._guarded(other).unlink(missing_ok=True)
+            event = self._rebuild_locked("write", (file, *stale))
         send = emit or self.emit
         send(MemoryWritten(file=file, name=name, record_type=type))
         send(event)
         return Record(file, name, description, type, body.strip())
 
     def delete(self, file: str, *, emit: Emit | None = None) -> bool:
-        """Delete one record file (never the index, never outside the store)."""
+        """Delete one record file (never the index, never outside the store).
+
+        The record's other names (a link to it, a hard link) go too: left behind, a link
+        would dangle and a hard link would bring the deleted record straight back.
+        """
         check_file_name(file)
         with self.locked():
             path = self._guarded(file)
             if not path.exists() and not path.is_symlink():
                 return False
-            path.unlink()
+            names = (file, *self._cache.scan(self.root).names_of(file))
+            for name in names:
+                self._guarded(name).unlink(missing_ok=True)
             journal.fsync_dir(self.root)
-            event = self._rebuild_locked("write", (file,))
+            event = self._rebuild_locked("write", names)
         (emit or self.emit)(event)
         return True
 
@@ -239,11 +265,15 @@ class MemoryStore:
             raise MemoryStoreError(f"{file} resolves outside the store")
         return path
 
+    def _hard_links(self, file: str, scan: Scan) -> tuple[str, ...]:
+        """The other names of ``file`` that are not links: a write replaces ``file`` by
+        rename, so they would keep the old bytes (a link to it keeps leading to it)."""
+        return tuple(a for a in scan.names_of(file) if not os.path.islink(self.root / a))
+
     def _put(self, file: str, text: str) -> None:
         atomic_write(self._guarded(file), text.encode("utf-8"))
 
-    def _file_for(self, name: str) -> str:
-        scan = self._cache.scan(self.root)
+    def _file_for(self, name: str, scan: Scan) -> str:
         same = [r.file for r in scan.records if r.name == name]
         if same:
             slug_file = f"{slugify(name)}.md"
@@ -258,9 +288,12 @@ class MemoryStore:
             return set()
 
     def _index_bytes(self) -> bytes | None:
+        """The current ``MEMORY.md`` (None when missing or unreadable). A link, FIFO or
+        folder planted under the name is refused (one line), never read or replaced."""
+        check_harness_file(self.index_path)
         try:
-            return self.index_path.read_bytes()
-        except OSError:
+            return read_limited(self.index_path, MAX_INDEX_BYTES, follow_links=False)
+        except UntrustedFileError:
             return None
 
     def _rebuild_locked(self, trigger: str, changed: Sequence[str] | None,
@@ -275,7 +308,7 @@ class MemoryStore:
             changed = index_changes(None if old is None else old.decode("utf-8", "replace"),
                                     text.decode("utf-8"))
         if old != text:
-            atomic_write(self.index_path, text)
+            atomic_write(self.index_path, text)  # a rename: replaces, never follows
         self._indexed = dict(scan.keys)
         return IndexRebuilt(trigger=trigger, records=len(scan.records),
                             invalid=len(scan.invalid), changed=tuple(changed))

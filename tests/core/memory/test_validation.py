@@ -31,7 +31,8 @@ EXPECTED_INVALID = {
     "Memory.md": "reserved",
     "folder.md": "not a regular file",
 }
-EXPECTED_VALID = {"good.md", "renamed-by-hand.md", "quoted.md", "link-in.md", "bom.md"}
+EXPECTED_VALID = {"good.md", "renamed-by-hand.md", "quoted.md", "bom.md"}
+EXPECTED_ALIASES = {"link-in.md": "good.md"}  # a link to a record is that record, once
 
 
 def build_corpus(root: Path, outside: Path) -> None:
@@ -80,6 +81,7 @@ def corpus(tmp_path: Path) -> Path:
 def test_the_corpus_splits_into_valid_and_invalid_with_reasons(corpus):
     store = MemoryStore(corpus, read_only=True)
     assert {r.file for r in store.records()} == EXPECTED_VALID
+    assert store.scan().aliases == EXPECTED_ALIASES
     reasons = {f.file: f.reason for f in store.invalid()}
     assert set(reasons) == set(EXPECTED_INVALID)
     for file, fragment in EXPECTED_INVALID.items():
