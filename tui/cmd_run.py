@@ -17,6 +17,7 @@ from typing import Any, ClassVar
 from core.api_context import load_api_context
 from core.config import ConfigError, load_toml, resolve_thresholds
 from core.events import Emitter, Event, dumps_event
+from core.harness_paths import HarnessPathError
 from core.providers.registry import PROVIDERS, choose_provider, provider_names
 from core.scenarios import DEFAULT_SCENARIO, ScenarioError, find_scenario
 from core.session import SessionError
@@ -117,9 +118,10 @@ def run(args: argparse.Namespace) -> int:
     finally:
         _leave_workspace(args, workspace, sink)
     if not ok:
-        # a session file refused (a link, a FIFO, a tampered file) is bad input, not a failed
-        # run: exit 2, as for any other file ctxlab will not read or write
-        code = EXIT_USAGE if sink.last_error_kind == SessionError.__name__ else EXIT_RUN_FAILED
+        # a session file or harness folder refused (a link, a FIFO, a tampered file) is bad
+        # input, not a failed run: exit 2, as for any other file ctxlab will not read or write
+        refused = {SessionError.__name__, HarnessPathError.__name__}
+        code = EXIT_USAGE if sink.last_error_kind in refused else EXIT_RUN_FAILED
         return fail(sink.last_error or "the run did not complete", code)
     return 0
 

@@ -83,6 +83,17 @@ def test_ctxlab_memory_on_a_linked_folder_is_one_line_and_exit_2(tmp_path, outsi
     assert tree_hashes(outside) == before
 
 
+def test_ctxlab_run_on_a_linked_memory_folder_is_one_line_and_exit_2(tmp_path, outside, capsys):
+    """A refused harness folder is bad input, like a refused session file: exit 2."""
+    (tmp_path / ".memory").symlink_to(outside, target_is_directory=True)
+    before = tree_hashes(outside)
+    code = main(["run", "--headless", "--scenario", "refactor-auth", "--workspace",
+                 str(tmp_path)])
+    err = capsys.readouterr().err.strip()
+    assert code == 2 and len(err.splitlines()) == 1 and "symbolic link" in err, err
+    assert tree_hashes(outside) == before
+
+
 def test_a_linked_history_folder_is_never_written_swept_or_pruned(root, outside, recorder):
     for i in range(journal.HISTORY_KEEP + 2):  # enough complete "snapshots" to be pruned
         (outside / f"2026010{i:02}T000000.000000Z").mkdir()
