@@ -29,6 +29,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
+from core.compact.atomic import create_temp
+
 # Whole families: a provider's variables are its configuration, never a tool's business.
 DROPPED_PREFIXES = ("ANTHROPIC_", "OPENAI_", "CLAUDE_", "AZURE_OPENAI_", "GEMINI_",
                     "GOOGLE_API", "MISTRAL_", "COHERE_", "GROQ_", "HUGGING_FACE_")
@@ -158,15 +160,18 @@ def redact_file(path: Path, redactor: Redactor, chunk: int = 1 << 20) -> int:
     file beside it, then ``os.replace``), so a clean file is never touched."""
     if not redactor.values or not _redacted_copy(path, redactor, None, chunk):
         return 0
-    temp = path.with_name(f"{path.name}.{os.getpid()}.redact.tmp")
+    # The archive's own temp name: locked while written, within NAME_MAX, and swept once
+    # abandoned like any other of ctxlab's temp files.
+    temp, fd = create_temp(path)
     try:
-        with open(temp, "x", encoding="utf-8", errors="surrogateescape", newline="") as out:
+        with open(fd, "w", encoding="utf-8", errors="surrogateescape", newline="") as out:
             count = _redacted_copy(path, redactor, out, chunk)
             out.flush()
             os.fsync(out.fileno())
-        os.replace(temp, path)
+            os.replace(temp, path)
     except BaseException:
-        temp.unlink(missing_ok=True)
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(temp)
         raise
     return count
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import itertools
+import os
 
 import pytest
 from hypothesis import assume, given, settings
@@ -145,3 +146,17 @@ def test_a_file_with_a_secret_is_rewritten_and_a_clean_one_left_alone(tmp_path):
     assert redact_file(clean, redactor) == 0
     assert clean.stat().st_mtime_ns == before.st_mtime_ns and clean.stat().st_ino == before.st_ino
     assert sorted(p.name for p in tmp_path.iterdir()) == ["clean.txt", "dirty.txt"]
+
+
+def test_a_file_with_a_255_byte_name_is_redacted_and_its_temp_is_one_the_sweep_knows(tmp_path):
+    """The rewrite's temp name fits NAME_MAX (a fixed suffix did not) and is the archive's
+    own kind, so a killed rewrite leaves nothing the sweep cannot recognise."""
+    from core.compact.atomic import temp_name
+
+    redactor = Redactor.of([("A_TOKEN", "tok-0123456789")])
+    long = tmp_path / ("n" * 251 + ".log")
+    long.write_text("tok-0123456789\n", encoding="utf-8")
+    assert redact_file(long, redactor) == 1
+    assert long.read_text(encoding="utf-8") == marker("A_TOKEN") + "\n"
+    assert [p.name for p in tmp_path.iterdir()] == [long.name]
+    assert len(os.path.basename(temp_name(long))) <= 255
