@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import re
 import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -54,6 +55,7 @@ from core.replay.original import OriginalHistory, chars_per_token, context_token
 from core.replay.steps import merge_into
 
 SUMMARY_DIR = Path(".replay/compactions")
+SAFE_NAME = re.compile(r"[^A-Za-z0-9_-]")
 
 
 @dataclass
@@ -270,7 +272,8 @@ class ReplaySource:
         files: tuple[str, ...] = ()
         self.compactions += 1
         if step.summary:
-            rel = SUMMARY_DIR / f"{self.compactions:03d}-{step.by}-{step.stage}.md"
+            name = SAFE_NAME.sub("_", f"{step.by}-{step.stage}")[:64]  # never a path
+            rel = SUMMARY_DIR / f"{self.compactions:03d}-{name}.md"
             write_atomic(self.options.workdir / rel, step.summary + "\n")
             files = (rel.as_posix(),)
         self._observe(Stage(stage=step.stage, by=step.by, before_chars=before_chars,
