@@ -50,7 +50,7 @@ from core.events import (
 from core.measure import json_chars
 from core.messages import blocks, is_block, message_text, tool_names
 from core.providers.base import ProviderError
-from core.replay.model import Compaction, Exchange, Message, Recording
+from core.replay.model import MAX_STEP_WAIT, Compaction, Exchange, Message, Recording
 from core.replay.original import OriginalHistory, chars_per_token, context_tokens
 from core.replay.steps import merge_into
 
@@ -145,8 +145,8 @@ class ReplaySource:
             await self._wake.wait()
         if self.paused and self._budget:
             self._budget -= 1
-        if self.speed > 0:
-            await self._sleep(1 / self.speed)
+        if self.speed > 0:  # a speed set from outside still never waits past the bound
+            await self._sleep(min(1 / self.speed, MAX_STEP_WAIT))
 
     # -- running ------------------------------------------------------------------------
 
