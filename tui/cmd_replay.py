@@ -217,7 +217,8 @@ class ReplayLogSink(LogSink):
         if event.type == "error":
             self.last_error = event.message  # type: ignore[attr-defined]
         line = describe_replay(event)
-        if line:
+        if line:  # text from the recording may hold lone surrogates: shown as escapes
+            line = line.encode("utf-8", "backslashreplace").decode("utf-8")
             self.console.print(f"[{event.t:7.2f}s] ", end="", style="dim")
             style = "bold yellow" if event.type == "stage" and event.by != "ctxlab" else \
                 self.STYLES.get(event.type, "")  # type: ignore[attr-defined]

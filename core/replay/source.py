@@ -77,10 +77,12 @@ def effective_thresholds(options: ReplayOptions, ratio: float) -> Thresholds:
 
 
 def write_atomic(path: Path, text: str) -> None:
+    """Write ``text`` whole or not at all. A lone surrogate the recording spelt as a JSON
+    escape is written as its escape (``\\ud800``): the file stays UTF-8, the replay goes on."""
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+        with os.fdopen(fd, "w", encoding="utf-8", errors="backslashreplace") as handle:
             handle.write(text)
         os.replace(tmp, path)
     except BaseException:

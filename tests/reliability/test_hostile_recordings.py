@@ -167,12 +167,43 @@ def test_a_messages_document_nested_1000_deep_is_one_line(tmp_path, capsys):
     assert err == f"ctxlab replay: {path}: is nested too deeply to read\n"
 
 
+def _with_surrogates() -> list[str]:
+    lines = rows(CLAUDE)
+    for row in lines:
+        message = row.get("message") if isinstance(row.get("message"), dict) else {}
+        if row.get("isCompactSummary"):
+            message["content"] = "the summary \ud800 so far"
+        for block in message.get("content") if isinstance(message.get("content"), list) else []:
+            if block.get("type") == "tool_result":
+                block["content"] = "x\ud800" * 40_000
+            elif block.get("type") == "text":
+                block["text"] = "a lone \udfff"
+    return [json.dumps(row) for row in lines]  # \ud800 spelt as an escape: valid UTF-8
+
+
+@pytest.mark.parametrize("mode", [["--json"], []])
+def test_lone_surrogates_in_a_recording_replay_to_the_end(tmp_path, capsys, mode):
+    path = tmp_path / "s.jsonl"
+    path.write_text("\n".join(_with_surrogates()) + "\n", encoding="utf-8")
+    work = tmp_path / "w"
+    code = main(["replay", str(path), "--headless", "--workdir", str(work),
+                 "--context-limit", "20000", *mode])
+    out, err = capsys.readouterr()
+    assert "Traceback" not in err
+    assert code == 0, err
+    assert "run end: ok" in out or '"ok": true' in out
+    summaries = list((work / ".replay" / "compactions").glob("*.md"))
+    assert summaries
+    for summary in summaries:  # strict UTF-8, the surrogate kept as its escape
+        assert "\\ud800" in summary.read_bytes().decode("utf-8")
+
+
 # -- any value anywhere ------------------------------------------------------------------------
 
 VALUES = st.one_of(st.none(), st.booleans(), st.integers(), st.floats(allow_nan=False),
                    st.text(max_size=4), st.lists(st.integers(), max_size=2),
                    st.dictionaries(st.text(max_size=3), st.integers(), max_size=2),
-                   st.just(10**400), st.just(-1))
+                   st.just(10**400), st.just(-1), st.just("\ud800 \udfff"))
 
 
 def _paths(value: Any, prefix: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
@@ -232,11 +263,14 @@ def test_any_value_at_any_key_replays_or_is_one_line(tmp_path_factory, capsys, s
     folder = tmp_path_factory.mktemp("fuzz")
     path = folder / f"s{source.suffix}"
     path.write_text(_mutated(source, data), encoding="utf-8")
-    code = main(["replay", str(path), "--headless", "--json", "--workdir",
-                 str(folder / "w")])
+    as_json = data.draw(st.booleans())
+    code = main(["replay", str(path), "--headless", "--workdir", str(folder / "w"),
+                 *(["--json"] if as_json else [])])
     out, err = capsys.readouterr()
     assert code in (0, 2), err
     if code == 2:
         assert err.count("\n") == 1 and err.startswith("ctxlab replay: ")
-    else:
+    elif as_json:
         assert json.loads(out.splitlines()[-1])["type"] == "run_end"
+    else:
+        assert "run end: ok" in out.splitlines()[-1]
