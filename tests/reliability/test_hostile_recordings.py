@@ -77,6 +77,14 @@ HOSTILE = {
         [json.dumps(row) for row in rows(CLAUDE)[:3]]
         + ['{"type": "user", "uuid": "deep", "message": {"content": ' + DEEP + "}}"]
         + [json.dumps(row) for row in rows(CLAUDE)[3:]], "nested too deeply"),
+    "the first line nested 1,000 deep": (
+        ['{"type": "user", "uuid": "deep", "message": {"content": ' + DEEP + "}}"]
+        + [json.dumps(row) for row in rows(CLAUDE)], "line 1 is nested too deeply"),
+    "a line nested 300 deep (it parses)": (
+        [json.dumps(row) for row in rows(CLAUDE)[:3]]
+        + ['{"type": "user", "uuid": "d", "message": {"content": ' + "[" * 300 + "]" * 300
+           + "}}"] + [json.dumps(row) for row in rows(CLAUDE)[3:]],
+        "nested more than 200 levels deep"),
     "a codex line nested 1,000 deep": (
         [json.dumps(row) for row in rows(CODEX)] + ['{"type": "event_msg", "payload": '
                                                     + DEEP + "}"], "nested too deeply"),
