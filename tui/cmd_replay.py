@@ -86,8 +86,15 @@ def workdir(args: argparse.Namespace) -> Path:
                           "nothing is written next to a session file")
     if chosen.is_file():
         raise ConfigError(f"--workdir {args.workdir}: is a file")
+    if chosen.exists() and not chosen.is_dir():  # a FIFO, a device, a socket
+        raise ConfigError(f"--workdir {args.workdir}: is not a directory")
     if chosen.is_dir() and any(chosen.iterdir()) and not (chosen / ".replay").is_dir():
         raise ConfigError(f"--workdir {args.workdir}: is not empty and not a replay folder")
+    try:  # now, so a folder that cannot be made is one line, not a traceback mid-replay
+        chosen.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise ConfigError(f"--workdir {args.workdir}: cannot be created "
+                          f"({exc.strerror or exc})") from None
     return chosen
 
 

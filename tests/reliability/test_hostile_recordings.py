@@ -206,6 +206,23 @@ def test_lone_surrogates_in_a_recording_replay_to_the_end(tmp_path, capsys, mode
         assert "\\ud800" in summary.read_bytes().decode("utf-8")
 
 
+@pytest.mark.parametrize("case", ["a FIFO", "under a file"])
+def test_a_workdir_that_cannot_be_a_folder_is_one_line(tmp_path, capsys, case):
+    if case == "a FIFO":
+        work = tmp_path / "w"
+        os.mkfifo(work)
+        words = "is not a directory"
+    else:
+        (tmp_path / "f").write_text("mine")
+        work = tmp_path / "f" / "w"
+        words = "cannot be created (Not a directory)"
+    code = main_within(["replay", str(CODEX), "--headless", "--workdir", str(work)],
+                       fifos=(work,))
+    out, err = capsys.readouterr()
+    assert code == 2 and out == ""
+    assert err == f"ctxlab replay: --workdir {work}: {words}\n"
+
+
 # -- any value anywhere ------------------------------------------------------------------------
 
 VALUES = st.one_of(st.none(), st.booleans(), st.integers(), st.floats(allow_nan=False),
