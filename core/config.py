@@ -14,6 +14,8 @@ from typing import Any
 
 from core.untrusted import MAX_DEPTH, UntrustedFileError, read_limited, too_deep
 
+MAX_SETTING = 10**12  # more chars, tokens or messages than any context holds
+
 
 class ConfigError(ValueError):
     """A setting has a bad value; the message names the key."""
@@ -62,6 +64,8 @@ class Thresholds:
                 raise ConfigError(f"{f.name}: must be an integer, got {value!r}")
             if value < 0 or (value == 0 and f.name not in {"keep_recent", "max_reactive_retries"}):
                 raise ConfigError(f"{f.name}: must be positive, got {value!r}")
+            if value > MAX_SETTING:  # every limit is turned into a float somewhere
+                raise ConfigError(f"{f.name}: must be at most {MAX_SETTING:,}")
         if self.max_messages < self.snip_head + 2:
             raise ConfigError(
                 f"max_messages: must be at least snip_head + 2 ({self.snip_head + 2}),"

@@ -77,6 +77,8 @@ BAD_TOML = {
                                      "is nested too deeply to read"),
     "inline tables nested 100,000 deep": (_toml("a = " + "{b = " * DEEP + "1" + "}" * DEEP
                                                 + "\n"), "is nested too deeply to read"),
+    "a context_limit of 400 digits": (_toml("context_limit = 1" + "0" * 400 + "\n"),
+                                     "context_limit: must be at most 1,000,000,000,000"),
     "a FIFO": NOT_FILES["a FIFO"],
     "a link to /dev/zero": NOT_FILES["a link to /dev/zero"],
 }
