@@ -12,6 +12,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from core.untrusted import MAX_DEPTH, UntrustedFileError, read_limited, too_deep
+
+MAX_SETTING = 10**12  # more chars, tokens or messages than any context holds
+
 
 class ConfigError(ValueError):
     """A setting has a bad value; the message names the key."""
@@ -60,6 +64,8 @@ class Thresholds:
                 raise ConfigError(f"{f.name}: must be an integer, got {value!r}")
             if value < 0 or (value == 0 and f.name not in {"keep_recent", "max_reactive_retries"}):
                 raise ConfigError(f"{f.name}: must be positive, got {value!r}")
+            if value > MAX_SETTING:  # every limit is turned into a float somewhere
+                raise ConfigError(f"{f.name}: must be at most {MAX_SETTING:,}")
         if self.max_messages < self.snip_head + 2:
             raise ConfigError(
                 f"max_messages: must be at least snip_head + 2 ({self.snip_head + 2}),"
@@ -89,15 +95,42 @@ def thresholds_from_mapping(data: dict[str, Any], base: Thresholds | None = None
         raise ConfigError(f"{source}: {exc}") from None
 
 
-def load_toml(workspace: Path) -> dict[str, Any]:
-    """Read ``ctxlab.toml`` from the workspace (empty when absent)."""
+MAX_TOML_BYTES = 1_000_000  # a settings file; anything larger is not one
+
+
+def has_toml(workspace: Path) -> bool:
+    """Is there anything called ``ctxlab.toml`` in the workspace? (A FIFO or a directory
+    counts: :func:`load_toml` then refuses it by name rather than skipping it unseen.)"""
     path = workspace / "ctxlab.toml"
-    if not path.is_file():
+    return path.exists() or path.is_symlink()
+
+
+def load_toml(workspace: Path) -> dict[str, Any]:
+    """Read ``ctxlab.toml`` from the workspace (empty when absent).
+
+    It is a file someone else may have written, so every failure is one
+    :class:`ConfigError` naming it: not a regular file (a FIFO would hang the read,
+    ``/dev/zero`` fill memory), over 1 MB, not UTF-8, not TOML, or nested so deeply that
+    the parser runs out of stack — which used to surface as a ``RecursionError`` blamed on
+    whatever file the command was given.
+    """
+    path = workspace / "ctxlab.toml"
+    if not has_toml(workspace):
         return {}
     try:
-        return tomllib.loads(path.read_text(encoding="utf-8"))
-    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+        text = read_limited(path, MAX_TOML_BYTES).decode("utf-8")
+        data = tomllib.loads(text)
+    except UntrustedFileError as exc:
+        raise ConfigError(str(exc)) from None
+    except UnicodeDecodeError as exc:
+        raise ConfigError(f"{path}: is not UTF-8 text (byte {exc.start})") from None
+    except (RecursionError, MemoryError):
+        raise ConfigError(f"{path}: is nested too deeply to read") from None
+    except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"{path}: {exc}") from None
+    if too_deep(data, MAX_DEPTH):
+        raise ConfigError(f"{path}: is nested more than {MAX_DEPTH} levels deep")
+    return data
 
 
 def resolve_thresholds(workspace: Path | None = None, flags: dict[str, Any] | None = None,
@@ -110,11 +143,11 @@ def resolve_thresholds(workspace: Path | None = None, flags: dict[str, Any] | No
     None when neither a ``ctxlab.toml`` nor a flag has anything to say: the session then
     applies the scenario's own budget, which follows the scenario when it is changed.
     """
-    has_toml = workspace is not None and (workspace / "ctxlab.toml").is_file()
-    if not flags and not has_toml:
+    toml = workspace is not None and has_toml(workspace)
+    if not flags and not toml:
         return None
     base = scenario_thresholds(budget, budget_source)
-    if has_toml:
+    if toml:
         assert workspace is not None
         return load_thresholds(workspace, flags, base)
     return thresholds_from_mapping(flags or {}, base, source="command line")

@@ -181,13 +181,12 @@ def thresholds_from_args(args: argparse.Namespace, workspace: Path | None,
     """The scenario's teaching budget, then a ``ctxlab.toml`` in the workspace, then flags —
     each layer changing only the keys it names (as ``ctxlab run`` does); None when no layer
     beyond the scenario's own has anything to say."""
-    from core.config import resolve_thresholds
+    from core.config import has_toml, resolve_thresholds
     from core.scenarios import find_scenario
     from tui.flags import threshold_overrides
 
     overrides = threshold_overrides(args)
-    has_toml = workspace is not None and (workspace / "ctxlab.toml").is_file()
-    if not overrides and not has_toml:
+    if not overrides and not (workspace is not None and has_toml(workspace)):
         return None  # let the scenario's own teaching budget apply (no scenario lookup)
     found = find_scenario(scenario) if scenario else None
     return resolve_thresholds(workspace, overrides, found.thresholds if found else None,

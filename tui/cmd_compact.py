@@ -27,11 +27,13 @@ from core.messages import HistoryError, message_text, validate_pairs
 from core.providers.base import ProviderError
 from core.providers.registry import provider_names
 from core.session import history_from_document
+from core.untrusted import UntrustedFileError, read_limited
 from tui.flags import add_break_flag, add_threshold_flags, threshold_overrides
 
 PROG = "ctxlab compact"
 USAGE_ERROR = 2  # bad input, bad flag, bad setting: the user can fix it
 RUN_ERROR = 1  # the input was fine but the run failed (disk, provider)
+MAX_INPUT_BYTES = 256_000_000  # a history read whole; larger is no history to compact here
 
 # (flag, Thresholds field): the contract's threshold flags, in its order.
 
@@ -137,12 +139,10 @@ def _reject_constant(name: str) -> Any:
 
 def load_history(path: Path, shown: str) -> list[dict[str, Any]]:
     """Read and check the input, naming the file (and the message) in every complaint."""
-    try:
-        raw = path.read_bytes()
-    except FileNotFoundError:
-        raise InputError(f"{shown}: no such file") from None
-    except OSError as exc:
-        raise InputError(f"{shown}: cannot read: {_os_reason(exc)}") from None
+    try:  # never blocks on a FIFO, never reads /dev/zero until memory runs out
+        raw = read_limited(path, MAX_INPUT_BYTES, label=shown)
+    except UntrustedFileError as exc:
+        raise InputError(str(exc)) from None
     try:
         text = raw.decode("utf-8-sig")
     except UnicodeDecodeError as exc:

@@ -21,14 +21,16 @@ from typing import Any
 
 from core.config import ConfigError, Thresholds, thresholds_from_mapping
 from core.events import Emitter, Event
+from core.replay.model import MAX_STEP_WAIT
 from tui.cmd_run import JsonSink, LogSink, add_common_flags, describe_event
-from tui.flags import add_threshold_flags, threshold_overrides
+from tui.flags import Checked, add_threshold_flags, integer, number, threshold_overrides
 
 PROG = "ctxlab replay"
 EXIT_USAGE = 2
 EXIT_FAILED = 1
 FORMAT_CHOICES = ("auto", "claude-code", "codex", "messages", "requests")
 WORKBENCH_SPEED = 1.0  # requests per second when the workbench opens without --speed
+MIN_SPEED = 1 / MAX_STEP_WAIT  # slower, a step would wait minutes (1e-300: forever)
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -43,13 +45,15 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                         help="where ctxlab's archive goes (default: a fresh temporary folder)")
     parser.add_argument("--provider", choices=("offline", "anthropic"), default="offline",
                         help="who writes ctxlab's summaries (default: offline)")
-    parser.add_argument("--context-limit-tokens", type=int, default=None, metavar="N",
+    parser.add_argument("--context-limit-tokens", action=Checked, check=integer(),
+                        default=None, metavar="N",
                         help="the context limit in tokens, converted to chars with the "
                              "session's measured chars-per-token ratio")
-    parser.add_argument("--speed", type=float, default=None, metavar="REQ/S",
-                        help="requests per second (0: as fast as possible; default 0 "
-                             f"headless, {WORKBENCH_SPEED:g} in the workbench)")
-    parser.add_argument("--max-mb", type=float, default=None, metavar="MB",
+    parser.add_argument("--speed", action=Checked, check=number(), default=None, metavar="REQ/S",
+                        help="requests per second (0: as fast as possible; else at least "
+                             f"{MIN_SPEED:g}; default 0 headless, {WORKBENCH_SPEED:g} in the "
+                             "workbench)")
+    parser.add_argument("--max-mb", action=Checked, check=number(), default=None, metavar="MB",
                         help="refuse larger files (default 64)")
     add_common_flags(parser)
     add_threshold_flags(parser)
@@ -82,8 +86,15 @@ def workdir(args: argparse.Namespace) -> Path:
                           "nothing is written next to a session file")
     if chosen.is_file():
         raise ConfigError(f"--workdir {args.workdir}: is a file")
+    if chosen.exists() and not chosen.is_dir():  # a FIFO, a device, a socket
+        raise ConfigError(f"--workdir {args.workdir}: is not a directory")
     if chosen.is_dir() and any(chosen.iterdir()) and not (chosen / ".replay").is_dir():
         raise ConfigError(f"--workdir {args.workdir}: is not empty and not a replay folder")
+    try:  # now, so a folder that cannot be made is one line, not a traceback mid-replay
+        chosen.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise ConfigError(f"--workdir {args.workdir}: cannot be created "
+                          f"({exc.strerror or exc})") from None
     return chosen
 
 
@@ -93,6 +104,9 @@ def run(args: argparse.Namespace) -> int:
 
     if args.speed is not None and args.speed < 0:
         return fail("--speed: must be 0 or more")
+    if args.speed and args.speed < MIN_SPEED:
+        return fail(f"--speed {args.speed:g}: must be 0 (as fast as possible) or at least "
+                    f"{MIN_SPEED:g} (one request every {1 / MIN_SPEED:g} s)")
     if args.max_mb is not None and args.max_mb <= 0:
         return fail("--max-mb: must be positive")
     try:
@@ -210,7 +224,8 @@ class ReplayLogSink(LogSink):
         if event.type == "error":
             self.last_error = event.message  # type: ignore[attr-defined]
         line = describe_replay(event)
-        if line:
+        if line:  # text from the recording may hold lone surrogates: shown as escapes
+            line = line.encode("utf-8", "backslashreplace").decode("utf-8")
             self.console.print(f"[{event.t:7.2f}s] ", end="", style="dim")
             style = "bold yellow" if event.type == "stage" and event.by != "ctxlab" else \
                 self.STYLES.get(event.type, "")  # type: ignore[attr-defined]

@@ -4,7 +4,8 @@
 from __future__ import annotations
 
 import argparse
-from collections.abc import Sequence
+import math
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from core.compact.context import BREAK_SWITCHES
@@ -34,6 +35,63 @@ def add_break_flag(parser: argparse.ArgumentParser, help: str = BREAK_HELP,
     parser.add_argument("--break", action=BreakSwitch, dest="breaks", metavar="NAME",
                         default=[] if default is None else default, help=help)
 
+MAX_COUNT = 10**12  # more chars, tokens or messages than any context: past it, int → float
+# conversions overflow (a 400-digit --context-limit-tokens used to end in OverflowError)
+
+
+def integer(limit: int = MAX_COUNT) -> Callable[[str], int]:
+    """A whole number within ±``limit`` (:class:`Checked`'s ``check``).
+
+    The sign is left to the command's own check, which names the setting it breaks; this
+    only keeps out what no check downstream can handle — a 400-digit number, ``1e400``.
+    """
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise ValueError("not a whole number") from None
+        if abs(value) > limit:
+            raise ValueError(f"must be at most {limit:,}")
+        return value
+    return parse
+
+
+def number(limit: float = 1e6) -> Callable[[str], float]:
+    """A finite number within ±``limit`` (never ``nan`` or ``inf``, which every comparison
+    lets through and every conversion to an int refuses)."""
+    def parse(text: str) -> float:
+        try:
+            value = float(text)
+        except ValueError:
+            raise ValueError("not a number") from None
+        if not math.isfinite(value):
+            raise ValueError("must be a finite number")
+        if abs(value) > limit:
+            raise ValueError(f"must be at most {limit:,g}")
+        return value
+    return parse
+
+
+class Checked(argparse.Action):
+    """A flag whose value goes through ``check``; a refused value is a one-line usage error
+    (exit 2) naming the flag, like ``--break`` and every other check of the commands."""
+
+    def __init__(self, option_strings: Sequence[str], dest: str,
+                 check: Callable[[str], Any], **kwargs: Any) -> None:
+        self.check = check
+        super().__init__(option_strings, dest, **kwargs)
+
+    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace,
+                 values: str | Sequence[Any] | None, option_string: str | None = None) -> None:
+        text = str(values)
+        try:
+            value = self.check(text)
+        except ValueError as exc:
+            shown = text if len(text) <= 24 else text[:20] + "…"
+            parser.exit(EXIT_USAGE, f"{parser.prog}: {option_string} {shown}: {exc}\n")
+        setattr(namespace, self.dest, value)
+
+
 THRESHOLD_FLAGS: tuple[tuple[str, str], ...] = (
     ("--context-limit", "context_limit"),
     ("--batch-limit", "batch_limit"),
@@ -48,8 +106,8 @@ THRESHOLD_FLAGS: tuple[tuple[str, str], ...] = (
 def add_threshold_flags(parser: argparse.ArgumentParser) -> None:
     defaults = Thresholds()
     for flag, key in THRESHOLD_FLAGS:
-        parser.add_argument(flag, type=int, dest=key, default=None, metavar="N",
-                            help=f"default {getattr(defaults, key)}")
+        parser.add_argument(flag, action=Checked, check=integer(), dest=key, default=None,
+                            metavar="N", help=f"default {getattr(defaults, key)}")
 
 
 def threshold_overrides(args: argparse.Namespace) -> dict[str, Any]:
@@ -64,17 +122,21 @@ def add_api_flags(parser: argparse.ArgumentParser) -> None:
     api = parser.add_argument_group("the API's context management (anthropic provider)")
     api.add_argument("--api-context-editing", action="store_true",
                      help="clear old tool results server-side (clear_tool_uses_20250919)")
-    api.add_argument("--api-clear-trigger", type=int, metavar="TOKENS",
+    api.add_argument("--api-clear-trigger", action=Checked, check=integer(),
+                     metavar="TOKENS",
                      help="input tokens that trigger clearing (default 100000)")
-    api.add_argument("--api-clear-keep", type=int, metavar="N",
+    api.add_argument("--api-clear-keep", action=Checked, check=integer(),
+                     metavar="N",
                      help="most recent tool uses never cleared (default 3)")
-    api.add_argument("--api-clear-at-least", type=int, metavar="TOKENS",
+    api.add_argument("--api-clear-at-least", action=Checked, check=integer(),
+                     metavar="TOKENS",
                      help="clear nothing unless at least this many tokens go")
     api.add_argument("--api-exclude-tool", action="append", metavar="NAME",
                      help="a tool whose results are never cleared (repeatable)")
     api.add_argument("--api-compaction", action="store_true",
                      help="let the server summarise the history (compact_20260112)")
-    api.add_argument("--api-compaction-trigger", type=int, metavar="TOKENS",
+    api.add_argument("--api-compaction-trigger", action=Checked, check=integer(),
+                     metavar="TOKENS",
                      help="input tokens that trigger compaction (default 150000, min 50000)")
     api.add_argument("--api-compaction-pause", action="store_true",
                      help="pause after compacting (pause_after_compaction)")

@@ -40,5 +40,7 @@ def load_recording(path: Path | str, fmt: str = "auto", max_bytes: int = MAX_BYT
         recording = LOADERS[fmt](path, text)
     if not recording.exchanges:
         why = f"; {recording.summary_line()}" if recording.lines_total else ""
+        first = next((n for n in recording.notices if n.kind == "malformed"), None)
+        why += f" (first: {first.message.removesuffix('; skipped')})" if first else ""
         raise ReplayError(f"{path}: no model request found as {fmt}{why}")
     return recording

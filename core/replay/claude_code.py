@@ -22,16 +22,19 @@ and sidechain lines, lines of abandoned branches, and any type not listed here.
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any
 
 from core.messages import message_text
 from core.replay.model import Compaction, Recording
-from core.replay.reading import Line, jsonl_objects
+from core.replay.reading import Line, jsonl_objects, skip
+from core.replay.shape import content_problem, text_or_none, usage_problem
 from core.replay.steps import StepBuilder
 
 AGENT = "claude-code"
 MAIN_TYPES = frozenset({"user", "assistant"})
+TRIGGER = re.compile(r"[a-z][a-z0-9_]{0,31}")
 KNOWN_SKIPPED = frozenset({"progress", "file-history-snapshot", "queue-operation", "summary",
                            "attachment", "custom-title", "last-prompt"})
 
@@ -67,6 +70,9 @@ def load(path: Path, text: str) -> Recording:
         data = line.data
         uuid = data.get("uuid")
         if isinstance(uuid, str):
+            if uuid in nodes:
+                recording.note("duplicate-uuid", f"line {line.number} reuses the uuid of line "
+                               f"{nodes[uuid].number}; the later line is kept", line.number)
             nodes[uuid] = line
         kind = data.get("type") if isinstance(data.get("type"), str) else None
         if not isinstance(uuid, str):
@@ -126,8 +132,9 @@ def main_chain(leaf: Line, nodes: dict[str, Line], recording: Recording,
         _depth(uuid, nodes, depth)
     candidates = [u for u in nodes if str(nodes[u].data.get("type")) in MAIN_TYPES
                   and bool(nodes[u].data.get("isSidechain")) == sidechain]
-    best = max(candidates, key=lambda u: (depth[u], nodes[u].number))
-    if depth[best] > len(chain):
+    # None at all when a later line of another kind took the leaf's uuid: keep the leaf's.
+    best = max(candidates, key=lambda u: (depth[u], nodes[u].number), default=None)
+    if best is not None and depth[best] > len(chain):
         chain, _ = _walk(nodes[best], nodes)
     recording.note("broken-chain", f"the parent chain is broken at line {chain[0].number} "
                    f"(its parent {missing[:8]}… is not in the file): following the longest "
@@ -172,6 +179,18 @@ def _mapping(value: Any) -> dict[str, Any]:
     return value if isinstance(value, dict) else {}
 
 
+def _trigger(value: Any) -> str:
+    """The recorded trigger (``auto``, ``manual``) when it is a plain word, else ``auto``:
+    it names the stage and the summary file, so a path or a space never gets through."""
+    return value if isinstance(value, str) and TRIGGER.fullmatch(value) else "auto"
+
+
+def _problem(message: dict[str, Any]) -> str | None:
+    """Why a conversation line's ``message`` cannot be replayed (wrong field types)."""
+    return content_problem(message.get("content"), "message.content") or \
+        usage_problem(message.get("usage"), "message.usage")
+
+
 def _build(chain: list[Line], recording: Recording, sidechain: bool = False) -> None:
     steps = StepBuilder(recording)
     compaction: Compaction | None = None
@@ -179,22 +198,26 @@ def _build(chain: list[Line], recording: Recording, sidechain: bool = False) -> 
         data = line.data
         kind = data.get("type") if isinstance(data.get("type"), str) else None
         message = data.get("message") if isinstance(data.get("message"), dict) else {}
-        if kind == "system" and data.get("subtype") == "compact_boundary":
+        stamp = text_or_none(data.get("timestamp"))
+        problem = _problem(message) if kind in MAIN_TYPES else None
+        if problem:
+            skip(recording, line.number, f"line {line.number}: {problem}; skipped")
+        elif kind == "system" and data.get("subtype") == "compact_boundary":
             meta = _mapping(data.get("compactMetadata"))
             pre = meta.get("preTokens")
             compaction = steps.compaction(Compaction(
-                by=AGENT, trigger=str(meta.get("trigger") or "auto"),
+                by=AGENT, trigger=_trigger(meta.get("trigger")),
                 pre_tokens=pre if isinstance(pre, int) else None,
-                line=line.number, timestamp=data.get("timestamp")))
+                line=line.number, timestamp=stamp))
         elif kind == "system" and data.get("subtype") == "microcompact_boundary":
             meta = _mapping(data.get("microcompactMetadata"))
             ids = meta.get("compactedToolIds")
             pre = meta.get("preTokens")
             steps.compaction(Compaction(
-                by=AGENT, trigger=str(meta.get("trigger") or "auto"),
+                by=AGENT, trigger=_trigger(meta.get("trigger")),
                 pre_tokens=pre if isinstance(pre, int) else None,
                 cleared=[i for i in ids if isinstance(i, str)] if isinstance(ids, list) else [],
-                line=line.number, timestamp=data.get("timestamp")))
+                line=line.number, timestamp=stamp))
         elif kind not in MAIN_TYPES or data.get("isMeta"):
             recording.skipped[_skip_kind(data, sidechain=sidechain)] += 1
         elif kind == "user" and data.get("isCompactSummary"):
@@ -212,8 +235,9 @@ def _build(chain: list[Line], recording: Recording, sidechain: bool = False) -> 
             content = message.get("content")
             steps.assistant(content if isinstance(content, list) else
                             [{"type": "text", "text": str(content or "")}],
-                            message_id=message.get("id"), usage=message.get("usage"),
-                            model=message.get("model"), line=line.number,
-                            stop_reason=message.get("stop_reason"),
-                            timestamp=data.get("timestamp"))
+                            message_id=text_or_none(message.get("id")),
+                            usage=message.get("usage"),
+                            model=text_or_none(message.get("model")), line=line.number,
+                            stop_reason=text_or_none(message.get("stop_reason")),
+                            timestamp=stamp)
     steps.finish()

@@ -26,7 +26,8 @@ from pathlib import Path
 from typing import Any
 
 from core.replay.model import Compaction, Recording
-from core.replay.reading import jsonl_objects
+from core.replay.reading import jsonl_objects, skip
+from core.replay.shape import text_or_none, usage_problem
 from core.replay.steps import StepBuilder
 
 AGENT = "codex"
@@ -45,6 +46,9 @@ def usage_of(info: Any) -> dict[str, Any] | None:
     last = info.get("last_token_usage") if isinstance(info, dict) else None
     if not isinstance(last, dict):
         return None
+    problem = usage_problem(last, "info.last_token_usage")
+    if problem:
+        raise BadLine(problem)
     number = lambda key: last.get(key) if isinstance(last.get(key), int) else 0  # noqa: E731
     cached = number("cached_input_tokens")
     return {"input_tokens": max(number("input_tokens") - cached, 0),
@@ -53,13 +57,22 @@ def usage_of(info: Any) -> dict[str, Any] | None:
             "reasoning_output_tokens": number("reasoning_output_tokens")}
 
 
+class BadLine(ValueError):
+    """A line with a field of the wrong type: it is skipped with this reason."""
+
+
 def _text(parts: Any, *kinds: str) -> str:
     if isinstance(parts, str):
         return parts
     if not isinstance(parts, list):
         return ""
-    return "\n".join(p.get("text", "") for p in parts
-                     if isinstance(p, dict) and p.get("type") in kinds and p.get("text"))
+    found = [p for p in parts if isinstance(p, dict) and p.get("type") in kinds
+             and p.get("text")]
+    for part in found:
+        if not isinstance(part["text"], str):
+            raise BadLine(f"a {part['type']} part's text is a {type(part['text']).__name__}, "
+                          "not text")
+    return "\n".join(part["text"] for part in found)
 
 
 def _image(part: dict[str, Any]) -> dict[str, Any]:
@@ -78,8 +91,10 @@ def _user_blocks(content: Any) -> list[dict[str, Any]]:
             continue
         if part.get("type") == "input_image":
             blocks.append(_image(part))
+        elif isinstance(part.get("text"), str) and part["text"]:
+            blocks.append({"type": "text", "text": part["text"]})
         elif part.get("text"):
-            blocks.append({"type": "text", "text": str(part["text"])})
+            raise BadLine(f"a user part's text is a {type(part['text']).__name__}, not text")
     return blocks
 
 
@@ -111,34 +126,51 @@ def load(path: Path, text: str) -> Recording:
         kind, payload = line.data.get("type"), line.data.get("payload")
         kind = kind if isinstance(kind, str) else repr(kind)
         payload = payload if isinstance(payload, dict) else {}
-        stamp = line.data.get("timestamp")
-        if kind == "session_meta":
-            if isinstance(payload.get("instructions"), str):
-                system.append(payload["instructions"])
-        elif kind == "turn_context":
-            model = payload.get("model") if isinstance(payload.get("model"), str) else model
-        elif kind == "event_msg" and payload.get("type") == "token_count":
-            usage = usage_of(payload.get("info"))
-            last_usage = usage or last_usage
-            steps.close_reply(usage)
-        elif kind == "event_msg":
-            recording.skipped[f"event_msg:{payload.get('type')}"] += 1
-        elif kind == "compacted":
-            summary = str(payload.get("message") or "")
-            pre = None if last_usage is None else (
-                last_usage["input_tokens"] + last_usage["cache_read_input_tokens"])
-            steps.compaction(Compaction(
-                by=AGENT, trigger="auto", summary=summary, pre_tokens=pre,
-                kept=[{"role": "user", "content": summary}] if summary else [],
-                line=line.number, timestamp=stamp))
-        elif kind == "response_item":
-            _item(payload, steps, recording, system, model, line.number, stamp)
-        else:
-            recording.skipped[f"unknown type {kind!r}"] += 1
+        stamp = text_or_none(line.data.get("timestamp"))
+        try:
+            last_usage = _line(kind, payload, steps, recording, system, model, line.number,
+                               stamp, last_usage)
+        except BadLine as exc:
+            skip(recording, line.number, f"line {line.number}: {exc}; skipped")
+        if kind == "turn_context" and isinstance(payload.get("model"), str):
+            model = payload["model"]
     steps.finish()
     recording.system = "\n\n".join(system)
     recording.model = recording.model or model
     return recording
+
+
+def _line(kind: str, payload: dict[str, Any], steps: StepBuilder, recording: Recording,
+          system: list[str], model: str | None, number: int, stamp: str | None,
+          last_usage: dict[str, Any] | None) -> dict[str, Any] | None:
+    """One line into the steps; the last usage seen comes back (a compaction's size).
+    A field of the wrong type raises :class:`BadLine` before anything is added."""
+    if kind == "session_meta":
+        if isinstance(payload.get("instructions"), str):
+            system.append(payload["instructions"])
+    elif kind == "turn_context":
+        pass  # the model, read by the caller
+    elif kind == "event_msg" and payload.get("type") == "token_count":
+        usage = usage_of(payload.get("info"))
+        last_usage = usage or last_usage
+        steps.close_reply(usage)
+    elif kind == "event_msg":
+        recording.skipped[f"event_msg:{payload.get('type')}"] += 1
+    elif kind == "compacted":
+        summary = payload.get("message") or ""
+        if not isinstance(summary, str):
+            raise BadLine(f"the compacted message is a {type(summary).__name__}, not text")
+        pre = None if last_usage is None else (
+            last_usage["input_tokens"] + last_usage["cache_read_input_tokens"])
+        steps.compaction(Compaction(
+            by=AGENT, trigger="auto", summary=summary, pre_tokens=pre,
+            kept=[{"role": "user", "content": summary}] if summary else [],
+            line=number, timestamp=stamp))
+    elif kind == "response_item":
+        _item(payload, steps, recording, system, model, number, stamp)
+    else:
+        recording.skipped[f"unknown type {kind!r}"] += 1
+    return last_usage
 
 
 def _item(item: dict[str, Any], steps: StepBuilder, recording: Recording, system: list[str],
@@ -160,6 +192,8 @@ def _item(item: dict[str, Any], steps: StepBuilder, recording: Recording, system
     elif kind in ("function_call", "custom_tool_call", "local_shell_call"):
         raw = item.get("arguments", item.get("input", item.get("action")))
         name = item.get("name") or ("local_shell" if kind == "local_shell_call" else "tool")
+        if not isinstance(name, str):
+            raise BadLine(f"the call's name is a {type(name).__name__}, not text")
         use_id = str(item.get("call_id") or item.get("id") or f"call_line_{number}")
         key = "input" if kind == "custom_tool_call" else "arguments"
         reply([{"type": "tool_use", "id": use_id, "name": name,

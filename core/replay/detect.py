@@ -38,6 +38,8 @@ def detect(path: Path, text: str) -> str:
     if stripped.startswith("{") and first is None:
         try:
             whole = json.loads(stripped)
+        except (RecursionError, MemoryError):
+            return "messages"  # whose reader says it is nested too deeply
         except ValueError:
             whole = None
         if isinstance(whole, dict) and isinstance(whole.get("messages"), list):

@@ -15,19 +15,26 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from core.messages import system_text
 from core.replay.model import Recording, ReplayError
+from core.replay.shape import content_problem, system_of
 from core.replay.steps import StepBuilder
+from core.untrusted import MAX_DEPTH, too_deep
 
 
 def load(path: Path, text: str) -> Recording:
     try:
         data = json.loads(text)
+    except (RecursionError, MemoryError):
+        raise ReplayError(f"{path}: is nested too deeply to read") from None
     except ValueError as exc:
-        raise ReplayError(f"{path}: not valid JSON (line {exc.lineno}: {exc.msg})") from None
+        where = f"line {exc.lineno}: {exc.msg}" if hasattr(exc, "lineno") else str(exc)
+        raise ReplayError(f"{path}: not valid JSON ({where})") from None
+    if too_deep(data, MAX_DEPTH):
+        # Measuring and copying the history recurse; one document is one answer.
+        raise ReplayError(f"{path}: is nested more than {MAX_DEPTH} levels deep")
     recording = Recording(format="messages", path=path, agent="agent")
     if isinstance(data, dict):
-        recording.system = system_text(data.get("system"))
+        recording.system = system_of(data.get("system"))
         recording.model = data.get("model") if isinstance(data.get("model"), str) else None
         data = data.get("messages")
     if not isinstance(data, list):
@@ -42,13 +49,18 @@ def load(path: Path, text: str) -> Recording:
                            "message; skipped")
             recording.skipped["malformed"] += 1
             continue
-        recording.lines_read += 1
         content = message.get("content", "")
+        problem = content_problem(content, f"messages[{index}].content")
+        if problem:
+            recording.note("malformed", f"message {index}: {problem}; skipped")
+            recording.skipped["malformed"] += 1
+            continue
+        recording.lines_read += 1
         if role == "user":
             steps.user(content)
         else:
             steps.assistant(content if isinstance(content, list)
-                            else [{"type": "text", "text": str(content)}],
+                            else [{"type": "text", "text": content or ""}],
                             message_id=f"message-{index}")
     steps.finish()
     return recording

@@ -25,9 +25,9 @@ from pathlib import Path
 from typing import Any
 
 from core.measure import json_chars
-from core.messages import system_text
 from core.replay.model import Compaction, Exchange, Message, Recording
-from core.replay.reading import jsonl_objects
+from core.replay.reading import jsonl_objects, skip
+from core.replay.shape import content_problem, system_of, text_or_none, usage_problem
 
 
 def body_of(data: Any) -> tuple[dict[str, Any] | None, dict[str, Any] | None]:
@@ -45,6 +45,18 @@ def body_of(data: Any) -> tuple[dict[str, Any] | None, dict[str, Any] | None]:
 
 def looks_like(first: Any) -> bool:
     return body_of(first)[0] is not None
+
+
+def _problem(messages: list[Message], response: dict[str, Any] | None) -> str | None:
+    """Why a line cannot be replayed: a field of the wrong type in its request or response."""
+    for index, message in enumerate(messages):
+        problem = content_problem(message.get("content"), f"messages[{index}].content")
+        if problem:
+            return problem
+    if response is None:
+        return None
+    return content_problem(response.get("content"), "response.content") or \
+        usage_problem(response.get("usage"), "response.usage")
 
 
 def _extends(old: list[Message], new: list[Message]) -> bool:
@@ -74,8 +86,13 @@ def load(path: Path, text: str) -> Recording:
             recording.lines_read -= 1
             continue
         messages = [m for m in request["messages"] if isinstance(m, dict)]
+        problem = _problem(messages, response)
+        if problem:
+            skip(recording, line.number, f"line {line.number}: {problem}; skipped")
+            recording.lines_read -= 1
+            continue
         if not recording.system:
-            recording.system = system_text(request.get("system"))
+            recording.system = system_of(request.get("system"))
         if _extends(known, messages):
             new = messages[len(known):]
         else:
@@ -90,13 +107,13 @@ def load(path: Path, text: str) -> Recording:
         if response is not None and isinstance(response.get("content"), list):
             reply = {"role": "assistant", "content": response["content"]}
             usage = response.get("usage") if isinstance(response.get("usage"), dict) else None
-        model = (response or {}).get("model") or request.get("model")
+        model = text_or_none((response or {}).get("model") or request.get("model"))
         recording.model = recording.model or (model if isinstance(model, str) else None)
         stop = (response or {}).get("stop_reason")
         recording.steps.append(Exchange(input=new, reply=reply, usage=usage, model=model,
                                         stop_reason=stop if isinstance(stop, str) else None,
                                         sent=messages, line=line.number,
-                                        timestamp=line.data.get("timestamp")))
+                                        timestamp=text_or_none(line.data.get("timestamp"))))
         known = messages + ([reply] if reply else [])
         if usage:
             last_tokens = sum(v for k, v in usage.items()

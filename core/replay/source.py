@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import re
 import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -49,11 +50,12 @@ from core.events import (
 from core.measure import json_chars
 from core.messages import blocks, is_block, message_text, tool_names
 from core.providers.base import ProviderError
-from core.replay.model import Compaction, Exchange, Message, Recording
+from core.replay.model import MAX_STEP_WAIT, Compaction, Exchange, Message, Recording
 from core.replay.original import OriginalHistory, chars_per_token, context_tokens
 from core.replay.steps import merge_into
 
 SUMMARY_DIR = Path(".replay/compactions")
+SAFE_NAME = re.compile(r"[^A-Za-z0-9_-]")
 
 
 @dataclass
@@ -75,10 +77,12 @@ def effective_thresholds(options: ReplayOptions, ratio: float) -> Thresholds:
 
 
 def write_atomic(path: Path, text: str) -> None:
+    """Write ``text`` whole or not at all. A lone surrogate the recording spelt as a JSON
+    escape is written as its escape (``\\ud800``): the file stays UTF-8, the replay goes on."""
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+        with os.fdopen(fd, "w", encoding="utf-8", errors="backslashreplace") as handle:
             handle.write(text)
         os.replace(tmp, path)
     except BaseException:
@@ -148,8 +152,8 @@ class ReplaySource:
             await self._wake.wait()
         if self.paused and self._budget:
             self._budget -= 1
-        if self.speed > 0:
-            await self._sleep(1 / self.speed)
+        if self.speed > 0:  # a speed set from outside still never waits past the bound
+            await self._sleep(min(1 / self.speed, MAX_STEP_WAIT))
 
     # -- running ------------------------------------------------------------------------
 
@@ -275,7 +279,8 @@ class ReplaySource:
         files: tuple[str, ...] = ()
         self.compactions += 1
         if step.summary:
-            rel = SUMMARY_DIR / f"{self.compactions:03d}-{step.by}-{step.stage}.md"
+            name = SAFE_NAME.sub("_", f"{step.by}-{step.stage}")[:64]  # never a path
+            rel = SUMMARY_DIR / f"{self.compactions:03d}-{name}.md"
             write_atomic(self.options.workdir / rel, step.summary + "\n")
             files = (rel.as_posix(),)
         self._observe(Stage(stage=step.stage, by=step.by, before_chars=before_chars,

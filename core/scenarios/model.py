@@ -35,6 +35,7 @@ import yaml
 
 from core.config import THRESHOLD_KEYS
 from core.scenarios.safe_yaml import UnsafeYaml, check_events, check_plain
+from core.untrusted import UntrustedFileError, read_limited
 
 TOOL_NAMES = ("bash", "read_file", "write_file", "edit_file", "glob", "compact")
 SIDE_PURPOSES = ("summary", "select", "extract", "consolidate")
@@ -88,10 +89,17 @@ class Scenario:
         return sum(len(s.turns) for s in self.sessions)
 
 
+MAX_SCENARIO_BYTES = 8_000_000  # the bundled scenarios are under 20 kB; a file read whole
+
+
 def load_scenario(path: Path) -> Scenario:
+    """Read and parse a scenario file, refusing what is no file before reading anything:
+    a FIFO would hang the read forever and ``/dev/zero`` fill memory (one line each)."""
     try:
-        text = Path(path).read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
+        text = read_limited(path, MAX_SCENARIO_BYTES).decode("utf-8")
+    except UntrustedFileError as exc:
+        raise ScenarioError(str(exc)) from None
+    except UnicodeDecodeError as exc:
         raise ScenarioError(f"{path}: cannot read: {exc}") from None
     return parse_scenario(text, str(path))
 
