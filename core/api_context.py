@@ -35,6 +35,15 @@ DEFAULT_CLEAR_TRIGGER = 100_000  # input tokens
 DEFAULT_CLEAR_KEEP = 3  # tool uses
 DEFAULT_COMPACTION_TRIGGER = 150_000  # input tokens
 MIN_COMPACTION_TRIGGER = 50_000
+MAX_COUNT = 10**12  # more tokens than any model takes; past it a value is a typo or an attack
+
+
+def shown(value: object, limit: int = 40) -> str:
+    """A setting's value for a message: a 400-digit number is cut, not printed whole."""
+    if isinstance(value, int) and not isinstance(value, bool) and abs(value) > MAX_COUNT:
+        return "a number of more than 13 digits"
+    text = repr(value)
+    return text if len(text) <= limit else text[: limit - 1] + "…"
 TRIGGER_UNITS = ("input_tokens", "tool_uses")
 
 
@@ -107,10 +116,10 @@ class ApiContext:
         if self.compaction is not None:
             trigger = self.compaction.trigger
             if isinstance(trigger, bool) or not isinstance(trigger, int) \
-                    or trigger < MIN_COMPACTION_TRIGGER:
+                    or not MIN_COMPACTION_TRIGGER <= trigger <= MAX_COUNT:
                 raise ConfigError(
                     f"api compaction trigger: must be at least {MIN_COMPACTION_TRIGGER:,} input"
-                    f" tokens (the API's minimum), got {trigger!r}")
+                    f" tokens (the API's minimum) and at most {MAX_COUNT:,}, got {shown(trigger)}")
             instructions = self.compaction.instructions
             if instructions is not None and not str(instructions).strip():
                 raise ConfigError("api compaction instructions: must not be empty")
@@ -125,9 +134,10 @@ class ApiContext:
                 if value is None and name == "clear_at_least":
                     continue
                 if isinstance(value, bool) or not isinstance(value, int) or value < 0 \
-                        or (value == 0 and name != "keep"):
+                        or (value == 0 and name != "keep") or value > MAX_COUNT:
                     raise ConfigError(
-                        f"api context editing {name}: must be a positive integer, got {value!r}")
+                        f"api context editing {name}: must be a positive integer up to "
+                        f"{MAX_COUNT:,}, got {shown(value)}")
         if self.clear_thinking is not None and not self.thinking:
             raise ConfigError(
                 "api clear_thinking: needs extended thinking, which ctxlab's main calls do not"

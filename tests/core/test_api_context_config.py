@@ -42,6 +42,9 @@ def test_a_flag_changes_one_key_of_its_table():
     ({"cache": "yes"}, "true or false"),
     ({"speed": 1}, "unknown setting api"),
     ({"compaction": 5}, "table or true/false"),
+    ({"compaction": {"trigger": 10**400}}, "at most 1,000,000,000,000, got a number of more"),
+    ({"context_editing": {"trigger": 10**5000}}, "up to 1,000,000,000,000, got a number of"),
+    ({"context_editing": {"keep": -(10**400)}}, "positive integer"),
 ])
 def test_bad_settings_name_their_key(data, words):
     with pytest.raises(ConfigError, match=words):
