@@ -138,7 +138,11 @@ def _env_name(name: str) -> str:
 
 def _workspace(args: argparse.Namespace, scenario: bool) -> Path:
     if args.workspace is not None:
-        return args.workspace.resolve()
+        workspace = args.workspace.resolve()
+        if workspace.exists() and not workspace.is_dir():
+            # a FIFO or a file there ended the run in "File exists" when the session was saved
+            raise ConfigError(f"--workspace {workspace}: not a folder")
+        return workspace
     if scenario:
         from tui.temp_workspaces import install_signal_cleanup, make_temp_workspace
 

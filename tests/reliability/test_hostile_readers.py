@@ -65,6 +65,22 @@ def test_a_scenario_that_is_a_fifo_or_dev_zero_is_one_line_at_once(tmp_path, cap
     assert not workspace.exists()
 
 
+@pytest.mark.parametrize("case", ["a FIFO", "a file"])
+def test_a_workspace_that_is_no_folder_is_one_line_at_once(tmp_path, capsys, case):
+    """Before: the run started, then ended in "[Errno 17] File exists" saving its session."""
+    workspace = tmp_path / "ws"
+    if case == "a FIFO":
+        os.mkfifo(workspace)
+    else:
+        workspace.write_text("mine\n", encoding="utf-8")
+    code = main_within(["run", "--headless", "--json", "--workspace", str(workspace),
+                        "--scenario", "refactor-auth"], fifos=(workspace,))
+    out, err = capsys.readouterr()
+    assert code == 2 and out == ""
+    assert err == f"ctxlab run: --workspace {workspace}: not a folder\n"
+    assert case == "a FIFO" or workspace.read_text(encoding="utf-8") == "mine\n"
+
+
 def _toml(text: str):
     def make(path: Path) -> Path:
         path.write_text(text, encoding="utf-8")
