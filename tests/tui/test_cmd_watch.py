@@ -117,6 +117,19 @@ def test_bad_options_get_one_line(argv, message, capsys):
     assert message in err and err.count("\n") == 1
 
 
+@pytest.mark.parametrize("upstream", [
+    "http://h:99999", "h:abc", "http://h:abc", "[::1", "http://[::1", "http://h:0",
+    "http://h:-1", "http://:80",
+])
+def test_an_upstream_that_is_no_usable_url_is_one_usage_line(upstream, capsys):
+    """Before, a port out of range or an unclosed IPv6 bracket ended in a ValueError
+    traceback from the URL parser."""
+    assert main(["watch", "--headless", "--upstream", upstream]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("ctxlab watch: --upstream") and err.count("\n") == 1
+    assert "Traceback" not in err
+
+
 def test_a_busy_port_gets_one_line(messages_server, tmp_path, capsys, monkeypatch):
     import socket
 
