@@ -26,7 +26,9 @@ from core.events import (
     WatchStart,
     dumps_event,
 )
+from core.harness_paths import HarnessPathError
 from core.watch.proxy import DEFAULT_UPSTREAM
+from core.watch.recording import Recording
 from core.watch.source import WatchOptions, WatchSource
 
 LOCAL_HOSTS = ("127.0.0.1", "localhost", "::1")
@@ -161,11 +163,18 @@ def run(args: argparse.Namespace) -> int:
         print(f"ctxlab watch: warning: listening on {options.host}, not 127.0.0.1: anyone who "
               "can reach this port can send requests with the credentials of the clients "
               "that use it", file=sys.stderr)
+    if options.record:
+        try:  # a linked .ctxlab or .ctxlab/watch: one line before any proxying or UI
+            Recording(options.root).check()
+        except HarnessPathError as exc:
+            return fail(str(exc))
     if not args.headless:
         return open_workbench(options)
     emitter = Emitter(sinks=[_printer(args.json)])
     try:
         asyncio.run(serve(options, emitter))
+    except HarnessPathError as exc:  # planted after the check above
+        return fail(str(exc))
     except OSError as exc:
         return fail(f"cannot listen on {options.host}:{options.port}: {exc.strerror or exc}")
     except KeyboardInterrupt:

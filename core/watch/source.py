@@ -24,7 +24,7 @@ from core.events import Error, Event, RunEnd, WatchRequest, WatchResponse, Watch
 from core.watch import worker
 from core.watch.exchange import Exchange, is_messages_call, iso, response_event
 from core.watch.proxy import DEFAULT_UPSTREAM, WatchProxy
-from core.watch.recording import Recording, raw_record_line, recording_path
+from core.watch.recording import Recording, raw_record_line
 
 Emit = Callable[[Event], Any]
 KEEP_BODIES = 32  # request bodies kept for a viewer, newest first out of the window
@@ -51,7 +51,7 @@ class WatchSource:
     def __init__(self, options: WatchOptions) -> None:
         self.options = options
         self.name = "watch"
-        self.recording = Recording(recording_path(options.root)) if options.record else None
+        self.recording = Recording(options.root) if options.record else None
         self.proxy = WatchProxy(options.upstream, host=options.host, port=options.port,
                                 on_request=self._on_request, on_response=self._on_response,
                                 read_timeout=options.read_timeout)
@@ -68,6 +68,8 @@ class WatchSource:
         """Serve until cancelled; the proxy is closed on the way out, then ``run_end``."""
         self._emit = emit
         try:
+            if self.recording is not None:
+                self.recording.check()  # a planted link: refused before anything is proxied
             if not self._in_process:
                 try:  # start the child before the first body arrives
                     await self._child.start()

@@ -130,6 +130,24 @@ def test_an_upstream_that_is_no_usable_url_is_one_usage_line(upstream, capsys):
     assert "Traceback" not in err
 
 
+@pytest.mark.parametrize("planted", [".ctxlab", ".ctxlab/watch"])
+def test_a_linked_recording_folder_is_one_line_and_nothing_outside_is_written(
+        planted, messages_server, tmp_path, capsys, monkeypatch):
+    work, outside = tmp_path / "work", tmp_path / "outside"
+    (work / ".ctxlab").mkdir(parents=True)
+    outside.mkdir()
+    if planted == ".ctxlab":
+        (work / ".ctxlab").rmdir()
+    os.symlink(outside, work / planted)
+    monkeypatch.chdir(work)
+    assert main(["watch", "--headless", "--port", "0",
+                 "--upstream", messages_server.url]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("ctxlab watch: ") and "symbolic link" in err
+    assert err.count("\n") == 1
+    assert list(outside.iterdir()) == []
+
+
 def test_a_busy_port_gets_one_line(messages_server, tmp_path, capsys, monkeypatch):
     import socket
 
