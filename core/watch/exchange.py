@@ -58,9 +58,16 @@ def _error_text(error: dict[str, Any] | None) -> str | None:
 
 
 def _parse(raw: bytes) -> Any:
+    """The body as JSON; one that is not valid in its own encoding (a stray ``\\xff``) is
+    read with each bad byte as U+FFFD, so it is still measured (and, re-encoded, recorded)."""
     try:
         return json.loads(raw) if raw else None
-    except (ValueError, UnicodeDecodeError):
+    except UnicodeDecodeError:
+        try:
+            return json.loads(raw.decode(json.detect_encoding(raw), errors="replace"))
+        except ValueError:
+            return None
+    except ValueError:
         return None
 
 

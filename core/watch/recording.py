@@ -53,6 +53,17 @@ def raw_record_line(request_json: bytes, response: Any, **timing: Any) -> bytes:
     return b'{"request": ' + request + b", " + rest[1:].encode("utf-8") + b"\n"
 
 
+def utf8_body(raw: bytes) -> bytes:
+    """A JSON body that is not strict UTF-8 as UTF-8, each invalid byte (or lone surrogate)
+    U+FFFD. Such bytes can only stand inside strings of a body that parsed, so the result is
+    the same JSON object with those characters replaced."""
+    return raw.decode(json.detect_encoding(raw), errors="replace").encode("utf-8")
+
+
+REENCODED_NOTE = ("request re-encoded: the body was not valid UTF-8; each invalid byte is "
+                  "U+FFFD here (the upstream got it as sent)")
+
+
 class Recording:
     """An append-only requests-format file under ``root/.ctxlab/watch/``; safe to call from
     several threads."""

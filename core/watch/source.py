@@ -24,7 +24,7 @@ from core.events import Error, Event, RunEnd, WatchRequest, WatchResponse, Watch
 from core.watch import worker
 from core.watch.exchange import Exchange, is_messages_call, iso, response_event
 from core.watch.proxy import DEFAULT_UPSTREAM, WatchProxy
-from core.watch.recording import Recording, raw_record_line
+from core.watch.recording import REENCODED_NOTE, Recording, raw_record_line, utf8_body
 
 Emit = Callable[[Event], Any]
 KEEP_BODIES = 32  # request bodies kept for a viewer, newest first out of the window
@@ -60,7 +60,7 @@ class WatchSource:
         self._in_process = options.in_process
         self._child = worker.MeasuringProcess()
         self._emit: Emit = lambda event: None
-        self._recordable: dict[int, asyncio.Future[bool]] = {}
+        self._recordable: dict[int, asyncio.Future[str | None]] = {}
         self._order = asyncio.Lock()
         self._kept: OrderedDict[int, bytes] = OrderedDict()
 
@@ -93,7 +93,8 @@ class WatchSource:
 
     # -- measuring -------------------------------------------------------------------------
 
-    async def _measure(self, x: Exchange) -> tuple[WatchRequest, tuple[Event, ...], bool]:
+    async def _measure(self, x: Exchange
+                       ) -> tuple[WatchRequest, tuple[Event, ...], str | None]:
         # only what the request was: the proxy keeps appending response chunks to ``x``
         x = Exchange(id=x.id, method=x.method, path=x.path, body=x.body, started=x.started)
         if not self._in_process:
@@ -106,7 +107,7 @@ class WatchSource:
 
     # -- observers (called by the proxy) ---------------------------------------------------
 
-    def _recordable_future(self, x: Exchange) -> asyncio.Future[bool]:
+    def _recordable_future(self, x: Exchange) -> asyncio.Future[str | None]:
         return self._recordable.setdefault(x.id, asyncio.get_running_loop().create_future())
 
     async def _on_request(self, x: Exchange) -> None:
@@ -114,7 +115,7 @@ class WatchSource:
         self._kept[x.id] = x.body
         while len(self._kept) > KEEP_BODIES:
             self._kept.popitem(last=False)
-        recordable = False
+        recordable: str | None = None
         try:
             async with self._order:
                 event, stages, recordable = await self._measure(x)
@@ -136,10 +137,14 @@ class WatchSource:
             event = Error(message=f"watch: response {x.id} not recorded: {exc}", kind="watch")
         self._emit(event)
 
-    def _finish(self, x: Exchange, recordable: bool) -> WatchResponse:
+    def _finish(self, x: Exchange, recordable: str | None) -> WatchResponse:
         message, event = response_event(x)
         if self.recording is not None and is_messages_call(x.path) and recordable:
+            request, notes = x.body, []
+            if recordable == worker.REENCODED:
+                request, notes = utf8_body(x.body), [REENCODED_NOTE]
             self.recording.append(raw_record_line(
-                x.body, message, timestamp=iso(x.started), status=x.status,
-                duration_ms=event.duration_ms, ttfb_ms=event.ttfb_ms, error=event.error))
+                request, message, timestamp=iso(x.started), status=x.status,
+                duration_ms=event.duration_ms, ttfb_ms=event.ttfb_ms, error=event.error,
+                notes=notes or None))
         return event

@@ -38,16 +38,32 @@ class MeasureError(Exception):
     """The child could not measure one body (the child itself is fine)."""
 
 
-def recordable(raw: bytes, body: Any) -> bool:
-    """Can the raw body go into a JSONL line as it is? A UTF-8 JSON object can: a literal
-    newline in valid JSON is whitespace (strings cannot hold one), so it becomes a space."""
+RAW, REENCODED = "raw", "reencoded"
+
+
+def recordable(raw: bytes, body: Any) -> str | None:
+    """How the body goes into a JSONL line: :data:`RAW` (spliced as it is), :data:`REENCODED`
+    (see ``recording.utf8_body``) or ``None`` (not a JSON object: not recorded).
+
+    Only strict UTF-8 is spliced: Python's JSON reader also takes a lone surrogate spelt as
+    raw bytes (``\\xed\\xa0\\x80``), which would make the recording invalid UTF-8 and
+    ``ctxlab replay`` refuse it whole. A literal newline in valid JSON is whitespace
+    (strings cannot hold one), so it becomes a space."""
     import json
 
-    return isinstance(body, dict) and json.detect_encoding(raw) == "utf-8"
+    if not isinstance(body, dict):
+        return None
+    if json.detect_encoding(raw) == "utf-8":
+        try:
+            raw.decode("utf-8")
+            return RAW
+        except UnicodeDecodeError:
+            pass
+    return REENCODED
 
 
-def measure_raw(key: str, x: Exchange) -> tuple[WatchRequest, tuple[Event, ...], bool]:
-    """The request event, its client stages, and ``recordable`` (in whichever process)."""
+def measure_raw(key: str, x: Exchange) -> tuple[WatchRequest, tuple[Event, ...], str | None]:
+    """The request event, its client stages, and how it is recorded (in whichever process)."""
     conversations = _conversations.setdefault(key, Conversations())
     body, event, stages = measure_request(x, conversations)
     return event, stages, recordable(x.body, body)
@@ -104,7 +120,7 @@ class MeasuringProcess:
             stderr=asyncio.subprocess.DEVNULL)
 
     async def measure(self, key: str, x: Exchange
-                      ) -> tuple[WatchRequest, tuple[Event, ...], bool]:
+                      ) -> tuple[WatchRequest, tuple[Event, ...], str | None]:
         """Raises :class:`MeasureError` for a bad body; ``OSError`` or
         ``asyncio.IncompleteReadError`` when the child is gone."""
         async with self._lock:

@@ -30,11 +30,11 @@ def test_a_pretty_printed_body_stays_one_line_and_parses_back(tmp_path):
     assert lines[1].startswith('{"request": {"z": 1, "a": "é"}')  # the client's key order
 
 
-def test_only_utf8_json_objects_are_recordable():
-    assert recordable(b'{"a": 1}', {"a": 1})
-    assert not recordable(b"[1]", [1])
+def test_only_utf8_json_objects_are_spliced_others_re_encoded():
+    assert recordable(b'{"a": 1}', {"a": 1}) == "raw"
+    assert recordable(b"[1]", [1]) is None
     utf16 = '{"a": 1}'.encode("utf-16")
-    assert not recordable(utf16, json.loads(utf16))
+    assert recordable(utf16, json.loads(utf16)) == "reencoded"
 
 
 def test_the_measuring_function_keeps_conversations_per_watch():
