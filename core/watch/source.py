@@ -22,7 +22,7 @@ from typing import Any
 from core import source
 from core.events import Error, Event, RunEnd, WatchRequest, WatchResponse, WatchStart
 from core.watch import worker
-from core.watch.exchange import Exchange, is_messages_call, iso, response_event
+from core.watch.exchange import Exchange, is_messages_call, iso, read_exchange
 from core.watch.proxy import DEFAULT_UPSTREAM, WatchProxy
 from core.watch.recording import REENCODED_NOTE, Recording, raw_record_line, utf8_body
 
@@ -138,11 +138,11 @@ class WatchSource:
         self._emit(event)
 
     def _finish(self, x: Exchange, recordable: str | None) -> WatchResponse:
-        message, event = response_event(x)
+        message, event, notes = read_exchange(x)
         if self.recording is not None and is_messages_call(x.path) and recordable:
-            request, notes = x.body, []
+            request = x.body
             if recordable == worker.REENCODED:
-                request, notes = utf8_body(x.body), [REENCODED_NOTE]
+                request, notes = utf8_body(x.body), [REENCODED_NOTE, *notes]
             self.recording.append(raw_record_line(
                 request, message, timestamp=iso(x.started), status=x.status,
                 duration_ms=event.duration_ms, ttfb_ms=event.ttfb_ms, error=event.error,

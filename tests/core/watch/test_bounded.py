@@ -105,3 +105,64 @@ def test_a_compression_bomb_is_cut_at_the_limit_and_says_so(wbits):
     assert DECODED_LIMIT == 16 << 20  # the limit the watch reads with (docs/WATCH.md)
     small, cut = decoded(zlib.compress(b"{}"), "deflate")
     assert (small, cut) == (b"{}", False)
+
+
+def test_a_response_over_its_budget_keeps_its_head_and_its_last_events(monkeypatch):
+    """Before, every chunk of a response was kept until the exchange was read: a 1 GB
+    stream held 1 GB in the proxy, then several copies of it while it was assembled."""
+    from core.watch import exchange
+    from core.watch.exchange import Exchange, read_exchange
+
+    monkeypatch.setattr(exchange, "RESPONSE_BUDGET", 1 << 20)
+    x = Exchange(id=1, method="POST", path="/v1/messages", body=b"{}", started=0.0,
+                 status=200, content_type="text/event-stream")
+    events = _stream(0)[:2]  # message_start, the first content_block_start
+    delta = ServerEvent("content_block_delta", json.dumps(
+        {"type": "content_block_delta", "index": 0,
+         "delta": {"type": "text_delta", "text": "0123456789" * 10}}))
+
+    def wire(event: ServerEvent) -> bytes:
+        return f"event: {event.event}\ndata: {event.data}\n\n".encode()
+
+    for event in events:
+        x.keep(wire(event))
+    batch = wire(delta) * 500
+    for _ in range((20 << 20) // len(batch)):  # 20 MB of deltas
+        x.keep(batch)
+        assert x.kept <= 1 << 20 and len(x.tail) <= 2 * exchange.TAIL
+    x.keep(b'event: message_delta\ndata: {"type": "message_delta", "delta": '
+           b'{"stop_reason": "end_turn"}, "usage": {"output_tokens": 7}}\n\n')
+    message, event, notes = read_exchange(x)
+    assert event.stop_reason == "end_turn" and event.usage == {"output_tokens": 7}
+    assert message["content"][0]["text"].startswith("0123456789")
+    assert len(message["content"][0]["text"]) < 1 << 20
+    assert notes and "response truncated" in notes[0] and "response truncated" in event.error
+
+
+def test_a_gzip_bomb_through_the_proxy_is_cut_and_the_recording_says_so(tmp_path):
+    import http.client
+    from urllib.parse import urlsplit
+
+    from core.events import WatchResponse
+    from tests.support.heavy_upstream import HeavyUpstream, bomb
+    from tests.support.watching import RunningWatch
+
+    with HeavyUpstream() as upstream, RunningWatch(upstream.url, tmp_path) as watch:
+        parts = urlsplit(watch.url)
+        conn = http.client.HTTPConnection(parts.hostname, parts.port, timeout=60)
+        body = json.dumps({"model": "bomb-64", "max_tokens": 5,
+                           "messages": [{"role": "user", "content": "hi"}]}).encode()
+        conn.request("POST", "/v1/messages", body=body,
+                     headers={"content-type": "application/json"})
+        answer = conn.getresponse()
+        assert answer.getheader("content-encoding") == "gzip"
+        assert answer.read() == bomb(64)  # the client gets it as sent
+        conn.close()
+        watch.wait_for(lambda w: bool(w.of(WatchResponse)), timeout=60)
+        (shown,) = watch.of(WatchResponse)
+        assert "decompressed to its first" in shown.error
+        assert watch.source is not None and watch.source.recording is not None
+        (line,) = watch.source.recording.path.read_text(encoding="utf-8").splitlines()
+        record = json.loads(line)
+        assert record["response"] is None
+        assert any("decompressed to its first" in note for note in record["notes"])
