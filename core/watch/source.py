@@ -27,7 +27,33 @@ from core.watch.proxy import DEFAULT_UPSTREAM, WatchProxy
 from core.watch.recording import REENCODED_NOTE, Recording, raw_record_line, utf8_body
 
 Emit = Callable[[Event], Any]
-KEEP_BODIES = 32  # request bodies kept for a viewer, newest first out of the window
+KEEP_BODIES = 32  # request bodies kept for a viewer, oldest first out of the window
+KEEP_BODY_BYTES = 64 << 20  # and their bytes, at most (a larger body is not kept)
+
+
+class BodyWindow:
+    """The last request bodies, for a viewer: at most :data:`KEEP_BODIES` of them and
+    :data:`KEEP_BODY_BYTES` in all, so 32 bodies of 20 MB cannot pin 640 MB (the
+    recording has every body)."""
+
+    def __init__(self, count: int = KEEP_BODIES, budget: int = KEEP_BODY_BYTES) -> None:
+        self.count, self.budget = count, budget
+        self._bodies: OrderedDict[int, bytes] = OrderedDict()
+        self.bytes = 0
+
+    def add(self, request_id: int, body: bytes) -> None:
+        if len(body) > self.budget:
+            return
+        self._bodies[request_id] = body
+        self.bytes += len(body)
+        while len(self._bodies) > self.count or self.bytes > self.budget:
+            self.bytes -= len(self._bodies.popitem(last=False)[1])
+
+    def get(self, request_id: int) -> bytes | None:
+        return self._bodies.get(request_id)
+
+    def __len__(self) -> int:
+        return len(self._bodies)
 
 
 @dataclass
@@ -62,7 +88,7 @@ class WatchSource:
         self._emit: Emit = lambda event: None
         self._recordable: dict[int, asyncio.Future[str | None]] = {}
         self._order = asyncio.Lock()
-        self._kept: OrderedDict[int, bytes] = OrderedDict()
+        self._kept = BodyWindow()
 
     async def run(self, emit: Emit) -> None:
         """Serve until cancelled; the proxy is closed on the way out, then ``run_end``."""
@@ -88,7 +114,7 @@ class WatchSource:
             emit(RunEnd(ok=True, turns=0))
 
     def body(self, request_id: int) -> bytes | None:
-        """The body of one of the last :data:`KEEP_BODIES` requests, as the client sent it."""
+        """The body of one of the last requests :class:`BodyWindow` keeps, as sent."""
         return self._kept.get(request_id)
 
     # -- measuring -------------------------------------------------------------------------
@@ -112,9 +138,7 @@ class WatchSource:
 
     async def _on_request(self, x: Exchange) -> None:
         future = self._recordable_future(x)
-        self._kept[x.id] = x.body
-        while len(self._kept) > KEEP_BODIES:
-            self._kept.popitem(last=False)
+        self._kept.add(x.id, x.body)
         recordable: str | None = None
         try:
             async with self._order:

@@ -166,3 +166,62 @@ def test_a_gzip_bomb_through_the_proxy_is_cut_and_the_recording_says_so(tmp_path
         record = json.loads(line)
         assert record["response"] is None
         assert any("decompressed to its first" in note for note in record["notes"])
+
+
+def test_a_thousand_conversations_leave_a_bounded_number_held():
+    """Before, the last request of every conversation stayed for the whole watch: 40
+    distinct 5 MB conversations cost the measuring process 420 MB."""
+    from core.watch.conversations import MAX_CONVERSATIONS, Conversations
+
+    conversations = Conversations()
+    for n in range(1_000):
+        conversations.observe(n, {"messages": [{"role": "user", "content": f"task {n}"}]})
+        assert conversations.held()[0] <= MAX_CONVERSATIONS
+    assert conversations.held()[0] == MAX_CONVERSATIONS
+
+
+def test_conversations_are_also_bounded_by_their_size_and_the_newest_is_always_kept():
+    from core.watch.conversations import Conversations
+
+    conversations = Conversations(max_chars=10 << 20)
+    big = "x" * (1 << 20)
+    for n in range(100):
+        conversations.observe(n, {"messages": [{"role": "user", "content": f"{n} {big}"}]})
+        assert conversations.held()[1] <= 10 << 20
+    huge = {"messages": [{"role": "user", "content": "y" * (12 << 20)}]}
+    conversations.observe(100, huge)
+    assert conversations.held()[0] == 1  # alone over the budget, and still compared
+    more = {"messages": [*huge["messages"], {"role": "assistant", "content": "ok"},
+                         {"role": "user", "content": "next"}]}
+    assert conversations.observe(101, more).appended == 2
+
+
+def test_the_least_recently_used_conversation_goes_first():
+    from core.watch.conversations import Conversations
+
+    conversations = Conversations(max_conversations=8)
+    kept = [{"role": "user", "content": "the long one"}]
+    conversations.observe(0, {"messages": kept})
+    for n in range(1, 200):
+        conversations.observe(n, {"messages": [{"role": "user", "content": f"other {n}"}]})
+        if n % 5 == 0:  # the long conversation goes on now and then
+            kept = [*kept, {"role": "assistant", "content": f"a{n}"},
+                    {"role": "user", "content": f"u{n}"}]
+            assert conversations.observe(n, {"messages": kept}).appended == 2
+
+
+def test_the_bodies_kept_for_the_viewer_are_bounded_by_count_and_bytes():
+    """Before, the last 32 bodies were kept whatever their size: 32 × 20 MB = 640 MB."""
+    from core.watch.source import KEEP_BODIES, BodyWindow
+
+    window = BodyWindow(budget=8 << 20)
+    for n in range(1_000):
+        window.add(n, bytes(1 << 20))
+        assert len(window) <= KEEP_BODIES and window.bytes <= 8 << 20
+    assert window.get(999) is not None and window.get(0) is None
+    window.add(1_000, bytes(9 << 20))  # over the budget alone: not kept, nothing evicted
+    assert window.get(1_000) is None and window.get(999) is not None
+    many = BodyWindow()
+    for n in range(1_000):
+        many.add(n, b"{}")
+    assert len(many) == KEEP_BODIES
