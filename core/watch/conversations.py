@@ -255,8 +255,8 @@ class Conversations:
         dumped = [_key_json(m) for m in messages]
         size = sum(len(d) for d in dumped)
         keys = [_key_digest(d) for d in dumped]
+        key = _digest(system_key, dumped[0] if dumped else "")  # the ids the watch always gave
         del dumped
-        key = _digest(system_key, keys[0] if keys else "")
         conv = self._find(self._by_key.get(key)) or self._continued(system_key, messages, keys)
         if conv is None:
             conv = _Conversation(id=f"c{key}", system_key=system_key, request_id=request_id,
