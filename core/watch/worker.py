@@ -53,13 +53,23 @@ def recordable(raw: bytes, body: Any) -> str | None:
 
     if not isinstance(body, dict):
         return None
-    if json.detect_encoding(raw) == "utf-8":
-        try:
-            raw.decode("utf-8")
-            return RAW
-        except UnicodeDecodeError:
-            pass
-    return REENCODED
+    return RAW if json.detect_encoding(raw) == "utf-8" and _strict_utf8(raw) else REENCODED
+
+
+def _strict_utf8(raw: bytes, piece: int = 1 << 20) -> bool:
+    """Is ``raw`` strict UTF-8? Checked a piece at a time, so a 20 MB body of CJK text is
+    never held as an 80 MB string just to be checked."""
+    import codecs
+
+    decoder = codecs.getincrementaldecoder("utf-8")()
+    view = memoryview(raw)
+    try:
+        for start in range(0, len(view), piece):
+            decoder.decode(view[start:start + piece])
+        decoder.decode(b"", final=True)
+    except UnicodeDecodeError:
+        return False
+    return True
 
 
 def measure_raw(key: str, x: Exchange) -> tuple[WatchRequest, tuple[Event, ...], str | None]:

@@ -83,3 +83,12 @@ def test_a_lone_surrogate_as_raw_bytes_leaves_a_recording_replay_opens(
     events = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
     begin = next(e for e in events if e["type"] == "replay_start")
     assert (begin["format"], begin["requests"]) == ("requests", 3)
+
+
+def test_utf8_is_checked_piece_by_piece_across_character_boundaries():
+    from core.watch.worker import _strict_utf8
+
+    text = "é漢😀".encode() * 1000
+    assert all(_strict_utf8(text, piece) for piece in (1, 2, 3, 5, 7, 4096))
+    assert not any(_strict_utf8(b"ab\xed\xa0\x80cd", piece) for piece in (1, 2, 3, 64))
+    assert not _strict_utf8(text + b"\xf0\x9f")  # cut inside the last character
