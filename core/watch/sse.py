@@ -15,7 +15,9 @@ bytes, so a small gzip bomb never becomes gigabytes here; what is cut is said.
 from __future__ import annotations
 
 import json
+import re
 import zlib
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -26,28 +28,36 @@ class ServerEvent:
     data: str
 
 
-def parse_sse(text: str) -> list[ServerEvent]:
-    """Split an SSE body into events (``event:`` / ``data:`` lines, blank-line separated)."""
-    events: list[ServerEvent] = []
+_LINE = re.compile(r"([^\r\n]*)(\r\n|\r|\n|$)")
+
+
+def iter_sse(text: str) -> Iterator[ServerEvent]:
+    """The events of an SSE body (``event:`` / ``data:`` lines, blank-line separated), one
+    at a time: a 16 MB stream is never split into a list of its lines or its events."""
     name: str | None = None
     data: list[str] = []
-    for line in text.replace("\r\n", "\n").replace("\r", "\n").split("\n"):
+    for match in _LINE.finditer(text):
+        line, end = match.group(1), match.group(2)
         if not line:
             if data or name:
-                events.append(ServerEvent(name, "\n".join(data)))
+                yield ServerEvent(name, "\n".join(data))
             name, data = None, []
-        elif line.startswith(":"):
-            continue
-        else:
+        elif not line.startswith(":"):
             key, _, value = line.partition(":")
             value = value[1:] if value.startswith(" ") else value
             if key == "event":
                 name = value
             elif key == "data":
                 data.append(value)
+        if not end:
+            break
     if data:
-        events.append(ServerEvent(name, "\n".join(data)))
-    return events
+        yield ServerEvent(name, "\n".join(data))
+
+
+def parse_sse(text: str) -> list[ServerEvent]:
+    """Every event of an SSE body, as a list (see :func:`iter_sse`)."""
+    return list(iter_sse(text))
 
 
 DECODED_LIMIT = 16 << 20  # bytes of a response body decompressed for reading, at most
@@ -85,7 +95,7 @@ def _close_block(message: dict[str, Any], index: int,
             pass  # a cut tool input stays as it was started
 
 
-def assemble_stream(events: list[ServerEvent]) -> tuple[dict[str, Any] | None, dict | None]:
+def assemble_stream(events: Iterable[ServerEvent]) -> tuple[dict[str, Any] | None, dict | None]:
     """The final Message of an SSE stream and the stream's ``error`` event, if any.
 
     A stream cut before ``message_start`` gives ``None``; a stream cut later gives what had
@@ -187,7 +197,7 @@ def read_response(raw: bytes, content_type: str | None, encoding: str | None
     text = body.decode("utf-8", errors="replace")
     del body
     if "text/event-stream" in (content_type or ""):
-        return (*assemble_stream(parse_sse(text)), cut)
+        return (*assemble_stream(iter_sse(text)), cut)
     try:
         value = json.loads(text) if text.strip() else None
     except ValueError:
