@@ -123,7 +123,13 @@ class Watch:
             time.sleep(0.05)
 
     def rss(self) -> tuple[float, float]:
-        return _status_mb(self.proc.pid, "VmRSS"), _status_mb(self.child, "VmRSS")
+        """Each process's settled size: the least of a few samples over half a second (an
+        exchange just answered may still be being recorded)."""
+        samples = []
+        for _ in range(5):
+            time.sleep(0.1)
+            samples.append((_status_mb(self.proc.pid, "VmRSS"), _status_mb(self.child, "VmRSS")))
+        return min(a for a, _ in samples), min(b for _, b in samples)
 
     def peaks(self) -> tuple[float, float]:
         return _status_mb(self.proc.pid, "VmHWM"), _status_mb(self.child, "VmHWM")
