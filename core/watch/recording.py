@@ -47,10 +47,13 @@ def raw_record_line(request_json: bytes, response: Any, **timing: Any) -> bytes:
     here. ``request_json`` must be a UTF-8 JSON object (see ``worker.recordable``); its
     literal line breaks are whitespace and become spaces."""
     request = request_json.strip().replace(b"\r", b" ").replace(b"\n", b" ")
-    rest = json.dumps({"response": response,
-                       **{k: v for k, v in timing.items() if v is not None}},
-                      ensure_ascii=False)
-    return b'{"request": ' + request + b", " + rest[1:].encode("utf-8") + b"\n"
+    fields = {"response": response, **{k: v for k, v in timing.items() if v is not None}}
+    rest = json.dumps(fields, ensure_ascii=False)
+    try:
+        tail = rest[1:].encode("utf-8")
+    except UnicodeEncodeError:  # a lone surrogate the API spelt "\ud800": kept, escaped
+        tail = json.dumps(fields)[1:].encode("ascii")
+    return b'{"request": ' + request + b", " + tail + b"\n"
 
 
 def utf8_body(raw: bytes) -> bytes:

@@ -92,3 +92,13 @@ def test_utf8_is_checked_piece_by_piece_across_character_boundaries():
     assert all(_strict_utf8(text, piece) for piece in (1, 2, 3, 5, 7, 4096))
     assert not any(_strict_utf8(b"ab\xed\xa0\x80cd", piece) for piece in (1, 2, 3, 64))
     assert not _strict_utf8(text + b"\xf0\x9f")  # cut inside the last character
+
+
+def test_a_response_holding_a_lone_surrogate_is_recorded_escaped():
+    """A stream may spell a lone surrogate as a JSON escape; before, the line could not be
+    encoded and the exchange was left out of the recording ("not recorded")."""
+    line = raw_record_line(b'{"messages": []}', {"content": [{"type": "text",
+                                                              "text": "a\ud800b"}]},
+                           status=200)
+    record = json.loads(line.decode("utf-8"))
+    assert record["response"]["content"][0]["text"] == "a\ud800b"
