@@ -29,6 +29,9 @@ from core.watch.recording import REENCODED_NOTE, Recording, raw_record_line, utf
 Emit = Callable[[Event], Any]
 KEEP_BODIES = 32  # request bodies kept for a viewer, oldest first out of the window
 KEEP_BODY_BYTES = 64 << 20  # and their bytes, at most (a larger body is not kept)
+# A body larger than this is forwarded but neither measured nor recorded: parsing it would
+# cost the measuring process several times its size (the proxy takes bodies up to 1 GiB).
+MEASURE_LIMIT = 256 << 20
 
 
 class BodyWindow:
@@ -141,6 +144,11 @@ class WatchSource:
         self._kept.add(x.id, x.body)
         recordable: str | None = None
         try:
+            if len(x.body) > MEASURE_LIMIT:
+                self._emit(WatchRequest(id=x.id, method=x.method, path=x.path,
+                                        time=iso(x.started), body_bytes=len(x.body)))
+                raise ValueError(f"{len(x.body):,} bytes is over the {MEASURE_LIMIT:,} the "
+                                 "watch reads; forwarded, not recorded")
             async with self._order:
                 event, stages, recordable = await self._measure(x)
             for each in (event, *stages):

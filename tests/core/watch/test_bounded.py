@@ -225,3 +225,32 @@ def test_the_bodies_kept_for_the_viewer_are_bounded_by_count_and_bytes():
     for n in range(1_000):
         many.add(n, b"{}")
     assert len(many) == KEEP_BODIES
+
+
+def test_a_body_over_the_measure_limit_is_forwarded_but_neither_parsed_nor_recorded(
+        tmp_path, messages_server, monkeypatch):
+    """Before, every body up to the proxy's 1 GiB was parsed in the measuring process (and
+    held as its conversation), several times its size."""
+    import anthropic
+
+    from core.events import Error, WatchRequest, WatchResponse
+    from core.watch import source
+    from tests.support.watching import RunningWatch
+
+    monkeypatch.setattr(source, "MEASURE_LIMIT", 10_000)
+    messages_server.reply_text("small")
+    messages_server.reply_text("big")
+    with RunningWatch(messages_server.url, tmp_path) as watch:
+        client = anthropic.Anthropic(base_url=watch.url, api_key="k")
+        for text in ("hi", "x" * 20_000):
+            client.messages.create(model="m", max_tokens=5,
+                                   messages=[{"role": "user", "content": text}])
+        watch.wait_for(lambda w: len(w.of(WatchResponse)) == 2)
+        requests = {e.id: e for e in watch.of(WatchRequest)}
+        assert requests[1].messages == 1 and requests[2].messages == 0
+        assert requests[2].body_bytes > 20_000
+        (error,) = watch.of(Error)
+        assert "request 2 not analysed" in error.message and "over the 10,000" in error.message
+        assert watch.source is not None and watch.source.recording is not None
+        lines = watch.source.recording.path.read_text(encoding="utf-8").splitlines()
+        assert len(lines) == 1
