@@ -28,7 +28,7 @@ import traceback
 from pathlib import Path
 from typing import Any
 
-BENCHES = ("compact", "archive", "memory", "tui", "load", "replay", "watch")
+BENCHES = ("compact", "archive", "memory", "tui", "load", "replay", "watch", "watch_soak")
 # What "ratio" means in each bench's rows.
 RATIO_MEANS = {
     "compact": "baseline ÷ ctxlab: times faster than the course's cost model (below 1: "
@@ -41,6 +41,8 @@ RATIO_MEANS = {
             "scenario: times python -m tui --help (interpreter start and CLI imports)",
     "replay": "value ÷ baseline: cost per MB against the 1 MB session (flat is 1)",
     "watch": "proxied ÷ direct time to first byte (the value is the difference)",
+    "watch_soak": "value ÷ baseline: peak RSS ÷ idle RSS; growth: RSS at the 200th "
+                  "conversation ÷ at the 50th (flat is 1)",
 }
 BEGIN, END = "<!-- bench:begin -->", "<!-- bench:end -->"
 

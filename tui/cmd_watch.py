@@ -14,6 +14,8 @@ import sys
 from pathlib import Path
 from urllib.parse import urlsplit
 
+from yarl import URL
+
 from core.events import (
     Emitter,
     Error,
@@ -24,7 +26,9 @@ from core.events import (
     WatchStart,
     dumps_event,
 )
+from core.harness_paths import HarnessPathError
 from core.watch.proxy import DEFAULT_UPSTREAM
+from core.watch.recording import Recording
 from core.watch.source import WatchOptions, WatchSource
 
 LOCAL_HOSTS = ("127.0.0.1", "localhost", "::1")
@@ -52,16 +56,35 @@ def fail(message: str) -> int:
     return EXIT_USAGE
 
 
+def upstream_port(upstream: str) -> tuple[str, int] | str:
+    """``(host, port)`` of an upstream URL, or a one-line reason it is none.
+
+    The URL parsers raise ``ValueError`` for a port out of range (``http://h:99999``), one
+    that is no number (``http://h:abc``) or an unclosed IPv6 bracket (``[::1``); every one of
+    those is a usage mistake, so it is said in one line instead of a traceback.
+    """
+    usage = f"--upstream must be an http(s) URL like {DEFAULT_UPSTREAM}, not {upstream!r}"
+    try:
+        parts = urlsplit(upstream)
+        port = parts.port
+        URL(upstream)  # what the proxy parses it with; it refuses some urlsplit accepts
+    except ValueError as exc:
+        return f"{usage} ({exc})"
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        return usage
+    if port == 0:
+        return f"{usage} (port 0 cannot be connected to)"
+    return parts.hostname, port or (443 if parts.scheme == "https" else 80)
+
+
 def options_from(args: argparse.Namespace) -> WatchOptions | str:
     """The watch's options, or a one-line reason they cannot work."""
     upstream = args.upstream or os.environ.get("ANTHROPIC_BASE_URL") or DEFAULT_UPSTREAM
-    parts = urlsplit(upstream)
-    if parts.scheme not in ("http", "https") or not parts.hostname:
-        return f"--upstream must be an http(s) URL, not {upstream!r}"
+    where = upstream_port(upstream)
+    if isinstance(where, str):
+        return where
     host = args.host or "127.0.0.1"
-    default_port = 443 if parts.scheme == "https" else 80
-    if (parts.hostname in LOCAL_HOSTS and host in LOCAL_HOSTS
-            and (parts.port or default_port) == args.port):
+    if (where[0] in LOCAL_HOSTS and host in LOCAL_HOSTS and where[1] == args.port):
         return (f"the upstream {upstream} is this proxy itself (is ANTHROPIC_BASE_URL already "
                 f"pointing at it?); pass --upstream {DEFAULT_UPSTREAM}")
     if not 0 <= args.port <= 65535:
@@ -140,11 +163,18 @@ def run(args: argparse.Namespace) -> int:
         print(f"ctxlab watch: warning: listening on {options.host}, not 127.0.0.1: anyone who "
               "can reach this port can send requests with the credentials of the clients "
               "that use it", file=sys.stderr)
+    if options.record:
+        try:  # a linked .ctxlab or .ctxlab/watch: one line before any proxying or UI
+            Recording(options.root).check()
+        except HarnessPathError as exc:
+            return fail(str(exc))
     if not args.headless:
         return open_workbench(options)
     emitter = Emitter(sinks=[_printer(args.json)])
     try:
         asyncio.run(serve(options, emitter))
+    except HarnessPathError as exc:  # planted after the check above
+        return fail(str(exc))
     except OSError as exc:
         return fail(f"cannot listen on {options.host}:{options.port}: {exc.strerror or exc}")
     except KeyboardInterrupt:

@@ -18,12 +18,20 @@ continues that conversation instead of starting one.
 
 Comparisons ignore ``cache_control`` markers: clients move them to the newest block on
 every call, which is no change to the context.
+
+Only the last request of each conversation is kept, and only for the
+:data:`MAX_CONVERSATIONS` used most recently, within :data:`MAX_HELD_CHARS` (the newest is
+kept whatever its size): a watch that sees thousands of distinct conversations holds a
+bounded amount (before, every conversation's last request stayed forever: 40 distinct
+5 MB conversations cost 420 MB). Messages are compared by a digest of their JSON, not the
+JSON itself, so the parsed history is the only copy held.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -38,6 +46,8 @@ SUMMARY_MARKERS = ("continued from a previous conversation", "conversation compr
                    "summary", "summarized", "[compacted]", "compacted")
 PREVIEW = 160
 BY = "client"
+MAX_CONVERSATIONS = 32  # conversations whose last request is kept, most recently used
+MAX_HELD_CHARS = 64 << 20  # JSON chars of those requests' messages, at most (bar the newest)
 
 
 def _strip_cache_control(value: Any) -> Any:
@@ -48,9 +58,18 @@ def _strip_cache_control(value: Any) -> Any:
     return value
 
 
-def message_key(message: Any) -> str:
-    """A message's identity for comparison: its JSON without ``cache_control``."""
+def _key_json(message: Any) -> str:
     return json.dumps(_strip_cache_control(message), ensure_ascii=False, sort_keys=True)
+
+
+def _key_digest(dumped: str) -> str:
+    return hashlib.blake2b(dumped.encode("utf-8", errors="surrogatepass"),
+                           digest_size=16).hexdigest()
+
+
+def message_key(message: Any) -> str:
+    """A message's identity for comparison: a digest of its JSON without ``cache_control``."""
+    return _key_digest(_key_json(message))
 
 
 def _digest(*parts: str) -> str:
@@ -123,6 +142,8 @@ class _Conversation:
     request_id: int
     messages: list[Any] = field(default_factory=list)
     keys: list[str] = field(default_factory=list)
+    size: int = 0  # JSON chars of ``messages``
+    first_keys: set[str] = field(default_factory=set)  # the keys it is found by
 
 
 def diff_requests(prev: list[Any], cur: list[Any], *, from_request: int,
@@ -213,37 +234,75 @@ def _shrink_stage(prev: list[Any], kept: list[Any], removed: list[int], inserted
 
 
 class Conversations:
-    """Tracks the last request of every conversation seen; one instance per watch."""
+    """Tracks the last request of the conversations used most recently; one per watch."""
 
-    def __init__(self) -> None:
-        self._by_key: dict[str, _Conversation] = {}
-        self._latest_by_system: dict[str, _Conversation] = {}
+    def __init__(self, max_conversations: int = MAX_CONVERSATIONS,
+                 max_chars: int = MAX_HELD_CHARS) -> None:
+        self.max_conversations, self.max_chars = max_conversations, max_chars
+        self._held: OrderedDict[str, _Conversation] = OrderedDict()  # by id, oldest first
+        self._by_key: dict[str, str] = {}  # system + first message → conversation id
+        self._latest_by_system: dict[str, str] = {}
+        self.held_chars = 0
+
+    def held(self) -> tuple[int, int]:
+        """(conversations, JSON chars of their last requests) held now."""
+        return len(self._held), self.held_chars
 
     def observe(self, request_id: int, body: dict[str, Any]) -> Change:
         """Place one request in its conversation and compare it with the one before."""
         messages = body.get("messages") if isinstance(body.get("messages"), list) else []
         system_key = _digest(system_text(body))
-        keys = [message_key(m) for m in messages]
-        key = _digest(system_key, keys[0] if keys else "")
-        conv = self._by_key.get(key) or self._continued(system_key, messages, keys)
+        dumped = [_key_json(m) for m in messages]
+        size = sum(len(d) for d in dumped)
+        keys = [_key_digest(d) for d in dumped]
+        key = _digest(system_key, dumped[0] if dumped else "")  # the ids the watch always gave
+        del dumped
+        conv = self._find(self._by_key.get(key)) or self._continued(system_key, messages, keys)
         if conv is None:
             conv = _Conversation(id=f"c{key}", system_key=system_key, request_id=request_id,
                                  messages=messages, keys=keys)
-            self._by_key[key] = self._latest_by_system[system_key] = conv
+            self._keep(conv, key, size)
             return Change(conversation=conv.id, appended=len(messages))
         appended, removed, rewritten, stages = diff_requests(
             conv.messages, messages, from_request=conv.request_id, prev_keys=conv.keys,
             cur_keys=keys)
         conv.messages, conv.keys, conv.request_id = messages, keys, request_id
-        self._by_key[key] = self._latest_by_system[system_key] = conv
+        self._keep(conv, key, size)
         return Change(conv.id, appended, removed, rewritten, stages)
+
+    def _find(self, conversation_id: str | None) -> _Conversation | None:
+        return self._held.get(conversation_id) if conversation_id is not None else None
+
+    def _keep(self, conv: _Conversation, key: str, size: int) -> None:
+        """Hold ``conv`` as the most recently used, then forget the least recently used
+        while over a bound (never the one just kept)."""
+        known = self._held.get(conv.id)
+        if known is not None and known is not conv:  # the same id, found afresh
+            self._forget(conv.id)
+        self.held_chars += size - (conv.size if conv.id in self._held else 0)
+        conv.size = size
+        self._held[conv.id] = conv
+        self._held.move_to_end(conv.id)
+        conv.first_keys.add(key)
+        self._by_key[key] = self._latest_by_system[conv.system_key] = conv.id
+        while len(self._held) > 1 and (len(self._held) > self.max_conversations
+                                       or self.held_chars > self.max_chars):
+            self._forget(next(iter(self._held)))
+
+    def _forget(self, conversation_id: str) -> None:
+        old = self._held.pop(conversation_id)
+        self.held_chars -= old.size
+        for key in old.first_keys:
+            if self._by_key.get(key) == old.id:
+                del self._by_key[key]
+        if self._latest_by_system.get(old.system_key) == old.id:
+            del self._latest_by_system[old.system_key]
 
     def _continued(self, system_key: str, messages: list[Any], keys: list[str]
                    ) -> _Conversation | None:
-        conv = self._latest_by_system.get(system_key)
+        conv = self._find(self._latest_by_system.get(system_key))
         if conv is None or not messages or len(conv.messages) < 2:
             return None
         starts_with_summary = _is_summary(messages[0])
         shares = bool(set(keys[1:]) & set(conv.keys[1:]))
         return conv if starts_with_summary or shares else None
-

@@ -16,7 +16,13 @@ from typing import Any
 from core.events import Event, WatchRequest, WatchResponse
 from core.watch.analysis import analyse_request, response_facts
 from core.watch.conversations import Conversations
-from core.watch.sse import response_object
+from core.watch.sse import DECODED_LIMIT, read_response
+
+# Bytes of one response kept for reading once the exchange is over: the client gets every
+# byte as it comes, the watch keeps the first RESPONSE_BUDGET and the last TAIL (where a
+# stream's stop reason and usage are), so a 100 MB stream costs the proxy 16 MiB, not 100.
+RESPONSE_BUDGET = 16 << 20
+TAIL = 256 << 10
 
 
 @dataclass
@@ -36,9 +42,34 @@ class Exchange:
     duration_ms: float | None = None
     error: str | None = None
 
+    kept: int = 0  # bytes in ``chunks`` (kept by :meth:`keep`)
+    dropped: int = 0  # bytes past RESPONSE_BUDGET, of which ``tail`` holds the last
+    tail: bytearray = field(default_factory=bytearray)
+
+    def keep(self, chunk: bytes) -> None:
+        """Hold a response chunk for reading, within the budget (the client already has it)."""
+        room = RESPONSE_BUDGET - self.kept
+        if room > 0:
+            head = chunk[:room]
+            self.chunks.append(head)
+            self.kept += len(head)
+            chunk = chunk[room:]
+        if chunk:
+            self.dropped += len(chunk)
+            self.tail += chunk
+            if len(self.tail) > 2 * TAIL:  # trimmed now and then: linear, not per chunk
+                del self.tail[:-TAIL]
+
     @property
     def response(self) -> bytes:
-        return b"".join(self.chunks)
+        """What is kept of the response; past the budget, an SSE body's head and its last
+        whole events (a compressed body cannot be read from the middle: its head only)."""
+        head = b"".join(self.chunks)
+        if not self.dropped or (self.content_encoding or "identity").lower() != "identity":
+            return head
+        tail = bytes(self.tail[-TAIL:])
+        starts = [i for i in (tail.find(b"\n\n"), tail.find(b"\r\n\r\n")) if i >= 0]
+        return head + b"\n\n" + tail[min(starts):] if starts else head
 
 
 
@@ -58,9 +89,16 @@ def _error_text(error: dict[str, Any] | None) -> str | None:
 
 
 def _parse(raw: bytes) -> Any:
+    """The body as JSON; one that is not valid in its own encoding (a stray ``\\xff``) is
+    read with each bad byte as U+FFFD, so it is still measured (and, re-encoded, recorded)."""
     try:
         return json.loads(raw) if raw else None
-    except (ValueError, UnicodeDecodeError):
+    except UnicodeDecodeError:
+        try:
+            return json.loads(raw.decode(json.detect_encoding(raw), errors="replace"))
+        except ValueError:
+            return None
+    except ValueError:
         return None
 
 
@@ -93,12 +131,27 @@ def _problem(said: str | None, transport: str | None) -> str | None:
     return said or transport
 
 
-def response_event(x: Exchange) -> tuple[dict[str, Any] | None, WatchResponse]:
-    """The final Message (or error body) of a finished exchange, and its ``watch_response``."""
-    message, error = response_object(x.response, x.content_type, x.content_encoding)
+def read_exchange(x: Exchange) -> tuple[dict[str, Any] | None, WatchResponse, list[str]]:
+    """The final Message (or error body), the ``watch_response``, and notes on what of the
+    response the watch did not read (the client got it whole either way)."""
+    message, error, cut = read_response(x.response, x.content_type, x.content_encoding)
+    notes = []
+    if x.dropped:
+        notes.append(f"response truncated: {x.kept:,} of {x.kept + x.dropped:,} bytes read "
+                     "(the client got them all)")
+    if cut:
+        notes.append(f"response truncated: decompressed to its first {DECODED_LIMIT:,} bytes "
+                     f"({x.content_encoding}; the client got it whole)")
     stop_reason, usage = response_facts(message)
+    transport = "; ".join(([x.error] if x.error else []) + notes) or None
     return message, WatchResponse(
         id=x.id, status=x.status, stop_reason=stop_reason, usage=usage,
         duration_ms=round(x.duration_ms or 0.0, 3),
         ttfb_ms=None if x.ttfb_ms is None else round(x.ttfb_ms, 3),
-        error=_problem(_error_text(error), x.error))
+        error=_problem(_error_text(error), transport)), notes
+
+
+def response_event(x: Exchange) -> tuple[dict[str, Any] | None, WatchResponse]:
+    """The final Message (or error body) of a finished exchange, and its ``watch_response``."""
+    message, event, _ = read_exchange(x)
+    return message, event

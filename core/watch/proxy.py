@@ -157,7 +157,7 @@ class WatchProxy:
                     break
                 if x.ttfb_ms is None:
                     x.ttfb_ms = (time.perf_counter() - t0) * 1000
-                x.chunks.append(chunk)
+                x.keep(chunk)  # within its budget; the client gets every byte
                 await response.write(chunk)
             await response.write_eof()
         except ConnectionError:  # aiohttp's ClientConnectionResetError is one too

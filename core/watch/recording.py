@@ -8,23 +8,31 @@ token ever reaches the disk. ``ctxlab replay`` opens these files.
 Each line is written with one ``write`` on a file opened for appending and flushed at once,
 so a crash loses at most the exchange in flight, and a reader never sees half a line
 before the next one starts.
+
+The folder is reached through :func:`core.harness_paths.harness_dir` and the file opened
+with ``O_NOFOLLOW``, on every append: a ``.ctxlab`` or ``watch`` folder (or the file) that
+a cloned workspace ships as a link would otherwise have every exchange — every prompt the
+client sent — appended outside the workspace.
 """
 
 from __future__ import annotations
 
 import datetime as dt
 import json
+import os
 import threading
 from pathlib import Path
 from typing import Any
 
+from core.harness_paths import check_harness_file, harness_dir, open_no_follow
+
 WATCH_DIR = Path(".ctxlab") / "watch"
+_LINE_BREAKS_TO_SPACES = bytes.maketrans(b"\r\n", b"  ")
 
 
-def recording_path(root: Path, now: dt.datetime | None = None) -> Path:
-    """``root/.ctxlab/watch/<UTC time>.jsonl``, a new file per ``watch``."""
-    stamp = (now or dt.datetime.now(dt.UTC)).strftime("%Y%m%dT%H%M%S%fZ")
-    return root / WATCH_DIR / f"{stamp}.jsonl"
+def recording_name(now: dt.datetime | None = None) -> str:
+    """``<UTC time>.jsonl``, a new file per ``watch``."""
+    return (now or dt.datetime.now(dt.UTC)).strftime("%Y%m%dT%H%M%S%fZ") + ".jsonl"
 
 
 def record_line(request: Any, response: Any, **timing: Any) -> str:
@@ -39,24 +47,50 @@ def raw_record_line(request_json: bytes, response: Any, **timing: Any) -> bytes:
     the key order and number formatting stay the client's, and no 20 MB body is parsed
     here. ``request_json`` must be a UTF-8 JSON object (see ``worker.recordable``); its
     literal line breaks are whitespace and become spaces."""
-    request = request_json.strip().replace(b"\r", b" ").replace(b"\n", b" ")
-    rest = json.dumps({"response": response,
-                       **{k: v for k, v in timing.items() if v is not None}},
-                      ensure_ascii=False)
-    return b'{"request": ' + request + b", " + rest[1:].encode("utf-8") + b"\n"
+    request = request_json.translate(_LINE_BREAKS_TO_SPACES).strip()  # one copy, not three
+    fields = {"response": response, **{k: v for k, v in timing.items() if v is not None}}
+    rest = json.dumps(fields, ensure_ascii=False)
+    try:
+        tail = rest[1:].encode("utf-8")
+    except UnicodeEncodeError:  # a lone surrogate the API spelt "\ud800": kept, escaped
+        tail = json.dumps(fields)[1:].encode("ascii")
+    return b"".join((b'{"request": ', request, b", ", tail, b"\n"))
+
+
+def utf8_body(raw: bytes) -> bytes:
+    """A JSON body that is not strict UTF-8 as UTF-8, each invalid byte (or lone surrogate)
+    U+FFFD. Such bytes can only stand inside strings of a body that parsed, so the result is
+    the same JSON object with those characters replaced."""
+    return raw.decode(json.detect_encoding(raw), errors="replace").encode("utf-8")
+
+
+REENCODED_NOTE = ("request re-encoded: the body was not valid UTF-8; each invalid byte is "
+                  "U+FFFD here (the upstream got it as sent)")
 
 
 class Recording:
-    """An append-only requests-format file; safe to call from several threads."""
+    """An append-only requests-format file under ``root/.ctxlab/watch/``; safe to call from
+    several threads."""
 
-    def __init__(self, path: Path) -> None:
-        self.path = path
+    def __init__(self, root: Path, name: str | None = None) -> None:
+        self.root = root
+        self.path = root / WATCH_DIR / (name or recording_name())
         self._lock = threading.Lock()
 
+    def check(self) -> Path:
+        """The recording's folder, made and checked (raises ``HarnessPathError``): a watch
+        refuses to start on a planted link instead of recording through it."""
+        folder = harness_dir(self.root, WATCH_DIR)
+        check_harness_file(folder / self.path.name)
+        return folder
+
     def append(self, line: str | bytes) -> None:
-        data = line.encode("utf-8") if isinstance(line, str) else line
+        data = memoryview(line.encode("utf-8") if isinstance(line, str) else line)
         with self._lock:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            with self.path.open("ab") as out:
-                out.write(data)
-                out.flush()
+            folder = self.check()  # again: a link can be planted while the watch runs
+            fd = open_no_follow(folder / self.path.name, os.O_WRONLY | os.O_APPEND | os.O_CREAT)
+            try:
+                while data:
+                    data = data[os.write(fd, data):]
+            finally:
+                os.close(fd)

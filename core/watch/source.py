@@ -22,12 +22,41 @@ from typing import Any
 from core import source
 from core.events import Error, Event, RunEnd, WatchRequest, WatchResponse, WatchStart
 from core.watch import worker
-from core.watch.exchange import Exchange, is_messages_call, iso, response_event
+from core.watch.exchange import Exchange, is_messages_call, iso, read_exchange
 from core.watch.proxy import DEFAULT_UPSTREAM, WatchProxy
-from core.watch.recording import Recording, raw_record_line, recording_path
+from core.watch.recording import REENCODED_NOTE, Recording, raw_record_line, utf8_body
 
 Emit = Callable[[Event], Any]
-KEEP_BODIES = 32  # request bodies kept for a viewer, newest first out of the window
+KEEP_BODIES = 32  # request bodies kept for a viewer, oldest first out of the window
+KEEP_BODY_BYTES = 64 << 20  # and their bytes, at most (a larger body is not kept)
+# A body larger than this is forwarded but neither measured nor recorded: parsing it would
+# cost the measuring process several times its size (the proxy takes bodies up to 1 GiB).
+MEASURE_LIMIT = 256 << 20
+
+
+class BodyWindow:
+    """The last request bodies, for a viewer: at most :data:`KEEP_BODIES` of them and
+    :data:`KEEP_BODY_BYTES` in all, so 32 bodies of 20 MB cannot pin 640 MB (the
+    recording has every body)."""
+
+    def __init__(self, count: int = KEEP_BODIES, budget: int = KEEP_BODY_BYTES) -> None:
+        self.count, self.budget = count, budget
+        self._bodies: OrderedDict[int, bytes] = OrderedDict()
+        self.bytes = 0
+
+    def add(self, request_id: int, body: bytes) -> None:
+        if len(body) > self.budget:
+            return
+        self._bodies[request_id] = body
+        self.bytes += len(body)
+        while len(self._bodies) > self.count or self.bytes > self.budget:
+            self.bytes -= len(self._bodies.popitem(last=False)[1])
+
+    def get(self, request_id: int) -> bytes | None:
+        return self._bodies.get(request_id)
+
+    def __len__(self) -> int:
+        return len(self._bodies)
 
 
 @dataclass
@@ -51,7 +80,7 @@ class WatchSource:
     def __init__(self, options: WatchOptions) -> None:
         self.options = options
         self.name = "watch"
-        self.recording = Recording(recording_path(options.root)) if options.record else None
+        self.recording = Recording(options.root) if options.record else None
         self.proxy = WatchProxy(options.upstream, host=options.host, port=options.port,
                                 on_request=self._on_request, on_response=self._on_response,
                                 read_timeout=options.read_timeout)
@@ -60,14 +89,16 @@ class WatchSource:
         self._in_process = options.in_process
         self._child = worker.MeasuringProcess()
         self._emit: Emit = lambda event: None
-        self._recordable: dict[int, asyncio.Future[bool]] = {}
+        self._recordable: dict[int, asyncio.Future[str | None]] = {}
         self._order = asyncio.Lock()
-        self._kept: OrderedDict[int, bytes] = OrderedDict()
+        self._kept = BodyWindow()
 
     async def run(self, emit: Emit) -> None:
         """Serve until cancelled; the proxy is closed on the way out, then ``run_end``."""
         self._emit = emit
         try:
+            if self.recording is not None:
+                self.recording.check()  # a planted link: refused before anything is proxied
             if not self._in_process:
                 try:  # start the child before the first body arrives
                     await self._child.start()
@@ -86,12 +117,13 @@ class WatchSource:
             emit(RunEnd(ok=True, turns=0))
 
     def body(self, request_id: int) -> bytes | None:
-        """The body of one of the last :data:`KEEP_BODIES` requests, as the client sent it."""
+        """The body of one of the last requests :class:`BodyWindow` keeps, as sent."""
         return self._kept.get(request_id)
 
     # -- measuring -------------------------------------------------------------------------
 
-    async def _measure(self, x: Exchange) -> tuple[WatchRequest, tuple[Event, ...], bool]:
+    async def _measure(self, x: Exchange
+                       ) -> tuple[WatchRequest, tuple[Event, ...], str | None]:
         # only what the request was: the proxy keeps appending response chunks to ``x``
         x = Exchange(id=x.id, method=x.method, path=x.path, body=x.body, started=x.started)
         if not self._in_process:
@@ -104,16 +136,19 @@ class WatchSource:
 
     # -- observers (called by the proxy) ---------------------------------------------------
 
-    def _recordable_future(self, x: Exchange) -> asyncio.Future[bool]:
+    def _recordable_future(self, x: Exchange) -> asyncio.Future[str | None]:
         return self._recordable.setdefault(x.id, asyncio.get_running_loop().create_future())
 
     async def _on_request(self, x: Exchange) -> None:
         future = self._recordable_future(x)
-        self._kept[x.id] = x.body
-        while len(self._kept) > KEEP_BODIES:
-            self._kept.popitem(last=False)
-        recordable = False
+        self._kept.add(x.id, x.body)
+        recordable: str | None = None
         try:
+            if len(x.body) > MEASURE_LIMIT:
+                self._emit(WatchRequest(id=x.id, method=x.method, path=x.path,
+                                        time=iso(x.started), body_bytes=len(x.body)))
+                raise ValueError(f"{len(x.body):,} bytes is over the {MEASURE_LIMIT:,} the "
+                                 "watch reads; forwarded, not recorded")
             async with self._order:
                 event, stages, recordable = await self._measure(x)
             for each in (event, *stages):
@@ -134,10 +169,14 @@ class WatchSource:
             event = Error(message=f"watch: response {x.id} not recorded: {exc}", kind="watch")
         self._emit(event)
 
-    def _finish(self, x: Exchange, recordable: bool) -> WatchResponse:
-        message, event = response_event(x)
+    def _finish(self, x: Exchange, recordable: str | None) -> WatchResponse:
+        message, event, notes = read_exchange(x)
         if self.recording is not None and is_messages_call(x.path) and recordable:
+            request = x.body
+            if recordable == worker.REENCODED:
+                request, notes = utf8_body(x.body), [REENCODED_NOTE, *notes]
             self.recording.append(raw_record_line(
-                x.body, message, timestamp=iso(x.started), status=x.status,
-                duration_ms=event.duration_ms, ttfb_ms=event.ttfb_ms, error=event.error))
+                request, message, timestamp=iso(x.started), status=x.status,
+                duration_ms=event.duration_ms, ttfb_ms=event.ttfb_ms, error=event.error,
+                notes=notes or None))
         return event

@@ -38,16 +38,42 @@ class MeasureError(Exception):
     """The child could not measure one body (the child itself is fine)."""
 
 
-def recordable(raw: bytes, body: Any) -> bool:
-    """Can the raw body go into a JSONL line as it is? A UTF-8 JSON object can: a literal
-    newline in valid JSON is whitespace (strings cannot hold one), so it becomes a space."""
+RAW, REENCODED = "raw", "reencoded"
+
+
+def recordable(raw: bytes, body: Any) -> str | None:
+    """How the body goes into a JSONL line: :data:`RAW` (spliced as it is), :data:`REENCODED`
+    (see ``recording.utf8_body``) or ``None`` (not a JSON object: not recorded).
+
+    Only strict UTF-8 is spliced: Python's JSON reader also takes a lone surrogate spelt as
+    raw bytes (``\\xed\\xa0\\x80``), which would make the recording invalid UTF-8 and
+    ``ctxlab replay`` refuse it whole. A literal newline in valid JSON is whitespace
+    (strings cannot hold one), so it becomes a space."""
     import json
 
-    return isinstance(body, dict) and json.detect_encoding(raw) == "utf-8"
+    if not isinstance(body, dict):
+        return None
+    return RAW if json.detect_encoding(raw) == "utf-8" and _strict_utf8(raw) else REENCODED
 
 
-def measure_raw(key: str, x: Exchange) -> tuple[WatchRequest, tuple[Event, ...], bool]:
-    """The request event, its client stages, and ``recordable`` (in whichever process)."""
+def _strict_utf8(raw: bytes, piece: int = 1 << 20) -> bool:
+    """Is ``raw`` strict UTF-8? Checked a piece at a time, so a 20 MB body of CJK text is
+    never held as an 80 MB string just to be checked."""
+    import codecs
+
+    decoder = codecs.getincrementaldecoder("utf-8")()
+    view = memoryview(raw)
+    try:
+        for start in range(0, len(view), piece):
+            decoder.decode(view[start:start + piece])
+        decoder.decode(b"", final=True)
+    except UnicodeDecodeError:
+        return False
+    return True
+
+
+def measure_raw(key: str, x: Exchange) -> tuple[WatchRequest, tuple[Event, ...], str | None]:
+    """The request event, its client stages, and how it is recorded (in whichever process)."""
     conversations = _conversations.setdefault(key, Conversations())
     body, event, stages = measure_request(x, conversations)
     return event, stages, recordable(x.body, body)
@@ -104,7 +130,7 @@ class MeasuringProcess:
             stderr=asyncio.subprocess.DEVNULL)
 
     async def measure(self, key: str, x: Exchange
-                      ) -> tuple[WatchRequest, tuple[Event, ...], bool]:
+                      ) -> tuple[WatchRequest, tuple[Event, ...], str | None]:
         """Raises :class:`MeasureError` for a bad body; ``OSError`` or
         ``asyncio.IncompleteReadError`` when the child is gone."""
         async with self._lock:

@@ -117,6 +117,49 @@ def test_bad_options_get_one_line(argv, message, capsys):
     assert message in err and err.count("\n") == 1
 
 
+def _never_serve(monkeypatch) -> None:
+    """A watch these options should refuse fails the test instead of serving forever."""
+    import tui.cmd_watch
+
+    async def serve(options, emit) -> None:
+        raise AssertionError(f"the watch started with {options}")
+
+    monkeypatch.setattr(tui.cmd_watch, "serve", serve)
+
+
+@pytest.mark.parametrize("upstream", [
+    "http://h:99999", "h:abc", "http://h:abc", "[::1", "http://[::1", "http://h:0",
+    "http://h:-1", "http://:80",
+])
+def test_an_upstream_that_is_no_usable_url_is_one_usage_line(upstream, capsys, monkeypatch):
+    """Before, a port out of range or an unclosed IPv6 bracket ended in a ValueError
+    traceback from the URL parser (and port 0 started a watch)."""
+    _never_serve(monkeypatch)
+    assert main(["watch", "--headless", "--upstream", upstream]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("ctxlab watch: --upstream") and err.count("\n") == 1
+    assert "Traceback" not in err
+
+
+@pytest.mark.parametrize("planted", [".ctxlab", ".ctxlab/watch"])
+def test_a_linked_recording_folder_is_one_line_and_nothing_outside_is_written(
+        planted, messages_server, tmp_path, capsys, monkeypatch):
+    work, outside = tmp_path / "work", tmp_path / "outside"
+    (work / ".ctxlab").mkdir(parents=True)
+    outside.mkdir()
+    if planted == ".ctxlab":
+        (work / ".ctxlab").rmdir()
+    os.symlink(outside, work / planted)
+    monkeypatch.chdir(work)
+    _never_serve(monkeypatch)
+    assert main(["watch", "--headless", "--port", "0",
+                 "--upstream", messages_server.url]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("ctxlab watch: ") and "symbolic link" in err
+    assert err.count("\n") == 1
+    assert list(outside.iterdir()) == []
+
+
 def test_a_busy_port_gets_one_line(messages_server, tmp_path, capsys, monkeypatch):
     import socket
 
