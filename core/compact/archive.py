@@ -65,6 +65,7 @@ from core.compact.pointers import (
 )
 from core.compact.streamed_write import Streamed, stream_to_temp
 from core.events import Error, Event
+from core.harness_paths import harness_dir
 from core.measure import forget_large, json_chars, note_json_chars, utf8
 
 __all__ = ["EARLIER_PREFIX", "LEGACY_MANIFEST", "MANIFEST", "RESULTS_DIR", "TRANSCRIPT_DIR",
@@ -135,9 +136,10 @@ class Archive:
         # Opening reads nothing: the manifest is read on first use, and the sweep of a killed
         # writer's temporary files runs before this archive's first write (a folder of
         # 50,000 results takes longer to list than the whole open should).
-        self._swept = False
         self._digest_memo: tuple[str, str] | None = None  # (text, digest) of the last hashed
-        self._manifest = Manifest(self.results_dir, self._report, _in_archive)
+        self._ready: set[Path] = set()  # archive folders checked (and swept) for writing
+        self._manifest = Manifest(self.results_dir, self._report, _in_archive,
+                                  lambda create: self._folder(self.results_dir, create))
         # path -> stat key of the file when its bytes last matched the manifest, so a
         # file is hashed again only when it changed on disk (size, times, inode)
         self._verified: dict[str, tuple[int, ...]] = {}
@@ -229,11 +231,25 @@ class Archive:
                                st.st_dev, st.st_mode)
         self._changed.discard(rel)
 
-    def _before_write(self) -> None:
-        if not self._swept:
-            for folder in (self.results_dir, self.transcript_dir):
-                sweep_stale_temp(folder)
-            self._swept = True
+    def _folder(self, folder: Path, create: bool) -> None:
+        """Refuse an archive folder that is a link or leads outside the workspace.
+
+        A cloned workspace can ship ``.task_outputs`` as a link to the user's home; writing
+        (or trusting what is read) through it would leave the workspace. Checked component
+        by component (:func:`core.harness_paths.harness_dir`), once per folder for writing,
+        before anything is written or swept there; a refusal is one line (an ``OSError``).
+        """
+        if folder in self._ready:
+            return
+        if create:
+            self.workspace.mkdir(parents=True, exist_ok=True)  # the user's choice of place
+        harness_dir(self.workspace, folder.relative_to(self.workspace), create=create)
+        if create:
+            self._ready.add(folder)
+            sweep_stale_temp(folder)  # a killed writer's temp files, before the first write
+
+    def _before_write(self, folder: Path | None = None) -> None:
+        self._folder(self.results_dir if folder is None else folder, True)
 
     # -- tool results -----------------------------------------------------------------------
 
@@ -361,7 +377,6 @@ class Archive:
         if known is not None and _same(known, digest) and self.intact(known):
             spool.unlink(missing_ok=True)
             return rel
-        target.parent.mkdir(parents=True, exist_ok=True)
         os.replace(spool, target)
         self._wrote(rel)
         self._manifest.add(Persisted(rel, tool_use_id, chars, digest, "text"))
@@ -465,7 +480,7 @@ class Archive:
 
     def write_transcript(self, messages: list[dict[str, Any]]) -> str:
         """Save the whole message list before anything is removed; return its relative path."""
-        self._before_write()
+        self._before_write(self.transcript_dir)
         path = self.transcript_dir / f"transcript_{uuid.uuid4().hex}.jsonl"
         lines = "".join(json.dumps(m, default=str, ensure_ascii=False) + "\n" for m in messages)
         atomic_write_text(path, lines)

@@ -43,15 +43,15 @@ def plant_at(where: str, kind: str, *, gap: bool = False) -> object:
 
 
 PLANTS = [
-    plant_at(".task_outputs", "dir", gap=True),
+    plant_at(".task_outputs", "dir"),
     plant_at(".task_outputs", "missing"),
-    plant_at(".task_outputs/tool-results", "dir", gap=True),
-    plant_at(".task_outputs/tool-results/manifest.jsonl", "file", gap=True),
-    plant_at(".task_outputs/tool-results/manifest.jsonl", "missing", gap=True),
+    plant_at(".task_outputs/tool-results", "dir"),
+    plant_at(".task_outputs/tool-results/manifest.jsonl", "file"),
+    plant_at(".task_outputs/tool-results/manifest.jsonl", "missing"),
     plant_at(".task_outputs/tool-results/.manifest.lock", "file"),
     plant_at(".task_outputs/tool-results/.manifest.sqlite", "file"),
     plant_at(".task_outputs/tool-results/.manifest.sqlite", "missing"),
-    plant_at(".transcripts", "dir", gap=True),
+    plant_at(".transcripts", "dir"),
     plant_at(".memory", "dir", gap=True),
     plant_at(".memory/MEMORY.md", "file"),
     plant_at(".memory/.lock", "file"),
