@@ -15,8 +15,10 @@ still points to. This module owns those files and the pointer texts that name th
   hash (BLAKE3, :mod:`core.compact.content_hash`), and the hash of every wrapper text it put
   into a history. A pointer is trusted only if its *whole text* is one ctxlab wrote for that
   file (a placeholder is fully determined by the path; a wrapper's hash must be recorded),
-  for the same tool_use id, and the file's bytes still match the recorded hash. Anything
-  else that looks like a pointer is content, and is saved like any other.
+  for the same tool_use id, the file's bytes still match the recorded hash, and — because
+  the manifest is a file anyone in the workspace can write — a wrapper can be rebuilt from
+  those bytes (:mod:`core.compact.rebuild`), so replacing it by a bare pointer loses
+  nothing. Anything else that looks like a pointer is content, and is saved like any other.
 * A file whose bytes changed since ctxlab wrote it is reported (an ``error`` event of kind
   ``archive``) and never trusted or pointed at again.
 * Transcripts are whole message lists, one JSON message per line, listed in the manifest too.
@@ -63,6 +65,7 @@ from core.compact.pointers import (
     pointer_path,
     wrapper_text,
 )
+from core.compact.rebuild import rebuilds, wrapper_preview
 from core.compact.streamed_write import Streamed, stream_to_temp
 from core.events import Error, Event
 from core.harness_paths import harness_dir
@@ -78,6 +81,8 @@ TRANSCRIPT_DIR = Path(".transcripts")
 CONTENT_HASH = 16  # hex digits of the content's hash in a result file's name
 STREAMED_CHARS = 1 << 16  # from this length a result is saved in one streamed pass (faster
 # than encoding it whole, then hashing, then writing: 1.6 against 1.9 ms at 1 MB here)
+
+REBUILT_MEMO = 4096  # wrappers whose rebuild check is remembered (a few kB each)
 
 _SAFE = re.compile(r"[^A-Za-z0-9._-]")
 
@@ -146,6 +151,7 @@ class Archive:
         self._changed: set[str] = set()
         # tool_use_id -> a result saved ahead of its stage, still under its temporary name
         self._early: dict[str, Streamed] = {}
+        self._rebuilt: dict[tuple[str, str, str], bool] = {}  # (path, digest, wrapper) -> ok
 
     def _report(self, message: str) -> None:
         if message not in self.problems:
@@ -389,7 +395,13 @@ class Archive:
         return text
 
     def trusted_pointer(self, tool_use_id: str, content: Any) -> str | None:
-        """The path of a pointer ctxlab wrote for this very result, with its file intact."""
+        """The path of a pointer ctxlab wrote for this very result, with its file intact.
+
+        A wrapper must also be rebuildable from that file (:mod:`core.compact.rebuild`):
+        the manifest is a file anyone in the workspace can append to, so a recorded digest
+        alone could make "a real wrapper and new data" trusted, and then replaced by a bare
+        pointer with the new data in no file.
+        """
         path = pointer_path(content)
         if path is None:
             return None
@@ -398,31 +410,38 @@ class Archive:
             return None
         if not self._wrote_pointer(entry, content) or not self.intact(entry):
             return None
+        if content != earlier_text(entry.path) and not self._rebuilds(entry, content):
+            return None
         return entry.path
 
     def _wrote_pointer(self, entry: Persisted, content: str) -> bool:
-        """Is ``content`` exactly a pointer text ctxlab wrote for ``entry``'s file?"""
+        """Does ``content`` claim to be a pointer text ctxlab wrote for ``entry``'s file?
+
+        The placeholder (fully determined by the path), a wrapper whose digest the manifest
+        records, or a wrapper for a file known only from ``manifest.json`` (written before
+        wrappers were recorded). A claim, not trust: see :meth:`trusted_pointer`.
+        """
         if content == earlier_text(entry.path):
-            return True  # fully determined by the path: it carries no data of its own
+            return True
         if sha256_text(content) in self._manifest.pointers(entry.path):
             return True
-        if self._manifest.is_legacy(entry.path):
-            # Written before wrappers were recorded: trusted only if its preview is exactly
-            # the start of the file it names (checked against the verified file).
-            head = wrapper_text(entry.path, "")[: -len("\n</persisted-output>")]
-            tail = "\n</persisted-output>"
-            if content.startswith(head) and content.endswith(tail):
-                preview = content[len(head): len(content) - len(tail)]
-                return self.intact(entry) and self._starts_with(entry.path, preview)
-        return False
+        return self._manifest.is_legacy(entry.path) and \
+            wrapper_preview(entry.path, content) is not None
 
-    def _starts_with(self, rel: str, preview: str) -> bool:
-        try:
-            with open(self.workspace / rel, encoding="utf-8", errors="surrogatepass",
-                      newline="") as fh:
-                return fh.read(len(preview)) == preview
-        except (OSError, UnicodeDecodeError):
+    def _rebuilds(self, entry: Persisted, content: str) -> bool:
+        """Is the wrapper ``content`` derived from ``entry``'s (verified) file? Remembered
+        per file digest, so a stage asking again reads nothing."""
+        preview = wrapper_preview(entry.path, content)
+        if preview is None:
             return False
+        key = (entry.path, entry.digest, content)
+        known = self._rebuilt.get(key)
+        if known is None:
+            if len(self._rebuilt) >= REBUILT_MEMO:
+                self._rebuilt.clear()
+            known = self._rebuilt[key] = rebuilds(self.workspace / entry.path, entry.chars,
+                                                  preview)
+        return known
 
     def broken_pointer(self, tool_use_id: str, content: Any) -> str | None:
         """A pointer ctxlab wrote (or one shaped like it, into its own folder) whose file is
@@ -441,6 +460,8 @@ class Archive:
         if entry is not None:
             if entry.tool_use_id != tool_use_id or not self._wrote_pointer(entry, content):
                 return None  # someone else's pointer quoted, or a forged text: content
+            if self.intact(entry):
+                return None  # the file is fine but the text is not derived from it: content
             return path  # ours, and its file is missing or changed
         return None if inside.is_file() else path
 
@@ -473,7 +494,9 @@ class Archive:
 
     def preview(self, rel_path: str, chars: int) -> str:
         """The first ``chars`` characters of a persisted result's text."""
-        with open(self.workspace / rel_path, encoding="utf-8", errors="replace") as fh:
+        # surrogatepass: the file's own characters, so the preview is exactly its start
+        with open(self.workspace / rel_path, encoding="utf-8", errors="surrogatepass",
+                  newline="") as fh:
             return fh.read(chars)
 
     # -- transcripts ------------------------------------------------------------------------
