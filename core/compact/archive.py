@@ -117,6 +117,13 @@ def _same(entry: Persisted, digest: str) -> bool:
     return entry.algorithm == CONTENT and entry.digest == digest
 
 
+def _read_exact(path: Path) -> str:
+    """A file's text exactly as written: ``newline=""``, since the default would turn a
+    result's ``\\r\\n`` into ``\\n`` on the way back, and recovery must be byte-exact."""
+    with open(path, encoding="utf-8", errors="surrogatepass", newline="") as fh:
+        return fh.read()
+
+
 class ArchiveChanged(LookupError):
     """An archive file's bytes no longer match what ctxlab recorded when it wrote them."""
 
@@ -487,7 +494,7 @@ class Archive:
     def read_result(self, rel_path: str) -> Any:
         """The original content of a persisted result (a string, or the block list)."""
         entry = self._checked(rel_path)
-        text = (self.workspace / rel_path).read_text(encoding="utf-8", errors="surrogatepass")
+        text = _read_exact(self.workspace / rel_path)
         if entry is not None and entry.format == "json":
             return json.loads(text)
         return text
@@ -524,7 +531,7 @@ class Archive:
 
     def read_transcript(self, rel_path: str) -> list[dict[str, Any]]:
         self._checked(rel_path)
-        text = (self.workspace / rel_path).read_text(encoding="utf-8", errors="surrogatepass")
+        text = _read_exact(self.workspace / rel_path)
         # split on "\n" only: splitlines() would also cut at U+2028 inside a JSON string
         return [json.loads(line) for line in text.split("\n") if line.strip()]
 
