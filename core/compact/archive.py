@@ -65,8 +65,9 @@ from core.compact.pointers import (
     pointer_path,
     wrapper_text,
 )
-from core.compact.rebuild import rebuilds, wrapper_preview
+from core.compact.recovery import ArchiveChanged, Recovery
 from core.compact.streamed_write import Streamed, stream_to_temp
+from core.compact.trust import PointerTrust
 from core.events import Error, Event
 from core.harness_paths import harness_dir
 from core.measure import forget_large, json_chars, note_json_chars, utf8
@@ -81,8 +82,6 @@ TRANSCRIPT_DIR = Path(".transcripts")
 CONTENT_HASH = 16  # hex digits of the content's hash in a result file's name
 STREAMED_CHARS = 1 << 16  # from this length a result is saved in one streamed pass (faster
 # than encoding it whole, then hashing, then writing: 1.6 against 1.9 ms at 1 MB here)
-
-REBUILT_MEMO = 4096  # wrappers whose rebuild check is remembered (a few kB each)
 
 _SAFE = re.compile(r"[^A-Za-z0-9._-]")
 
@@ -117,22 +116,11 @@ def _same(entry: Persisted, digest: str) -> bool:
     return entry.algorithm == CONTENT and entry.digest == digest
 
 
-def _read_exact(path: Path) -> str:
-    """A file's text exactly as written: ``newline=""``, since the default would turn a
-    result's ``\\r\\n`` into ``\\n`` on the way back, and recovery must be byte-exact."""
-    with open(path, encoding="utf-8", errors="surrogatepass", newline="") as fh:
-        return fh.read()
-
-
-class ArchiveChanged(LookupError):
-    """An archive file's bytes no longer match what ctxlab recorded when it wrote them."""
-
-
 def _discard(event: Event) -> Any:
     return event
 
 
-class Archive:
+class Archive(PointerTrust, Recovery):
     """The files of one workspace that hold what left the context, and the ledger of it."""
 
     def __init__(self, workspace: Path, emit: Callable[[Event], Any] = _discard) -> None:
@@ -401,111 +389,6 @@ class Archive:
         self._manifest.add_pointer(rel, text)
         return text
 
-    def trusted_pointer(self, tool_use_id: str, content: Any) -> str | None:
-        """The path of a pointer ctxlab wrote for this very result, with its file intact.
-
-        A wrapper must also be rebuildable from that file (:mod:`core.compact.rebuild`):
-        the manifest is a file anyone in the workspace can append to, so a recorded digest
-        alone could make "a real wrapper and new data" trusted, and then replaced by a bare
-        pointer with the new data in no file.
-        """
-        path = pointer_path(content)
-        if path is None:
-            return None
-        entry = self._manifest.get(path)
-        if entry is None or entry.tool_use_id != tool_use_id or entry.format == "transcript":
-            return None
-        if not self._wrote_pointer(entry, content) or not self.intact(entry):
-            return None
-        if content != earlier_text(entry.path) and not self._rebuilds(entry, content):
-            return None
-        return entry.path
-
-    def _wrote_pointer(self, entry: Persisted, content: str) -> bool:
-        """Does ``content`` claim to be a pointer text ctxlab wrote for ``entry``'s file?
-
-        The placeholder (fully determined by the path), a wrapper whose digest the manifest
-        records, or a wrapper for a file known only from ``manifest.json`` (written before
-        wrappers were recorded). A claim, not trust: see :meth:`trusted_pointer`.
-        """
-        if content == earlier_text(entry.path):
-            return True
-        if sha256_text(content) in self._manifest.pointers(entry.path):
-            return True
-        return self._manifest.is_legacy(entry.path) and \
-            wrapper_preview(entry.path, content) is not None
-
-    def _rebuilds(self, entry: Persisted, content: str) -> bool:
-        """Is the wrapper ``content`` derived from ``entry``'s (verified) file? Remembered
-        per file digest, so a stage asking again reads nothing."""
-        preview = wrapper_preview(entry.path, content)
-        if preview is None:
-            return False
-        key = (entry.path, entry.digest, content)
-        known = self._rebuilt.get(key)
-        if known is None:
-            if len(self._rebuilt) >= REBUILT_MEMO:
-                self._rebuilt.clear()
-            known = self._rebuilt[key] = rebuilds(self.workspace / entry.path, entry.chars,
-                                                  preview)
-        return known
-
-    def broken_pointer(self, tool_use_id: str, content: Any) -> str | None:
-        """A pointer ctxlab wrote (or one shaped like it, into its own folder) whose file is
-        gone or changed.
-
-        Such a text must never be persisted as if it were the result (the course then
-        chains a pointer to a pointer); the caller reports it instead.
-        """
-        path = pointer_path(content)
-        if path is None or self.trusted_pointer(tool_use_id, content):
-            return None
-        inside = self.resolve_inside(path, self.results_dir)
-        if inside is None:
-            return None
-        entry = self._entry(path)
-        if entry is not None:
-            if entry.tool_use_id != tool_use_id or not self._wrote_pointer(entry, content):
-                return None  # someone else's pointer quoted, or a forged text: content
-            if self.intact(entry):
-                return None  # the file is fine but the text is not derived from it: content
-            return path  # ours, and its file is missing or changed
-        return None if inside.is_file() else path
-
-    def _entry(self, path: str) -> Persisted | None:
-        # Fast path: the exact relative path ctxlab itself wrote (no filesystem call).
-        known = self._manifest.get(path)
-        if known is not None:
-            return known
-        inside = self.resolve_inside(path, self.results_dir)
-        if inside is None:
-            inside = self.resolve_inside(path, self.transcript_dir)
-        if inside is None:
-            return None
-        return self._manifest.get(self.rel(inside))
-
-    def _checked(self, rel_path: str) -> Persisted | None:
-        """The manifest entry of a file about to be read, refusing a changed file."""
-        entry = self._entry(rel_path)
-        if entry is not None and not self.intact(entry):
-            raise ArchiveChanged(f"{entry.path} changed after ctxlab wrote it")
-        return entry
-
-    def read_result(self, rel_path: str) -> Any:
-        """The original content of a persisted result (a string, or the block list)."""
-        entry = self._checked(rel_path)
-        text = _read_exact(self.workspace / rel_path)
-        if entry is not None and entry.format == "json":
-            return json.loads(text)
-        return text
-
-    def preview(self, rel_path: str, chars: int) -> str:
-        """The first ``chars`` characters of a persisted result's text."""
-        # surrogatepass: the file's own characters, so the preview is exactly its start
-        with open(self.workspace / rel_path, encoding="utf-8", errors="surrogatepass",
-                  newline="") as fh:
-            return fh.read(chars)
-
     # -- transcripts ------------------------------------------------------------------------
 
     def write_transcript(self, messages: list[dict[str, Any]]) -> str:
@@ -518,60 +401,3 @@ class Archive:
         self._wrote(rel)
         self._manifest.add(Persisted(rel, "", len(lines), digest_text(lines), "transcript"))
         return rel
-
-    def valid_archive_marker(self, content: Any) -> bool:
-        path = archive_marker_path(content)
-        if path is None:
-            return False
-        inside = self.resolve_inside(path, self.transcript_dir)
-        if inside is None or not inside.is_file():
-            return False
-        entry = self._entry(path)
-        return entry is None or self.intact(entry)  # unlisted: written before the log
-
-    def read_transcript(self, rel_path: str) -> list[dict[str, Any]]:
-        self._checked(rel_path)
-        text = _read_exact(self.workspace / rel_path)
-        # split on "\n" only: splitlines() would also cut at U+2028 inside a JSON string
-        return [json.loads(line) for line in text.split("\n") if line.strip()]
-
-    # -- ledger -----------------------------------------------------------------------------
-
-    def record(self, tool_use_id: str, stage: str, chars: int, where: str,
-               **extra: Any) -> dict[str, Any]:
-        entry = {"tool_use_id": tool_use_id, "stage": stage, "chars": chars, "where": where,
-                 **extra}
-        self.ledger.append(entry)
-        return entry
-
-    def recover(self, tool_use_id: str, where: str, depth: int = 0) -> Any:
-        """Follow a ledger ``where`` back to the original content of a tool result.
-
-        A transcript may hold the result as a pointer written by an earlier stage; the
-        chain is followed (bounded) until real content is found. A file whose bytes changed
-        since ctxlab wrote it raises :class:`ArchiveChanged` (and is reported).
-        """
-        if depth > 16:
-            raise LookupError(f"pointer chain too long for {tool_use_id}")
-        if self.resolve_inside(where, self.results_dir) is not None:
-            return self.read_result(where)
-        if self.resolve_inside(where, self.transcript_dir) is None:
-            raise LookupError(f"{where} is not an archive file")
-        found: Any = None
-        messages = self.read_transcript(where)
-        for message in messages:
-            for block in message.get("content") or []:
-                if (isinstance(block, dict) and block.get("type") == "tool_result"
-                        and block.get("tool_use_id") == tool_use_id):
-                    found = block.get("content", "")
-        if found is None:
-            marker_paths = [archive_marker_path(m.get("content")) for m in messages]
-            for nested in filter(None, marker_paths):
-                try:
-                    return self.recover(tool_use_id, nested, depth + 1)
-                except LookupError:
-                    continue
-            raise LookupError(f"{tool_use_id} not found in {where}")
-        nested = self.trusted_pointer(tool_use_id, found)
-        return self.recover(tool_use_id, nested, depth + 1) if nested else found
-
