@@ -6,7 +6,11 @@
   file or transcript ctxlab wrote (``format`` is ``text``, ``json`` or ``transcript``; lines
   written before BLAKE3 carry ``"sha256"`` instead, see :mod:`core.compact.content_hash`);
 * a pointer entry — ``{"path", "pointer"}`` — the sha256 of a ``<persisted-output>`` wrapper
-  ctxlab put into a history for that file. Only such exact texts are ever trusted.
+  ctxlab put into a history for that file. Only such exact texts are ever trusted, and a
+  wrapper only when it can also be rebuilt from its file (:mod:`core.compact.rebuild`):
+  anyone who can write the workspace can append a line here.
+
+How a line is spelt and how a line anyone wrote is read: :mod:`core.compact.manifest_lines`.
 
 Why a log: several processes (a workbench and a headless run, two ``ctxlab compact``) may
 share one workspace. Each appends its lines under a cross-process :class:`~filelock.FileLock`
