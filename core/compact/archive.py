@@ -15,8 +15,10 @@ still points to. This module owns those files and the pointer texts that name th
   hash (BLAKE3, :mod:`core.compact.content_hash`), and the hash of every wrapper text it put
   into a history. A pointer is trusted only if its *whole text* is one ctxlab wrote for that
   file (a placeholder is fully determined by the path; a wrapper's hash must be recorded),
-  for the same tool_use id, and the file's bytes still match the recorded hash. Anything
-  else that looks like a pointer is content, and is saved like any other.
+  for the same tool_use id, the file's bytes still match the recorded hash, and — because
+  the manifest is a file anyone in the workspace can write — a wrapper can be rebuilt from
+  those bytes (:mod:`core.compact.rebuild`), so replacing it by a bare pointer loses
+  nothing. Anything else that looks like a pointer is content, and is saved like any other.
 * A file whose bytes changed since ctxlab wrote it is reported (an ``error`` event of kind
   ``archive``) and never trusted or pointed at again.
 * Transcripts are whole message lists, one JSON message per line, listed in the manifest too.
@@ -63,8 +65,11 @@ from core.compact.pointers import (
     pointer_path,
     wrapper_text,
 )
+from core.compact.recovery import ArchiveChanged, Recovery
 from core.compact.streamed_write import Streamed, stream_to_temp
+from core.compact.trust import PointerTrust
 from core.events import Error, Event
+from core.harness_paths import harness_dir
 from core.measure import forget_large, json_chars, note_json_chars, utf8
 
 __all__ = ["EARLIER_PREFIX", "LEGACY_MANIFEST", "MANIFEST", "RESULTS_DIR", "TRANSCRIPT_DIR",
@@ -111,15 +116,11 @@ def _same(entry: Persisted, digest: str) -> bool:
     return entry.algorithm == CONTENT and entry.digest == digest
 
 
-class ArchiveChanged(LookupError):
-    """An archive file's bytes no longer match what ctxlab recorded when it wrote them."""
-
-
 def _discard(event: Event) -> Any:
     return event
 
 
-class Archive:
+class Archive(PointerTrust, Recovery):
     """The files of one workspace that hold what left the context, and the ledger of it."""
 
     def __init__(self, workspace: Path, emit: Callable[[Event], Any] = _discard) -> None:
@@ -135,15 +136,17 @@ class Archive:
         # Opening reads nothing: the manifest is read on first use, and the sweep of a killed
         # writer's temporary files runs before this archive's first write (a folder of
         # 50,000 results takes longer to list than the whole open should).
-        self._swept = False
         self._digest_memo: tuple[str, str] | None = None  # (text, digest) of the last hashed
-        self._manifest = Manifest(self.results_dir, self._report, _in_archive)
+        self._ready: set[Path] = set()  # archive folders checked (and swept) for writing
+        self._manifest = Manifest(self.results_dir, self._report, _in_archive,
+                                  lambda create: self._folder(self.results_dir, create))
         # path -> stat key of the file when its bytes last matched the manifest, so a
         # file is hashed again only when it changed on disk (size, times, inode)
         self._verified: dict[str, tuple[int, ...]] = {}
         self._changed: set[str] = set()
         # tool_use_id -> a result saved ahead of its stage, still under its temporary name
         self._early: dict[str, Streamed] = {}
+        self._rebuilt: dict[tuple[str, str, str], bool] = {}  # (path, digest, wrapper) -> ok
 
     def _report(self, message: str) -> None:
         if message not in self.problems:
@@ -229,11 +232,25 @@ class Archive:
                                st.st_dev, st.st_mode)
         self._changed.discard(rel)
 
-    def _before_write(self) -> None:
-        if not self._swept:
-            for folder in (self.results_dir, self.transcript_dir):
-                sweep_stale_temp(folder)
-            self._swept = True
+    def _folder(self, folder: Path, create: bool) -> None:
+        """Refuse an archive folder that is a link or leads outside the workspace.
+
+        A cloned workspace can ship ``.task_outputs`` as a link to the user's home; writing
+        (or trusting what is read) through it would leave the workspace. Checked component
+        by component (:func:`core.harness_paths.harness_dir`), once per folder for writing,
+        before anything is written or swept there; a refusal is one line (an ``OSError``).
+        """
+        if folder in self._ready:
+            return
+        if create:
+            self.workspace.mkdir(parents=True, exist_ok=True)  # the user's choice of place
+        harness_dir(self.workspace, folder.relative_to(self.workspace), create=create)
+        if create:
+            self._ready.add(folder)
+            sweep_stale_temp(folder)  # a killed writer's temp files, before the first write
+
+    def _before_write(self, folder: Path | None = None) -> None:
+        self._folder(self.results_dir if folder is None else folder, True)
 
     # -- tool results -----------------------------------------------------------------------
 
@@ -361,7 +378,6 @@ class Archive:
         if known is not None and _same(known, digest) and self.intact(known):
             spool.unlink(missing_ok=True)
             return rel
-        target.parent.mkdir(parents=True, exist_ok=True)
         os.replace(spool, target)
         self._wrote(rel)
         self._manifest.add(Persisted(rel, tool_use_id, chars, digest, "text"))
@@ -373,99 +389,11 @@ class Archive:
         self._manifest.add_pointer(rel, text)
         return text
 
-    def trusted_pointer(self, tool_use_id: str, content: Any) -> str | None:
-        """The path of a pointer ctxlab wrote for this very result, with its file intact."""
-        path = pointer_path(content)
-        if path is None:
-            return None
-        entry = self._manifest.get(path)
-        if entry is None or entry.tool_use_id != tool_use_id or entry.format == "transcript":
-            return None
-        if not self._wrote_pointer(entry, content) or not self.intact(entry):
-            return None
-        return entry.path
-
-    def _wrote_pointer(self, entry: Persisted, content: str) -> bool:
-        """Is ``content`` exactly a pointer text ctxlab wrote for ``entry``'s file?"""
-        if content == earlier_text(entry.path):
-            return True  # fully determined by the path: it carries no data of its own
-        if sha256_text(content) in self._manifest.pointers(entry.path):
-            return True
-        if self._manifest.is_legacy(entry.path):
-            # Written before wrappers were recorded: trusted only if its preview is exactly
-            # the start of the file it names (checked against the verified file).
-            head = wrapper_text(entry.path, "")[: -len("\n</persisted-output>")]
-            tail = "\n</persisted-output>"
-            if content.startswith(head) and content.endswith(tail):
-                preview = content[len(head): len(content) - len(tail)]
-                return self.intact(entry) and self._starts_with(entry.path, preview)
-        return False
-
-    def _starts_with(self, rel: str, preview: str) -> bool:
-        try:
-            with open(self.workspace / rel, encoding="utf-8", errors="surrogatepass",
-                      newline="") as fh:
-                return fh.read(len(preview)) == preview
-        except (OSError, UnicodeDecodeError):
-            return False
-
-    def broken_pointer(self, tool_use_id: str, content: Any) -> str | None:
-        """A pointer ctxlab wrote (or one shaped like it, into its own folder) whose file is
-        gone or changed.
-
-        Such a text must never be persisted as if it were the result (the course then
-        chains a pointer to a pointer); the caller reports it instead.
-        """
-        path = pointer_path(content)
-        if path is None or self.trusted_pointer(tool_use_id, content):
-            return None
-        inside = self.resolve_inside(path, self.results_dir)
-        if inside is None:
-            return None
-        entry = self._entry(path)
-        if entry is not None:
-            if entry.tool_use_id != tool_use_id or not self._wrote_pointer(entry, content):
-                return None  # someone else's pointer quoted, or a forged text: content
-            return path  # ours, and its file is missing or changed
-        return None if inside.is_file() else path
-
-    def _entry(self, path: str) -> Persisted | None:
-        # Fast path: the exact relative path ctxlab itself wrote (no filesystem call).
-        known = self._manifest.get(path)
-        if known is not None:
-            return known
-        inside = self.resolve_inside(path, self.results_dir)
-        if inside is None:
-            inside = self.resolve_inside(path, self.transcript_dir)
-        if inside is None:
-            return None
-        return self._manifest.get(self.rel(inside))
-
-    def _checked(self, rel_path: str) -> Persisted | None:
-        """The manifest entry of a file about to be read, refusing a changed file."""
-        entry = self._entry(rel_path)
-        if entry is not None and not self.intact(entry):
-            raise ArchiveChanged(f"{entry.path} changed after ctxlab wrote it")
-        return entry
-
-    def read_result(self, rel_path: str) -> Any:
-        """The original content of a persisted result (a string, or the block list)."""
-        entry = self._checked(rel_path)
-        text = (self.workspace / rel_path).read_text(encoding="utf-8", errors="surrogatepass")
-        if entry is not None and entry.format == "json":
-            return json.loads(text)
-        return text
-
-    def preview(self, rel_path: str, chars: int) -> str:
-        """The first ``chars`` characters of a persisted result's text."""
-        with open(self.workspace / rel_path, encoding="utf-8", errors="replace") as fh:
-            return fh.read(chars)
-
     # -- transcripts ------------------------------------------------------------------------
 
     def write_transcript(self, messages: list[dict[str, Any]]) -> str:
         """Save the whole message list before anything is removed; return its relative path."""
-        self._before_write()
+        self._before_write(self.transcript_dir)
         path = self.transcript_dir / f"transcript_{uuid.uuid4().hex}.jsonl"
         lines = "".join(json.dumps(m, default=str, ensure_ascii=False) + "\n" for m in messages)
         atomic_write_text(path, lines)
@@ -473,60 +401,3 @@ class Archive:
         self._wrote(rel)
         self._manifest.add(Persisted(rel, "", len(lines), digest_text(lines), "transcript"))
         return rel
-
-    def valid_archive_marker(self, content: Any) -> bool:
-        path = archive_marker_path(content)
-        if path is None:
-            return False
-        inside = self.resolve_inside(path, self.transcript_dir)
-        if inside is None or not inside.is_file():
-            return False
-        entry = self._entry(path)
-        return entry is None or self.intact(entry)  # unlisted: written before the log
-
-    def read_transcript(self, rel_path: str) -> list[dict[str, Any]]:
-        self._checked(rel_path)
-        text = (self.workspace / rel_path).read_text(encoding="utf-8", errors="surrogatepass")
-        # split on "\n" only: splitlines() would also cut at U+2028 inside a JSON string
-        return [json.loads(line) for line in text.split("\n") if line.strip()]
-
-    # -- ledger -----------------------------------------------------------------------------
-
-    def record(self, tool_use_id: str, stage: str, chars: int, where: str,
-               **extra: Any) -> dict[str, Any]:
-        entry = {"tool_use_id": tool_use_id, "stage": stage, "chars": chars, "where": where,
-                 **extra}
-        self.ledger.append(entry)
-        return entry
-
-    def recover(self, tool_use_id: str, where: str, depth: int = 0) -> Any:
-        """Follow a ledger ``where`` back to the original content of a tool result.
-
-        A transcript may hold the result as a pointer written by an earlier stage; the
-        chain is followed (bounded) until real content is found. A file whose bytes changed
-        since ctxlab wrote it raises :class:`ArchiveChanged` (and is reported).
-        """
-        if depth > 16:
-            raise LookupError(f"pointer chain too long for {tool_use_id}")
-        if self.resolve_inside(where, self.results_dir) is not None:
-            return self.read_result(where)
-        if self.resolve_inside(where, self.transcript_dir) is None:
-            raise LookupError(f"{where} is not an archive file")
-        found: Any = None
-        messages = self.read_transcript(where)
-        for message in messages:
-            for block in message.get("content") or []:
-                if (isinstance(block, dict) and block.get("type") == "tool_result"
-                        and block.get("tool_use_id") == tool_use_id):
-                    found = block.get("content", "")
-        if found is None:
-            marker_paths = [archive_marker_path(m.get("content")) for m in messages]
-            for nested in filter(None, marker_paths):
-                try:
-                    return self.recover(tool_use_id, nested, depth + 1)
-                except LookupError:
-                    continue
-            raise LookupError(f"{tool_use_id} not found in {where}")
-        nested = self.trusted_pointer(tool_use_id, found)
-        return self.recover(tool_use_id, nested, depth + 1) if nested else found
-

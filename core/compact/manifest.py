@@ -6,7 +6,11 @@
   file or transcript ctxlab wrote (``format`` is ``text``, ``json`` or ``transcript``; lines
   written before BLAKE3 carry ``"sha256"`` instead, see :mod:`core.compact.content_hash`);
 * a pointer entry — ``{"path", "pointer"}`` — the sha256 of a ``<persisted-output>`` wrapper
-  ctxlab put into a history for that file. Only such exact texts are ever trusted.
+  ctxlab put into a history for that file. Only such exact texts are ever trusted, and a
+  wrapper only when it can also be rebuilt from its file (:mod:`core.compact.rebuild`):
+  anyone who can write the workspace can append a line here.
+
+How a line is spelt and how a line anyone wrote is read: :mod:`core.compact.manifest_lines`.
 
 Why a log: several processes (a workbench and a headless run, two ``ctxlab compact``) may
 share one workspace. Each appends its lines under a cross-process :class:`~filelock.FileLock`
@@ -27,146 +31,38 @@ before there was an index. Lookups already answered are kept until the log is re
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 from collections.abc import Callable
-from dataclasses import dataclass
-from json.encoder import encode_basestring
 from pathlib import Path
-from typing import Any
 
 from filelock import FileLock, Timeout
 
-from core.compact.content_hash import ALGORITHMS, CONTENT
-from core.compact.manifest_index import INDEX, Batch, ManifestIndex, key, unkey
+from core.compact.manifest_index import INDEX, Batch, ManifestIndex, unkey
+from core.compact.manifest_lines import (
+    MANIFEST,
+    Persisted,
+    entry_line,
+    entry_of,
+    line_value,
+    parse,
+    pointer_line,
+    rules_fingerprint,
+    sha256_text,
+)
 from core.compact.manifest_sync import IndexedLog
+from core.harness_paths import check_harness_file, open_no_follow
+from core.untrusted import UntrustedFileError, parse_json, read_limited
 
-MANIFEST = "manifest.jsonl"
+__all__ = ["LEGACY_MANIFEST", "LOCK", "MANIFEST", "Manifest", "Persisted", "entry_line",
+           "sha256_text"]
+
 LEGACY_MANIFEST = "manifest.json"
 LOCK = ".manifest.lock"
 LOCK_TIMEOUT = 30.0
-
-
-@dataclass(frozen=True)
-class Persisted:
-    """One file ctxlab saved: what the manifest says about it."""
-
-    path: str  # workspace-relative, "/"-separated
-    tool_use_id: str
-    chars: int
-    digest: str  # hex digest of the file's bytes, by ``algorithm``
-    format: str  # "text", "json" (a block list, stored as its JSON) or "transcript"
-    algorithm: str = CONTENT  # "blake3", or "sha256" for a line written before it
-
-
-def sha256_text(text: str) -> str:
-    """SHA-256 of a text's UTF-8 bytes: for pointer texts and tool_use ids (short strings)."""
-    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
-
-
-def entry_line(entry: Persisted) -> str:
-    """The log line of a file entry: exactly ``json.dumps`` of its object.
-
-    Assembled from the json module's own string encoder rather than by ``json.dumps`` of a
-    dict, which costs several times more, once per file a stage writes (hundreds per
-    ``prepare()``); a test holds the two equal for any entry.
-    """
-    return (f'{{"path": {encode_basestring(entry.path)}, '
-            f'"tool_use_id": {encode_basestring(entry.tool_use_id)}, '
-            f'"chars": {int(entry.chars)}, '
-            f'{encode_basestring(entry.algorithm)}: {encode_basestring(entry.digest)}, '
-            f'"format": {encode_basestring(entry.format)}}}')
-
-
-def _entry(obj: Any) -> Persisted | None:
-    """The file entry a parsed line holds, or None (a pointer line, or a wrong shape).
-
-    Exact type checks, not ``isinstance``: this runs once per line of a log that can hold
-    100,000 lines, and ``json.loads`` makes no subclasses.
-    """
-    if type(obj) is not dict:
-        return None
-    for algorithm in ALGORITHMS:
-        if algorithm in obj:
-            break
-    else:
-        return None
-    path, tid, chars = obj.get("path"), obj.get("tool_use_id"), obj.get("chars")
-    digest, fmt = obj[algorithm], obj.get("format")
-    if type(path) is str and type(tid) is str and type(chars) is int \
-            and type(digest) is str and type(fmt) is str:
-        return Persisted(path, tid, chars, digest, fmt, algorithm)
-    return None
-
-
-def rules_fingerprint() -> str:
-    """A hash of the code that decides what a file entry is (:func:`_entry`).
-
-    An index keeps the lines :func:`_entry` accepted when it was built; if that function
-    changes (a new hash field, a renamed one), an index built by the old rules could miss
-    lines the new ones accept, so the index is rebuilt. Bytecode, names and constants only:
-    moving the code or the checkout rebuilds nothing.
-    """
-    code = _entry.__code__
-    shape = repr((code.co_code, code.co_consts, code.co_names, code.co_varnames))
-    return hashlib.sha256(shape.encode()).hexdigest()[:16]
-
-
+LEGACY_MAX_BYTES = 256 << 20  # far more than any manifest.json an older ctxlab wrote
 _RULES = rules_fingerprint()
-_SKIP = object()  # a blank or unparsable line: nothing to index
 _UNSEEN = object()  # a path not looked up since the index last changed
-
-
-def parse(data: bytes, accept: Callable[[str], bool]) -> Batch:
-    """The index rows of ``data``, whole lines of the log (each ending in ``\\n``).
-
-    What is wrong with a line becomes a problem message: not JSON, a file outside the
-    archive, an unknown shape. One ``json.loads`` for all lines when every one is whole.
-    """
-    lines = data.split(b"\n")[:-1]
-    batch = Batch()
-    try:
-        values = json.loads(b"[" + b",".join(lines) + b"]") if lines else []
-    except ValueError:
-        values = None  # a bad or blank line somewhere: line by line, each reported
-    if values is not None and len(values) == len(lines):
-        for line, value in zip(lines, values, strict=True):
-            _classify(line, value, accept, batch)
-    else:
-        for line in lines:
-            value = _parse_line(line, batch)
-            if value is not _SKIP:
-                _classify(line, value, accept, batch)
-    return batch
-
-
-def _parse_line(line: bytes, batch: Batch) -> Any:
-    if not line.strip():
-        return _SKIP
-    try:
-        return json.loads(line)
-    except ValueError:
-        batch.problems.append(f"{MANIFEST}: a line that is not JSON is ignored")
-        return _SKIP
-
-
-def _classify(line: bytes, obj: Any, accept: Callable[[str], bool], batch: Batch) -> None:
-    if type(obj) is dict and len(obj) == 2:  # the commonest line first (never an entry)
-        path, pointer = obj.get("path"), obj.get("pointer")
-        if type(path) is str and type(pointer) is str:
-            batch.pointers.append((key(path), key(pointer)))
-            return
-    entry = _entry(obj)
-    if entry is not None and not accept(entry.path):
-        batch.problems.append(f"{MANIFEST}: an entry for a file outside the archive is ignored")
-    elif entry is not None:
-        batch.entries.append((key(entry.path), line))
-    elif isinstance(obj, dict) and isinstance(obj.get("pointer"), str) \
-            and isinstance(obj.get("path"), str):
-        batch.pointers.append((key(obj["path"]), key(obj["pointer"])))
-    else:
-        batch.problems.append(f"{MANIFEST}: a line of unknown shape is ignored")
 
 
 class Manifest:
@@ -177,8 +73,13 @@ class Manifest:
     """
 
     def __init__(self, folder: Path, report: Callable[[str], None],
-                 accept: Callable[[str], bool] = lambda path: True) -> None:
+                 accept: Callable[[str], bool] = lambda path: True,
+                 folder_ok: Callable[[bool], object] | None = None) -> None:
         self.folder = folder
+        # Checks the folder before it is read (False) or written (True, creating it): the
+        # archive passes one that refuses a folder reached through a link.
+        self.folder_ok = folder_ok or (
+            lambda create: create and folder.mkdir(parents=True, exist_ok=True))
         self.file = folder / MANIFEST
         self.report = report
         self.accept = accept  # which paths an entry may name (the log is writable by anyone)
@@ -207,13 +108,13 @@ class Manifest:
         lines = self._log.query(ManifestIndex.lines, [])
         try:  # every stored line is whole JSON: one parse of them all
             values = json.loads(b"[" + b",".join(lines) + b"]") if lines else []
-        except ValueError:
+        except (ValueError, RecursionError):  # a forged row: each line on its own
             values = None
         if values is None or len(values) != len(lines):
-            values = [self._value(line) for line in lines]
+            values = [line_value(line) for line in lines]
         accept = self.accept
         for value in values:
-            entry = _entry(value)
+            entry = entry_of(value)
             if entry is not None and accept(entry.path):
                 found[entry.path] = entry
         found.update(self._added)
@@ -260,20 +161,15 @@ class Manifest:
 
     def _decode(self, line: bytes) -> Persisted | None:
         """A stored line's entry, checked again: the index is a file anyone can write."""
-        entry = _entry(self._value(line))
+        entry = entry_of(line_value(line))
         return entry if entry is not None and self.accept(entry.path) else None
-
-    @staticmethod
-    def _value(line: bytes) -> Any:
-        try:
-            return json.loads(line)
-        except ValueError:
-            return None
 
     def _load(self) -> None:
         """On first use: ``manifest.json``, then the log through its index."""
         if self._legacy is not None:
             return
+        self.folder_ok(False)
+        check_harness_file(self.file)  # a log linked from elsewhere is refused, never trusted
         self._legacy = self._read_legacy()
         if not self.file.exists():
             return  # nothing logged: reading makes no index
@@ -286,16 +182,18 @@ class Manifest:
 
     def _read_legacy(self) -> dict[str, Persisted]:
         found: dict[str, Persisted] = {}
-        try:
-            raw = json.loads((self.folder / LEGACY_MANIFEST).read_text(encoding="utf-8"))
-            files = raw.get("files", {}) if isinstance(raw, dict) else {}
-        except FileNotFoundError:
+        legacy = self.folder / LEGACY_MANIFEST
+        if not os.path.lexists(legacy):
             return found
-        except (OSError, ValueError):
-            self.report(f"{LEGACY_MANIFEST} is unreadable: its entries are not trusted")
+        try:  # capped, not through a link, any nesting or shape refused by name
+            raw = parse_json(read_limited(legacy, LEGACY_MAX_BYTES, follow_links=False,
+                                          label=LEGACY_MANIFEST), LEGACY_MANIFEST)
+            files = raw.get("files", {}) if isinstance(raw, dict) else {}
+        except UntrustedFileError as exc:
+            self.report(f"{exc}: its entries are not trusted")
             return found
         for value in files.values() if isinstance(files, dict) else ():
-            entry = _entry(value)
+            entry = entry_of(value)
             if entry is not None and self.accept(entry.path):
                 found[entry.path] = entry
         return found
@@ -321,10 +219,10 @@ class Manifest:
         digest = sha256_text(text)
         if digest not in self.pointers(path):
             self._added_pointers.setdefault(path, set()).add(digest)
-            self._pending.append(f'{{"path": {encode_basestring(path)}, '
-                                 f'"pointer": {encode_basestring(digest)}}}')
+            self._pending.append(pointer_line(path, digest))
 
     def _locked(self) -> FileLock:
+        check_harness_file(self.folder / LOCK)  # taken in place: never through a link
         if self._lock is None:
             self._lock = FileLock(str(self.folder / LOCK), timeout=LOCK_TIMEOUT)
         return self._lock
@@ -333,7 +231,7 @@ class Manifest:
         """Append the pending lines in one write, then index them, under the lock."""
         if not self._pending:
             return
-        self.folder.mkdir(parents=True, exist_ok=True)
+        self.folder_ok(True)
         try:
             with self._locked():
                 self._append()
@@ -345,7 +243,7 @@ class Manifest:
         for message in self._log.sync(final=False, held=True)[0]:  # others' lines: the offset
             self.report(message)
         lines = "".join(f"{line}\n" for line in self._pending)
-        fd = os.open(self.file, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+        fd = open_no_follow(self.file, os.O_WRONLY | os.O_APPEND | os.O_CREAT)
         try:
             if os.fstat(fd).st_size > (self._log.covered or 0):  # nobody writes: a torn line
                 self.report(f"{MANIFEST} ended in a line cut off by an interrupted write: "

@@ -32,6 +32,9 @@ import os
 import sqlite3
 from dataclasses import dataclass, field
 from pathlib import Path
+from urllib.parse import quote
+
+from core.harness_paths import check_harness_file
 
 INDEX = ".manifest.sqlite"
 SIDECARS = ("-journal", "-wal", "-shm")  # sqlite's files beside the index, if any
@@ -111,9 +114,18 @@ class ManifestIndex:
 
     @classmethod
     def open(cls, path: Path, rules: str) -> ManifestIndex:
-        """The index at ``path`` (created empty if missing); nothing is read yet."""
-        conn = sqlite3.connect(str(path), timeout=BUSY_TIMEOUT, isolation_level=None,
-                               check_same_thread=False)
+        """The index at ``path`` (created empty if missing); nothing is read yet.
+
+        Never through a link: sqlite would turn a linked file into a database (and write
+        its journal beside the target), so the file and its journal names are checked
+        first, and sqlite itself is told not to follow a link (``nofollow``).
+        """
+        for name in ("", *SIDECARS):
+            if os.path.islink(f"{path}{name}"):  # (anything else that is no database:
+                check_harness_file(f"{path}{name}")  # sqlite fails, the index is in memory)
+        uri = f"file:{quote(os.fsencode(path))}?nofollow=1"
+        conn = sqlite3.connect(uri, timeout=BUSY_TIMEOUT, isolation_level=None,
+                               check_same_thread=False, uri=True)
         try:
             conn.execute("PRAGMA synchronous=OFF")
             conn.execute("PRAGMA journal_mode=TRUNCATE")

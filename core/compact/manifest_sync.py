@@ -22,8 +22,10 @@ soon as it has grown past the threshold, or once any process has made the index 
 
 from __future__ import annotations
 
+import errno
 import os
 import sqlite3
+import stat
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -31,6 +33,7 @@ from typing import Any
 from filelock import FileLock
 
 from core.compact.manifest_index import Batch, ManifestIndex, Stamp, remove_index
+from core.harness_paths import HarnessPathError
 
 INDEX_FROM = 512 << 10  # log bytes from which an index on disk pays (~1,300 results)
 
@@ -69,6 +72,7 @@ class IndexedLog:
         self.index: ManifestIndex | None = None
         self.covered: int | None = None  # the index's offset as this process left it
         self.short = False  # indexed in memory because the log is short (not a failure)
+        self.refused: set[str] = set()  # links met where the index or log should be
 
     def query(self, fn: Callable[..., Any], default: Any, *args: Any) -> Any:
         """``fn(index, *args)``; an index that fails is rebuilt from the log (or, failing
@@ -108,6 +112,11 @@ class IndexedLog:
                     return self._sync_disk(final)
                 with self.lock():
                     return self._sync_disk(final)
+            except HarnessPathError as exc:  # a planted link: said once, then in memory
+                if str(exc) not in self.refused:
+                    self.refused.add(str(exc))
+                    self.report(str(exc))
+                self._use_memory()
             except (OSError, sqlite3.Error):  # read-only, unlockable, failing: in memory
                 self._use_memory()
         assert self.index is not None
@@ -182,12 +191,18 @@ class IndexedLog:
         """Index the whole lines of the log past what ``index`` covers (all of them if its
         stamp does not match this log)."""
         try:
-            fd = os.open(self.log, os.O_RDONLY)
-        except OSError:
+            fd = os.open(self.log, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+        except OSError as exc:
+            if exc.errno == errno.ELOOP:  # a log planted as a link is never read as ours
+                raise HarnessPathError(f"{self.log} is a symbolic link; ctxlab does not "
+                                       "read or write its manifest through links") from None
             self.covered = 0
             return [], 0
         try:
             st = os.fstat(fd)
+            if not stat.S_ISREG(st.st_mode):  # a FIFO or device planted under the name
+                raise HarnessPathError(f"{self.log} is not a regular file; ctxlab will "
+                                       "not use it as its manifest")
             stamp = index.stamp()
             reset = stamp is None or not stamp.matches(fd, st)
             start = 0 if reset or stamp is None else stamp.offset

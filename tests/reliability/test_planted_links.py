@@ -28,30 +28,22 @@ from tui.cli import main
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "replay"
 CLAUDE_SESSION = FIXTURES / "claude-code" / "5b1f3c2e-8d4a-4f0e-9a57-2c6d1e0b7a91.jsonl"
 
-# Links that ctxlab still writes through: each is a known gap, pinned strictly so the
-# fix that closes it has to unmark it (see docs/RELIABILITY.md, "No harness write").
-WRITES_THROUGH = pytest.mark.xfail(
-    strict=True, reason="ctxlab still writes through this link (harness_paths not yet used)")
-
-
-
-def plant_at(where: str, kind: str, *, gap: bool = False) -> object:
+def plant_at(where: str, kind: str) -> object:
     """One case: where in the workspace, and what the link points at ("dir", "file" or a
     "missing" name)."""
-    return pytest.param(where, kind, marks=[WRITES_THROUGH] if gap else [],
-                        id=f"{where}->{kind}")
+    return pytest.param(where, kind, id=f"{where}->{kind}")
 
 
 PLANTS = [
-    plant_at(".task_outputs", "dir", gap=True),
+    plant_at(".task_outputs", "dir"),
     plant_at(".task_outputs", "missing"),
-    plant_at(".task_outputs/tool-results", "dir", gap=True),
-    plant_at(".task_outputs/tool-results/manifest.jsonl", "file", gap=True),
-    plant_at(".task_outputs/tool-results/manifest.jsonl", "missing", gap=True),
+    plant_at(".task_outputs/tool-results", "dir"),
+    plant_at(".task_outputs/tool-results/manifest.jsonl", "file"),
+    plant_at(".task_outputs/tool-results/manifest.jsonl", "missing"),
     plant_at(".task_outputs/tool-results/.manifest.lock", "file"),
     plant_at(".task_outputs/tool-results/.manifest.sqlite", "file"),
     plant_at(".task_outputs/tool-results/.manifest.sqlite", "missing"),
-    plant_at(".transcripts", "dir", gap=True),
+    plant_at(".transcripts", "dir"),
     plant_at(".memory", "dir"),
     plant_at(".memory/MEMORY.md", "file"),
     plant_at(".memory/.lock", "file"),

@@ -106,8 +106,8 @@ def log_size(workspace: Path) -> int:
 def fill(workspace: Path, tag: str, count: int) -> list[str]:
     archive = Archive(workspace)
     rels = [archive.persist(f"toolu_{tag}{i}", f"{tag} result {i} " * 20) for i in range(count)]
-    for rel in rels:
-        archive.wrap(rel, "preview")
+    for i, rel in enumerate(rels):
+        archive.wrap(rel, f"{tag} result {i}")  # a preview is the start of its file
     archive.flush()
     return rels
 
@@ -213,7 +213,7 @@ def test_a_corrupt_index_is_rebuilt_silently(tmp_path):
         index.write_bytes(garbage)
         archive = assert_same_as_full_parse(tmp_path)
         assert archive.problems == []
-        assert archive.trusted_pointer("toolu_a3", wrapper_text(rels[3], "preview")) == rels[3]
+        assert archive.trusted_pointer("toolu_a3", wrapper_text(rels[3], "a result 3")) == rels[3]
         assert index_stamp(tmp_path).offset == log_size(tmp_path)
 
 

@@ -1,0 +1,119 @@
+"""The archive never writes (or trusts what it reads) through a link planted in the workspace.
+
+Issue 21, item 1: a cloned workspace can ship ``.task_outputs``, ``tool-results``,
+``.transcripts`` or the manifest log as links to somewhere else; every flush appended to a
+linked ``manifest.jsonl`` and every result landed in a linked folder. Each case here is a
+link to a place outside the workspace; the archive refuses with one line (an ``OSError``
+naming the link) or carries on without it, and the place outside stays byte-for-byte.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from pathlib import Path
+
+import pytest
+
+from core.compact.archive import Archive
+from core.compact.manifest import MANIFEST
+from core.compact.manifest_index import INDEX
+from core.compact.manifest_sync import INDEX_FROM
+from core.harness_paths import HarnessPathError
+
+RESULTS = Path(".task_outputs/tool-results")
+VICTIM = "export PATH=/usr/bin\n"
+
+
+def snapshot(root: Path) -> dict[str, str]:
+    return {str(p.relative_to(root)): hashlib.sha256(p.read_bytes()).hexdigest()
+            if p.is_file() and not p.is_symlink() else "dir"
+            for p in sorted(root.rglob("*"))}
+
+
+@pytest.fixture
+def places(tmp_path: Path) -> tuple[Path, Path]:
+    ws, outside = tmp_path / "ws", tmp_path / "outside"
+    ws.mkdir()
+    outside.mkdir()
+    (outside / ".bashrc").write_text(VICTIM)
+    return ws, outside
+
+
+@pytest.mark.parametrize("folder", [".task_outputs", ".task_outputs/tool-results"])
+def test_a_linked_results_folder_is_refused_before_anything_is_written(places, folder):
+    ws, outside = places
+    (ws / folder).parent.mkdir(parents=True, exist_ok=True)
+    (ws / folder).symlink_to(outside, target_is_directory=True)
+    (outside / ".result.txt.999999.0.tmp").write_text("someone else's temp file")
+    before = snapshot(outside)
+    archive = Archive(ws)
+    with pytest.raises(HarnessPathError, match="symbolic link"):
+        archive.persist("toolu_1", "x" * 500)
+    with pytest.raises(HarnessPathError, match="symbolic link"):
+        archive.begin_persist("toolu_2", "y" * 70_000)
+    with pytest.raises(HarnessPathError, match="symbolic link"):
+        Archive(ws).manifest()  # what lies behind the link is never read as ours
+    assert snapshot(outside) == before  # not written, and the temp file not swept either
+
+
+def test_a_linked_transcripts_folder_is_refused(places):
+    ws, outside = places
+    (ws / ".transcripts").symlink_to(outside, target_is_directory=True)
+    before = snapshot(outside)
+    with pytest.raises(HarnessPathError, match="symbolic link"):
+        Archive(ws).write_transcript([{"role": "user", "content": "hi"}])
+    assert snapshot(outside) == before
+
+
+@pytest.mark.parametrize("target", [".bashrc", "not-there-yet"])
+def test_a_linked_manifest_log_is_never_appended_to_or_read(places, target):
+    ws, outside = places
+    (ws / RESULTS).mkdir(parents=True)
+    (ws / RESULTS / MANIFEST).symlink_to(outside / target)
+    before = snapshot(outside)
+    archive = Archive(ws)
+    with pytest.raises(HarnessPathError, match="symbolic link"):
+        archive.persist("$(touch X)", "x" * 500)
+        archive.flush()
+    assert snapshot(outside) == before
+    assert not (outside / target).exists() or (outside / target).read_text() == VICTIM
+
+
+def test_a_linked_lock_is_refused_with_one_line(places):
+    ws, outside = places
+    (ws / RESULTS).mkdir(parents=True)
+    (ws / RESULTS / ".manifest.lock").symlink_to(outside / ".bashrc")
+    before = snapshot(outside)
+    archive = Archive(ws)
+    archive.persist("toolu_1", "x" * 500)
+    with pytest.raises(HarnessPathError, match="symbolic link"):
+        archive.flush()
+    assert snapshot(outside) == before
+
+
+@pytest.mark.parametrize("name", ["", "-journal"])
+def test_a_linked_index_is_reported_and_the_index_kept_in_memory(places, name):
+    """A long log wants its index on disk; a link where it (or its journal) goes makes
+    sqlite write through it, so the index is kept in memory instead, and that is said."""
+    ws, outside = places
+    archive = Archive(ws)
+    n = 0
+    while not (ws / RESULTS / MANIFEST).exists() or \
+            (ws / RESULTS / MANIFEST).stat().st_size < INDEX_FROM:
+        for _ in range(400):
+            archive.persist(f"toolu_{n}", f"result {n} " * 20)
+            n += 1
+        archive.flush()
+    for suffix in ("", "-journal"):
+        if os.path.lexists(ws / RESULTS / f"{INDEX}{suffix}"):
+            os.unlink(ws / RESULTS / f"{INDEX}{suffix}")
+    (ws / RESULTS / f"{INDEX}{name}").symlink_to(outside / ".bashrc")
+    before = snapshot(outside)
+    reader = Archive(ws)
+    assert len(reader.manifest()) == n
+    reader.persist("toolu_more", "more " * 40)
+    reader.flush()
+    assert snapshot(outside) == before
+    assert [p for p in reader.problems if "symbolic link" in p]
+    assert len(Archive(ws).manifest()) == n + 1
