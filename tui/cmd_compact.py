@@ -27,7 +27,7 @@ from core.messages import HistoryError, message_text, validate_pairs
 from core.providers.base import ProviderError
 from core.providers.registry import provider_names
 from core.session import history_from_document
-from core.untrusted import UntrustedFileError, read_limited
+from core.untrusted import MAX_DEPTH, UntrustedFileError, read_limited, too_deep
 from tui.flags import add_break_flag, add_threshold_flags, threshold_overrides
 
 PROG = "ctxlab compact"
@@ -93,8 +93,9 @@ def run(args: argparse.Namespace) -> int:
         outcome = asyncio.run(compact_file(args))
     except InputError as exc:
         return fail(str(exc), USAGE_ERROR)
-    except RecursionError:
-        return fail(f"{args.input}: nested too deeply to process", USAGE_ERROR)
+    except RecursionError:  # the input was checked for depth: this is ctxlab's own failure
+        return fail("compaction failed: nesting too deep for Python's recursion limit "
+                    "(please report it with the input)", RUN_ERROR)
     except OSError as exc:
         return fail(f"could not write the archives under {args.workdir}: {_os_reason(exc)}",
                     RUN_ERROR)
@@ -156,6 +157,8 @@ def load_history(path: Path, shown: str) -> list[dict[str, Any]]:
         raise InputError(f"{shown}: not JSON: {exc}") from None
     except RecursionError:
         raise InputError(f"{shown}: nested too deeply to read") from None
+    if too_deep(data):  # caught here, so a RecursionError later is never blamed on the input
+        raise InputError(f"{shown}: nested more than {MAX_DEPTH} levels deep")
     try:
         return history_from_document(data)
     except HistoryError as exc:

@@ -52,6 +52,19 @@ def test_compact_on_dev_zero_itself_is_one_line(tmp_path, capsys):
                                       "not a file\n"
 
 
+def test_compact_on_a_history_nested_300_deep_blames_the_input_at_once(tmp_path, capsys):
+    """It parses, but is deeper than any message: refused when read, so a RecursionError
+    later can only be ctxlab's own (and is never said to be the input's)."""
+    deep = "[" * 300 + "]" * 300
+    source = tmp_path / "history.json"
+    source.write_text(f'[{{"role": "user", "content": [{{"type": "text", "text": "x", '
+                      f'"extra": {deep}}}]}}]', encoding="utf-8")
+    code = main_within(["compact", str(source), "--workdir", str(tmp_path / "w")])
+    assert code == 2
+    assert capsys.readouterr().err == f"ctxlab compact: {source}: nested more than 200 " \
+                                      "levels deep\n"
+
+
 @pytest.mark.parametrize("case", sorted(NOT_FILES))
 def test_a_scenario_that_is_a_fifo_or_dev_zero_is_one_line_at_once(tmp_path, capsys, case):
     make, words = NOT_FILES[case]
