@@ -22,6 +22,7 @@ from core.compact.pipeline import Compactor
 from core.compact.summarizer import ModelSummarizer, OfflineSummarizer, Summarizer
 from core.config import ConfigError, Thresholds, resolve_thresholds
 from core.events import Emitter, Error, Event, PointerBroken, Recorder, Stage
+from core.harness_paths import HarnessPathError
 from core.measure import json_chars
 from core.messages import HistoryError, message_text, validate_pairs
 from core.providers.base import ProviderError
@@ -96,6 +97,8 @@ def run(args: argparse.Namespace) -> int:
     except RecursionError:  # the input was checked for depth: this is ctxlab's own failure
         return fail("compaction failed: nesting too deep for Python's recursion limit "
                     "(please report it with the input)", RUN_ERROR)
+    except HarnessPathError as exc:  # a planted link: bad input, like a refused file
+        return fail(str(exc), USAGE_ERROR)
     except OSError as exc:
         return fail(f"could not write the archives under {args.workdir}: {_os_reason(exc)}",
                     RUN_ERROR)

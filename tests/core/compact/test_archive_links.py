@@ -10,6 +10,7 @@ naming the link) or carries on without it, and the place outside stays byte-for-
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 from pathlib import Path
 
@@ -117,3 +118,26 @@ def test_a_linked_index_is_reported_and_the_index_kept_in_memory(places, name):
     assert snapshot(outside) == before
     assert [p for p in reader.problems if "symbolic link" in p]
     assert len(Archive(ws).manifest()) == n + 1
+
+
+def test_ctxlab_compact_in_a_workspace_with_a_linked_results_folder_is_one_line_exit_2(
+        tmp_path, capsys):
+    """Refused like any other input ctxlab will not use: exit 2, and the outside untouched."""
+    from tui.cli import main
+
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    work = tmp_path / "w"
+    (work / ".task_outputs").mkdir(parents=True)
+    (work / ".task_outputs" / "tool-results").symlink_to(outside, target_is_directory=True)
+    history = tmp_path / "history.json"
+    history.write_text(json.dumps(
+        [{"role": "user", "content": "go"},
+         {"role": "assistant", "content": [{"type": "tool_use", "id": "t1", "name": "bash",
+                                            "input": {"command": "cat big"}}]},
+         {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t1",
+                                       "content": "x" * 200_000}]}]), encoding="utf-8")
+    code = main(["compact", str(history), "--workdir", str(work)])
+    err = capsys.readouterr().err.strip()
+    assert code == 2 and len(err.splitlines()) == 1 and "symbolic link" in err, err
+    assert list(outside.iterdir()) == []
