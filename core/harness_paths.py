@@ -55,6 +55,29 @@ def harness_dir(workspace: str | Path, relative: str | Path, *, create: bool = T
     return current
 
 
+FolderKey = tuple[tuple[int, int, int], ...]
+
+
+def folder_key(checked: Path, depth: int) -> FolderKey | None:
+    """What the last ``depth`` components of a folder :func:`harness_dir` returned are, by
+    ``lstat`` alone: (device, inode, mode) each, or ``None`` when one is gone.
+
+    A writer that keeps a folder across many writes compares this before each one: a
+    component swapped for a link (by the model's own ``bash``, say) changes its key, and
+    then the full check runs again. A few ``lstat`` calls instead of a ``realpath`` walk.
+    """
+    key = []
+    path = checked
+    for _ in range(depth):
+        try:
+            info = os.lstat(path)
+        except FileNotFoundError:
+            return None
+        key.append((info.st_dev, info.st_ino, info.st_mode))
+        path = path.parent
+    return tuple(key)
+
+
 def _check_folder(path: Path, info: os.stat_result, root: Path) -> None:
     if stat.S_ISLNK(info.st_mode):
         raise HarnessPathError(

@@ -69,7 +69,7 @@ from core.compact.recovery import ArchiveChanged, Recovery
 from core.compact.streamed_write import Streamed, stream_to_temp
 from core.compact.trust import PointerTrust
 from core.events import Error, Event
-from core.harness_paths import harness_dir
+from core.harness_paths import FolderKey, folder_key, harness_dir
 from core.measure import forget_large, json_chars, note_json_chars, utf8
 
 __all__ = ["EARLIER_PREFIX", "LEGACY_MANIFEST", "MANIFEST", "RESULTS_DIR", "TRANSCRIPT_DIR",
@@ -137,7 +137,8 @@ class Archive(PointerTrust, Recovery):
         # writer's temporary files runs before this archive's first write (a folder of
         # 50,000 results takes longer to list than the whole open should).
         self._digest_memo: tuple[str, str] | None = None  # (text, digest) of the last hashed
-        self._ready: set[Path] = set()  # archive folders checked (and swept) for writing
+        # archive folders checked (and swept) for writing -> their key when checked
+        self._ready: dict[Path, FolderKey | None] = {}
         self._manifest = Manifest(self.results_dir, self._report, _in_archive,
                                   lambda create: self._folder(self.results_dir, create))
         # path -> stat key of the file when its bytes last matched the manifest, so a
@@ -237,17 +238,21 @@ class Archive(PointerTrust, Recovery):
 
         A cloned workspace can ship ``.task_outputs`` as a link to the user's home; writing
         (or trusting what is read) through it would leave the workspace. Checked component
-        by component (:func:`core.harness_paths.harness_dir`), once per folder for writing,
-        before anything is written or swept there; a refusal is one line (an ``OSError``).
+        by component (:func:`core.harness_paths.harness_dir`) before anything is written or
+        swept there, and again whenever a component's ``lstat`` changed since (a link swapped
+        in mid-session by the model's ``bash``); a refusal is one line (an ``OSError``).
         """
-        if folder in self._ready:
-            return
+        relative = folder.relative_to(self.workspace)
+        known = self._ready.get(folder)
+        if known is not None and known == folder_key(folder, len(relative.parts)):
+            return  # the same real folders as when checked: no link swapped in since
         if create:
             self.workspace.mkdir(parents=True, exist_ok=True)  # the user's choice of place
-        harness_dir(self.workspace, folder.relative_to(self.workspace), create=create)
+        checked = harness_dir(self.workspace, relative, create=create)
         if create:
-            self._ready.add(folder)
-            sweep_stale_temp(folder)  # a killed writer's temp files, before the first write
+            if folder not in self._ready:
+                sweep_stale_temp(folder)  # a killed writer's temp files, before the first write
+            self._ready[folder] = folder_key(checked, len(relative.parts))
 
     def _before_write(self, folder: Path | None = None) -> None:
         self._folder(self.results_dir if folder is None else folder, True)

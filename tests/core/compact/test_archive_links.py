@@ -58,6 +58,26 @@ def test_a_linked_results_folder_is_refused_before_anything_is_written(places, f
     assert snapshot(outside) == before  # not written, and the temp file not swept either
 
 
+@pytest.mark.parametrize("folder", [".task_outputs", ".task_outputs/tool-results"])
+def test_a_folder_swapped_for_a_link_after_the_first_write_is_refused_too(places, folder):
+    """The model's own ``bash`` can replace a folder mid-session: the archive notices the
+    change before its next write instead of trusting its first check."""
+    import shutil
+
+    ws, outside = places
+    archive = Archive(ws)
+    archive.persist("toolu_1", "x" * 500)
+    archive.flush()
+    before = snapshot(outside)
+    shutil.rmtree(ws / folder)
+    (ws / folder).parent.mkdir(parents=True, exist_ok=True)
+    (ws / folder).symlink_to(outside, target_is_directory=True)
+    with pytest.raises(HarnessPathError, match="symbolic link"):
+        archive.persist("toolu_2", "y" * 500)
+        archive.flush()
+    assert snapshot(outside) == before
+
+
 def test_a_linked_transcripts_folder_is_refused(places):
     ws, outside = places
     (ws / ".transcripts").symlink_to(outside, target_is_directory=True)
