@@ -21,6 +21,7 @@ from typing import Any
 
 from core.config import ConfigError, Thresholds, thresholds_from_mapping
 from core.events import Emitter, Event
+from core.harness_paths import HarnessPathError
 from core.replay.model import MAX_STEP_WAIT
 from tui.cmd_run import JsonSink, LogSink, add_common_flags, describe_event
 from tui.flags import Checked, add_threshold_flags, integer, number, threshold_overrides
@@ -147,7 +148,10 @@ def run(args: argparse.Namespace) -> int:
     except ConfigError as exc:  # a token limit that converts to an invalid char limit
         return fail(str(exc))
     if not ok:
-        return fail(sink.last_error or "the replay did not complete", EXIT_FAILED)
+        # a harness folder refused (a planted link) is bad input, as in run and compact
+        refused = sink.last_error_kind == HarnessPathError.__name__
+        return fail(sink.last_error or "the replay did not complete",
+                    EXIT_USAGE if refused else EXIT_FAILED)
     return 0
 
 
@@ -223,6 +227,7 @@ class ReplayLogSink(LogSink):
     def __call__(self, event: Event) -> None:
         if event.type == "error":
             self.last_error = event.message  # type: ignore[attr-defined]
+            self.last_error_kind = event.kind  # type: ignore[attr-defined]
         line = describe_replay(event)
         if line:  # text from the recording may hold lone surrogates: shown as escapes
             line = line.encode("utf-8", "backslashreplace").decode("utf-8")

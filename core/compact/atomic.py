@@ -115,15 +115,18 @@ def hold_lock(fd: int) -> None:
             pass
 
 
-def atomic_write_text(path: Path, text: str, *, durable: bool = False) -> None:
+def atomic_write_text(path: Path, text: str, *, durable: bool = False,
+                      errors: str = "surrogatepass") -> None:
     """Write ``text`` to ``path`` so that readers see the old file or the new one, never half.
 
     ``os.replace`` alone survives a killed process; ``durable`` adds an fsync for data that
     must also survive a power cut (sessions). Archive files skip it: hundreds of fsyncs per
-    ``prepare()`` would cost more than all of the compaction itself.
+    ``prepare()`` would cost more than all of the compaction itself. ``errors`` says what a
+    lone surrogate becomes: kept byte-exact (the archive), or spelt as its escape
+    (``backslashreplace``) where the file must stay valid UTF-8.
     """
     path.parent.mkdir(parents=True, exist_ok=True)
-    _write_replace(str(path), text.encode("utf-8", "surrogatepass"), durable)
+    _write_replace(str(path), text.encode("utf-8", errors), durable)
 
 
 def atomic_write_bytes(path: str, data: bytes) -> None:

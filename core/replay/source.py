@@ -19,15 +19,14 @@ second; 0 plays as fast as it can).
 from __future__ import annotations
 
 import asyncio
-import os
 import re
-import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from core import source
+from core.compact.atomic import atomic_write_text
 from core.compact.pipeline import Compactor
 from core.compact.summarizer import Summarizer
 from core.config import Thresholds
@@ -47,6 +46,7 @@ from core.events import (
     ToolResult,
     TurnStart,
 )
+from core.harness_paths import harness_dir
 from core.measure import json_chars
 from core.messages import blocks, is_block, message_text, tool_names
 from core.providers.base import ProviderError
@@ -74,20 +74,6 @@ def effective_thresholds(options: ReplayOptions, ratio: float) -> Thresholds:
         return options.thresholds
     return options.thresholds.replace(
         context_limit=max(int(options.context_limit_tokens * ratio), 1))
-
-
-def write_atomic(path: Path, text: str) -> None:
-    """Write ``text`` whole or not at all. A lone surrogate the recording spelt as a JSON
-    escape is written as its escape (``\\ud800``): the file stays UTF-8, the replay goes on."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8", errors="backslashreplace") as handle:
-            handle.write(text)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
 
 
 class ReplaySource:
@@ -166,7 +152,7 @@ class ReplaySource:
         """Replay everything; True when the recording was played to its end."""
         self._emit = emit
         workdir = self.options.workdir
-        (workdir / SUMMARY_DIR).mkdir(parents=True, exist_ok=True)
+        workdir.mkdir(parents=True, exist_ok=True)  # the user's choice of place
         self.compactor = Compactor(workdir, self.thresholds, self.options.summarizer,
                                    self._observe, self.options.breaks)
         ok = False
@@ -174,6 +160,7 @@ class ReplaySource:
             emit(RunStart(provider="replay", workspace=str(workdir),
                           model=self.recording.model, breaks=tuple(sorted(self.options.breaks))))
             emit(self.start_event())
+            harness_dir(workdir, SUMMARY_DIR)  # ours: never through a link planted there
             for notice in self.recording.notices:
                 emit(ReplayNotice(kind=notice.kind, message=notice.message, line=notice.line))
             for step in self.recording.steps:
@@ -281,7 +268,10 @@ class ReplaySource:
         if step.summary:
             name = SAFE_NAME.sub("_", f"{step.by}-{step.stage}")[:64]  # never a path
             rel = SUMMARY_DIR / f"{self.compactions:03d}-{name}.md"
-            write_atomic(self.options.workdir / rel, step.summary + "\n")
+            # a lone surrogate the recording spelt as a JSON escape stays an escape: the
+            # file is UTF-8 and the replay goes on
+            atomic_write_text(self.options.workdir / rel, step.summary + "\n",
+                              errors="backslashreplace")
             files = (rel.as_posix(),)
         self._observe(Stage(stage=step.stage, by=step.by, before_chars=before_chars,
                             after_chars=self.original.chars, before_messages=before_messages,

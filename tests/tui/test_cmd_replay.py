@@ -126,6 +126,18 @@ def test_a_workdir_next_to_the_session_or_full_of_other_files_is_refused(tmp_pat
     assert "not empty and not a replay folder" in capsys.readouterr().err
 
 
+def test_a_workdir_whose_replay_folder_is_a_link_is_refused_and_nothing_outside_written(
+        tmp_path, capsys):
+    """It looks like a previous replay folder, but its ``.replay`` leads outside."""
+    outside, work = tmp_path / "outside", tmp_path / "w"
+    outside.mkdir()
+    work.mkdir()
+    (work / ".replay").symlink_to(outside, target_is_directory=True)
+    assert replay(str(CLAUDE), "--headless", "--workdir", str(work)) == 2
+    assert "symbolic link" in capsys.readouterr().err
+    assert list(outside.iterdir()) == []
+
+
 def test_a_previous_replay_folder_can_be_reused(tmp_path):
     work = tmp_path / "w"
     assert replay(str(CODEX), "--headless", "--json", "--workdir", str(work)) == 0
