@@ -22,6 +22,7 @@ import dataclasses
 from dataclasses import dataclass
 from typing import Any
 
+from core.config import MAX_SETTING as MAX_COUNT
 from core.config import ConfigError
 
 CONTEXT_MANAGEMENT_BETA = "context-management-2025-06-27"
@@ -35,7 +36,6 @@ DEFAULT_CLEAR_TRIGGER = 100_000  # input tokens
 DEFAULT_CLEAR_KEEP = 3  # tool uses
 DEFAULT_COMPACTION_TRIGGER = 150_000  # input tokens
 MIN_COMPACTION_TRIGGER = 50_000
-MAX_COUNT = 10**12  # more tokens than any model takes; past it a value is a typo or an attack
 
 
 def shown(value: object, limit: int = 40) -> str:

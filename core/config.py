@@ -14,7 +14,9 @@ from typing import Any
 
 from core.untrusted import MAX_DEPTH, UntrustedFileError, read_limited, too_deep
 
-MAX_SETTING = 10**12  # more chars, tokens or messages than any context holds
+# More chars, tokens or messages than any context holds; every limit is turned into a float
+# somewhere, and past this a value is a typo or an attack. The one bound of every count.
+MAX_SETTING = 10**12
 
 
 class ConfigError(ValueError):

@@ -21,6 +21,8 @@ import os
 import stat
 from pathlib import Path
 
+from core.untrusted import file_kind
+
 HARNESS_FOLDERS = (".task_outputs", ".transcripts", ".memory", ".ctxlab")
 
 
@@ -100,7 +102,8 @@ def check_harness_file(path: str | Path) -> None:
         raise HarnessPathError(f"{path} is a symbolic link (to {os.readlink(path)}); ctxlab "
                                "does not write through links: remove it")
     if not stat.S_ISREG(info.st_mode):
-        raise HarnessPathError(f"{path} is not a regular file; ctxlab will not write to it")
+        raise HarnessPathError(f"{path} is {file_kind(info.st_mode)}, not a regular file; "
+                               "ctxlab will not write to it")
 
 
 def open_no_follow(path: str | Path, flags: int, mode: int = 0o644) -> int:

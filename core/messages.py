@@ -77,11 +77,15 @@ def message_text(message: Message) -> str:
 
 
 def system_text(system: Any) -> str:
-    """A request's ``system`` as text, whether sent as a string or as text blocks."""
+    """A request's ``system`` as text, whether sent as a string or as text blocks.
+
+    Requests come from other clients too (a watched agent, a recording): a block whose
+    ``text`` is not a string is left out rather than failing the join."""
     if isinstance(system, str):
         return system
     if isinstance(system, list):
-        return "\n".join(b.get("text", "") for b in system if isinstance(b, dict))
+        return "\n".join(b["text"] for b in system
+                         if isinstance(b, dict) and isinstance(b.get("text"), str))
     return ""
 
 

@@ -20,14 +20,13 @@ from __future__ import annotations
 import json
 import os
 import re
-import stat
 from pathlib import Path
 from typing import Any
 
 from core.compact.archive import atomic_write_text
-from core.harness_paths import HarnessPathError, harness_dir
+from core.harness_paths import HarnessPathError, check_harness_file, harness_dir
 from core.messages import HistoryError, check_history
-from core.untrusted import UntrustedFileError, file_kind, parse_json, read_limited
+from core.untrusted import UntrustedFileError, parse_json, read_limited
 
 SESSIONS_DIR = Path(".ctxlab/sessions")
 VERSION = 1  # the format save_session writes; any other is refused, not guessed at
@@ -64,17 +63,11 @@ def session_file(workspace: Path, name: str, filename: str, *, create: bool) -> 
         raise SessionError(f"{exc}; nothing was changed") from None
     path = folder / filename
     try:
-        info = os.lstat(path)
-    except FileNotFoundError:
-        return path
+        check_harness_file(path)
+    except HarnessPathError as exc:
+        raise SessionError(f"{exc}; nothing was changed") from None
     except OSError as exc:
         raise SessionError(f"{path}: cannot be used ({exc.strerror or exc})") from None
-    if stat.S_ISLNK(info.st_mode):
-        raise SessionError(f"{path} is a symbolic link (to {os.readlink(path)}); ctxlab does "
-                           "not write through links: remove it; nothing was changed")
-    if not stat.S_ISREG(info.st_mode):
-        raise SessionError(f"{path} is {file_kind(info.st_mode)}, not a file ctxlab can keep "
-                           "a session in; nothing was changed")
     return path
 
 

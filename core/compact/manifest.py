@@ -38,6 +38,7 @@ from pathlib import Path
 
 from filelock import FileLock, Timeout
 
+from core.compact.atomic import write_all
 from core.compact.manifest_index import INDEX, Batch, ManifestIndex, unkey
 from core.compact.manifest_lines import (
     MANIFEST,
@@ -249,9 +250,7 @@ class Manifest:
                 self.report(f"{MANIFEST} ended in a line cut off by an interrupted write: "
                             "it is left as it is and ignored")
                 lines = "\n" + lines
-            view = memoryview(lines.encode("utf-8", "surrogatepass"))
-            while view:
-                view = view[os.write(fd, view):]
+            write_all(fd, lines.encode("utf-8", "surrogatepass"))
         finally:
             os.close(fd)
         self._pending.clear()

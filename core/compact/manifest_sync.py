@@ -22,10 +22,8 @@ soon as it has grown past the threshold, or once any process has made the index 
 
 from __future__ import annotations
 
-import errno
 import os
 import sqlite3
-import stat
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -33,7 +31,7 @@ from typing import Any
 from filelock import FileLock
 
 from core.compact.manifest_index import Batch, ManifestIndex, Stamp, remove_index
-from core.harness_paths import HarnessPathError
+from core.harness_paths import HarnessPathError, open_no_follow
 
 INDEX_FROM = 512 << 10  # log bytes from which an index on disk pays (~1,300 results)
 
@@ -190,19 +188,15 @@ class IndexedLog:
     def read_tail(self, index: ManifestIndex, final: bool) -> tuple[list[str], int]:
         """Index the whole lines of the log past what ``index`` covers (all of them if its
         stamp does not match this log)."""
-        try:
-            fd = os.open(self.log, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
-        except OSError as exc:
-            if exc.errno == errno.ELOOP:  # a log planted as a link is never read as ours
-                raise HarnessPathError(f"{self.log} is a symbolic link; ctxlab does not "
-                                       "read or write its manifest through links") from None
+        try:  # a log planted as a link, a FIFO or a device is never read as ours
+            fd = open_no_follow(self.log, os.O_RDONLY)
+        except HarnessPathError:
+            raise
+        except OSError:
             self.covered = 0
             return [], 0
         try:
             st = os.fstat(fd)
-            if not stat.S_ISREG(st.st_mode):  # a FIFO or device planted under the name
-                raise HarnessPathError(f"{self.log} is not a regular file; ctxlab will "
-                                       "not use it as its manifest")
             stamp = index.stamp()
             reset = stamp is None or not stamp.matches(fd, st)
             start = 0 if reset or stamp is None else stamp.offset

@@ -15,8 +15,9 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from core.messages import system_text
 from core.replay.model import Recording, ReplayError
-from core.replay.shape import content_problem, system_of
+from core.replay.shape import content_problem
 from core.replay.steps import StepBuilder
 from core.untrusted import MAX_DEPTH, too_deep
 
@@ -34,7 +35,7 @@ def load(path: Path, text: str) -> Recording:
         raise ReplayError(f"{path}: is nested more than {MAX_DEPTH} levels deep")
     recording = Recording(format="messages", path=path, agent="agent")
     if isinstance(data, dict):
-        recording.system = system_of(data.get("system"))
+        recording.system = system_text(data.get("system"))
         recording.model = data.get("model") if isinstance(data.get("model"), str) else None
         data = data.get("messages")
     if not isinstance(data, list):

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from core.replay.model import Recording, ReplayError
-from core.untrusted import MAX_DEPTH, UntrustedFileError, read_limited, too_deep
+from core.untrusted import MAX_DEPTH, UntrustedFileError, file_kind, read_limited, too_deep
 
 MAX_BYTES = 64_000_000  # a 64 MB Claude Code session is ~27k lines; raise with --max-mb
 SNIFF_BYTES = 8192
@@ -47,13 +47,6 @@ def check_file(path: Path, max_bytes: int = MAX_BYTES) -> int:
         raise ReplayError(f"{path}: is {info.st_size / 1e6:,.1f} MB; replay reads sessions "
                           f"up to {max_bytes / 1e6:,.3g} MB (raise the limit with --max-mb)")
     return info.st_size
-
-
-def file_kind(mode: int) -> str:
-    """``a FIFO (named pipe)``, ``a character device``…: what a non-regular file is."""
-    return {stat.S_IFIFO: "a FIFO (named pipe)", stat.S_IFCHR: "a character device",
-            stat.S_IFBLK: "a block device", stat.S_IFSOCK: "a socket"}.get(
-                stat.S_IFMT(mode), "not a regular file")
 
 
 def _utf8_prefix(data: bytes) -> bool:

@@ -25,9 +25,10 @@ from pathlib import Path
 from typing import Any
 
 from core.measure import json_chars
+from core.messages import system_text
 from core.replay.model import Compaction, Exchange, Message, Recording
 from core.replay.reading import jsonl_objects, skip
-from core.replay.shape import content_problem, system_of, text_or_none, usage_problem
+from core.replay.shape import content_problem, text_or_none, usage_problem
 
 
 def body_of(data: Any) -> tuple[dict[str, Any] | None, dict[str, Any] | None]:
@@ -92,7 +93,7 @@ def load(path: Path, text: str) -> Recording:
             recording.lines_read -= 1
             continue
         if not recording.system:
-            recording.system = system_of(request.get("system"))
+            recording.system = system_text(request.get("system"))
         if _extends(known, messages):
             new = messages[len(known):]
         else:

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
-MAX_TOKENS = 10**12  # more tokens than any request ever held; beyond it the ratio overflows
+from core.config import MAX_SETTING as MAX_TOKENS  # beyond it the ratio overflows
 
 
 def _type(value: Any) -> str:
@@ -71,14 +71,3 @@ def usage_problem(usage: Any, where: str = "usage") -> str | None:
 def text_or_none(value: Any) -> str | None:
     """A string field read as given, anything else as absent (a model name, a timestamp)."""
     return value if isinstance(value, str) else None
-
-
-def system_of(value: Any) -> str:
-    """A request's ``system`` as text: a string, or the string ``text`` of its blocks (a
-    block whose text is not a string is left out rather than joined)."""
-    if isinstance(value, str):
-        return value
-    if not isinstance(value, list):
-        return ""
-    return "\n".join(b["text"] for b in value
-                     if isinstance(b, dict) and isinstance(b.get("text"), str))

@@ -24,6 +24,7 @@ import threading
 from pathlib import Path
 from typing import Any
 
+from core.compact.atomic import write_all
 from core.harness_paths import check_harness_file, harness_dir, open_no_follow
 
 WATCH_DIR = Path(".ctxlab") / "watch"
@@ -85,12 +86,11 @@ class Recording:
         return folder
 
     def append(self, line: str | bytes) -> None:
-        data = memoryview(line.encode("utf-8") if isinstance(line, str) else line)
+        data = line.encode("utf-8") if isinstance(line, str) else line
         with self._lock:
             folder = self.check()  # again: a link can be planted while the watch runs
             fd = open_no_follow(folder / self.path.name, os.O_WRONLY | os.O_APPEND | os.O_CREAT)
             try:
-                while data:
-                    data = data[os.write(fd, data):]
+                write_all(fd, data)
             finally:
                 os.close(fd)

@@ -131,7 +131,8 @@ def test_a_linked_index_or_lock_is_refused_and_kept(root, tmp_path, name):
 def test_a_fifo_index_or_lock_is_refused_without_blocking(root, name):
     root.mkdir()
     os.mkfifo(root / name)
-    with pytest.raises(HarnessPathError, match=f"{name} is not a regular file"):
+    with pytest.raises(HarnessPathError,
+                       match=f"{name} is a FIFO \\(named pipe\\), not a regular file"):
         within(10, lambda: MemoryStore(root).write("n", "d", "user", "b"))
 
 

@@ -56,6 +56,13 @@ def test_purpose_guesses():
     assert guess_purpose("/v1/models", {}) == "other"
 
 
+def test_a_system_block_whose_text_is_no_string_is_measured_not_a_crash():
+    """Bodies come from any client: ``"text": 42`` in a system block used to fail the join."""
+    body = {**BODY, "system": [{"type": "text", "text": 42}, {"type": "text", "text": "ok"}]}
+    assert guess_purpose("/v1/messages", body) == "main"
+    analyse_request("/v1/messages", body)
+
+
 def test_a_streamed_message_is_assembled_as_the_sdk_does(messages_server):
     """The server's real SSE sequence, assembled here and by the SDK's own stream."""
     messages_server.reply_tool_use("bash", {"command": "ls -la", "n": [1, 2]}, text="Let me see.",
