@@ -299,7 +299,7 @@ class Agent:
         wants_compact = False
         for use in uses:
             tool_id, name = use.get("id", ""), use.get("name", "")
-            data = use.get("input") if isinstance(use.get("input"), dict) else {}
+            data = given if isinstance(given := use.get("input"), dict) else {}
             self.emit(ToolCall(id=tool_id, name=name, input=data))
             if name == "compact":
                 wants_compact = True

@@ -36,7 +36,7 @@ from core.gate import Gate
 from core.memory.store import MemoryStore
 from core.memory.watch import MemoryWatcher
 from core.probes import check_probe
-from core.providers.base import Provider, ProviderError
+from core.providers.base import Provider, ProviderError, awaits_retry_sink
 from core.providers.scripted import ScriptedProvider
 from core.run_options import RunOptions, make_provider, use_api_context
 from core.scenarios.prepare import prepare_workspace
@@ -286,7 +286,7 @@ class AgentSession:
         given = self.provider is not None
         provider = self.provider or make_provider(opts, self.emit)
         self.provider = provider
-        if getattr(provider, "on_retry", False) is None:  # a given provider shows retries too
+        if awaits_retry_sink(provider):  # a given provider shows retries too
             provider.on_retry = self.emit
         if given:  # a provider made elsewhere gets the run's API settings too
             use_api_context(provider, opts.api_context)

@@ -42,7 +42,20 @@ from typing import Any
 from core.agent_session import AgentSession, RunOptions
 from core.compact.stages import summary_stages
 from core.config import Thresholds
-from core.events import Emitter, Event, Recorder
+from core.events import (
+    Emitter,
+    Error,
+    Event,
+    MemoryConsolidated,
+    MemoryConsolidationFailed,
+    MemorySelected,
+    ModelRequest,
+    ProbeChecked,
+    Recorder,
+    Stage,
+    TurnEnd,
+    TurnStart,
+)
 from core.pricing import CallTokens, Price, cache_read_share, load_prices
 from core.scenarios.model import Scenario
 
@@ -167,9 +180,9 @@ def probes_from_events(events: list[Event]) -> list[ProbeResult]:
     turn = 0
     probes = []
     for e in events:
-        if e.type == "turn_start":
+        if isinstance(e, TurnStart):
             turn += 1
-        elif e.type == "probe":
+        elif isinstance(e, ProbeChecked):
             probes.append(ProbeResult(e.ask, e.expect, e.answerable, tuple(e.found_in), turn))
     return probes
 
@@ -189,23 +202,23 @@ def side_work(events: list[Event], memory: bool) -> dict[str, int]:
     * ``consolidate`` — ``memory_consolidated`` and ``memory_consolidation_failed``.
     """
     requests = Counter(e.purpose for e in events
-                       if e.type == "model_request" and e.purpose != "main")
+                       if isinstance(e, ModelRequest) and e.purpose != "main")
     done: Counter[str] = Counter()
     for e in events:
-        if e.type == "stage" and e.stage in summary_stages():
+        if isinstance(e, Stage) and e.stage in summary_stages():
             done["summary"] += 1
-        elif e.type == "memory_selected":
+        elif isinstance(e, MemorySelected):
             done["select"] += 1
-        elif e.type == "turn_end" and memory:
+        elif isinstance(e, TurnEnd) and memory:
             done["extract"] += 1
-        elif e.type in ("memory_consolidated", "memory_consolidation_failed"):
+        elif isinstance(e, MemoryConsolidated | MemoryConsolidationFailed):
             done["consolidate"] += 1
     purposes = [*SIDE_PURPOSES, *sorted(set(requests) - set(SIDE_PURPOSES))]
     return {p: max(requests[p], done[p]) for p in purposes}
 
 
 def losses(events: list[Event]) -> int:
-    return sum(1 for e in events if e.type == "stage"
+    return sum(1 for e in events if isinstance(e, Stage)
                for entry in e.ledger if entry.get("where") == "lost")
 
 
@@ -214,7 +227,7 @@ def billed_tokens(events: list[Event]) -> CallTokens:
     (no breakpoints) as plain input."""
     total = CallTokens()
     for e in events:
-        if e.type != "model_request":
+        if not isinstance(e, ModelRequest):
             continue
         if e.purpose == "main" and e.cache_read_est is not None:
             uncached = e.est_tokens - e.cache_read_est - (e.cache_write_est or 0)
@@ -227,10 +240,10 @@ def billed_tokens(events: list[Event]) -> CallTokens:
 
 def summarise(strategy: Strategy, events: list[Event], ok: bool,
               probes: list[ProbeResult], price: Price | None = None) -> StrategyResult:
-    main = [e for e in events if e.type == "model_request" and e.purpose == "main"]
+    main = [e for e in events if isinstance(e, ModelRequest) and e.purpose == "main"]
     sizes = tuple(e.chars for e in main)
     work = side_work(events, bool(strategy.options.get("memory", True)))
-    errors = [e.message for e in events if e.type == "error"]
+    errors = [e.message for e in events if isinstance(e, Error)]
     billed = billed_tokens(events)
     return StrategyResult(
         billed_input_tokens=billed.billed_input, cache_read_share=cache_read_share(billed),

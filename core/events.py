@@ -13,7 +13,7 @@ import json
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, ClassVar
+from typing import Any, ClassVar, TypeVar
 
 EVENT_TYPES: dict[str, type[Event]] = {}
 # Field metadata of data a front end in the same process may use but the wire never carries.
@@ -37,7 +37,7 @@ class Event:
         EVENT_TYPES[cls.type] = cls
 
     def to_json(self) -> dict[str, Any]:
-        data = {"type": self.type}
+        data: dict[str, Any] = {"type": self.type}
         for f in wire_fields(self):
             data[f.name] = _plain(getattr(self, f.name))
         data["t"] = round(self.t, 4)
@@ -445,7 +445,9 @@ class Error(Event):
 
 # -- emitting -------------------------------------------------------------------------------
 
-Sink = Callable[[Event], None]
+EventT = TypeVar("EventT", bound=Event)
+# A sink's return value is ignored (an Emitter, which returns the stamped event, is a sink).
+Sink = Callable[[Event], object]
 
 
 @dataclass
@@ -464,7 +466,7 @@ class Emitter:
         if self.start < 0:
             self.start = self.clock()
 
-    def __call__(self, event: Event) -> Event:
+    def __call__(self, event: EventT) -> EventT:
         stamped = dataclasses.replace(event, t=self.clock() - self.start)
         for sink in list(self.sinks):
             sink(stamped)

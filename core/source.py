@@ -19,32 +19,71 @@ compaction it was, so stages of several sources can stand side by side.
 
 from __future__ import annotations
 
-from typing import Protocol, runtime_checkable
+from typing import Final, Literal, Protocol, TypeGuard, overload, runtime_checkable
 
 from core.events import Sink
 
-PAUSE = "pause"  # pause(), resume(), paused
-STEP = "step"  # step(): let one more model call (or recorded step) through
-CANCEL = "cancel"  # cancel(): stop at the next await; run_end still comes
-SEND = "send"  # send(prompt): a new user request in the same session
-THRESHOLDS = "thresholds"  # thresholds, set_thresholds(value)
+PAUSE: Final = "pause"  # pause(), resume(), paused
+STEP: Final = "step"  # step(): let one more model call (or recorded step) through
+CANCEL: Final = "cancel"  # cancel(): stop at the next await; run_end still comes
+SEND: Final = "send"  # send(prompt): a new user request in the same session
+THRESHOLDS: Final = "thresholds"  # thresholds, set_thresholds(value)
 SCRUB = "scrub"  # seek(index): jump to a position of a recorded stream
-NEXT_STAGE = "next_stage"  # next_compaction(): play until a step with a stage, then pause
+NEXT_STAGE: Final = "next_stage"  # next_compaction(): play until a step with a stage, then pause
 
 
 @runtime_checkable
 class EventSource(Protocol):
     """What the workbench needs from a source; the controls are optional, by capability."""
 
-    name: str
-    kind: str
-    capabilities: frozenset[str]
+    @property
+    def name(self) -> str: ...
 
-    async def run(self, emit: Sink | None = None) -> bool:
-        """Play to the end (or until cancelled); True when it ended normally."""
+    @property
+    def kind(self) -> str: ...
+
+    @property
+    def capabilities(self) -> frozenset[str]: ...
+
+    async def run(self, emit: Sink) -> bool | None:
+        """Play to the end (or until cancelled); a source that can tell says whether it
+        ended normally (True), the others return None."""
         ...
 
 
+class Pausable(EventSource, Protocol):
+    """A source that lists :data:`PAUSE`."""
+
+    @property
+    def paused(self) -> bool: ...
+
+    def pause(self) -> None: ...
+
+    def resume(self) -> None: ...
+
+
+class Steppable(EventSource, Protocol):
+    """A source that lists :data:`STEP`."""
+
+    def step(self) -> None: ...
+
+
+class StageSeeking(EventSource, Protocol):
+    """A source that lists :data:`NEXT_STAGE`."""
+
+    def next_compaction(self) -> None: ...
+
+
+# ``can`` narrows the source to the protocol of the controls the capability names, so a
+# caller that checked ``can(source, PAUSE)`` may call ``source.pause()`` as it is typed.
+@overload
+def can(source: object, capability: Literal["pause"]) -> TypeGuard[Pausable]: ...
+@overload
+def can(source: object, capability: Literal["step"]) -> TypeGuard[Steppable]: ...
+@overload
+def can(source: object, capability: Literal["next_stage"]) -> TypeGuard[StageSeeking]: ...
+@overload
+def can(source: object, capability: str) -> bool: ...
 def can(source: object, capability: str) -> bool:
     """Whether ``source`` offers ``capability`` (a source without the attribute offers none)."""
     return capability in getattr(source, "capabilities", frozenset())

@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import os
 import stat
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
@@ -100,8 +101,9 @@ def parse_json(text: str | bytes, source: str, *, max_depth: int = MAX_DEPTH) ->
     except UnicodeDecodeError as exc:
         raise UntrustedFileError(f"{source}: is not UTF-8 text (byte {exc.start})") from None
     except ValueError as exc:
-        where = f" (line {exc.lineno}, column {exc.colno})" if hasattr(exc, "lineno") else ""
-        msg = getattr(exc, "msg", str(exc))
+        decode = exc if isinstance(exc, json.JSONDecodeError) else None
+        where = f" (line {decode.lineno}, column {decode.colno})" if decode else ""
+        msg = decode.msg if decode else str(exc)
         raise UntrustedFileError(f"{source}: is not valid JSON: {msg}{where}") from None
     if too_deep(value, max_depth):
         raise UntrustedFileError(f"{source}: is nested more than {max_depth} levels deep")
@@ -113,6 +115,7 @@ def too_deep(value: Any, limit: int = MAX_DEPTH) -> bool:
     stack: list[tuple[Any, int]] = [(value, 0)]
     while stack:
         item, depth = stack.pop()
+        children: Iterable[Any]
         if isinstance(item, dict):
             children = item.values()
         elif isinstance(item, list):

@@ -132,7 +132,7 @@ class WorkLog:
                 self._note_file(path, name == "write_file", turn)
         elif name == "bash" and "exit_code" in meta:
             code = meta.get("exit_code")
-            command = data.get("command") if isinstance(data.get("command"), str) else "?"
+            command = given if isinstance(given := data.get("command"), str) else "?"
             self.commands.append(CommandEntry(turn, _short(command, COMMAND_CHARS),
                                               code if isinstance(code, int) else None,
                                               bool(meta.get("timed_out"))))

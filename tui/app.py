@@ -210,7 +210,7 @@ class CtxlabApp(Routed, LearnerActions, PanelActions, WorkbenchActions):
         self.session = None
         self.source = make(self.workspace)
         if self.config.paused and can(self.source, PAUSE):
-            self.source.pause()  # type: ignore[attr-defined]  # opened to be scrubbed
+            self.source.pause()  # opened to be scrubbed
         self.scenario_title = self.source.name
         self.refresh_bindings()  # its controls in the footer
         self.bridge = EventBridge(self, self.generation)
@@ -447,7 +447,8 @@ class CtxlabApp(Routed, LearnerActions, PanelActions, WorkbenchActions):
     def apply_speed(self) -> None:
         if self.session is not None:
             self.session.set_pace(*delays(self.speed))
-        elif hasattr(self.source, "speed"):  # a replay: requests per second (top: no pause)
+        elif self.source is not None and hasattr(self.source, "speed"):
+            # a replay: requests per second (top: no pause)
             self.source.speed = 0.0 if self.speed >= SPEEDS[-1] else self.speed
 
     # -- leaving ---------------------------------------------------------------------------

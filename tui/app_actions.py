@@ -101,20 +101,20 @@ class WorkbenchActions(App[int]):
         if source is None or not can(source, PAUSE):
             return
         if self.paused:
-            source.resume()  # type: ignore[attr-defined]
+            source.resume()
         else:
-            source.pause()  # type: ignore[attr-defined]
+            source.pause()
         self.update_status()
 
     def action_step(self) -> None:
         if self.source is not None and can(self.source, STEP):
-            self.source.step()  # type: ignore[attr-defined]
+            self.source.step()
         self.update_status()
 
     def action_next_compaction(self) -> None:
         """A replay: play on until the original agent or ctxlab compacts, then pause."""
         if self.source is not None and can(self.source, NEXT_STAGE):
-            self.source.next_compaction()  # type: ignore[attr-defined]
+            self.source.next_compaction()
         else:
             self.notify(t("notice.no_scrub"))
         self.update_status()
@@ -235,7 +235,8 @@ class WorkbenchActions(App[int]):
                                 command.callback, command.discover)
 
     def action_command_palette(self) -> None:
-        if self.use_command_palette and not CommandPalette.is_open(self):
+        # textual types is_open's argument App[object], and App is invariant in its return type
+        if self.use_command_palette and not CommandPalette.is_open(self):  # type: ignore[arg-type]
             self.push_screen(CommandPalette(placeholder=t("palette.placeholder"),
                                             id="--command-palette"))
 

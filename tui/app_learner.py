@@ -54,13 +54,13 @@ class LearnerActions(App[int]):
 
         def chosen(choice: str | None) -> None:
             if source is not None and choice == "play" and can(source, PAUSE):
-                source.resume()  # type: ignore[attr-defined]
+                source.resume()
             elif source is not None and choice == "step" and can(source, STEP):
-                source.step()  # type: ignore[attr-defined]
+                source.step()
             self.update_status()
 
         if source is not None and can(source, PAUSE):
-            source.pause()  # type: ignore[attr-defined]  # the run waits behind the card
+            source.pause()  # the run waits behind the card
         self.update_status()
         self.push_screen(WelcomeCard(self.scenario_title or str(self.config.scenario),
                                      self.config.auto_pause, self.config.demo_reason), chosen)
@@ -76,7 +76,7 @@ class LearnerActions(App[int]):
             source = self.source
             if (self.config.auto_pause and self.config.scenario is not None
                     and source is not None and can(source, PAUSE)):
-                source.pause()  # type: ignore[attr-defined]  # before the next model call
+                source.pause()  # before the next model call
                 self.call_later(self.announce_pause, event)
 
     # -- UI side ----------------------------------------------------------------------------------

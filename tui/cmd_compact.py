@@ -246,10 +246,10 @@ def print_report(outcome: Outcome) -> None:
         for column in ("stage", "chars", "messages", "files", "results"):
             table.add_column(column, justify="left" if column == "stage" else "right",
                              no_wrap=True)
-        for event in stages:
-            table.add_row(event.stage, f"{event.before_chars:,} → {event.after_chars:,}",
-                          f"{event.before_messages} → {event.after_messages}",
-                          str(len(event.files)), str(len(event.tool_use_ids)))
+        for stage in stages:
+            table.add_row(stage.stage, f"{stage.before_chars:,} → {stage.after_chars:,}",
+                          f"{stage.before_messages} → {stage.after_messages}",
+                          str(len(stage.files)), str(len(stage.tool_use_ids)))
         console.print(table)
         console.print(f"total: {before:,} → {after:,} chars ({_percent(before, after)}), "
                       f"{len(outcome.before)} → {len(outcome.after)} messages, "

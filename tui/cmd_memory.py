@@ -14,7 +14,7 @@ import signal
 import sys
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -118,7 +118,7 @@ def _console() -> Any:
     return Console(highlight=False, soft_wrap=False)
 
 
-def _table(title: str, columns: tuple[str, ...], rows: list[tuple[str, ...]]) -> Any:
+def _table(title: str, columns: tuple[str, ...], rows: Sequence[tuple[str, ...]]) -> Any:
     from rich.table import Table
     from rich.text import Text
 

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from core.config import ConfigError, Thresholds, thresholds_from_mapping
-from core.events import Emitter, Event
+from core.events import Emitter, Error, Event, Stage
 from core.harness_paths import HarnessPathError
 from core.replay.model import MAX_STEP_WAIT
 from tui.cmd_run import JsonSink, LogSink, add_common_flags, describe_event
@@ -225,13 +225,12 @@ class ReplayLogSink(LogSink):
     """``ctxlab run``'s log, with lines for the replay's events."""
 
     def __call__(self, event: Event) -> None:
-        if event.type == "error":
-            self.last_error = event.message  # type: ignore[attr-defined]
-            self.last_error_kind = event.kind  # type: ignore[attr-defined]
+        if isinstance(event, Error):
+            self.last_error, self.last_error_kind = event.message, event.kind
         line = describe_replay(event)
         if line:  # text from the recording may hold lone surrogates: shown as escapes
             line = line.encode("utf-8", "backslashreplace").decode("utf-8")
             self.console.print(f"[{event.t:7.2f}s] ", end="", style="dim")
-            style = "bold yellow" if event.type == "stage" and event.by != "ctxlab" else \
-                self.STYLES.get(event.type, "")  # type: ignore[attr-defined]
+            style = "bold yellow" if isinstance(event, Stage) and event.by != "ctxlab" else \
+                self.STYLES.get(event.type, "")
             self.console.print(line, style=style, markup=False)

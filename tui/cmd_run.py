@@ -16,7 +16,7 @@ from typing import Any, ClassVar
 
 from core.api_context import load_api_context
 from core.config import ConfigError, load_toml, resolve_thresholds
-from core.events import Emitter, Event, dumps_event
+from core.events import AssistantText, Emitter, Error, Event, dumps_event
 from core.harness_paths import HarnessPathError
 from core.providers.registry import PROVIDERS, choose_provider, provider_names
 from core.scenarios import DEFAULT_SCENARIO, ScenarioError, find_scenario
@@ -178,7 +178,7 @@ class JsonSink:
         self.last_error_kind: str | None = None
 
     def __call__(self, event: Event) -> None:
-        if event.type == "error":
+        if isinstance(event, Error):
             self.last_error, self.last_error_kind = event.message, event.kind
         text = dumps_event(event)
         try:
@@ -211,14 +211,14 @@ class LogSink:
         self._text = False
 
     def __call__(self, event: Event) -> None:
-        if event.type == "assistant_text":
+        if isinstance(event, AssistantText):
             self.console.print(event.delta, end="", style="dim", markup=False)
             self._text = True
             return
         if self._text:
             self.console.print()
             self._text = False
-        if event.type == "error":
+        if isinstance(event, Error):
             self.last_error, self.last_error_kind = event.message, event.kind
         line = describe_event(event)
         if line:

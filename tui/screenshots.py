@@ -71,6 +71,7 @@ def app_of(pilot: Pilot[Any]) -> CtxlabApp:
 async def mid_run(pilot: Pilot[Any], calls: int = 7) -> None:
     """Let ``calls`` model calls through a paused run, then stop there."""
     app = app_of(pilot)
+    assert app.session is not None, "a shot of ctxlab's own run"
     for _ in range(calls):
         app.session.step()
     await wait_until(pilot, lambda: app.calls >= calls)
@@ -79,6 +80,7 @@ async def mid_run(pilot: Pilot[Any], calls: int = 7) -> None:
 
 async def finished(pilot: Pilot[Any]) -> None:
     app = app_of(pilot)
+    assert app.session is not None, "a shot of ctxlab's own run"
     app.session.resume()
     await wait_until(pilot, lambda: app.finished)
     await app.workers.wait_for_complete()
@@ -167,7 +169,11 @@ async def original_compaction(pilot: Pilot[Any]) -> None:
     while not theirs() and not app.finished:
         seen = timeline.row_count
         await pilot.press("n")
-        await wait_until(pilot, lambda n=seen: timeline.row_count > n or app.finished)
+
+        def grown(n: int = seen) -> bool:
+            return timeline.row_count > n or app.finished
+
+        await wait_until(pilot, grown)
     # The stage row lands mid-step; the rest of that step (the answer after it) follows.
     await wait_until(pilot, lambda: not getattr(app.source, "seeking", False) or app.finished)
     timeline.move_cursor(row=theirs()[0].index - 1)
@@ -179,13 +185,16 @@ def deterministic() -> Iterator[None]:
     """Numbered transcript names and still cursors, for the duration of a shot."""
     counter = itertools.count(1)
     saved = (uuid.uuid4, Input._toggle_cursor, TextArea._toggle_cursor_blink_visible)
-    uuid.uuid4 = lambda: uuid.UUID(int=next(counter))  # type: ignore[assignment]
-    Input._toggle_cursor = lambda self: None  # type: ignore[method-assign]
-    TextArea._toggle_cursor_blink_visible = lambda self: None  # type: ignore[method-assign]
+    uuid.uuid4 = lambda: uuid.UUID(int=next(counter))
+    Input._toggle_cursor = lambda self: None  # type: ignore[method-assign]  # still, for the shot
+    TextArea._toggle_cursor_blink_visible = (  # type: ignore[method-assign]  # still, for the shot
+        lambda self: None)
     try:
         yield
     finally:
-        uuid.uuid4, Input._toggle_cursor, TextArea._toggle_cursor_blink_visible = saved  # type: ignore[method-assign]
+        uuid.uuid4 = saved[0]
+        Input._toggle_cursor = saved[1]  # type: ignore[method-assign]  # the patch undone
+        TextArea._toggle_cursor_blink_visible = saved[2]  # type: ignore[method-assign]  # undone
 
 
 @functools.cache

@@ -99,8 +99,9 @@ def diff_rows(before: Messages, after: Messages) -> tuple[list[Row], list[Row]]:
 def changed_blocks(old: dict[str, Any], new: dict[str, Any]) -> set[str]:
     """tool_use ids whose result content differs between two versions of a message."""
     was = {b.get("tool_use_id"): b.get("content") for b in _results([old])}
-    return {b.get("tool_use_id") for b in _results([new])
-            if b.get("tool_use_id") in was and was[b.get("tool_use_id")] != b.get("content")}
+    return {tool_use_id for b in _results([new])
+            if isinstance(tool_use_id := b.get("tool_use_id"), str)
+            and tool_use_id in was and was[tool_use_id] != b.get("content")}
 
 
 FOLD_AT = 4  # runs of unchanged messages longer than this are folded

@@ -29,7 +29,7 @@ from pathlib import Path
 try:
     import fcntl
 except ImportError:  # no flock (Windows): the sweep goes by age alone
-    fcntl = None  # type: ignore[assignment]
+    fcntl = None  # type: ignore[assignment]  # None stands for the module Windows lacks
 
 _TMP_SERIAL = itertools.count()
 _TMP_NAME = re.compile(r"^\..+\.(\d+)\.\d+\.tmp$")

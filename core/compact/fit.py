@@ -26,8 +26,8 @@ def fit_tool_results(history: Measured, ctx: CompactContext, target: int) -> Sta
         tool_use_id = block.get("tool_use_id", "")
         content = block.get("content", "")
         trusted = ctx.archive.trusted_pointer(tool_use_id, content)
-        if trusted is None and ctx.archive.broken_pointer(tool_use_id, content):
-            run.broken_pointer(tool_use_id, ctx.archive.broken_pointer(tool_use_id, content))
+        if trusted is None and (broken := ctx.archive.broken_pointer(tool_use_id, content)):
+            run.broken_pointer(tool_use_id, broken)
             continue
         if trusted:
             path = trusted

@@ -63,7 +63,6 @@ LOCK = ".manifest.lock"
 LOCK_TIMEOUT = 30.0
 LEGACY_MAX_BYTES = 256 << 20  # far more than any manifest.json an older ctxlab wrote
 _RULES = rules_fingerprint()
-_UNSEEN = object()  # a path not looked up since the index last changed
 
 
 class Manifest:
@@ -79,8 +78,11 @@ class Manifest:
         self.folder = folder
         # Checks the folder before it is read (False) or written (True, creating it): the
         # archive passes one that refuses a folder reached through a link.
-        self.folder_ok = folder_ok or (
-            lambda create: create and folder.mkdir(parents=True, exist_ok=True))
+        def make_folder(create: bool) -> None:
+            if create:
+                folder.mkdir(parents=True, exist_ok=True)
+
+        self.folder_ok = folder_ok or make_folder
         self.file = folder / MANIFEST
         self.report = report
         self.accept = accept  # which paths an entry may name (the log is writable by anyone)
@@ -151,14 +153,14 @@ class Manifest:
         return path in self._legacy and path not in self._added and self._lookup(path) is None
 
     def _lookup(self, path: str) -> Persisted | None:
-        found = self._found.get(path, _UNSEEN)
-        if found is _UNSEEN:
-            line = self._log.query(ManifestIndex.line, None, path)
-            found = None if line is None else self._decode(line)
-            if found is not None and found.path != path:
-                found = None
-            self._found[path] = found
-        return found  # type: ignore[return-value]
+        if path in self._found:
+            return self._found[path]
+        line = self._log.query(ManifestIndex.line, None, path)
+        found = None if line is None else self._decode(line)
+        if found is not None and found.path != path:
+            found = None
+        self._found[path] = found
+        return found
 
     def _decode(self, line: bytes) -> Persisted | None:
         """A stored line's entry, checked again: the index is a file anyone can write."""

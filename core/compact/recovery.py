@@ -107,5 +107,5 @@ class Recovery:
                 except LookupError:
                     continue
             raise LookupError(f"{tool_use_id} not found in {where}")
-        nested = self.trusted_pointer(tool_use_id, found)
-        return self.recover(tool_use_id, nested, depth + 1) if nested else found
+        pointer = self.trusted_pointer(tool_use_id, found)
+        return self.recover(tool_use_id, pointer, depth + 1) if pointer else found

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from typing import Any, ClassVar, Protocol
+from typing import Any, ClassVar, Protocol, TypeGuard
 
 from core.compact.summary_facts import (
     SummaryFacts,
@@ -56,6 +56,17 @@ class Summarizer(Protocol):
                         prepared_input: str) -> str:
         """Summarise ``messages``; ``prepared_input`` is the course's (possibly cut) JSON."""
         ...
+
+
+class NoteTaker(Summarizer, Protocol):
+    """A summarizer that declares ``accepts_notes``: it takes the work log's notes itself."""
+
+    async def summarize(self, messages: list[dict], active_request: str,
+                        prepared_input: str, notes: str = "") -> str: ...
+
+
+def takes_notes(summarizer: Summarizer) -> TypeGuard[NoteTaker]:
+    return bool(getattr(summarizer, "accepts_notes", False))
 
 
 class ModelSummarizer:
@@ -114,9 +125,9 @@ class NotedSummarizer:
         notes = (self.notes() or "").strip()
         if not notes:
             return await self.inner.summarize(messages, active_request, prepared_input)
-        if getattr(self.inner, "accepts_notes", False):
+        if takes_notes(self.inner):
             return await self.inner.summarize(messages, active_request, prepared_input,
-                                              notes=notes)  # type: ignore[call-arg]
+                                              notes=notes)
         return await self.inner.summarize(messages, active_request,
                                           with_notes(notes, prepared_input))
 
@@ -168,7 +179,7 @@ def offline_facts(messages: list[dict], active_request: str) -> SummaryFacts:
 def _note_call(block: dict, facts: SummaryFacts) -> None:
     name = str(block.get("name", "?"))
     facts.calls[name] += 1
-    data = block.get("input") if isinstance(block.get("input"), dict) else {}
+    data = given if isinstance(given := block.get("input"), dict) else {}
     for key in _PATH_KEYS:
         if isinstance(data.get(key), str):
             facts.files.append(data[key])

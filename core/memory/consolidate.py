@@ -314,6 +314,7 @@ async def consolidate_memories(store: MemoryStore, provider: Provider | None = N
     except UntrustedFileError as exc:  # swapped for a FIFO, a device, a huge file
         return failed(f"cannot read the store: {exc}")
     kept: list[Candidate | Record]
+    carried: list[Record]
     if provider is None:  # only the same fact merges; nothing is gated or capped
         batches, carried = [records], []
         kept = list(offline_keep(records, {f: k[0] for f, k in scan.keys.items()}))

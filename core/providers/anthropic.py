@@ -56,7 +56,7 @@ DEFAULT_MAX_RETRIES = 2
 DEFAULT_TIMEOUT = anthropic.Timeout(120.0, connect=10.0)
 COUNT_TIMEOUT = anthropic.Timeout(30.0, connect=10.0)
 
-RetrySink = Callable[[Retry], None]
+RetrySink = Callable[[Retry], object]  # what it returns is ignored
 
 # The purpose of the call in flight in this task; ``None`` means "do not report retries".
 _PURPOSE: ContextVar[str | None] = ContextVar("ctxlab_call_purpose", default=None)
@@ -78,8 +78,11 @@ def sdk_would_retry(response: httpx2.Response) -> bool:
 def retry_after(headers: httpx2.Headers) -> float | None:
     """Seconds the server asked us to wait (``retry-after-ms`` or ``retry-after``)."""
     for name, scale in (("retry-after-ms", 1000.0), ("retry-after", 1.0)):
-        with contextlib.suppress(TypeError, ValueError):
-            return float(headers.get(name)) / scale
+        value = headers.get(name)
+        if value is None:
+            continue
+        with contextlib.suppress(ValueError):
+            return float(value) / scale
     return None
 
 
@@ -324,6 +327,8 @@ class AnthropicProvider(BaseProvider):
                 extra["system"] = system
             if tools:
                 extra["tools"] = tools
+            if self.model is None:  # nothing to count against
+                return None
             result = await client.messages.count_tokens(model=self.model, **valid_unicode(extra))
             return int(result.input_tokens)
         except Exception:

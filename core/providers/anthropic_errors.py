@@ -9,7 +9,7 @@ interrupted stream: the request did reach the model.
 from __future__ import annotations
 
 import re
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator, AsyncIterator
 from typing import Any
 
 import anthropic
@@ -70,7 +70,7 @@ def map_error(exc: Exception, base_url: str) -> ProviderError:
     return ProviderError(f"{type(exc).__name__}: {one_line(str(exc))}")
 
 
-async def guarded(stream: AsyncIterator[Any]) -> AsyncIterator[Any]:
+async def guarded(stream: AsyncIterator[Any]) -> AsyncGenerator[Any, None]:
     """Yield stream events; a broken or malformed stream becomes a ProviderError.
 
     Errors raised by the consumer's own body (an ``on_text`` sink) do not pass through

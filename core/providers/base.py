@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any, Protocol, TypeGuard
 
 
 @dataclass(frozen=True)
@@ -45,7 +45,7 @@ class ModelReply:
         return [b for b in self.content if b.get("type") == "tool_use"]
 
 
-TextSink = Callable[[str], None]
+TextSink = Callable[[str], object]  # what it returns is ignored
 
 
 class Provider(Protocol):
@@ -61,6 +61,17 @@ class Provider(Protocol):
         Raises :class:`ProviderError` (or a subclass) for failures the loop must handle.
         """
         ...
+
+
+class ReportsRetries(Protocol):
+    """A provider that hands each retry to ``on_retry`` (:class:`BaseProvider`'s slot)."""
+
+    on_retry: Callable[[Any], Any] | None
+
+
+def awaits_retry_sink(provider: object) -> TypeGuard[ReportsRetries]:
+    """Whether ``provider`` reports retries and nobody has told it where to yet."""
+    return getattr(provider, "on_retry", False) is None
 
 
 class BaseProvider:

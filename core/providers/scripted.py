@@ -29,7 +29,7 @@ from core.providers.base import (
 )
 from core.scenarios.model import Reply, Turn
 
-SCRIPTED_ERRORS: dict[str, tuple[type[ProviderError], str, int]] = {
+SCRIPTED_ERRORS: dict[str, tuple[type[ProviderError], str, int | None]] = {
     "prompt_too_long": (ContextOverflow,
                         "prompt is too long: 212000 tokens > 200000 maximum", 400),
     "request_too_large": (ContextOverflow, "request_too_large: request exceeds the limit", 413),

@@ -197,7 +197,7 @@ def _build(chain: list[Line], recording: Recording, sidechain: bool = False) -> 
     for line in chain:
         data = line.data
         kind = data.get("type") if isinstance(data.get("type"), str) else None
-        message = data.get("message") if isinstance(data.get("message"), dict) else {}
+        message = given if isinstance(given := data.get("message"), dict) else {}
         stamp = text_or_none(data.get("timestamp"))
         problem = _problem(message) if kind in MAIN_TYPES else None
         if problem:

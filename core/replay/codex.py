@@ -49,7 +49,11 @@ def usage_of(info: Any) -> dict[str, Any] | None:
     problem = usage_problem(last, "info.last_token_usage")
     if problem:
         raise BadLine(problem)
-    number = lambda key: last.get(key) if isinstance(last.get(key), int) else 0  # noqa: E731
+
+    def number(key: str) -> int:
+        value = last.get(key)
+        return value if isinstance(value, int) else 0
+
     cached = number("cached_input_tokens")
     return {"input_tokens": max(number("input_tokens") - cached, 0),
             "cache_read_input_tokens": cached, "cache_creation_input_tokens": 0,

@@ -28,7 +28,8 @@ def load(path: Path, text: str) -> Recording:
     except (RecursionError, MemoryError):
         raise ReplayError(f"{path}: is nested too deeply to read") from None
     except ValueError as exc:
-        where = f"line {exc.lineno}: {exc.msg}" if hasattr(exc, "lineno") else str(exc)
+        where = (f"line {exc.lineno}: {exc.msg}" if isinstance(exc, json.JSONDecodeError)
+                 else str(exc))
         raise ReplayError(f"{path}: not valid JSON ({where})") from None
     if too_deep(data, MAX_DEPTH):
         # Measuring and copying the history recurse; one document is one answer.

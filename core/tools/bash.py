@@ -109,13 +109,14 @@ class CappedText:
             self.tail = (self.tail + text)[-self.tail_cap :]
 
     def _spool_text(self, text: str) -> None:
+        assert self.spool_dir is not None, "called only while spooling"
         if self._spool_fh is None:
             if self.total + len(text) <= self.cap:
                 return
             # Up to now head + tail is the whole output: start the file with it.
-            self.spool_dir.mkdir(parents=True, exist_ok=True)  # type: ignore[union-attr]
+            self.spool_dir.mkdir(parents=True, exist_ok=True)
             name = f".bash-output.{os.getpid()}.{next(_SPOOL_SERIAL)}.tmp"  # swept if killed
-            self.spool = self.spool_dir / name  # type: ignore[operator]
+            self.spool = self.spool_dir / name
             self._spool_fh = open(self.spool, "x", encoding="utf-8", newline="")  # noqa: SIM115
             hold_lock(self._spool_fh.fileno())  # in use: another process's sweep leaves it
             self._spool_fh.write(self.head + self.tail)

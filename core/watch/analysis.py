@@ -64,7 +64,7 @@ def guess_purpose(path: str, body: dict[str, Any]) -> str:
         return "count_tokens"
     if not path.rstrip("/").endswith("/v1/messages"):
         return "other"
-    messages = body.get("messages") if isinstance(body.get("messages"), list) else []
+    messages = given if isinstance(given := body.get("messages"), list) else []
     if body.get("max_tokens") == 1:
         return "quota"
     if body.get("tools"):
@@ -104,7 +104,7 @@ def message_categories(messages: list[Any]) -> dict[str, int]:
 
 def analyse_request(path: str, body: dict[str, Any]) -> RequestFacts:
     """Measure one request body. Runs off the event loop: a body can be tens of MB."""
-    messages = body.get("messages") if isinstance(body.get("messages"), list) else []
+    messages = given if isinstance(given := body.get("messages"), list) else []
     categories = {
         "system": json_chars(body["system"]) if "system" in body else 0,
         "tool definitions": json_chars(body["tools"]) if "tools" in body else 0,

@@ -250,7 +250,7 @@ class Conversations:
 
     def observe(self, request_id: int, body: dict[str, Any]) -> Change:
         """Place one request in its conversation and compare it with the one before."""
-        messages = body.get("messages") if isinstance(body.get("messages"), list) else []
+        messages = given if isinstance(given := body.get("messages"), list) else []
         system_key = _digest(system_text(body))
         dumped = [_key_json(m) for m in messages]
         size = sum(len(d) for d in dumped)

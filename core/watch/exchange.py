@@ -8,6 +8,7 @@ the tests all use these same two.
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 import json
 from dataclasses import dataclass, field
@@ -84,7 +85,7 @@ def iso(seconds: float) -> str:
 def _error_text(error: dict[str, Any] | None) -> str | None:
     if not isinstance(error, dict):
         return None
-    inner = error.get("error") if isinstance(error.get("error"), dict) else error
+    inner = given if isinstance(given := error.get("error"), dict) else error
     return f"{inner.get('type', 'error')}: {inner.get('message', '')}".strip()
 
 
@@ -107,15 +108,15 @@ def measure_request(x: Exchange, conversations: Conversations
     """The parsed body, its ``watch_request`` and the client stages it reveals (pure but for
     ``conversations``, which remembers the previous request of each conversation)."""
     body = _parse(x.body)
-    base = {"id": x.id, "method": x.method, "path": x.path, "time": iso(x.started),
-            "body_bytes": len(x.body)}
+    base = WatchRequest(id=x.id, method=x.method, path=x.path, time=iso(x.started),
+                        body_bytes=len(x.body))
     if not isinstance(body, dict) or not x.path.rstrip("/").endswith(
             ("/v1/messages", "/count_tokens")):
-        return body, WatchRequest(**base), ()
+        return body, base, ()
     facts = analyse_request(x.path, body)
     change = conversations.observe(x.id, body) if is_messages_call(x.path) else None
-    event = WatchRequest(
-        **base, model=facts.model, purpose=facts.purpose, stream=facts.stream,
+    event = dataclasses.replace(
+        base, model=facts.model, purpose=facts.purpose, stream=facts.stream,
         conversation=change.conversation if change else None, messages=facts.messages,
         chars=facts.chars, est_tokens=facts.est_tokens, categories=facts.categories,
         appended=change.appended if change else 0, removed=change.removed if change else 0,

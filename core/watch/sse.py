@@ -150,7 +150,7 @@ def _inflate(raw: bytes, limit: int) -> tuple[bytes, bool]:
 
 
 def _unbrotli(raw: bytes, limit: int) -> tuple[bytes, bool]:
-    import brotli  # type: ignore[import-not-found]
+    import brotli
 
     unpacker, out, size = brotli.Decompressor(), [], 0
     for start in range(0, len(raw), 256):  # small pieces: stop soon after the limit

@@ -98,5 +98,5 @@ class Viewer(ModalScreen[None]):
             yield area
         yield Footer()
 
-    def action_dismiss(self) -> None:  # type: ignore[override]
+    def action_dismiss(self) -> None:  # type: ignore[override]  # no result, and not async
         self.dismiss(None)

@@ -26,6 +26,7 @@ from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Vertical
 from textual.content import Content
+from textual.coordinate import Coordinate
 from textual.widgets import DataTable, Static
 
 from core import events as ev
@@ -186,7 +187,7 @@ class MemoryCatalog(Routed, Vertical):
         table = self.query_one(DataTable)
         if not table.row_count:
             return None
-        key = table.coordinate_to_cell_key((table.cursor_row, 0)).row_key.value
+        key = table.coordinate_to_cell_key(Coordinate(table.cursor_row, 0)).row_key.value
         return str(key) if key else None
 
     # -- actions --------------------------------------------------------------------------
