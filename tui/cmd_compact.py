@@ -29,6 +29,7 @@ from core.providers.base import ProviderError
 from core.providers.registry import provider_names
 from core.session import history_from_document
 from core.untrusted import MAX_DEPTH, UntrustedFileError, read_limited, too_deep
+from tui import failure
 from tui.flags import add_break_flag, add_threshold_flags, threshold_overrides
 
 PROG = "ctxlab compact"
@@ -112,10 +113,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 def fail(message: str, code: int) -> int:
-    """One line on stderr, whatever the message holds (newlines, lone surrogates)."""
-    line = _printable(message.replace("\r", "\\r").replace("\n", "\\n"))
-    print(f"{PROG}: {line}", file=sys.stderr)
-    return code
+    return failure.fail(PROG, message, code)
 
 
 # -- the run --------------------------------------------------------------------------------

@@ -13,6 +13,8 @@ import os
 import sys
 from typing import Any
 
+from tui import failure
+
 PROG = "ctxlab compare"
 EXIT_USAGE = 2
 EXIT_RUN_FAILED = 1
@@ -39,8 +41,7 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
 
 
 def fail(message: str, code: int = EXIT_USAGE) -> int:
-    print(f"{PROG}: {message}", file=sys.stderr)
-    return code
+    return failure.fail(PROG, message, code)
 
 
 def run(args: argparse.Namespace) -> int:

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import sys
 import tempfile
 from pathlib import Path
 from typing import Any
@@ -23,6 +22,7 @@ from core.config import ConfigError, Thresholds, thresholds_from_mapping
 from core.events import Emitter, Error, Event, Stage
 from core.harness_paths import HarnessPathError
 from core.replay.model import MAX_STEP_WAIT
+from tui import failure
 from tui.cmd_run import JsonSink, LogSink, add_common_flags, describe_event
 from tui.flags import Checked, add_threshold_flags, integer, number, threshold_overrides
 
@@ -62,8 +62,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
 
 def fail(message: str, code: int = EXIT_USAGE) -> int:
-    print(f"{PROG}: {message}", file=sys.stderr)
-    return code
+    return failure.fail(PROG, message, code)
 
 
 def thresholds(args: argparse.Namespace) -> Thresholds:

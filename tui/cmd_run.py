@@ -21,6 +21,7 @@ from core.harness_paths import HarnessPathError
 from core.providers.registry import PROVIDERS, choose_provider, provider_names
 from core.scenarios import DEFAULT_SCENARIO, ScenarioError, find_scenario
 from core.session import SessionError
+from tui import failure
 from tui.event_lines import describe_event
 from tui.flags import (
     add_api_flags,
@@ -72,11 +73,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
 
 def fail(message: str, code: int = EXIT_USAGE) -> int:
-    """One line on stderr, even when the message quotes a name holding a newline (a link
-    planted in the workspace can point at any name)."""
-    line = message.replace("\r", "\\r").replace("\n", "\\n")
-    print(f"ctxlab run: {line}", file=sys.stderr)
-    return code
+    return failure.fail("ctxlab run", message, code)
 
 
 def run(args: argparse.Namespace) -> int:

@@ -20,6 +20,8 @@ import shlex
 import sys
 from typing import Any
 
+from tui import failure
+
 PROG = "ctxlab serve"
 EXIT_USAGE = 2
 DEFAULT_PORT = 8000
@@ -47,8 +49,7 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
 
 
 def fail(message: str, code: int = EXIT_USAGE) -> int:
-    print(f"{PROG}: {message}", file=sys.stderr)
-    return code
+    return failure.fail(PROG, message, code)
 
 
 def demo_command(args: argparse.Namespace) -> str:

@@ -30,6 +30,7 @@ from core.harness_paths import HarnessPathError
 from core.watch.proxy import DEFAULT_UPSTREAM
 from core.watch.recording import Recording
 from core.watch.source import WatchOptions, WatchSource
+from tui import failure
 
 LOCAL_HOSTS = ("127.0.0.1", "localhost", "::1")
 EXIT_USAGE = 2
@@ -52,8 +53,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
 
 def fail(message: str) -> int:
-    print(f"ctxlab watch: {message}", file=sys.stderr)
-    return EXIT_USAGE
+    return failure.fail("ctxlab watch", message, EXIT_USAGE)
 
 
 def upstream_port(upstream: str) -> tuple[str, int] | str:

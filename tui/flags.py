@@ -9,7 +9,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from core.compact.context import BREAK_SWITCHES
-from core.config import Thresholds
+from core.config import MAX_SETTING, Thresholds
 
 EXIT_USAGE = 2
 BREAK_HELP = f"disable one protection (teaching lab): {', '.join(BREAK_SWITCHES)}"
@@ -35,8 +35,9 @@ def add_break_flag(parser: argparse.ArgumentParser, help: str = BREAK_HELP,
     parser.add_argument("--break", action=BreakSwitch, dest="breaks", metavar="NAME",
                         default=[] if default is None else default, help=help)
 
-MAX_COUNT = 10**12  # more chars, tokens or messages than any context: past it, int → float
-# conversions overflow (a 400-digit --context-limit-tokens used to end in OverflowError)
+# past it, int → float conversions overflow (a 400-digit --context-limit-tokens used to end
+# in OverflowError)
+MAX_COUNT = MAX_SETTING
 
 
 def integer(limit: int = MAX_COUNT) -> Callable[[str], int]:
