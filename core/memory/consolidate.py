@@ -1,7 +1,7 @@
 """Consolidation: merge duplicates, apply corrections, drop the stale — without losing data.
 
 Runs after a turn that stored something once the store holds 10+ records (or on demand).
-Where the course gave up or trusted the model (spec items 15–17), ctxlab:
+Where the course gave up or trusted the model, ctxlab:
 
 * splits an input over 20,000 chars into batches (one model call each) and reports the
   number of batches in ``memory_consolidated`` — nothing is silently skipped;
