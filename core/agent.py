@@ -65,7 +65,9 @@ EMPTY_REPLY = "(no response)"
 
 @dataclass
 class TurnLog:
-    """Everything the model and tools said in one request, never compacted (spec item 18)."""
+    """Everything the model and tools said in one request, never compacted: memory is
+    extracted from this, so a preference stated early in a long turn is read verbatim even
+    after compaction summarised it away."""
 
     request: str
     messages: list[dict] = field(default_factory=list)

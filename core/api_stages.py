@@ -27,7 +27,6 @@ EDIT_STAGES = {
     "clear_tool_uses_20250919": "api_clear_tool_uses",
     "clear_thinking_20251015": "api_clear_thinking",
 }
-API_STAGES = ("api_clear_tool_uses", "api_clear_thinking", "api_compaction")
 
 
 def applied_edits(extras: dict[str, Any]) -> list[dict[str, Any]]:

@@ -28,7 +28,7 @@ _ESCAPED = bytes(range(0x20)) + b'"\\'
 _KEEP_ONLY_ESCAPED = bytes(i for i in range(256) if i not in _ESCAPED)
 _SHORT_ESCAPES = (b'"', b"\\", b"\b", b"\f", b"\n", b"\r", b"\t")
 _WALKED = (dict, list)
-_SLICE = 4 << 20  # bytes counted per C call (about 2 ms of holding the interpreter lock)
+_SLICE = 4 << 20  # bytes counted per C call, so no one call holds the interpreter lock long
 
 
 _last = threading.local()  # per thread: the last large string encoded, and its bytes

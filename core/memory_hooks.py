@@ -18,10 +18,9 @@ from core.memory import (
     render_memory_sections,
     select_memories,
 )
+from core.memory.consolidate import CONSOLIDATE_THRESHOLD
 from core.providers.base import Provider
 from core.system_prompt import Section
-
-CONSOLIDATE_THRESHOLD = 10
 
 
 class MemoryHooks:

@@ -7,9 +7,8 @@ source is anything with this shape:
 
 * ``name`` (shown to people) and ``kind`` (``"ctxlab"``, ``"replay"``, ``"proxy"`` ...);
 * ``capabilities``: which optional controls it honours (:data:`PAUSE`, :data:`STEP`,
-  :data:`CANCEL`, :data:`SEND`, :data:`THRESHOLDS`, :data:`SCRUB`,
-  :data:`NEXT_STAGE`); a front end offers
-  only those, so a replay that cannot take a prompt simply does not list :data:`SEND`;
+  :data:`CANCEL`, :data:`SEND`, :data:`THRESHOLDS`, :data:`NEXT_STAGE`); a front end
+  offers only those, so a replay that cannot take a prompt simply does not list :data:`SEND`;
 * ``async run(emit)``: drive the source until it is done or its task is cancelled, handing
   every :class:`~core.events.Event` to ``emit`` and ending with exactly one ``run_end``.
 
@@ -28,7 +27,6 @@ STEP: Final = "step"  # step(): let one more model call (or recorded step) throu
 CANCEL: Final = "cancel"  # cancel(): stop at the next await; run_end still comes
 SEND: Final = "send"  # send(prompt): a new user request in the same session
 THRESHOLDS: Final = "thresholds"  # thresholds, set_thresholds(value)
-SCRUB = "scrub"  # seek(index): jump to a position of a recorded stream
 NEXT_STAGE: Final = "next_stage"  # next_compaction(): play until a step with a stage, then pause
 
 

@@ -210,7 +210,7 @@ class CtxlabApp(Routed, LearnerActions, PanelActions, WorkbenchActions):
         self.session = None
         self.source = make(self.workspace)
         if self.config.paused and can(self.source, PAUSE):
-            self.source.pause()  # opened to be scrubbed
+            self.source.pause()  # opened paused, to be stepped
         self.scenario_title = self.source.name
         self.refresh_bindings()  # its controls in the footer
         self.bridge = EventBridge(self, self.generation)

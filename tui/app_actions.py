@@ -116,7 +116,7 @@ class WorkbenchActions(App[int]):
         if self.source is not None and can(self.source, NEXT_STAGE):
             self.source.next_compaction()
         else:
-            self.notify(t("notice.no_scrub"))
+            self.notify(t("notice.no_next_stage"))
         self.update_status()
 
     def change_speed(self, direction: int) -> None:

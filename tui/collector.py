@@ -1,16 +1,16 @@
 """Keeping the cyclic garbage collector's full collections out of the workbench's frames.
 
 A full collection walks every container object the process holds — Textual, the widgets,
-their styles, every imported module: 40-100 ms on this machine, in the middle of whatever
-frame allocated the object that set it off (measured on the 10 MB bench of
-``bench/bench_tui.py``: one run in three or four had such a frame, against 20-30 ms for
-the others). Two standard remedies together:
+their styles, every imported module — in the middle of whatever frame allocated the object
+that set it off, and such a frame lasts several ordinary ones (measured on the 10 MB bench
+of ``bench/bench_tui.py``: docs/PERFORMANCE.md, "Memory and the workbench"). Two standard
+remedies together:
 
 * :func:`gc.freeze` once the workbench is built: what exists then lives as long as the app,
   and a frozen object is never walked again (it is still freed by reference counting);
 * a higher threshold for the oldest generation: after a freeze CPython counts almost
   nothing as long-lived, so with the default threshold it would run a full collection of
-  the run's own objects every ten middle ones — about 11 ms, in most runs' worst frame.
+  the run's own objects every ten middle ones, in most runs' worst frame.
 
 Both are undone when the app unmounts (a test process starts many apps).
 """

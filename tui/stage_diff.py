@@ -52,11 +52,6 @@ def sides(record: StageRecord) -> tuple[Side, Side]:
     return Side(snapshot.before, t("src.before")), Side(snapshot.after, t("src.after"))
 
 
-def _results(messages: Messages) -> list[dict[str, Any]]:
-    return [b for m in messages if isinstance(m.get("content"), list)
-            for b in m["content"] if isinstance(b, dict) and b.get("type") == "tool_result"]
-
-
 # -- diff -----------------------------------------------------------------------------------
 
 
@@ -94,14 +89,6 @@ def diff_rows(before: Messages, after: Messages) -> tuple[list[Row], list[Row]]:
             left += [Row(i, before[i], "removed") for i in range(i1, i2)]
             right += [Row(j, after[j], "added") for j in range(j1, j2)]
     return left, right
-
-
-def changed_blocks(old: dict[str, Any], new: dict[str, Any]) -> set[str]:
-    """tool_use ids whose result content differs between two versions of a message."""
-    was = {b.get("tool_use_id"): b.get("content") for b in _results([old])}
-    return {tool_use_id for b in _results([new])
-            if isinstance(tool_use_id := b.get("tool_use_id"), str)
-            and tool_use_id in was and was[tool_use_id] != b.get("content")}
 
 
 FOLD_AT = 4  # runs of unchanged messages longer than this are folded

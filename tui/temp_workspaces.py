@@ -34,12 +34,6 @@ def make_temp_workspace(prefix: str) -> Path:
     return path
 
 
-def track(path: Path) -> Path:
-    """Register a directory made elsewhere for the same removal."""
-    _PATHS.append(path)
-    return path
-
-
 def tracked(path: Path) -> bool:
     """Whether ``path`` is a registered temporary workspace."""
     return path in _PATHS

@@ -3,8 +3,8 @@
 A fresh tool result is hashed before any pointer to it is sent: its file's name carries the
 hash (two contents never share a name) and the manifest records it (trust is checked against
 it). So the hash sits on the critical path of every ``prepare()`` that saves a large result.
-SHA-256 costs about 0.6 ms per MB on one core here, more than writing the same bytes; BLAKE3
-is about four times faster on one core and spreads over several, and is just as much a
+SHA-256 costs more than writing the same bytes; BLAKE3 is several times faster on one core
+(docs/PERFORMANCE.md, "Compaction") and spreads over several, and is just as much a
 cryptographic hash: neither an accident nor a crafted file can match a recorded digest.
 
 Manifest lines written before BLAKE3 carry ``"sha256"``; they are still checked with SHA-256,

@@ -41,7 +41,7 @@ def fit_tool_results(history: Measured, ctx: CompactContext, target: int) -> Sta
             preview = content_as_text(content)[:preview_chars]
         new = wrapper_text(path, preview)
         if json_chars(new) >= json_chars(content):
-            continue  # the preview would not help: write nothing (course defect 4)
+            continue  # the preview would not help: write nothing, not even the file
         if not trusted and ctx.broken("persist-before-placeholder"):  # teaching lab: no file
             history.set_content(mi, bi, new)
             run.took(tool_use_id, content_size(content), "lost")

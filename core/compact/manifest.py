@@ -20,13 +20,14 @@ append starts on a fresh line. A manifest from before this format (``manifest.js
 object rewritten whole) is still read; its entries are marked ``legacy``.
 
 Why an index: a long-lived workspace's log holds 100,000 lines and more, and parsing it
-whole took 0.3 s at the first lookup of every process. Lookups go to a derived sqlite index
-of the log (:mod:`core.compact.manifest_index`) that covers the log up to an offset; each
-process reads only the log's tail past it, and writes it into the index under the same lock
-as appends (:mod:`core.compact.manifest_sync`). The log stays the source of truth: an
-index that is missing, corrupt, stale or ahead of the log is rebuilt from it, and where no
-index can be written (a read-only workspace) one is built in memory from the whole log, as
-before there was an index. Lookups already answered are kept until the log is read again.
+whole at the first lookup of every process was a pause a user could see
+(docs/PERFORMANCE.md, "Archive"). Lookups go to a derived sqlite index of the log
+(:mod:`core.compact.manifest_index`) that covers the log up to an offset; each process reads
+only the log's tail past it, and writes it into the index under the same lock as appends
+(:mod:`core.compact.manifest_sync`). The log stays the source of truth: an index that is
+missing, corrupt, stale or ahead of the log is rebuilt from it, and where no index can be
+written (a read-only workspace) one is built in memory from the whole log, as before there
+was an index. Lookups already answered are kept until the log is read again.
 """
 
 from __future__ import annotations

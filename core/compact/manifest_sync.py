@@ -15,9 +15,10 @@ written or locked (a read-only workspace) is replaced, for this process, by one 
 built from the whole log.
 
 A short log gets no index file: below :data:`INDEX_FROM` bytes, reading it whole costs less
-than creating and updating a database (about 2 ms at a fresh workspace's first flush, paid
-by every short session). Such a log is indexed in memory, and moves to an index on disk as
-soon as it has grown past the threshold, or once any process has made the index file.
+than creating and updating a database, a cost every short session would pay at its first
+flush (docs/PERFORMANCE.md, "Archive"). Such a log is indexed in memory, and moves to an
+index on disk as soon as it has grown past the threshold, or once any process has made the
+index file.
 """
 
 from __future__ import annotations

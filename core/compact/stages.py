@@ -37,11 +37,6 @@ class StageSpec:
     reads: tuple[str, ...] = ()
 
     @property
-    def hint_key(self) -> str:
-        """The locale key of its few-word description (in every catalog)."""
-        return f"hint.{self.name}"
-
-    @property
     def rule_key(self) -> str:
         """The locale key of its rule in one sentence (optional: a stage may have none)."""
         return f"rule.{self.name}"

@@ -10,7 +10,8 @@ file before the next: one pass, over memory that is reused and stays in the CPU'
 
 Why not a writer thread: hashing and writing release the interpreter lock, but counting
 holds it, and a thread coming back from a write waits for the lock up to the interpreter's
-switch interval (5 ms) every time. Measured here, the two threads were no faster than one.
+switch interval (5 ms) every time. Measured, the two threads were no faster than one
+(docs/PERFORMANCE.md, "Compaction").
 
 The caller renames the finished temporary file into place (:meth:`Streamed.commit`) or drops
 it (:meth:`Streamed.abandon`); a kill before that leaves a temporary file the archive's sweep
@@ -30,7 +31,7 @@ from core.compact.atomic import write_all as _write_all
 from core.compact.content_hash import new_hasher
 from core.measure import escape_extra
 
-SLICE = 1 << 18  # characters per slice (the fastest of 64 kB–4 MB on this machine)
+SLICE = 1 << 18  # characters per slice (the fastest size measured: docs/PERFORMANCE.md)
 
 
 @dataclass

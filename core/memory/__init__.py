@@ -24,22 +24,20 @@ implementation)::
     await extract_memories(store, turn_messages, provider=None, emit=None) -> list[Record]
     await consolidate_memories(store, provider=None, emit=None, *, force=False)
         -> ConsolidationResult
-    await remember_turn(store, turn_messages, provider=None, emit=None) -> TurnMemory
     MemoryWatcher(store, callback=None).start() / .stop()   # callback(IndexRebuilt), any thread
 
 Per user request: ``select_memories`` (one ``select`` call, keyword fallback) then append
 ``render_memory_sections`` to the ``system`` prompt — memory never enters ``messages``.
-At the end of a turn without tool calls: ``remember_turn`` with the turn's messages as they
-were *before* compaction (keep a copy when the turn starts); it extracts, gates, stores,
-and consolidates once the store holds 10+ records.
+At the end of a turn without tool calls: ``extract_memories`` with the turn's messages as
+they were *before* compaction (keep a copy when the turn starts), which gates and stores;
+then, if it stored anything and the store holds 10+ records, ``consolidate_memories``.
+The agent loop does both in :meth:`core.memory_hooks.MemoryHooks.after_turn`.
 """
 
 from core.memory.consolidate import (
     ConsolidationResult,
-    TurnMemory,
     consolidate_memories,
     offline_consolidate,
-    remember_turn,
 )
 from core.memory.extract import extract_memories, gate, offline_candidates, temporary_marker
 from core.memory.index import INDEX_NAME, render_index
@@ -66,7 +64,6 @@ __all__ = [
     "MemoryStoreError",
     "MemoryWatcher",
     "Record",
-    "TurnMemory",
     "consolidate_memories",
     "extract_memories",
     "gate",
@@ -74,7 +71,6 @@ __all__ = [
     "offline_candidates",
     "offline_consolidate",
     "parse_document",
-    "remember_turn",
     "render_document",
     "render_index",
     "render_memory_sections",

@@ -1,7 +1,7 @@
 """Consolidation: merge duplicates, apply corrections, drop the stale — without losing data.
 
 Runs after a turn that stored something once the store holds 10+ records (or on demand).
-Where the course gave up or trusted the model (spec items 15–17), ctxlab:
+Where the course gave up or trusted the model, ctxlab:
 
 * splits an input over 20,000 chars into batches (one model call each) and reports the
   number of batches in ``memory_consolidated`` — nothing is silently skipped;
@@ -37,7 +37,6 @@ from core.memory.extract import (
     Candidate,
     Deduper,
     Rejection,
-    extract_memories,
     find_json_array,
     gate,
 )
@@ -355,22 +354,3 @@ async def consolidate_memories(store: MemoryStore, provider: Provider | None = N
                                removed=done.removed, written=done.written,
                                dropped=plan.dropped)
 
-
-@dataclass(frozen=True)
-class TurnMemory:
-    """What :func:`remember_turn` did: records stored, and the consolidation if one ran."""
-
-    stored: tuple[Record, ...]
-    consolidation: ConsolidationResult | None = None
-
-
-async def remember_turn(store: MemoryStore, turn_messages: Sequence[dict[str, Any]],
-                        provider: Provider | None = None,
-                        emit: Emit | None = None) -> TurnMemory:
-    """End-of-turn memory: extract from the pre-compaction turn, then consolidate when
-    something was stored and the store holds at least 10 records (the course's trigger)."""
-    stored = await extract_memories(store, turn_messages, provider, emit)
-    result = None
-    if stored and len(store.records()) >= CONSOLIDATE_THRESHOLD:
-        result = await consolidate_memories(store, provider, emit)
-    return TurnMemory(tuple(stored), result)

@@ -5,7 +5,7 @@ rule-based one for scripted runs — and every candidate passes the same :func:`
 anything is written. Each rejection is an event with its reason, so a learner sees *why* a
 "for now" request was not remembered.
 
-Where ctxlab differs from the course (spec items 10, 13, 14, 18):
+Where ctxlab differs from the course:
 
 * the dialogue window keeps the **newest** 8,000 chars, not the oldest;
 * temporary markers match Latin phrases on word boundaries (``for nowhere`` passes,

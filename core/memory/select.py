@@ -2,7 +2,7 @@
 
 The model sees a numbered catalog (``index: name - description``) and answers with a JSON
 array of indices (purpose ``select``). ctxlab differs from the course where it lost
-information (spec items 10–12):
+information:
 
 * the query keeps the **newest** 4,000 chars of the last three user messages;
 * the keyword fallback runs when the call fails **or** the answer is not a usable JSON

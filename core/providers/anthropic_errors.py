@@ -1,9 +1,10 @@
 """How the SDK's failures become the :class:`ProviderError` kinds the agent loop acts on.
 
-Only :class:`ContextOverflow` is fixable by compaction; auth and network errors never are
-(spec defect 5). A cut or malformed stream is a ``ProviderError`` too, never a stray
-``KeyError`` from deep inside a parser, and a body cut after its headers is called an
-interrupted stream: the request did reach the model.
+Only :class:`ContextOverflow` is fixable by compaction; an auth or network error never is,
+whatever its message says (a 401 whose text mentions "prompt is too long" is still an auth
+error, and compacting would only throw context away). A cut or malformed stream is a
+``ProviderError`` too, never a stray ``KeyError`` from deep inside a parser, and a body cut
+after its headers is called an interrupted stream: the request did reach the model.
 """
 
 from __future__ import annotations

@@ -144,6 +144,7 @@ OVERFLOW_MARKERS = (
 
 
 def is_overflow_message(text: str) -> bool:
-    """The course's three strings plus the forms it missed (spec defect 5)."""
+    """Whether an error message says the prompt did not fit: the course's three spellings
+    and the others servers use (``request_too_large``, ``context_length_exceeded``, …)."""
     low = text.lower()
     return any(marker in low for marker in OVERFLOW_MARKERS)

@@ -85,9 +85,8 @@ def cycle_collection_paused() -> Iterator[None]:
     Parsing builds hundreds of thousands of containers that can never form a reference
     cycle (JSON is a tree; the recording only points down into it), yet each one counts
     towards the collector's next run, and every run re-scans everything still young or
-    pending, the growing recording included: a 30 MB session spent about a sixth of its
-    import in the collector, and that share grew with the file (profiled: import CPU per
-    MB 5.5 ms at 1 MB, 9 ms at 30 MB; 7.3 ms at 30 MB with the collector paused). The
+    pending, the growing recording included, so the share of the import spent collecting
+    grew with the file (docs/PERFORMANCE.md, "Replay", has the profile). The
     objects are still freed by reference counting; the collector's one pass over them
     happens after the import. The previous state is restored, so a caller that had
     already disabled the collector keeps it disabled.

@@ -11,7 +11,7 @@ through :meth:`Compactor.prepare` with its own archive in the replay workdir, so
 own compaction is a ``stage`` event with ``by`` set to the agent (``claude-code``,
 ``codex``), its trigger and pre-compaction tokens, and its summary saved as a file.
 
-Scrubbing: :meth:`pause`, :meth:`resume`, :meth:`step`, :meth:`next_compaction` (run until
+Controls: :meth:`pause`, :meth:`resume`, :meth:`step`, :meth:`next_compaction` (run until
 a step that produced any stage event, either side's) and :attr:`speed` (requests per
 second; 0 plays as fast as it can).
 """

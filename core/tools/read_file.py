@@ -68,18 +68,6 @@ def parse_limit(value: object, name: str = "limit", minimum: int = 1) -> int | N
     return value
 
 
-def first_lines(text: str, limit: int) -> tuple[str, int]:
-    """The first ``limit`` lines (line ends kept) and how many lines were left out."""
-    lines = text.splitlines(keepends=True)
-    if len(lines) <= limit:
-        return text, 0
-    rest = len(lines) - limit
-    head = "".join(lines[:limit])
-    if not head.endswith("\n"):
-        head += "\n"
-    return f"{head}... ({rest} more lines)", rest
-
-
 @dataclass
 class Window:
     """The bytes one call shows: whole lines from ``first_line``. ``capped`` says the byte

@@ -36,18 +36,12 @@ def recording_name(now: dt.datetime | None = None) -> str:
     return (now or dt.datetime.now(dt.UTC)).strftime("%Y%m%dT%H%M%S%fZ") + ".jsonl"
 
 
-def record_line(request: Any, response: Any, **timing: Any) -> str:
-    """One line of the requests format (``None`` timing fields are left out)."""
-    record: dict[str, Any] = {"request": request, "response": response}
-    record.update({k: v for k, v in timing.items() if v is not None})
-    return json.dumps(record, ensure_ascii=False) + "\n"
-
-
 def raw_record_line(request_json: bytes, response: Any, **timing: Any) -> bytes:
-    """The same line with the request body spliced in byte for byte, never re-serialised:
-    the key order and number formatting stay the client's, and no 20 MB body is parsed
-    here. ``request_json`` must be a UTF-8 JSON object (see ``worker.recordable``); its
-    literal line breaks are whitespace and become spaces."""
+    """One line of the requests format (``None`` timing fields are left out), with the
+    request body spliced in byte for byte, never re-serialised: the key order and number
+    formatting stay the client's, and no 20 MB body is parsed here. ``request_json`` must be
+    a UTF-8 JSON object (see ``worker.recordable``); its literal line breaks are whitespace
+    and become spaces."""
     request = request_json.translate(_LINE_BREAKS_TO_SPACES).strip()  # one copy, not three
     fields = {"response": response, **{k: v for k, v in timing.items() if v is not None}}
     rest = json.dumps(fields, ensure_ascii=False)

@@ -7,8 +7,8 @@ end: the ``message_start`` message with each content block assembled from its de
 block or delta kinds survive as they came instead of being dropped.
 
 Deltas are collected in lists and joined once per block, so assembling a stream takes time
-linear in its length (``s = s + delta`` copied the whole text at every delta: 34 MB of text
-deltas took 17.5 s). A compressed body is decompressed to at most :data:`DECODED_LIMIT`
+linear in its length (``s = s + delta`` copied the whole text at every delta, quadratic in
+the stream's length). A compressed body is decompressed to at most :data:`DECODED_LIMIT`
 bytes, so a small gzip bomb never becomes gigabytes here; what is cut is said.
 """
 

@@ -1,14 +1,15 @@
 """Measuring request bodies in a child process, so a 20 MB body never stalls the proxy.
 
-Parsing and dumping JSON are C calls that hold the interpreter lock for their whole length:
-about 0.1 s each for 20 MB, several per request. In a worker *thread* that is time the
-proxy's event loop (and a UI on the same loop) cannot run. One child process per watch does
-the measuring instead: it receives the raw body through a pipe (a plain byte copy, written
-by the event loop without blocking), keeps the watch's conversation state, and sends back
-small events. It is a plain ``python -m core.watch.worker`` speaking length-prefixed pickles
-on stdin/stdout — not ``multiprocessing``, whose ``spawn`` re-imports the parent's
-``__main__`` (``python -m tui`` would start a second ctxlab). It runs from the directory
-holding the ``core`` package, so a ``core/`` in the user's project cannot shadow it.
+Parsing and dumping JSON are C calls that hold the interpreter lock for their whole length,
+several per request, and on a 20 MB body each lasts many frames (docs/PERFORMANCE.md,
+"Watch proxy"). In a worker *thread* that is time the proxy's event loop (and a UI on the
+same loop) cannot run. One child process per watch does the measuring instead: it receives
+the raw body through a pipe (a plain byte copy, written by the event loop without
+blocking), keeps the watch's conversation state, and sends back small events. It is a plain
+``python -m core.watch.worker`` speaking length-prefixed pickles on stdin/stdout — not
+``multiprocessing``, whose ``spawn`` re-imports the parent's ``__main__``
+(``python -m tui`` would start a second ctxlab). It runs from the directory holding the
+``core`` package, so a ``core/`` in the user's project cannot shadow it.
 
 When the child cannot be had (it failed to start, it died), measuring falls back to a
 thread in this process, with the same functions.

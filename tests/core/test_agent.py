@@ -230,7 +230,7 @@ def test_escaping_paths_become_error_results_and_the_turn_goes_on(tmp_path):
     assert_api_valid(provider)
 
 
-# -- the pre-compaction snapshot (spec item 18) --------------------------------------------
+# -- memory is extracted from the turn as it was before compaction -------------------------
 
 PREFERENCE = "I always indent with tabs, never spaces."
 REQUEST = f"{PREFERENCE} Now look at big.txt."

@@ -77,7 +77,7 @@ def test_the_agent_session_is_an_event_source(tmp_path: Path) -> None:
     session = AgentSession(RunOptions(workspace=tmp_path))
     assert isinstance(session, source.EventSource)
     assert session.kind == "ctxlab"
-    assert source.can(session, source.SEND) and not source.can(session, source.SCRUB)
+    assert source.can(session, source.SEND) and not source.can(session, source.NEXT_STAGE)
     assert not source.can(object(), source.PAUSE)
 
 

@@ -9,9 +9,9 @@ import re
 
 import pytest
 
+from core.agent_session import AgentSession, RunOptions
 from core.events import Recorder
 from core.memory.extract import offline_candidates
-from core.run import Runner, RunOptions
 from core.scenarios import bundled_names, find_scenario
 
 PATH = re.compile(r"[A-Za-z0-9_./-]+\.py")
@@ -49,8 +49,8 @@ def run_events(name: str, workspace) -> list:
     recorder = Recorder()
     from core.events import Emitter
 
-    ok = asyncio.run(Runner(RunOptions(workspace=workspace, scenario=find_scenario(name)),
-                            Emitter(sinks=[recorder])).run())
+    ok = asyncio.run(AgentSession(RunOptions(workspace=workspace, scenario=find_scenario(name)),
+                                  Emitter(sinks=[recorder])).run())
     assert ok
     return recorder.events
 

@@ -5,7 +5,7 @@ each round; the writer loops over one kind of durable write, and after a seeded 
 delay the fork server SIGKILLs it. The test then looks at the files the way the next start
 would, and checks that each write is either fully there (the new bytes) or not (the old
 bytes), never partial, and that no leftover temp file is visible to any listing. Forking
-from a warm process makes a kill point cost ~10 ms instead of a fresh interpreter.
+from a warm process makes a kill point cost a fork instead of a fresh interpreter's start.
 
 Kinds (each is a real ctxlab call, not a re-implementation):
 

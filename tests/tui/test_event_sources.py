@@ -56,7 +56,7 @@ def replay_app(tmp_path: Path, **changes) -> CtxlabApp:  # type: ignore[no-untyp
     return CtxlabApp(AppConfig(**settings))
 
 
-async def test_a_paused_replay_is_scrubbed_by_keys_to_the_original_compaction(
+async def test_a_paused_replay_is_stepped_by_keys_to_the_original_compaction(
         tmp_path: Path) -> None:
     app = replay_app(tmp_path)
     async with app.run_test(size=(200, 55)) as pilot:

@@ -114,7 +114,7 @@ MESSAGES: dict[str, str] = {
     "notice.agent_busy": "the agent is still working on the last request",
     "notice.theme": "theme: {theme}",
     "notice.no_stage": "no stage has fired yet",
-    "notice.no_scrub": "only a replay can jump to the next compaction",
+    "notice.no_next_stage": "only a replay can jump to the next compaction",
     "panel.replay": "Replay",
     "replay.head": "{agent}{format} session · request {i:,}/{n:,}",
     "replay.ratio": "{ratio:.2f} chars/token ({source}) · limit in {unit}: {limit}",

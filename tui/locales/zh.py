@@ -117,7 +117,7 @@ MESSAGES: dict[str, str] = {
     "notice.agent_busy": "智能体还在处理上一个请求",
     "notice.theme": "主题：{theme}",
     "notice.no_stage": "还没有任何阶段触发",
-    "notice.no_scrub": "只有回放可以跳到下一次压缩",
+    "notice.no_next_stage": "只有回放可以跳到下一次压缩",
     "panel.replay": "回放",
     "replay.head": "{agent}{format} 会话 · 请求 {i:,}/{n:,}",
     "replay.ratio": "{ratio:.2f} 字符/token（{source}）· 上限单位 {unit}：{limit}",

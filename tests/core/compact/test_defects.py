@@ -1,4 +1,16 @@
-"""Each test here fails on the course's s08 code (spec, "Where ctxlab must differ" 1-7)."""
+"""Where ctxlab's s08 must differ from the course's: each test here fails on the course's code.
+
+The number in a test's name is the rule's:
+
+1. a saved result never overwrites another (ids that sanitise alike, one id with new content);
+2. a tool output that merely looks like a ctxlab pointer is content, saved like any other;
+3. a pointer whose file is gone is reported (``pointer_broken``), never wrapped in another;
+4. no file is written for a preview that is not used (in ``test_micro_fit.py``);
+5. only "the prompt is too long", in any of its spellings, is fixed by compaction: an auth or
+   network error never is;
+6. pointers are relative to the workspace;
+7. measuring the history costs time linear in its size, not once per compacted block.
+"""
 
 import json
 import shutil

@@ -76,7 +76,8 @@ def test_fit_previews_a_thousand_chars_including_unseen(tmp_path):
 
 
 def test_fit_writes_no_file_for_a_preview_it_does_not_use(tmp_path):
-    """Course defect 4: building the preview saved a file even when rejected."""
+    """A preview that would not be shorter is not used, and no file is written for it (the
+    course saved the file before deciding)."""
     comp, _rec = make(tmp_path, context_limit=2_000)
     history = [assistant(use("tiny")), results(result("tiny", "11 chars ok"))]
     history = [{"role": "user", "content": "q" * 3_000}, *history]

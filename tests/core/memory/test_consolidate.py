@@ -13,6 +13,7 @@ from core.events import (
     MemoryConsolidated,
     MemoryConsolidationFailed,
     MemoryRejected,
+    MemoryWritten,
 )
 from core.memory import journal
 from core.memory.consolidate import (
@@ -22,9 +23,9 @@ from core.memory.consolidate import (
     offline_consolidate,
     plan_batches,
     record_block,
-    remember_turn,
 )
 from core.memory.store import MemoryStore, Record
+from core.memory_hooks import MemoryHooks
 from core.providers.base import ProviderError
 from tests.core.memory.conftest import FakeProvider, run, tree_hashes, user
 
@@ -180,18 +181,29 @@ def test_a_hand_edit_during_the_model_call_wins(store, root):
     assert len(store.records()) == 10
 
 
-def test_remember_turn_consolidates_once_the_store_reaches_ten(store, recorder):
+def end_of_turn(store: MemoryStore, recorder, turn: list[dict]) -> list:
+    """What the agent loop does after a turn (offline extraction and consolidation): the
+    events it emitted."""
+    hooks = MemoryHooks(store.root.parent, recorder, store=store)
+    start = len(recorder.events)
+    run(hooks.after_turn(turn, None, None))
+    return recorder.events[start:]
+
+
+def test_the_end_of_a_turn_consolidates_once_the_store_reaches_ten(store, recorder):
     fill(store, [*distinct(8), ("dup a", "same words here", "same body here")])
     turn = [user("Remember that the build uses make. I prefer short answers.")]
-    memory = run(remember_turn(store, turn))
-    assert len(memory.stored) == 2 and memory.consolidation is not None
-    assert memory.consolidation.ok and recorder.of(MemoryConsolidated)
+    events = end_of_turn(store, recorder, turn)
+    assert len([e for e in events if isinstance(e, MemoryWritten)]) == 2
+    assert [e for e in events if isinstance(e, MemoryConsolidated)]
+    assert not [e for e in events if isinstance(e, MemoryConsolidationFailed)]
 
 
-def test_remember_turn_without_a_store_write_does_not_consolidate(store):
+def test_the_end_of_a_turn_without_a_store_write_does_not_consolidate(store, recorder):
     fill(store, distinct(12))
-    memory = run(remember_turn(store, [user("just a question?")]))
-    assert memory.stored == () and memory.consolidation is None
+    events = end_of_turn(store, recorder, [user("just a question?")])
+    assert not [e for e in events
+                if isinstance(e, MemoryWritten | MemoryConsolidated | MemoryConsolidationFailed)]
 
 
 # -- journal and recovery (in-process; the SIGKILL version is in test_crash.py) ---------------

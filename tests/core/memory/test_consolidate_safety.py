@@ -46,7 +46,7 @@ def bodies(root: Path) -> set[str]:
     return {r.body for r in MemoryStore(root, read_only=True).records()}
 
 
-# -- item 5: only the same fact is merged ---------------------------------------------------------
+# -- only the same fact is merged -----------------------------------------------------------------
 
 
 def test_records_sharing_a_description_but_not_a_body_all_stay(root, recorder):
@@ -120,7 +120,7 @@ def test_a_record_the_model_rewrites_under_its_name_is_not_dropped(root, recorde
     assert store.get("fact 0").body == "body 0 (checked)"
 
 
-# -- item 6: names are chosen under the lock ------------------------------------------------------
+# -- names are chosen under the lock --------------------------------------------------------------
 
 
 def test_a_concurrent_writer_of_the_same_new_name_is_never_overwritten(root, monkeypatch):

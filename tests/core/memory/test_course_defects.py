@@ -1,4 +1,5 @@
-"""One test per s09 defect listed in the spec (items 8–18). Each fails on the course's code.
+"""One test per defect of the course's s09 memory code (numbered 8–18, after the seven of
+s08 in ``tests/core/compact/test_defects.py``). Each fails on the course's code.
 
 The comment above each test says what the course does instead.
 """

@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import os
 
-from core.tools.read_file import first_lines
-
 
 def test_read_file_returns_the_whole_file_without_a_cap(run, workspace):
     text = "".join(f"line {i}\n" for i in range(20_000))  # well over 50,000 chars
@@ -30,10 +28,6 @@ def test_read_file_rejects_a_bad_limit(run, workspace):
     for bad in (0, -3, "many", True):
         result = run("read_file", path="a.txt", limit=bad)
         assert result.is_error and "limit" in result.content
-
-
-def test_first_lines_without_trailing_newline():
-    assert first_lines("a\nb\nc", 1) == ("a\n... (2 more lines)", 2)
 
 
 def test_read_file_missing_and_directory_are_errors(run, workspace):

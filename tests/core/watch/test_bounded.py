@@ -70,7 +70,7 @@ def _stream(deltas: int) -> list[ServerEvent]:
 
 def test_a_stream_of_many_deltas_is_assembled_in_linear_time(monkeypatch):
     """Before, each delta was added with ``s = s + delta``: 5,000 deltas of 10 characters
-    copied 375 million characters; 34 MB of text deltas took 17.5 s."""
+    copied 375 million characters."""
     monkeypatch.setattr(sse, "json", SimpleNamespace(loads=_counting_loads))
     deltas = 5_000
     Piece.copied = 0
