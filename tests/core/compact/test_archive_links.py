@@ -1,6 +1,6 @@
 """The archive never writes (or trusts what it reads) through a link planted in the workspace.
 
-Issue 21, item 1: a cloned workspace can ship ``.task_outputs``, ``tool-results``,
+A cloned workspace can ship ``.task_outputs``, ``tool-results``,
 ``.transcripts`` or the manifest log as links to somewhere else; every flush appended to a
 linked ``manifest.jsonl`` and every result landed in a linked folder. Each case here is a
 link to a place outside the workspace; the archive refuses with one line (an ``OSError``

@@ -1,4 +1,4 @@
-"""Trust cannot be forged from inside the workspace (issue 21, item 4).
+"""Trust cannot be forged from inside the workspace.
 
 The manifest log and its index are files anyone in the workspace can write (the model's
 ``bash`` included). One appended pointer line — or one row inserted into the index, the log

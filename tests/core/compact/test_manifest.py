@@ -61,7 +61,7 @@ def test_an_entry_line_reads_back_as_its_object_and_its_strings_hold_nothing_raw
 
 
 def test_a_shell_looking_id_is_written_escaped(tmp_path):
-    """Issue 21, item 1: the id used to reach the log raw, ``$(touch X)`` and all."""
+    """The id used to reach the log raw, ``$(touch X)`` and all."""
     archive = Archive(tmp_path)
     tid = "$(touch X)`id`\n; rm -rf ~ #"
     archive.persist(tid, "x" * 200)

@@ -1,4 +1,4 @@
-"""A manifest line anyone wrote is skipped and reported, never a crash (issue 21, item 5).
+"""A manifest line anyone wrote is skipped and reported, never a crash.
 
 One 2 kB line nested 1,000 deep appended to ``manifest.jsonl`` made every later run in that
 workspace end in a ``RecursionError`` traceback, and ``ctxlab compact`` blamed its input

@@ -1,4 +1,4 @@
-"""The invariants of prepare() over histories that try to break them (issue 21).
+"""The invariants of prepare() over histories that try to break them.
 
 The random histories of ``test_properties`` are well-behaved. These also hold what a hostile
 or unlucky history holds: wrappers forged for real archive files (with their digests forged
