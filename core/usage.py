@@ -73,7 +73,8 @@ class Usage:
         if not isinstance(usage, dict) or not _has_count(usage, "input_tokens"):
             return None
         top = cls._counts(usage)
-        steps = [s for s in usage.get("iterations") or [] if isinstance(s, dict)]
+        listed = usage.get("iterations")
+        steps = [s for s in listed if isinstance(s, dict)] if isinstance(listed, list) else []
         answering = [s for s in steps if s.get("type") in WINDOW_STEPS]
         window = cls._counts(answering[-1]).context_tokens if answering else None
         return cls(top.input, top.cache_write_5m, top.cache_write_1h, top.cache_read,
