@@ -15,7 +15,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
-from core.usage import Usage
+from core.usage import Usage, context_tokens
 
 EVENT_TYPES: dict[str, type[Event]] = {}
 # Field metadata of data a front end in the same process may use but the wire never carries.
@@ -451,6 +451,11 @@ class WatchResponse(Event):
     duration_ms: float = 0.0
     ttfb_ms: float | None = None
     error: str | None = None
+    context_tokens: int | None = None  # read from usage, as in model_response
+
+    def __post_init__(self) -> None:
+        if self.context_tokens is None:
+            object.__setattr__(self, "context_tokens", context_tokens(self.usage))
 
 
 # -- errors ---------------------------------------------------------------------------------

@@ -144,6 +144,11 @@ class Usage:
         return billed.input + billed.cache_write + billed.cache_read
 
     @property
+    def billed_total(self) -> int:
+        """Every billed token, input and output (a turn's size when it has no price)."""
+        return self.billed_input + self.billed().output
+
+    @property
     def cache_share(self) -> float:
         """The share of billed input read back from the cache (0 when nothing was billed)."""
         billed_input = self.billed_input

@@ -7,6 +7,7 @@ from core.events import (
     ModelResponse,
     Recorder,
     Stage,
+    WatchResponse,
     dumps_event,
     event_from_json,
 )
@@ -56,3 +57,10 @@ def test_a_log_written_before_context_tokens_reads_back_with_them():
             "usage": {"input_tokens": 4, "cache_creation_input_tokens": 6_120,
                       "cache_read_input_tokens": 14_350}}
     assert event_from_json(line).context_tokens == 20_474
+
+
+def test_a_watched_response_states_its_context_tokens_too():
+    usage = {"input_tokens": 1_200, "output_tokens": 40, "cache_creation_input_tokens": 0,
+             "cache_read_input_tokens": 900}
+    assert WatchResponse(id=1, status=200, usage=usage).context_tokens == 2_100
+    assert WatchResponse(id=2, status=502, error="upstream unreachable").context_tokens is None

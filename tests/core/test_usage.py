@@ -43,6 +43,7 @@ def test_a_compaction_step_is_billed_but_is_not_the_context():
     assert usage.context_tokens == 2_700
     assert usage.billed_input == 2_700 + 90_000
     assert usage.billed() == Usage(input=92_000, cache_write_5m=700, output=1_520)
+    assert usage.billed_total == 92_700 + 1_520
 
 
 def test_a_tool_loop_fills_the_window_of_its_last_step_and_is_billed_once():

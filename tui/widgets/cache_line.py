@@ -71,5 +71,5 @@ class CacheLine(Static):
                   spark=share_spark(self.shares))
         cost = (t("cache.turn_cost", cost=money(self.price.cost(self.turn)),
                   model=self.price.model) if self.price is not None
-                else t("cache.turn_tokens", n=self.turn.billed_input + self.turn.output))
+                else t("cache.turn_tokens", n=self.turn.billed_total))
         self.update(f"{call}\n{share}\n{cost}")
