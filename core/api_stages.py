@@ -22,6 +22,7 @@ from typing import Any
 from core.compact.archive import Archive, atomic_write_text
 from core.events import Stage, StageSnapshot
 from core.measure import CHARS_PER_TOKEN, json_chars
+from core.usage import context_tokens
 
 EDIT_STAGES = {
     "clear_tool_uses_20250919": "api_clear_tool_uses",
@@ -40,14 +41,6 @@ def compaction_iterations(usage: dict[str, Any] | None) -> list[dict[str, Any]]:
     return [i for i in iterations if isinstance(i, dict) and i.get("type") == "compaction"]
 
 
-def total_input(usage: dict[str, Any] | None) -> int | None:
-    """Input tokens as the API counts them: uncached + cache creation + cache read."""
-    if not usage or usage.get("input_tokens") is None:
-        return None
-    return sum(int(usage.get(k) or 0) for k in
-               ("input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens"))
-
-
 def edit_stages(sent: list[dict[str, Any]], extras: dict[str, Any],
                 usage: dict[str, Any] | None) -> list[Stage]:
     """One stage per applied edit; sizes are the sent history's, less what was cleared."""
@@ -62,7 +55,7 @@ def edit_stages(sent: list[dict[str, Any]], extras: dict[str, Any],
             stage=name, by="api", trigger="auto",
             before_chars=chars, after_chars=max(chars - cleared * CHARS_PER_TOKEN, 0),
             before_messages=len(sent), after_messages=len(sent),
-            pre_tokens=total_input(usage), ledger=(entry,),
+            pre_tokens=context_tokens(usage), ledger=(entry,),
             snapshot=StageSnapshot(list(sent), list(sent)),  # what it cleared is not said
             # the server cleared inside this very request: what it wrote to the cache
             # again is this call's own cache creation
@@ -93,7 +86,7 @@ def compaction_stage(sent: list[dict[str, Any]], content: list[dict[str, Any]],
         stage="api_compaction", by="api", trigger="auto",
         before_chars=json_chars(sent), after_chars=json_chars([block]),
         before_messages=len(sent), after_messages=1, files=tuple(files),
-        pre_tokens=total_input(usage), ledger=(entry,),
+        pre_tokens=context_tokens(usage), ledger=(entry,),
         first_changed=0, rewrite_tokens=len(summary or "") // CHARS_PER_TOKEN,
         snapshot=StageSnapshot(list(sent), [{"role": "assistant", "content": content}]),
     )

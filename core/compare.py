@@ -56,8 +56,9 @@ from core.events import (
     TurnEnd,
     TurnStart,
 )
-from core.pricing import CallTokens, Price, cache_read_share, load_prices
+from core.pricing import Price, load_prices
 from core.scenarios.model import Scenario
+from core.usage import Usage
 
 
 @dataclass(frozen=True)
@@ -222,19 +223,19 @@ def losses(events: list[Event]) -> int:
                for entry in e.ledger if entry.get("where") == "lost")
 
 
-def billed_tokens(events: list[Event]) -> CallTokens:
+def billed_tokens(events: list[Event]) -> Usage:
     """Input as it would be billed: main calls split by the cache estimate, side calls
     (no breakpoints) as plain input."""
-    total = CallTokens()
+    total = Usage()
     for e in events:
         if not isinstance(e, ModelRequest):
             continue
         if e.purpose == "main" and e.cache_read_est is not None:
             uncached = e.est_tokens - e.cache_read_est - (e.cache_write_est or 0)
-            total = total + CallTokens(input=max(uncached, 0), cache_read=e.cache_read_est,
-                                       cache_write_5m=e.cache_write_est or 0)
+            total = total + Usage(input=max(uncached, 0), cache_read=e.cache_read_est,
+                                  cache_write_5m=e.cache_write_est or 0)
         else:
-            total = total + CallTokens(input=e.est_tokens)
+            total = total + Usage(input=e.est_tokens)
     return total
 
 
@@ -246,8 +247,8 @@ def summarise(strategy: Strategy, events: list[Event], ok: bool,
     errors = [e.message for e in events if isinstance(e, Error)]
     billed = billed_tokens(events)
     return StrategyResult(
-        billed_input_tokens=billed.billed_input, cache_read_share=cache_read_share(billed),
-        est_cost=billed.cost(price) if price is not None else None,
+        billed_input_tokens=billed.billed_input, cache_read_share=billed.cache_share,
+        est_cost=price.cost(billed) if price is not None else None,
         name=strategy.name, description=strategy.description, ok=ok, calls=len(sizes),
         peak_chars=max(sizes, default=0),
         mean_chars=round(sum(sizes) / len(sizes)) if sizes else 0,

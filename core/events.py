@@ -15,6 +15,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, TypeVar
 
+from core.usage import Usage, context_tokens
+
 EVENT_TYPES: dict[str, type[Event]] = {}
 # Field metadata of data a front end in the same process may use but the wire never carries.
 LOCAL_ONLY = {"wire": False}
@@ -129,10 +131,28 @@ class ModelRequest(Event):
 
 @dataclass(frozen=True, kw_only=True)
 class ModelResponse(Event):
+    """A model call was answered, with the API's ``usage`` as it came.
+
+    ``context_tokens`` is what filled the context window, read from ``usage`` once here (by
+    :class:`~core.usage.Usage`) so that every source, the UI and a ``--json`` script state
+    the same figure; it is filled in when not given, so a log written before the field
+    existed reads back with it. :attr:`tokens` is the whole typed reading.
+    """
+
     type: ClassVar[str] = "model_response"
     purpose: str
     stop_reason: str | None
     usage: dict[str, Any] | None = None
+    context_tokens: int | None = None
+
+    def __post_init__(self) -> None:
+        if self.context_tokens is None and self.tokens is not None:
+            object.__setattr__(self, "context_tokens", self.tokens.context_tokens)
+
+    @property
+    def tokens(self) -> Usage | None:
+        """The call's tokens by kind (None when no API answered)."""
+        return Usage.from_api(self.usage)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -431,6 +451,11 @@ class WatchResponse(Event):
     duration_ms: float = 0.0
     ttfb_ms: float | None = None
     error: str | None = None
+    context_tokens: int | None = None  # read from usage, as in model_response
+
+    def __post_init__(self) -> None:
+        if self.context_tokens is None:
+            object.__setattr__(self, "context_tokens", context_tokens(self.usage))
 
 
 # -- errors ---------------------------------------------------------------------------------

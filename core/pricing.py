@@ -4,7 +4,8 @@ Billed input is three kinds of token at three rates (``usage`` counts them apart
 ``input_tokens``, ``cache_creation_input_tokens`` (written to the prompt cache: dearer) and
 ``cache_read_input_tokens`` (read back: a tenth of the price). A server compaction's own
 summarisation step is billed too, but is *not* in the top-level fields: it is the
-``compaction`` entry of ``usage.iterations`` and is added here.
+``compaction`` entry of ``usage.iterations``. How a ``usage`` is read into those kinds is
+:class:`core.usage.Usage`'s business; this module only prices them.
 
 The table is ``core/prices.toml`` (shipped, editable), and a workspace's ``ctxlab.toml`` may
 override or add models under ``[prices."<model>"]``. A model not in the table has no price:
@@ -19,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from core.config import ConfigError
+from core.usage import Usage
 
 PRICES_FILE = Path(__file__).with_name("prices.toml")
 PER = 1_000_000
@@ -34,6 +36,13 @@ class Price:
     cache_write_5m: float
     cache_write_1h: float
     cache_read: float
+
+    def cost(self, tokens: Usage) -> float:
+        """USD for a call's (or a tally's) billed tokens, a server compaction's step added."""
+        billed = tokens.billed()
+        return (billed.input * self.input + billed.cache_write_5m * self.cache_write_5m
+                + billed.cache_write_1h * self.cache_write_1h
+                + billed.cache_read * self.cache_read + billed.output * self.output) / PER
 
 
 @dataclass(frozen=True)
@@ -85,61 +94,6 @@ def load_prices(workspace_toml: dict[str, Any] | None = None,
     models = {m: _price(m, r if isinstance(r, dict) else {}, defaults, str(path))
               for m, r in rows.items()}
     return PriceTable(models, defaults.get("reference_model"))
-
-
-@dataclass(frozen=True)
-class CallTokens:
-    """One call's tokens, by how they are billed."""
-
-    input: int = 0
-    cache_write_5m: int = 0
-    cache_write_1h: int = 0
-    cache_read: int = 0
-    output: int = 0
-
-    @property
-    def cache_write(self) -> int:
-        return self.cache_write_5m + self.cache_write_1h
-
-    @property
-    def billed_input(self) -> int:
-        return self.input + self.cache_write + self.cache_read
-
-    def __add__(self, other: CallTokens) -> CallTokens:
-        return CallTokens(self.input + other.input, self.cache_write_5m + other.cache_write_5m,
-                          self.cache_write_1h + other.cache_write_1h,
-                          self.cache_read + other.cache_read, self.output + other.output)
-
-    def cost(self, price: Price) -> float:
-        return (self.input * price.input + self.cache_write_5m * price.cache_write_5m
-                + self.cache_write_1h * price.cache_write_1h + self.cache_read * price.cache_read
-                + self.output * price.output) / PER
-
-
-def _tokens(usage: dict[str, Any]) -> CallTokens:
-    created = int(usage.get("cache_creation_input_tokens") or 0)
-    split = usage.get("cache_creation") or {}
-    one_hour = int(split.get("ephemeral_1h_input_tokens") or 0) if isinstance(split, dict) else 0
-    return CallTokens(input=int(usage.get("input_tokens") or 0),
-                      cache_write_5m=max(created - one_hour, 0), cache_write_1h=one_hour,
-                      cache_read=int(usage.get("cache_read_input_tokens") or 0),
-                      output=int(usage.get("output_tokens") or 0))
-
-
-def usage_tokens(usage: dict[str, Any] | None) -> CallTokens:
-    """A ``usage`` object's billed tokens, a server compaction's summarisation step added."""
-    if not usage:
-        return CallTokens()
-    total = _tokens(usage)
-    for step in usage.get("iterations") or []:
-        if isinstance(step, dict) and step.get("type") == "compaction":
-            total = total + _tokens(step)
-    return total
-
-
-def cache_read_share(tokens: CallTokens) -> float:
-    """The share of billed input read back from the cache (0 when nothing was billed)."""
-    return tokens.cache_read / tokens.billed_input if tokens.billed_input else 0.0
 
 
 def money(amount: float | None) -> str:

@@ -12,11 +12,11 @@ Read: ``session_meta.payload.instructions`` (system text), ``turn_context.payloa
 system text), ``reasoning`` (``summary``, ``content``, ``encrypted_content``),
 ``function_call``/``custom_tool_call``/``local_shell_call`` (``call_id``, ``name``,
 ``arguments``/``input``/``action``), ``function_call_output``/``custom_tool_call_output``
-(``call_id``, ``output``), ``event_msg``/``token_count`` (``info.last_token_usage``),
-``compacted`` (``message``). Ignored: ``session_meta`` ids, cwd, git and version fields,
-``turn_context``'s policies, ``rate_limits``, item ``id``s. Skipped and counted: other
-``event_msg`` kinds (they repeat the items as UI events), ``web_search_call`` and other
-item types, unknown line types.
+(``call_id``, ``output``), ``event_msg``/``token_count`` (``info.last_token_usage``: its
+input, cached, cache-write, output and reasoning counts), ``compacted`` (``message``).
+Ignored: ``session_meta`` ids, cwd, git and version fields, ``turn_context``'s policies,
+``rate_limits``, item ``id``s. Skipped and counted: other ``event_msg`` kinds (they repeat
+the items as UI events), ``web_search_call`` and other item types, unknown line types.
 """
 
 from __future__ import annotations
@@ -29,6 +29,7 @@ from core.replay.model import Compaction, Recording
 from core.replay.reading import jsonl_objects, skip
 from core.replay.shape import text_or_none, usage_problem
 from core.replay.steps import StepBuilder
+from core.usage import Usage, context_tokens
 
 AGENT = "codex"
 LINE_TYPES = frozenset({"session_meta", "response_item", "event_msg", "turn_context",
@@ -41,24 +42,18 @@ def looks_like(first: Any) -> bool:
 
 
 def usage_of(info: Any) -> dict[str, Any] | None:
-    """``last_token_usage`` in the Messages API's terms (OpenAI counts cached input inside
-    ``input_tokens``; Anthropic counts it apart, as ``cache_read_input_tokens``)."""
+    """``last_token_usage`` in the Messages API's terms (:meth:`Usage.from_codex`: OpenAI
+    counts cached input and cache writes inside ``input_tokens``; Anthropic apart)."""
     last = info.get("last_token_usage") if isinstance(info, dict) else None
     if not isinstance(last, dict):
         return None
     problem = usage_problem(last, "info.last_token_usage")
     if problem:
         raise BadLine(problem)
-
-    def number(key: str) -> int:
-        value = last.get(key)
-        return value if isinstance(value, int) else 0
-
-    cached = number("cached_input_tokens")
-    return {"input_tokens": max(number("input_tokens") - cached, 0),
-            "cache_read_input_tokens": cached, "cache_creation_input_tokens": 0,
-            "output_tokens": number("output_tokens"),
-            "reasoning_output_tokens": number("reasoning_output_tokens")}
+    usage = Usage.from_codex(last) or Usage()
+    reasoning = last.get("reasoning_output_tokens")
+    return {**usage.to_api(),
+            "reasoning_output_tokens": reasoning if isinstance(reasoning, int) else 0}
 
 
 class BadLine(ValueError):
@@ -164,8 +159,7 @@ def _line(kind: str, payload: dict[str, Any], steps: StepBuilder, recording: Rec
         summary = payload.get("message") or ""
         if not isinstance(summary, str):
             raise BadLine(f"the compacted message is a {type(summary).__name__}, not text")
-        pre = None if last_usage is None else (
-            last_usage["input_tokens"] + last_usage["cache_read_input_tokens"])
+        pre = context_tokens(last_usage)
         steps.compaction(Compaction(
             by=AGENT, trigger="auto", summary=summary, pre_tokens=pre,
             kept=[{"role": "user", "content": summary}] if summary else [],

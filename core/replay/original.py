@@ -14,10 +14,10 @@ squares fit: the unseen constant part falls into the intercept), not a plain quo
 from __future__ import annotations
 
 from collections import Counter
-from typing import Any
 
 from core.measure import json_chars, list_chars
 from core.replay.model import Compaction, Exchange, Message, Recording
+from core.usage import context_tokens
 
 ESTIMATE_RATIO = 4.0  # core.measure.estimate_tokens: one token per 4 (non-CJK) chars
 SANE_RATIO = (1.0, 12.0)
@@ -47,16 +47,6 @@ def categories(message: Message) -> Counter[str]:
         else:
             found["text"] += json_chars(block)
     return found
-
-
-def context_tokens(usage: dict[str, Any] | None) -> int | None:
-    """Input tokens of one request, cached or not (what filled the context window)."""
-    if not usage:
-        return None
-    keys = ("input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens")
-    values = [usage.get(k) for k in keys]
-    total = sum(v for v in values if isinstance(v, int))
-    return total or None
 
 
 class OriginalHistory:

@@ -29,6 +29,7 @@ from core.messages import system_text
 from core.replay.model import Compaction, Exchange, Message, Recording
 from core.replay.reading import jsonl_objects, skip
 from core.replay.shape import content_problem, text_or_none, usage_problem
+from core.usage import context_tokens
 
 
 def body_of(data: Any) -> tuple[dict[str, Any] | None, dict[str, Any] | None]:
@@ -116,7 +117,5 @@ def load(path: Path, text: str) -> Recording:
                                         sent=messages, line=line.number,
                                         timestamp=text_or_none(line.data.get("timestamp"))))
         known = messages + ([reply] if reply else [])
-        if usage:
-            last_tokens = sum(v for k, v in usage.items()
-                              if k.endswith("input_tokens") and isinstance(v, int))
+        last_tokens = context_tokens(usage) if usage else last_tokens
     return recording

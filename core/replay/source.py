@@ -51,7 +51,7 @@ from core.measure import json_chars
 from core.messages import blocks, is_block, message_text, tool_names
 from core.providers.base import ProviderError
 from core.replay.model import MAX_STEP_WAIT, Compaction, Exchange, Message, Recording
-from core.replay.original import OriginalHistory, chars_per_token, context_tokens
+from core.replay.original import OriginalHistory, chars_per_token
 from core.replay.steps import merge_into
 
 SUMMARY_DIR = Path(".replay/compactions")
@@ -230,16 +230,16 @@ class ReplaySource:
         self._emit(ModelRequest(purpose="original", chars=original_chars,
                                 est_tokens=int((original_chars + system) / self.ratio),
                                 messages=len(self.original.messages), system_chars=system))
-        self._emit(ModelResponse(purpose="original",
-                                 stop_reason=step.stop_reason,
-                                 usage=step.usage))
+        recorded = ModelResponse(purpose="original", stop_reason=step.stop_reason,
+                                 usage=step.usage)
+        self._emit(recorded)
         chars = json_chars(self.history)
         self._emit(ModelRequest(purpose="main", chars=chars, est_tokens=int(chars / self.ratio),
                                 messages=len(self.history)))
         self._emit(ReplayStep(
             index=self.index, total=self.total,
             original_chars=original_chars, original_messages=len(self.original.messages),
-            original_tokens=context_tokens(step.usage),
+            original_tokens=recorded.context_tokens,
             categories=self.original.category_chars(), ctxlab_chars=chars,
             ctxlab_messages=len(self.history), timestamp=step.timestamp))
         self.original.after_reply(step)

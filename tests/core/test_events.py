@@ -4,8 +4,10 @@ from core.events import (
     EVENT_TYPES,
     Emitter,
     MemoryWritten,
+    ModelResponse,
     Recorder,
     Stage,
+    WatchResponse,
     dumps_event,
     event_from_json,
 )
@@ -35,3 +37,30 @@ def test_emitter_stamps_time_and_events_round_trip_through_json():
 def test_memory_written_carries_the_record_type():
     data = MemoryWritten(file="tabs.md", name="tabs", record_type="user").to_json()
     assert data["type"] == "memory_written" and data["record_type"] == "user"
+
+
+def test_a_model_response_states_the_context_tokens_its_usage_gives():
+    usage = {"input_tokens": 3_100, "output_tokens": 90, "cache_read_input_tokens": 8_000,
+             "iterations": [
+                 {"type": "message", "input_tokens": 1_000, "cache_read_input_tokens": 4_000},
+                 {"type": "message", "input_tokens": 2_100, "cache_read_input_tokens": 4_000}]}
+    event = ModelResponse(purpose="main", stop_reason="end_turn", usage=usage)
+    assert event.context_tokens == 6_100  # the answering step's window, not the loop's sum
+    data = json.loads(dumps_event(event))
+    assert data["context_tokens"] == 6_100 and data["usage"] == usage
+    assert event_from_json(data) == event
+    assert ModelResponse(purpose="main", stop_reason=None).to_json()["context_tokens"] is None
+
+
+def test_a_log_written_before_context_tokens_reads_back_with_them():
+    line = {"type": "model_response", "t": 1.0, "purpose": "original", "stop_reason": None,
+            "usage": {"input_tokens": 4, "cache_creation_input_tokens": 6_120,
+                      "cache_read_input_tokens": 14_350}}
+    assert event_from_json(line).context_tokens == 20_474
+
+
+def test_a_watched_response_states_its_context_tokens_too():
+    usage = {"input_tokens": 1_200, "output_tokens": 40, "cache_creation_input_tokens": 0,
+             "cache_read_input_tokens": 900}
+    assert WatchResponse(id=1, status=200, usage=usage).context_tokens == 2_100
+    assert WatchResponse(id=2, status=502, error="upstream unreachable").context_tokens is None

@@ -7,8 +7,9 @@ import pytest
 from core.cache_estimate import PrefixCache
 from core.compare import compare_sync, parse_strategies
 from core.config import ConfigError
-from core.pricing import CallTokens, cache_read_share, load_prices, money, usage_tokens
+from core.pricing import load_prices, money
 from core.scenarios import find_scenario
+from core.usage import Usage
 
 USAGE = {"input_tokens": 1_000, "output_tokens": 500, "cache_creation_input_tokens": 3_000,
          "cache_read_input_tokens": 6_000,
@@ -20,14 +21,15 @@ USAGE = {"input_tokens": 1_000, "output_tokens": 500, "cache_creation_input_toke
 
 
 def test_usage_is_priced_by_kind_and_the_compaction_step_is_added():
-    tokens = usage_tokens(USAGE)
-    assert tokens == CallTokens(input=11_000, cache_write_5m=2_000, cache_write_1h=1_000,
-                                cache_read=6_000, output=1_300)
+    tokens = Usage.from_api(USAGE)
+    assert tokens is not None
+    assert tokens.billed() == Usage(input=11_000, cache_write_5m=2_000, cache_write_1h=1_000,
+                                    cache_read=6_000, output=1_300)
     price = load_prices().find("claude-sonnet-4-6")
     assert price is not None
     expected = (11_000 * 3 + 2_000 * 3.75 + 1_000 * 6 + 6_000 * 0.3 + 1_300 * 15) / 1e6
-    assert tokens.cost(price) == pytest.approx(expected)
-    assert cache_read_share(tokens) == pytest.approx(6_000 / 20_000)
+    assert price.cost(tokens) == pytest.approx(expected)
+    assert tokens.cache_share == pytest.approx(6_000 / 20_000)
 
 
 def test_a_dated_model_id_finds_its_family_and_an_unknown_model_has_no_price():

@@ -9,11 +9,10 @@ sparkline of that share per call; and the current turn's cost in money from the 
 
 from __future__ import annotations
 
-from typing import Any
-
 from textual.widgets import Static
 
-from core.pricing import CallTokens, Price, cache_read_share, load_prices, money, usage_tokens
+from core.pricing import Price, load_prices, money
+from core.usage import Usage
 from tui.i18n import t
 
 BARS = "▁▂▃▄▅▆▇█"
@@ -31,9 +30,9 @@ class CacheLine(Static):
         super().__init__(id=id)
         self.display = False
         self.price: Price | None = None
-        self.last = CallTokens()
-        self.turn = CallTokens()
-        self.session = CallTokens()
+        self.last = Usage()
+        self.turn = Usage()
+        self.session = Usage()
         self.shares: list[float] = []
 
     def set_model(self, model: str | None) -> None:
@@ -43,26 +42,23 @@ class CacheLine(Static):
             self.price = None
 
     def reset(self) -> None:
-        self.last = self.turn = self.session = CallTokens()
+        self.last = self.turn = self.session = Usage()
         self.shares = []
         self.display = False
 
     def turn_start(self, *, draw: bool = True) -> None:
-        self.turn = CallTokens()
+        self.turn = Usage()
         if draw:
             self.redraw()
 
-    def usage(self, usage: dict[str, Any] | None, *, main: bool = True,
-              draw: bool = True) -> None:
-        """Count one call's usage (``draw=False``: the caller redraws once for a burst)."""
-        if not usage:
-            return
-        tokens = usage_tokens(usage)
+    def usage(self, tokens: Usage, *, main: bool = True, draw: bool = True) -> None:
+        """Count one call's tokens, as its event read them (``draw=False``: the caller
+        redraws once for a burst)."""
         self.turn = self.turn + tokens
         self.session = self.session + tokens
         if main:
-            self.last = tokens
-            self.shares.append(cache_read_share(tokens))
+            self.last = tokens.billed()
+            self.shares.append(tokens.cache_share)
         self.display = True
         if draw:
             self.redraw()
@@ -71,9 +67,9 @@ class CacheLine(Static):
         last = self.last
         call = t("cache.call", input=last.input, write=last.cache_write, read=last.cache_read,
                  output=last.output)
-        share = t("cache.share", share=cache_read_share(self.session),
+        share = t("cache.share", share=self.session.cache_share,
                   spark=share_spark(self.shares))
-        cost = (t("cache.turn_cost", cost=money(self.turn.cost(self.price)),
+        cost = (t("cache.turn_cost", cost=money(self.price.cost(self.turn)),
                   model=self.price.model) if self.price is not None
-                else t("cache.turn_tokens", n=self.turn.billed_input + self.turn.output))
+                else t("cache.turn_tokens", n=self.turn.billed_total))
         self.update(f"{call}\n{share}\n{cost}")

@@ -6,7 +6,8 @@ the bar is ``json chars of messages ÷ context_limit``, exactly the measure the 
 compares, with the target (where micro/fit stop) and the trigger marked on it. The system
 prompt and tool definitions are sent too but the trigger does not count them, so they appear
 in the breakdown, not in the bar. Token figures sit beside the chars: an estimate always,
-and the API's real ``usage.input_tokens`` when a real model answered.
+and the tokens that filled the window by the API's own count when a real model answered
+(``model_response.context_tokens``: the meter shows it, it never adds ``usage`` up).
 
 The breakdown groups the system prompt by the category the engine gives each section
 (``system``, ``memory``, ``pinned``): pinned project rules and the work log are re-sent on
@@ -200,12 +201,17 @@ class ContextMeter(Routed, Vertical, can_focus=True):
 
     @handles(ev.ModelResponse)
     def show_usage(self, event: ev.ModelResponse) -> None:
+        """The API's figures as the event states them; a side call is billed to the turn
+        too, and a replay's original is its main call."""
+        tokens = event.tokens
+        if tokens is None:
+            return
+        cache = self.query_one(CacheLine)
+        cache.usage(tokens, main=event.purpose in ("main", "original"), draw=False)
+        self.redraw_once(cache.redraw)
         if event.purpose == "main":
-            self.usage(event.usage)
-        elif event.usage:  # a side call: billed to the turn too; a replay's original is
-            cache = self.query_one(CacheLine)  # its main call
-            cache.usage(event.usage, main=event.purpose == "original", draw=False)
-            self.redraw_once(cache.redraw)
+            self.usage_tokens = event.context_tokens
+            self.redraw_once(self.redraw)
 
     @handles(ev.RunStart)
     def price_for(self, event: ev.RunStart) -> None:
@@ -241,16 +247,6 @@ class ContextMeter(Routed, Vertical, can_focus=True):
         self.chars, self.est_tokens = chars, est_tokens
         self.counted_tokens = counted if counted is not None else self.counted_tokens
         self.history.append(chars)
-        self.redraw_once(self.redraw)
-
-    def usage(self, usage: dict[str, Any] | None) -> None:
-        if not usage:
-            return
-        self.usage_tokens = sum(int(usage.get(k) or 0) for k in (
-            "input_tokens", "cache_read_input_tokens", "cache_creation_input_tokens"))
-        cache = self.query_one(CacheLine)
-        cache.usage(usage, draw=False)
-        self.redraw_once(cache.redraw)
         self.redraw_once(self.redraw)
 
     def measure(self, messages: Sequence[dict[str, Any]]) -> None:

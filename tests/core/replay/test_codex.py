@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 from core.replay import load_recording
 from tests.core.replay.conftest import CODEX
 
@@ -56,3 +58,32 @@ def test_images_and_skipped_items():
     assert prompt[1]["type"] == "image" and prompt[1]["source"]["type"] == "base64"
     assert rec.skipped["response_item:web_search_call"] == 1
     assert rec.skipped["event_msg:user_message"] == 1
+
+
+def _with_cache_writes(tmp_path):
+    """The fixture's rollout as newer Codex versions write it: ``last_token_usage`` also
+    counts ``cache_write_input_tokens``, a part of ``input_tokens`` like the cached input."""
+    lines = []
+    for line in CODEX.read_text(encoding="utf-8").splitlines():
+        data = json.loads(line)
+        info = data["payload"].get("info") if data["type"] == "event_msg" else None
+        if isinstance(info, dict):
+            last = info["last_token_usage"]
+            uncached = last["input_tokens"] - last["cached_input_tokens"]
+            last["cache_write_input_tokens"] = uncached // 2
+        lines.append(json.dumps(data))
+    path = tmp_path / CODEX.name
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return path
+
+
+def test_cache_writes_are_cache_creation_not_plain_input(tmp_path):
+    rec = load_recording(_with_cache_writes(tmp_path))
+    usage = rec.exchanges[0].usage  # input 5120, of which 3072 cached and 1024 written
+    assert (usage["input_tokens"], usage["cache_creation_input_tokens"],
+            usage["cache_read_input_tokens"]) == (1024, 1024, 3072)
+
+
+def test_a_compaction_counts_the_cache_writes_of_the_request_before_it(tmp_path):
+    compaction = load_recording(_with_cache_writes(tmp_path)).compactions[0]
+    assert compaction.pre_tokens == 5600  # the whole input: uncached, written and read
