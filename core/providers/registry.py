@@ -1,4 +1,5 @@
-"""The providers ctxlab knows, and the one function that decides which one a run uses.
+"""The providers ctxlab knows, the one function that decides which one a run uses, and the
+one that makes the summarizer of a command that only summarises (compact, replay).
 
 The ``--provider`` choices come from :data:`PROVIDERS`; each entry names the module and
 class (imported only when wanted: the SDK is not loaded for an offline run) and the
@@ -12,9 +13,12 @@ import importlib
 import os
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from core.providers.base import Provider
+
+if TYPE_CHECKING:
+    from core.compact.summarizer import Summarizer
 
 
 @dataclass(frozen=True)
@@ -34,10 +38,21 @@ PROVIDERS: dict[str, ProviderEntry] = {
                                "the Anthropic Messages API", key_env="ANTHROPIC_API_KEY"),
 }
 DEFAULT_PROVIDER = "scripted"
+OFFLINE = "offline"  # replay's name for the offline summarizer (a scripted provider's too)
+
+
+class ProviderUnavailable(Exception):
+    """The provider a summarizer needs cannot be made (its SDK missing, a bad setting); the
+    message names the flag, ready for the command's one error line."""
 
 
 def provider_names() -> tuple[str, ...]:
     return tuple(PROVIDERS)
+
+
+def summarizer_names() -> tuple[str, ...]:
+    """What ``replay --provider`` offers: the offline summarizer, then every model."""
+    return (OFFLINE, *(entry.name for entry in PROVIDERS.values() if not entry.scripted))
 
 
 def choose_provider(flag: str | None, *, scenario: bool,
@@ -66,4 +81,39 @@ def make_provider(name: str, *, model: str | None = None, word_delay: float = 0.
     cls = getattr(importlib.import_module(entry.module), entry.cls)
     if entry.scripted:
         return cls(word_delay=word_delay)
-    return cls(model=model, on_retry=on_retry)
+    given = {"model": model, "on_retry": on_retry}  # what is not given: the provider's default
+    return cls(**{key: value for key, value in given.items() if value is not None})
+
+
+def make_summarizer(name: str, *, model: str | None = None,
+                    emit: Callable[[Any], Any] | None = None,
+                    on_retry: Callable[[Any], Any] | None = None,
+                    max_tokens: int = 2_000) -> tuple[Summarizer, Provider | None]:
+    """The summarizer for ``--provider name``, and the provider to close after the run.
+
+    ``offline`` or a scripted provider: the deterministic :class:`OfflineSummarizer` and no
+    provider. Otherwise a :class:`ModelSummarizer` (its calls shown through ``emit``) over
+    ``make_provider(name, ...)``; close that provider on the loop that ran the summaries
+    (:func:`close_provider`). A provider that cannot be made raises
+    :class:`ProviderUnavailable`.
+    """
+    from core.compact.summarizer import ModelSummarizer, OfflineSummarizer
+
+    entry = PROVIDERS.get(name)
+    if name == OFFLINE or (entry is not None and entry.scripted):
+        return OfflineSummarizer(), None
+    try:
+        provider = make_provider(name, model=model, on_retry=on_retry)
+    except ImportError as exc:
+        raise ProviderUnavailable(f"--provider {name} is not available: {exc}") from None
+    except Exception as exc:  # a missing key or bad setting, reported the provider's way
+        raise ProviderUnavailable(f"--provider {name}: {exc}") from None
+    return ModelSummarizer(provider, emit=emit, max_tokens=max_tokens), provider
+
+
+async def close_provider(provider: object) -> None:
+    """Close a provider that holds a connection (``aclose``, optional); call it on the loop
+    that used the provider, before that loop ends."""
+    close = getattr(provider, "aclose", None)
+    if close is not None:
+        await close()

@@ -1,12 +1,25 @@
-"""One registry of providers, one function that picks the provider of a run."""
+"""One registry of providers, one function that picks the provider of a run, one that makes
+the summarizer of compact and replay."""
 
 from __future__ import annotations
 
 import pytest
 
+from core.compact.summarizer import ModelSummarizer, OfflineSummarizer
 from core.providers.anthropic import AnthropicProvider
-from core.providers.base import BaseProvider, ModelCall
-from core.providers.registry import choose_provider, make_provider, provider_names
+from core.providers.base import BaseProvider, ModelCall, ModelReply, TextSink
+from core.providers.registry import (
+    OFFLINE,
+    PROVIDERS,
+    ProviderEntry,
+    ProviderUnavailable,
+    choose_provider,
+    close_provider,
+    make_provider,
+    make_summarizer,
+    provider_names,
+    summarizer_names,
+)
 from core.providers.scripted import ScriptedProvider
 from tui.cli import build_parser
 
@@ -49,3 +62,75 @@ def test_a_minimal_provider_inherits_a_no_op_for_every_optional_method() -> None
             raise NotImplementedError
 
     assert asyncio.run(_defaults(Echo())) == (False, None)
+
+
+class Plain(BaseProvider):
+    """A provider with no options at all: the registry leaves what it is not given out."""
+
+    name = "plain"
+    closed = False
+
+    async def complete(self, call: ModelCall, on_text: TextSink | None = None) -> ModelReply:
+        return ModelReply(content=[{"type": "text", "text": "the state so far"}])
+
+    async def aclose(self) -> None:
+        self.closed = True
+
+
+class Broken(BaseProvider):
+    name = "broken"
+
+    def __init__(self) -> None:
+        raise RuntimeError("no key set")
+
+
+def _register(monkeypatch, name: str, cls: str) -> None:
+    monkeypatch.setitem(PROVIDERS, name, ProviderEntry(name, __name__, cls, "a test provider"))
+
+
+def test_offline_and_scripted_summaries_need_no_provider() -> None:
+    for name in (OFFLINE, "scripted"):
+        summarizer, provider = make_summarizer(name, model="m", max_tokens=10)
+        assert isinstance(summarizer, OfflineSummarizer) and provider is None
+    assert summarizer_names() == ("offline", "anthropic")
+    args = build_parser().parse_args(["replay", "x.jsonl", "--provider", "anthropic"])
+    assert args.provider == "anthropic"
+
+
+def test_a_model_summary_goes_through_the_registrys_provider() -> None:
+    events: list = []
+    summarizer, provider = make_summarizer("anthropic", model="claude-test", emit=events.append,
+                                           on_retry=events.append, max_tokens=123)
+    assert isinstance(summarizer, ModelSummarizer) and summarizer.provider is provider
+    assert isinstance(provider, AnthropicProvider) and provider.model == "claude-test"
+    assert provider.on_retry == events.append and summarizer.max_tokens == 123
+    assert summarizer.emit == events.append
+
+
+def test_any_registered_provider_summarizes_and_is_closed_after(monkeypatch) -> None:
+    import asyncio
+
+    _register(monkeypatch, "plain", "Plain")
+    events: list = []
+    summarizer, provider = make_summarizer("plain", emit=events.append)
+    assert isinstance(provider, Plain)
+    text = asyncio.run(summarizer.summarize([], "", "[]"))
+    assert text == "the state so far"
+    assert [e.type for e in events] == ["model_request", "model_response"]
+    asyncio.run(close_provider(provider))
+    assert provider.closed
+    asyncio.run(close_provider(None))  # no provider, or one without aclose: nothing to do
+    asyncio.run(close_provider(object()))
+
+
+def test_a_provider_that_cannot_be_made_names_the_flag(monkeypatch) -> None:
+    import sys
+
+    monkeypatch.setitem(sys.modules, "core.providers.anthropic", None)
+    with pytest.raises(ProviderUnavailable, match=r"^--provider anthropic is not available: "):
+        make_summarizer("anthropic")
+    _register(monkeypatch, "broken", "Broken")
+    with pytest.raises(ProviderUnavailable, match=r"^--provider broken: no key set$"):
+        make_summarizer("broken")
+    with pytest.raises(ProviderUnavailable, match="unknown provider 'nonsense'"):
+        make_summarizer("nonsense")
