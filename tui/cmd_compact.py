@@ -19,14 +19,18 @@ from typing import Any
 
 from core.compact.archive import RESULTS_DIR, TRANSCRIPT_DIR
 from core.compact.pipeline import Compactor
-from core.compact.summarizer import ModelSummarizer, OfflineSummarizer, Summarizer
 from core.config import ConfigError, Thresholds, resolve_thresholds
 from core.events import Emitter, Error, Event, PointerBroken, Recorder, Stage
 from core.harness_paths import HarnessPathError
 from core.measure import json_chars
 from core.messages import HistoryError, message_text, validate_pairs
 from core.providers.base import ProviderError
-from core.providers.registry import provider_names
+from core.providers.registry import (
+    ProviderUnavailable,
+    close_provider,
+    make_summarizer,
+    provider_names,
+)
 from core.session import history_from_document
 from core.untrusted import MAX_DEPTH, UntrustedFileError, read_limited, too_deep
 from tui import failure
@@ -127,11 +131,18 @@ async def compact_file(args: argparse.Namespace) -> Outcome:
     thresholds = read_thresholds(workdir, args)
     recorder = Recorder()
     emit = Emitter(sinks=[recorder])
-    summarizer = make_summarizer(args.provider, emit)
-    make_workdir(workdir, args.workdir)
-    request = args.active_request if args.active_request is not None else last_request(messages)
-    compactor = Compactor(workdir, thresholds, summarizer, emit=emit, breaks=breaks)
-    after = await compactor.prepare(messages, request)
+    try:  # offline unless asked; a model's provider is imported only when it is wanted
+        summarizer, provider = make_summarizer(args.provider, emit=emit)
+    except ProviderUnavailable as exc:
+        raise InputError(str(exc)) from None
+    try:
+        make_workdir(workdir, args.workdir)
+        request = args.active_request if args.active_request is not None \
+            else last_request(messages)
+        compactor = Compactor(workdir, thresholds, summarizer, emit=emit, breaks=breaks)
+        after = await compactor.prepare(messages, request)
+    finally:  # on this loop: asyncio.run would leave the SDK's transport to a closed one
+        await close_provider(provider)
     return Outcome(messages, after, recorder.events, compactor.ledger, workdir)
 
 
@@ -174,20 +185,6 @@ def read_thresholds(workdir: Path, args: argparse.Namespace) -> Thresholds:
         raise InputError(str(exc)) from None
     except OSError as exc:
         raise InputError(f"{workdir / 'ctxlab.toml'}: cannot read: {_os_reason(exc)}") from None
-
-
-def make_summarizer(provider: str, emit: Emitter) -> Summarizer:
-    """Offline unless asked; the model provider is imported only when it is wanted."""
-    if provider != "anthropic":
-        return OfflineSummarizer()
-    try:
-        from core.providers.anthropic import AnthropicProvider
-    except ImportError as exc:
-        raise InputError(f"--provider anthropic is not available: {exc}") from None
-    try:
-        return ModelSummarizer(AnthropicProvider(), emit=emit)
-    except Exception as exc:  # a missing key or bad setting, reported the provider's way
-        raise InputError(f"--provider anthropic: {exc}") from None
 
 
 def make_workdir(workdir: Path, shown: str) -> None:

@@ -277,6 +277,14 @@ def test_failing_summary_call_exits_1_with_one_line(capsys, tmp_path, monkeypatc
     assert err.count("\n") == 1 and "auth" in err and "invalid x-api-key" in err
 
 
+
+def test_anthropic_provider_summarises_with_the_real_sdk(server_env, capsys, tmp_path):
+    server_env.reply_text("state: the real SDK wrote this")
+    result = compact_json(capsys, write_input(tmp_path, turns(5, 1, 1_000)), tmp_path / "w",
+                          "--provider", "anthropic", "--context-limit", "2000")
+    assert '"state: the real SDK wrote this"' in result["messages"][0]["content"]
+    assert len(server_env.requests_to()) == 1
+
 # -- bad input ------------------------------------------------------------------------------
 
 _ORPHAN = [{"role": "user", "content": "go"},
