@@ -21,6 +21,13 @@ from typing import Any
 from core.config import ConfigError, Thresholds, thresholds_from_mapping
 from core.events import Emitter, Error, Event, Stage
 from core.harness_paths import HarnessPathError
+from core.providers.registry import (
+    OFFLINE,
+    ProviderUnavailable,
+    close_provider,
+    make_summarizer,
+    summarizer_names,
+)
 from core.replay.model import MAX_STEP_WAIT
 from tui import failure
 from tui.cmd_run import JsonSink, LogSink, add_common_flags, describe_event
@@ -44,7 +51,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     parser.add_argument("--json", action="store_true", help="one JSON event per line")
     parser.add_argument("--workdir", type=Path, default=None, metavar="DIR",
                         help="where ctxlab's archive goes (default: a fresh temporary folder)")
-    parser.add_argument("--provider", choices=("offline", "anthropic"), default="offline",
+    parser.add_argument("--provider", choices=summarizer_names(), default=OFFLINE,
                         help="who writes ctxlab's summaries (default: offline)")
     parser.add_argument("--context-limit-tokens", action=Checked, check=integer(),
                         default=None, metavar="N",
@@ -121,13 +128,12 @@ def run(args: argparse.Namespace) -> int:
         return fail(str(exc))
     sink = JsonSink() if args.json else ReplayLogSink()
     emitter = Emitter(sinks=[sink])
-    summarizer = provider = None
-    if args.provider == "anthropic":
-        from core.compact.summarizer import ModelSummarizer
-        from core.providers.anthropic import AnthropicProvider
-
-        provider = AnthropicProvider(model=args.model, on_retry=emitter)
-        summarizer = ModelSummarizer(provider, emit=emitter, max_tokens=limits.summary_max_tokens)
+    try:
+        summarizer, provider = make_summarizer(args.provider, model=args.model, emit=emitter,
+                                               on_retry=emitter,
+                                               max_tokens=limits.summary_max_tokens)
+    except ProviderUnavailable as exc:
+        return fail(str(exc))
     options = ReplayOptions(workdir=folder, thresholds=limits,
                             context_limit_tokens=args.context_limit_tokens,
                             summarizer=summarizer, speed=args.speed or 0.0,
@@ -139,8 +145,7 @@ def run(args: argparse.Namespace) -> int:
         try:
             return await ReplaySource(recording, options).run(emitter)
         finally:
-            if provider is not None:
-                await provider.aclose()
+            await close_provider(provider)
 
     try:
         ok = asyncio.run(replay())
@@ -165,14 +170,13 @@ def open_workbench(args: argparse.Namespace, recording: Any, limits: Thresholds,
     from tui.app_config import AppConfig
     from tui.cmd_app import launch
 
-    def make(folder: Path) -> ReplaySource:
-        summarizer = None
-        if args.provider == "anthropic":
-            from core.compact.summarizer import ModelSummarizer
-            from core.providers.anthropic import AnthropicProvider
+    try:  # one summarizer for every run of the workbench: they share the app's loop
+        summarizer, _ = make_summarizer(args.provider, model=args.model,
+                                        max_tokens=limits.summary_max_tokens)
+    except ProviderUnavailable as exc:
+        return fail(str(exc))
 
-            summarizer = ModelSummarizer(AnthropicProvider(model=args.model),
-                                         max_tokens=limits.summary_max_tokens)
+    def make(folder: Path) -> ReplaySource:
         options = ReplayOptions(workdir=folder, thresholds=limits,
                                 context_limit_tokens=args.context_limit_tokens,
                                 summarizer=summarizer, breaks=frozenset(args.breaks))
