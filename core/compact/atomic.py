@@ -80,6 +80,11 @@ def fit_name(folder: str, name: str, extra: int) -> str:
     return os.fsdecode(raw[:cut])
 
 
+def is_temp_name(name: str) -> bool:
+    """Is ``name`` one of :func:`temp_name`'s (a write in progress or abandoned)?"""
+    return _TMP_NAME.match(name) is not None
+
+
 def temp_name(path: str | Path) -> str:
     """A hidden temporary name beside ``path`` that :func:`sweep_stale_temp` recognises.
 
@@ -185,7 +190,7 @@ def sweep_stale_temp(folder: Path) -> list[str]:
         return removed
     now = time.time()
     for entry in entries:
-        if _TMP_NAME.match(entry.name) and _remove_if_abandoned(entry.path, now):
+        if is_temp_name(entry.name) and _remove_if_abandoned(entry.path, now):
             removed.append(entry.name)
     return removed
 

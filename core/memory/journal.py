@@ -4,7 +4,8 @@ Memory files are shared by the agent, a second ctxlab and a person's editor, so 
 must never leave a half-written file, and a consolidation (which removes many files and
 writes many others) must never leave a mix of old and new records if the process dies.
 
-* :func:`atomic_write` writes a temp file in the same directory, fsyncs it and
+* :func:`atomic_write` writes a temp file in the same directory (the archive's own temp
+  names, :mod:`core.compact.atomic`: hidden, within NAME_MAX), fsyncs it and
   ``os.replace``-s it over the target: readers see the old bytes or the new, never a torn
   file.
 * :func:`commit_replace` first copies the files it will remove into
@@ -31,7 +32,6 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import secrets
 import shutil
 from collections.abc import Callable, Mapping, Sequence
@@ -41,6 +41,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from core.compact.atomic import create_temp, is_temp_name, write_all
 from core.harness_paths import harness_dir
 from core.memory.record import MAX_RECORD_BYTES
 from core.untrusted import UntrustedFileError, read_limited
@@ -48,10 +49,8 @@ from core.untrusted import UntrustedFileError, read_limited
 JOURNAL_NAME = ".journal.json"
 HISTORY_DIR = ".history"
 HISTORY_KEEP = 20
-TMP_SUFFIX = ".tmp"
 HISTORY_TMP_PREFIX = ".tmp-"  # a snapshot being built; renamed into place when complete
 MANIFEST_NAME = "manifest.json"
-_TMP_RE = re.compile(r"^\..+\.[0-9a-f]{8}\.tmp$")
 
 # Called with a step label before every durable step. Tests install a hook that stops the
 # process at a chosen step; it is None in normal runs.
@@ -83,34 +82,40 @@ def fsync_dir(directory: Path) -> None:
 
 
 def atomic_write(path: Path, data: bytes) -> None:
-    """Replace ``path`` with ``data`` so readers never see a partial file.
+    """Replace ``path`` with ``data`` so readers never see a partial file, even after a
+    power cut (fsync of the file, then of the folder).
 
-    The temp file is a dotfile in the same directory (so listing and the watcher ignore it)
-    and the rename is atomic on POSIX and Windows alike.
+    The temp file is the archive's kind (:func:`core.compact.atomic.create_temp`): a dotfile
+    in the same directory, so listing and the watcher ignore it, and short enough for a
+    record whose own name is near NAME_MAX. The rename is atomic on POSIX and Windows alike;
+    :func:`checkpoint` sits just before it, so a test can stop the process there.
     """
-    directory = path.parent
-    tmp = directory / f".{path.name}.{secrets.token_hex(4)}{TMP_SUFFIX}"
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
+    tmp, fd = create_temp(path)
     try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-            handle.flush()
-            os.fsync(handle.fileno())
-        checkpoint(f"replace:{path.name}")
-        os.replace(tmp, path)
+        try:
+            write_all(fd, data)
+            os.fsync(fd)
+            checkpoint(f"replace:{path.name}")
+            os.replace(tmp, path)
+        finally:
+            os.close(fd)
     except BaseException:
         with suppress(OSError):
             os.unlink(tmp)
         raise
-    fsync_dir(directory)
+    fsync_dir(path.parent)
 
 
 def remove_stale_temp_files(root: Path) -> list[str]:
-    """Delete temp files left by an interrupted :func:`atomic_write` (call under the lock)."""
+    """Delete temp files left by an interrupted :func:`atomic_write`.
+
+    Called under the store's lock, which every writer of the folder holds while it writes:
+    any temp file found then is abandoned, whatever its age.
+    """
     removed = []
     with suppress(OSError):
         for entry in os.scandir(root):
-            if _TMP_RE.match(entry.name) and entry.is_file(follow_symlinks=False):
+            if is_temp_name(entry.name) and entry.is_file(follow_symlinks=False):
                 with suppress(OSError):
                     os.unlink(entry.path)
                     removed.append(entry.name)

@@ -67,7 +67,7 @@ ARCHIVE_TMP = re.compile(r"^\..+\.\d+\.\d+\.tmp$")  # core.compact.archive.atomi
 # The manifest's lock, its index and sqlite's journal of the index (a kill during an index
 # update leaves it; the next opener rolls the update back).
 MANIFEST_FILES = {".manifest.lock", INDEX, *(INDEX + s for s in SIDECARS)}
-MEMORY_TMP = re.compile(r"^\..+\.[0-9a-f]{8}\.tmp$")  # core.memory.journal.atomic_write
+MEMORY_TMP = ARCHIVE_TMP  # core.memory.journal.atomic_write uses the archive's temp names
 # Temp files found after a kill: each is a write the kill interrupted half-way (evidence that
 # kills land inside writes, not only between them).
 TORN_WRITES: set[Path] = set()

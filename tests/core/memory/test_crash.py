@@ -107,3 +107,20 @@ def test_sigkill_at_every_sampled_step_loses_nothing(tmp_path):
         outcomes["old" if state == before else "new"] += 1
         shutil.rmtree(work)
     assert outcomes["old"] and outcomes["new"], outcomes
+
+
+def test_a_record_named_near_name_max_is_replaced_atomically_and_an_abandoned_temp_swept(
+        tmp_path):
+    """The store's writes use the archive's temp names: they fit NAME_MAX (a fixed suffix
+    made a 251-character record impossible to update) and recovery knows them."""
+    from core.compact.atomic import temp_name
+    from core.memory import journal
+
+    record = tmp_path / ("n" * 248 + ".md")  # 251 bytes: the old temp name was 265
+    journal.atomic_write(record, b"first\n")
+    journal.atomic_write(record, b"second\n")
+    assert record.read_bytes() == b"second\n"
+    abandoned = Path(temp_name(record))
+    abandoned.write_bytes(b"half")  # what a kill between write and rename leaves
+    assert journal.remove_stale_temp_files(tmp_path) == [abandoned.name]
+    assert [p.name for p in tmp_path.iterdir()] == [record.name]
