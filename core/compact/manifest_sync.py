@@ -71,7 +71,6 @@ class IndexedLog:
         self.index: ManifestIndex | None = None
         self.covered: int | None = None  # the index's offset as this process left it
         self.short = False  # indexed in memory because the log is short (not a failure)
-        self.refused: set[str] = set()  # links met where the index or log should be
 
     def query(self, fn: Callable[..., Any], default: Any, *args: Any) -> Any:
         """``fn(index, *args)``; an index that fails is rebuilt from the log (or, failing
@@ -111,10 +110,8 @@ class IndexedLog:
                     return self._sync_disk(final)
                 with self.lock():
                     return self._sync_disk(final)
-            except HarnessPathError as exc:  # a planted link: said once, then in memory
-                if str(exc) not in self.refused:
-                    self.refused.add(str(exc))
-                    self.report(str(exc))
+            except HarnessPathError as exc:  # a planted link: reported (once, by the
+                self.report(str(exc))  # archive's reporter), then the index is in memory
                 self._use_memory()
             except (OSError, sqlite3.Error):  # read-only, unlockable, failing: in memory
                 self._use_memory()
