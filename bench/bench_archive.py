@@ -38,9 +38,9 @@ from typing import Any
 if __package__ in (None, ""):  # run as a script: make the project importable
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from core.compact.archive import MANIFEST, RESULTS_DIR, Archive, earlier_text
-from core.compact.content_hash import digest_bytes
-from core.compact.manifest_index import INDEX
+from core.archive.content_hash import digest_bytes
+from core.archive.manifest_index import INDEX
+from core.archive.store import MANIFEST, RESULTS_DIR, Archive, earlier_text
 from core.compact.pipeline import Compactor
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -135,7 +135,7 @@ def open_rows() -> list[Row]:
 WRITER = """
 import sys
 from pathlib import Path
-from core.compact.archive import Archive
+from core.archive.store import Archive
 archive = Archive(Path(sys.argv[1]))
 block = "x" * 999 + "\\n"
 i = 0

@@ -32,7 +32,7 @@ from typing import Any
 if __package__ in (None, ""):  # run as a script: make the project importable
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from core.compact.content_hash import digest_bytes
+from core.archive.content_hash import digest_bytes
 from core.compact.pipeline import Compactor
 from core.measure import Measured
 

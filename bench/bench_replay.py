@@ -31,8 +31,8 @@ if __package__ in (None, ""):  # run as a script: make the project importable
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench.sessions import write_session
-from core.replay import load_recording
-from core.replay.source import ReplayOptions, ReplaySource
+from core.sources.replay import load_recording
+from core.sources.replay.source import ReplayOptions, ReplaySource
 
 ROOT = Path(__file__).resolve().parents[1]
 HEADLINE_BYTES = 3_500_000

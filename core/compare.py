@@ -14,7 +14,8 @@ one kept:
 * ``losses`` — ledger entries with ``"where": "lost"``: tool output that left the context and
   exists nowhere else;
 * ``billed_input_tokens``, ``cache_read_share``, ``est_cost`` — what the input would be billed
-  with ctxlab's prompt-cache breakpoints (estimated per call, :mod:`core.cache_estimate`):
+  with ctxlab's prompt-cache breakpoints (estimated per call,
+  :mod:`core.sources.agent.cache_estimate`):
   tokens in all, the share read back from the cache, and its price for the price table's
   reference model (:mod:`core.pricing`) — a compaction that rewrites the front of the
   history shows here as cache writes;
@@ -23,8 +24,8 @@ one kept:
   (system prompt + messages); the runner judges them (``probe`` events).
 
 Strategies are rows of :data:`STRATEGIES`; each one only sets
-:class:`~core.agent_session.RunOptions` fields, so a new strategy (say, pinned project rules)
-is one more row. Everything returned
+:class:`~core.sources.agent.options.RunOptions` fields, so a new strategy (say, pinned
+project rules) is one more row. Everything returned
 is a plain dataclass, so the workbench can draw the same numbers as ``ctxlab compare``.
 """
 
@@ -39,7 +40,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from core.agent_session import AgentSession, RunOptions
 from core.compact.stages import summary_stages
 from core.config import Thresholds
 from core.events import (
@@ -58,6 +58,7 @@ from core.events import (
 )
 from core.pricing import Price, load_prices
 from core.scenarios.model import Scenario
+from core.sources.agent.session import AgentSession, RunOptions
 from core.usage import Usage
 
 

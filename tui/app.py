@@ -1,6 +1,6 @@
 """The workbench: a real agent run on the left, its context, stages, archive and memory right.
 
-The app drives one :class:`~core.agent_session.AgentSession` in an async worker on its
+The app drives one :class:`~core.sources.agent.session.AgentSession` in an async worker on its
 own event loop (the engine is asyncio), so the UI never waits on it and cancelling the worker
 stops the loop at its next await. Every intention goes through the session's public methods
 (pause, step, resume, pace, thresholds, send, end, recover an original); everything the app
@@ -27,23 +27,23 @@ from textual.widgets import Footer, Header, Input, TabbedContent, TabPane
 from textual.worker import Worker, WorkerCancelled, WorkerFailed, WorkerState
 
 from core import events as ev
-from core.agent_session import AgentSession, RunOptions
 from core.config import Thresholds
 from core.events import Emitter
-from core.gate import Gate
 from core.scenarios import ScenarioError, find_scenario
-from core.source import PAUSE, EventSource, can
-from core.worklog import DEFAULT_SESSION
+from core.sources import PAUSE, EventSource, can
+from core.sources.agent.session import AgentSession, RunOptions
+from core.sources.agent.worklog import DEFAULT_SESSION
+from core.sources.controls import Gate
 from tui.app_actions import WorkbenchActions
 from tui.app_config import AppConfig, shorten, slug
 from tui.app_learner import LearnerActions
 from tui.app_panels import PanelActions, PanelStrip
+from tui.cli.temp_workspaces import make_temp_workspace
 from tui.collector import QuietCollector
 from tui.commands import CtxlabCommands
 from tui.i18n import localize_bindings, set_language, t
 from tui.messages import EngineEvents, EventBridge, OpenFile, OpenText, TextChunk
 from tui.routing import Routed, handles, route_batch
-from tui.temp_workspaces import make_temp_workspace
 from tui.themes import DEFAULT_THEME, VARIABLE_DEFAULTS, load_themes
 from tui.widgets.context_meter import ContextMeter
 from tui.widgets.conversation import Conversation

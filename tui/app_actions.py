@@ -17,7 +17,7 @@ from textual.command import CommandPalette
 from textual.screen import Screen
 
 from core.config import Thresholds
-from core.source import NEXT_STAGE, PAUSE, STEP, can
+from core.sources import NEXT_STAGE, PAUSE, STEP, can
 from tui.i18n import has, t
 from tui.themes import load_themes
 from tui.widgets.context_meter import ContextMeter
@@ -26,8 +26,8 @@ from tui.widgets.run_status import next_speed
 from tui.widgets.stage_timeline import StageTimeline
 
 if TYPE_CHECKING:
-    from core.agent_session import AgentSession
-    from core.source import EventSource
+    from core.sources import EventSource
+    from core.sources.agent.session import AgentSession
     from tui.app import AppConfig
 
 # Textual's own palette commands, by their English title and help, to message ids.

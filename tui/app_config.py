@@ -6,10 +6,10 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from core.api_context import ApiContext
 from core.config import Thresholds
+from core.providers.api_context import ApiContext
 from core.scenarios import DEFAULT_SCENARIO
-from core.source import EventSource
+from core.sources import EventSource
 from tui.i18n import t
 from tui.themes import DEFAULT_THEME
 
@@ -35,7 +35,7 @@ class AppConfig:
     auto_pause: bool = False  # pause the first time each kind of stage fires
     demo_reason: bool = False  # plain `ctxlab` without a key: the card says why and how to go live
     # Another event source to show instead of ctxlab's own session (a replay, a proxy):
-    # called with the workspace at each (re)start; see core/source.py.
+    # called with the workspace at each (re)start; see core/sources/__init__.py.
     source: Callable[[Path], EventSource] | None = None
 
     @property

@@ -17,14 +17,14 @@ from typing import TYPE_CHECKING, Any
 from textual.app import App
 
 from core import events as ev
-from core.source import PAUSE, STEP, can
+from core.sources import PAUSE, STEP, can
 from tui.i18n import t
 from tui.why import why_fired
 from tui.widgets.stage_timeline import StageTimeline
 
 if TYPE_CHECKING:
     from core.config import Thresholds
-    from core.source import EventSource
+    from core.sources import EventSource
     from tui.app_config import AppConfig
     from tui.stage_diff import StageRecord
 

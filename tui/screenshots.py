@@ -136,8 +136,8 @@ REPLAY_FIXTURE = Path(__file__).resolve().parents[1] / "tests" / "fixtures" / "r
 
 def replay_scene_app(name: str = "replay", session: Path = REPLAY_FIXTURE) -> CtxlabApp:
     """A paused workbench replaying a Claude Code session copied into the scene root."""
-    from core.replay import load_recording
-    from core.replay.source import ReplayOptions, ReplaySource
+    from core.sources.replay import load_recording
+    from core.sources.replay.source import ReplayOptions, ReplaySource
 
     root = scene_root() / name
     shutil.rmtree(root, ignore_errors=True)

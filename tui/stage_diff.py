@@ -14,7 +14,7 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-from core.compact.archive import TRANSCRIPT_DIR
+from core.archive.store import TRANSCRIPT_DIR
 from core.compact.stages import transcript_stages
 from core.events import Stage
 from tui.i18n import t

@@ -14,9 +14,9 @@ from pathlib import Path
 from typing import Any
 
 from core.events import Event, RunEnd, WatchStart
-from core.source import CANCEL
-from core.watch.conversations import Conversations
-from core.watch.exchange import Exchange, measure_request, response_event
+from core.sources import CANCEL
+from core.sources.watch.conversations import Conversations
+from core.sources.watch.exchange import Exchange, measure_request, response_event
 
 SIZE = (150, 40)
 STARTED = 1_796_283_000.0  # a fixed wall-clock time: 2026-12-03T07:30:00Z

@@ -13,7 +13,7 @@ and the measure takes that count instead of reading the text a second time.
 
 from __future__ import annotations
 
-from core.compact.archive import STREAMED_CHARS, content_as_text, content_size, wrapper_text
+from core.archive.store import STREAMED_CHARS, content_as_text, content_size, wrapper_text
 from core.compact.context import CompactContext, StageRun
 from core.measure import Measured
 from core.messages import is_block

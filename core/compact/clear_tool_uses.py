@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from core.compact.archive import content_size
+from core.archive.store import content_size
 from core.compact.context import StageRun
 from core.compact.pipeline import Compactor
 from core.compact.summarizer import Summarizer

@@ -11,7 +11,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from core.compact.archive import Archive
+from core.archive.store import Archive
 from core.config import Thresholds
 from core.events import Event, PointerBroken, Stage, StageSnapshot
 from core.measure import CHARS_PER_TOKEN, Measured

@@ -8,7 +8,7 @@ only when the preview is actually used.
 
 from __future__ import annotations
 
-from core.compact.archive import content_as_text, content_size, wrapper_text
+from core.archive.store import content_as_text, content_size, wrapper_text
 from core.compact.context import CompactContext, StageRun
 from core.measure import Measured, json_chars
 from core.messages import iter_tool_results

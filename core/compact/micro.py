@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from core.compact.archive import content_size, earlier_text, pointer_path
+from core.archive.store import content_size, earlier_text, pointer_path
 from core.compact.context import CompactContext, StageRun
 from core.measure import Measured
 from core.messages import iter_tool_results

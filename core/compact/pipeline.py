@@ -22,7 +22,7 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any, TypeVar
 
-from core.compact.archive import Archive
+from core.archive.store import Archive
 from core.compact.budget import save_early
 from core.compact.context import CompactContext
 from core.compact.micro import micro_compact

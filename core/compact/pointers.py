@@ -3,7 +3,7 @@
 Kept byte for byte as the course writes them (with workspace-relative paths): the
 ``<persisted-output>`` wrapper of the budget and of ``fit_tool_results``, micro's
 ``[Earlier tool result saved at …]`` placeholder, and snip's archive marker. Recognising a
-shape here says nothing about trust: :class:`~core.compact.archive.Archive` decides that.
+shape here says nothing about trust: :class:`~core.archive.store.Archive` decides that.
 """
 
 from __future__ import annotations

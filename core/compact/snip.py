@@ -9,7 +9,7 @@ marker is left alone, which makes repeated calls stable.
 
 from __future__ import annotations
 
-from core.compact.archive import archive_marker_text, content_size
+from core.archive.store import archive_marker_text, content_size
 from core.compact.context import CompactContext, StageRun
 from core.measure import Measured
 from core.messages import blocks, has_tool_result, has_tool_use, is_block, splits_pair

@@ -73,7 +73,7 @@ TABLE: list[StageSpec] = [
               reads=("reactive_keep", "max_reactive_retries")),
     StageSpec("manual_compact", "transcript", summarises=True,
               reads=("summary_input_limit",)),
-    # The Messages API's own context management (core.api_stages, by="api"), and the
+    # The Messages API's own context management (core.sources.agent.api_stages, by="api"), and the
     # api-clear-tool-uses engine's offline play of clear_tool_uses (by="ctxlab"):
     # none runs in prepare()'s pass.
     StageSpec("api_clear_tool_uses", "results", engine="api-clear-tool-uses"),

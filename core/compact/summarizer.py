@@ -8,8 +8,9 @@ the last assistant text, so an offline demo still keeps what matters. An earlier
 the history is folded in fact by fact (:mod:`core.compact.summary_facts`), never quoted.
 
 Both accept ``notes``: facts the harness recorded itself (the work log's files changed and
-commands run, see :mod:`core.worklog`). A summary is the model's account of the history and
-can contradict what actually happened; with the notes in its input it has no reason to.
+commands run, see :mod:`core.sources.agent.worklog`). A summary is the model's account of
+the history and can contradict what actually happened; with the notes in its input it has
+no reason to.
 :class:`NotedSummarizer` hands the notes to any summarizer on every call.
 """
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 
-from core.compact.archive import content_size
+from core.archive.store import content_size
 from core.compact.context import CompactContext, StageRun
 from core.compact.summarizer import Summarizer
 from core.measure import Measured

@@ -23,7 +23,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from core.compact.archive import content_size
+from core.archive.store import content_size
 from core.compact.context import StageRun
 from core.compact.pipeline import Compactor
 from core.compact.summarizer import Summarizer

@@ -31,7 +31,7 @@ Per user request: ``select_memories`` (one ``select`` call, keyword fallback) th
 At the end of a turn without tool calls: ``extract_memories`` with the turn's messages as
 they were *before* compaction (keep a copy when the turn starts), which gates and stores;
 then, if it stored anything and the store holds 10+ records, ``consolidate_memories``.
-The agent loop does both in :meth:`core.memory_hooks.MemoryHooks.after_turn`.
+The agent loop does both in :meth:`core.memory.hooks.MemoryHooks.after_turn`.
 """
 
 from core.memory.consolidate import (

@@ -5,7 +5,7 @@ must never leave a half-written file, and a consolidation (which removes many fi
 writes many others) must never leave a mix of old and new records if the process dies.
 
 * :func:`atomic_write` writes a temp file in the same directory (the archive's own temp
-  names, :mod:`core.compact.atomic`: hidden, within NAME_MAX), fsyncs it and
+  names, :mod:`core.archive.atomic`: hidden, within NAME_MAX), fsyncs it and
   ``os.replace``-s it over the target: readers see the old bytes or the new, never a torn
   file.
 * :func:`commit_replace` first copies the files it will remove into
@@ -41,7 +41,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from core.compact.atomic import create_temp, is_temp_name, write_all
+from core.archive.atomic import create_temp, is_temp_name, write_all
 from core.harness_paths import harness_dir
 from core.memory.record import MAX_RECORD_BYTES
 from core.untrusted import UntrustedFileError, read_limited
@@ -85,7 +85,7 @@ def atomic_write(path: Path, data: bytes) -> None:
     """Replace ``path`` with ``data`` so readers never see a partial file, even after a
     power cut (fsync of the file, then of the folder).
 
-    The temp file is the archive's kind (:func:`core.compact.atomic.create_temp`): a dotfile
+    The temp file is the archive's kind (:func:`core.archive.atomic.create_temp`): a dotfile
     in the same directory, so listing and the watcher ignore it, and short enough for a
     record whose own name is near NAME_MAX. The rename is atomic on POSIX and Windows alike;
     :func:`checkpoint` sits just before it, so a test can stop the process there.

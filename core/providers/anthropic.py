@@ -31,15 +31,14 @@ from typing import Any
 import anthropic
 import httpx2
 
-from core.api_context import COMPACTION_BETA, ApiContext
 from core.events import Retry
-from core.prompt_cache import cached_messages, cached_system
 from core.providers.anthropic_errors import (
     SinkFailure,
     describe_cause,
     guarded,
     map_error,
 )
+from core.providers.api_context import COMPACTION_BETA, ApiContext
 from core.providers.base import (
     BaseProvider,
     ModelCall,
@@ -47,6 +46,7 @@ from core.providers.base import (
     ProviderError,
     TextSink,
 )
+from core.providers.prompt_cache import cached_messages, cached_system
 from core.providers.unicode_safe import valid_unicode
 
 log = logging.getLogger(__name__)

@@ -84,7 +84,7 @@ class BaseProvider:
     name: str = "base"
     model: str | None = None
     on_retry: Callable[[Any], Any] | None = None  # the session hands retries to its stream
-    # The Messages API's own context management and prompt caching (core.api_context),
+    # The Messages API's own context management and prompt caching (core.providers.api_context),
     # on providers that talk to that API; None: the provider has none.
     api_context: Any = None
 

@@ -14,7 +14,7 @@ in ``full_output`` and the loop moves it into the archive, so the middle is reco
 
 The command gets ctxlab's environment without its keys and tokens, and every known secret
 value is replaced before the output is kept anywhere, the spool included
-(:mod:`core.secrets`): the model must not be able to print the provider key into the
+(:mod:`core.tools.secrets`): the model must not be able to print the provider key into the
 history, the session file or the archive.
 """
 
@@ -30,10 +30,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
-from core import secrets as tool_secrets
-from core.compact.atomic import hold_lock
-from core.secrets import Redactor, StreamRedactor, ToolSecrets
+from core.archive.atomic import hold_lock
 from core.tools.outcome import ToolOutcome, error
+from core.tools.secrets import Redactor, StreamRedactor, ToolSecrets
+from core.tools.secrets import current as current_secrets
 
 SCHEMA: dict[str, Any] = {
     "name": "bash",
@@ -176,11 +176,11 @@ async def run_bash(
     spool_dir: Path | None = None,
     secrets: ToolSecrets | None = None,
 ) -> ToolOutcome:
-    """``secrets`` (default: the calling run's, see :func:`core.secrets.current`) gives the
+    """``secrets`` (default: the calling run's, see :func:`core.tools.secrets.current`) gives the
     command's environment and the values redacted from its output."""
     if not isinstance(command, str) or not command.strip():
         return error("command must be a non-empty string", "bad_input")
-    secrets = secrets or tool_secrets.current()
+    secrets = secrets or current_secrets()
     try:
         proc = await asyncio.create_subprocess_shell(
             command,

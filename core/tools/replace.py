@@ -13,7 +13,7 @@ could replace it, but the user said not to. The price of renaming is that a hard
 the old file keeps the old bytes; ctxlab's file tools already follow symlinks to their real
 file before writing, so a symlink stays a symlink to the updated file.
 
-The temp name comes from :func:`core.compact.atomic.create_temp`, which keeps it within the
+The temp name comes from :func:`core.archive.atomic.create_temp`, which keeps it within the
 folder's ``NAME_MAX``: a legal 255-byte file name plus the temp's suffix used to be too long
 to create, so such a file could not be written at all.
 """
@@ -25,7 +25,7 @@ import stat
 from contextlib import suppress
 from pathlib import Path
 
-from core.compact.atomic import create_temp, write_all
+from core.archive.atomic import create_temp, write_all
 
 
 def replace_file(target: Path, data: bytes) -> None:

@@ -19,8 +19,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from core.agent_session import AgentSession, RunOptions
-from core.compact.archive import EARLIER_PREFIX, RESULTS_DIR, Archive, pointer_path
+from core.archive.store import EARLIER_PREFIX, RESULTS_DIR, Archive, pointer_path
 from core.compact.context import BREAK_SWITCHES, CompactContext
 from core.compact.micro import micro_compact
 from core.compact.pipeline import Compactor
@@ -29,6 +28,7 @@ from core.events import Recorder
 from core.measure import Measured
 from core.messages import validate_pairs
 from core.scenarios import bundled_names, find_scenario
+from core.sources.agent.session import AgentSession, RunOptions
 from tests.core.compact.builders import assistant, result, results, turns, use, user
 from tests.core.compact.test_properties import THRESHOLDS, histories
 

@@ -15,7 +15,6 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from core.agent_session import AgentSession, RunOptions
 from core.compact.truncate import (
     SLIDING_WINDOW,
     SlidingWindow,
@@ -38,6 +37,7 @@ from core.events import MemorySelected, ModelRequest, Recorder, Stage, TurnEnd
 from core.measure import json_chars
 from core.messages import has_tool_result, iter_tool_results, validate_pairs
 from core.scenarios import find_scenario
+from core.sources.agent.session import AgentSession, RunOptions
 from tests.core.compact.builders import turns, user
 from tests.core.compact.test_properties import THRESHOLDS, histories
 

@@ -17,12 +17,12 @@ from typing import Any
 
 import pytest
 
-from core.agent_session import AgentSession, RunOptions
 from core.events import Recorder
 from core.providers.base import ModelCall, ModelReply, TextSink
 from core.providers.scripted import ScriptedProvider
 from core.scenarios import find_scenario
-from core.worklog import load_worklog
+from core.sources.agent.session import AgentSession, RunOptions
+from core.sources.agent.worklog import load_worklog
 from tui.cli import main
 
 RULE = "Migrated modules keep their public names; add a `# migrated` header line."

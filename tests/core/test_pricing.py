@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import pytest
 
-from core.cache_estimate import PrefixCache
 from core.compare import compare_sync, parse_strategies
 from core.config import ConfigError
 from core.pricing import load_prices, money
 from core.scenarios import find_scenario
+from core.sources.agent.cache_estimate import PrefixCache
 from core.usage import Usage
 
 USAGE = {"input_tokens": 1_000, "output_tokens": 500, "cache_creation_input_tokens": 3_000,

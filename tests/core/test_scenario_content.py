@@ -9,10 +9,10 @@ import re
 
 import pytest
 
-from core.agent_session import AgentSession, RunOptions
 from core.events import Recorder
 from core.memory.extract import offline_candidates
 from core.scenarios import bundled_names, find_scenario
+from core.sources.agent.session import AgentSession, RunOptions
 
 PATH = re.compile(r"[A-Za-z0-9_./-]+\.py")
 

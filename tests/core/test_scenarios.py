@@ -15,7 +15,6 @@ from typing import Any
 
 import pytest
 
-from core.agent_session import AgentSession, RunOptions
 from core.compact.stages import pipeline_stages
 from core.config import THRESHOLD_KEYS, Thresholds
 from core.events import Recorder
@@ -29,6 +28,7 @@ from core.scenarios.model import (
     parse_scenario,
 )
 from core.scenarios.workspaces import GENERATORS
+from core.sources.agent.session import AgentSession, RunOptions
 from tui.cli import main
 
 Events = list[dict[str, Any]]

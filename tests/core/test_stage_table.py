@@ -8,13 +8,13 @@ from pathlib import Path
 
 import pytest
 
-from core.agent_session import AgentSession, RunOptions
 from core.compact.context import CompactContext, StageRun
 from core.compact.stages import StageSpec, registered, stage_names
 from core.events import Recorder, Stage
 from core.measure import Measured, json_chars
 from core.messages import iter_tool_results
 from core.scenarios import find_scenario
+from core.sources.agent.session import AgentSession, RunOptions
 from tui.locales import CATALOGS
 from tui.stage_diff import StageRecord, sides
 from tui.widgets.stage_timeline import stage_hint

@@ -4,9 +4,9 @@ Already proven elsewhere (listed in docs/RELIABILITY.md):
 
 * ``ctxlab compact`` on wrong shapes, deep nesting, unknown block types, images, lone
   surrogates, non-UTF-8 bytes (a table of cases plus a Hypothesis fuzz) and a bad
-  ``ctxlab.toml``: ``tests/tui/test_cmd_compact.py``;
+  ``ctxlab.toml``: ``tests/tui/cli/test_cmd_compact.py``;
 * scenario files with YAML errors, unknown tools, keys and workspaces → ``FILE:LINE:``:
-  ``tests/tui/test_cmd_run.py``.
+  ``tests/tui/cli/test_cmd_run.py``.
 
 This file adds ``ctxlab.toml`` for ``ctxlab run``, more broken scenario files, and a huge
 result full of control characters for ``ctxlab compact``.
@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from core.compact.archive import Archive
+from core.archive.store import Archive
 from tests.support.messages_server import MessagesServer
 from tui.cli import main
 
@@ -225,13 +225,14 @@ def test_a_transcript_holding_unicode_line_separators_reads_back(tmp_path, separ
 @pytest.mark.parametrize("toml", ["context_limit = 1234\n", 'context_limit = "big"\n'])
 def test_live_mode_reads_the_ctxlab_toml_of_the_current_directory(tmp_path, monkeypatch,
                                                                    capsys, toml):
-    import tui.cmd_app
+    import tui.cli.cmd_app
 
     (tmp_path / "ctxlab.toml").write_text(toml, encoding="utf-8")
     monkeypatch.chdir(tmp_path)
     monkeypatch.setenv("ANTHROPIC_API_KEY", "test-key")
     launched = []
-    monkeypatch.setattr(tui.cmd_app, "launch", lambda config, theme: launched.append(config) or 0)
+    monkeypatch.setattr(tui.cli.cmd_app, "launch",
+                        lambda config, theme: launched.append(config) or 0)
 
     code = main([])
 

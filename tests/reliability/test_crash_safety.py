@@ -41,13 +41,13 @@ from pathlib import Path
 import pytest
 from blake3 import blake3
 
-from core.compact.archive import Archive
-from core.compact.manifest_index import INDEX, SIDECARS
+from core.archive.manifest_index import INDEX, SIDECARS
+from core.archive.store import Archive
 from core.memory.index import render_index
 from core.memory.journal import JOURNAL_NAME
 from core.memory.store import MemoryStore
-from core.session import load_session
-from core.worklog import load_worklog
+from core.sources.agent.saved import load_session
+from core.sources.agent.worklog import load_worklog
 from tests.core.memory.test_crash import seed as seed_consolidation_store
 from tests.core.memory.test_crash import snapshot as memory_snapshot
 from tests.reliability.payloads import (
@@ -63,7 +63,7 @@ SEED = 20261102
 ROUNDS = {"memory": 12, "consolidate": 8, "transcript": 12, "result": 12, "session": 12,
           "scenario": 10}
 DELAYS = {"consolidate": (0.0, 0.15), "scenario": (0.0, 0.45)}  # else (0.002, 0.12) s
-ARCHIVE_TMP = re.compile(r"^\..+\.\d+\.\d+\.tmp$")  # core.compact.archive.atomic_write_text
+ARCHIVE_TMP = re.compile(r"^\..+\.\d+\.\d+\.tmp$")  # core.archive.store.atomic_write_text
 # The manifest's lock, its index and sqlite's journal of the index (a kill during an index
 # update leaves it; the next opener rolls the update back).
 MANIFEST_FILES = {".manifest.lock", INDEX, *(INDEX + s for s in SIDECARS)}
@@ -75,12 +75,12 @@ TORN_WRITES: set[Path] = set()
 FORK_SERVER = textwrap.dedent('''
     import asyncio, json, os, signal, sys, time, traceback
     from pathlib import Path
-    from core.compact.archive import Archive
+    from core.archive.store import Archive
     from core.memory.consolidate import consolidate_memories
     from core.memory.store import MemoryStore
-    from core.agent_session import AgentSession, RunOptions
+    from core.sources.agent.session import AgentSession, RunOptions
     from core.scenarios import find_scenario
-    from core.session import save_session
+    from core.sources.agent.saved import save_session
     from tests.reliability.payloads import (memory_body, result_content,
                                             session_messages, transcript_messages)
 

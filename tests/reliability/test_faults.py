@@ -25,10 +25,10 @@ import anthropic
 import pytest
 from textual.widgets import Input, Markdown
 
-from core.agent_session import AgentSession, RunOptions
 from core.events import Error, Recorder, RunEnd
 from core.providers.anthropic import AnthropicProvider
-from core.session import load_session
+from core.sources.agent.saved import load_session
+from core.sources.agent.session import AgentSession, RunOptions
 from tests.reliability.conftest import of_type, run_cli, session_path
 from tests.support.messages_server import MessagesServer, unused_port_url
 from tests.tui.conftest import wait_for

@@ -12,10 +12,10 @@ import asyncio
 import pytest
 
 from core.events import Emitter, Recorder
-from core.replay import load_recording
-from core.replay.model import MAX_STEP_WAIT
-from core.replay.source import ReplayOptions, ReplaySource
-from tests.core.replay.conftest import CODEX
+from core.sources.replay import load_recording
+from core.sources.replay.model import MAX_STEP_WAIT
+from core.sources.replay.source import ReplayOptions, ReplaySource
+from tests.core.sources.replay.conftest import CODEX
 from tests.reliability.within import main_within
 
 HUGE = "1" + "0" * 400  # 10**400: int() takes it, float() and every int → float refuse it

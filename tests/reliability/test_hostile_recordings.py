@@ -17,7 +17,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from tests.core.replay.conftest import CLAUDE, CODEX, MESSAGES, REQUESTS
+from tests.core.sources.replay.conftest import CLAUDE, CODEX, MESSAGES, REQUESTS
 from tests.reliability.within import main_within
 from tui.cli import main
 

@@ -14,10 +14,10 @@ from pathlib import Path
 import pytest
 
 from bench.bench_load import CONTEXT_LIMIT, RSS_TARGET_MB, play, scenario_text
-from core.agent_session import AgentSession, RunOptions
 from core.config import Thresholds
 from core.measure import json_chars
 from core.scenarios.model import parse_scenario
+from core.sources.agent.session import AgentSession, RunOptions
 
 TURNS = 40
 

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import tui
 from core.config import Thresholds
-from core.secrets import marker
+from core.tools.secrets import marker
 from tests.support.messages_server import MessagesServer
 from tests.support.runs import run_prompts
 

@@ -6,9 +6,9 @@ import asyncio
 from pathlib import Path
 from typing import Any
 
-from core.agent_session import AgentSession, RunOptions
 from core.events import Recorder
 from core.providers.anthropic import AnthropicProvider
+from core.sources.agent.session import AgentSession, RunOptions
 from tests.support.messages_server import MessagesServer, RecordedRequest
 
 

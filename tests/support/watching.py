@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from core.events import Event
-from core.watch.source import WatchOptions, WatchSource
+from core.sources.watch.source import WatchOptions, WatchSource
 
 
 class RunningWatch:

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 from textual.widgets import Input
 
-from core.api_context import ApiContext, ServerCompaction
+from core.providers.api_context import ApiContext, ServerCompaction
 from tests.support.messages_server import MessagesServer
 from tests.tui.conftest import wait_for
 from tui.app import AppConfig, CtxlabApp

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from textual.widgets import DataTable, Input, Static, TabbedContent
 
-from core.compact.archive import RESULTS_DIR, TRANSCRIPT_DIR
+from core.archive.store import RESULTS_DIR, TRANSCRIPT_DIR
 from core.measure import json_chars
 from tests.tui.conftest import play_to_end, wait_for
 from tui.app import CtxlabApp

@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from core.replay import load_recording
-from core.replay.source import ReplayOptions, ReplaySource
-from tests.core.replay.conftest import CLAUDE
+from core.sources.replay import load_recording
+from core.sources.replay.source import ReplayOptions, ReplaySource
+from tests.core.sources.replay.conftest import CLAUDE
 from tests.tui.conftest import play_to_end, wait_for
 from tui.app import AppConfig, CtxlabApp
 from tui.screens.viewer import Viewer

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from textual.widgets import DataTable
 
-from core.compact.archive import Archive, archive_marker_path
+from core.archive.store import Archive, archive_marker_path
 from core.measure import json_chars
 from tests.tui.conftest import play_to_end
 from tui.app import CtxlabApp

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from core.compact.archive import RESULTS_DIR
+from core.archive.store import RESULTS_DIR
 from tui.widgets.transcript_list import scan_archive
 
 

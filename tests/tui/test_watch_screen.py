@@ -10,7 +10,7 @@ from typing import Any
 import anthropic
 import pytest
 
-from core.watch.source import WatchOptions, WatchSource
+from core.sources.watch.source import WatchOptions, WatchSource
 from tui.app import AppConfig, CtxlabApp
 from tui.screens.viewer import Viewer
 from tui.screens.watch import WatchScreen

@@ -20,7 +20,7 @@ from textual.content import Content
 from textual.screen import Screen
 from textual.widgets import Collapsible, Footer, Static
 
-from core.system_prompt import Section, category_of
+from core.sources.agent.system_prompt import Section, category_of
 from tui.i18n import localize_bindings, t
 
 CATEGORY_STYLE = {"system": "bold $primary", "memory": "bold $recalled",

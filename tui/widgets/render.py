@@ -18,7 +18,7 @@ from typing import Any
 
 from textual.content import Content
 
-from core.compact.archive import WRAPPER_HEAD, archive_marker_path, pointer_path
+from core.archive.store import WRAPPER_HEAD, archive_marker_path, pointer_path
 from core.compact.summary import is_summary_message
 from tui.i18n import t
 

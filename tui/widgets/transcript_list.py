@@ -17,7 +17,7 @@ from pathlib import Path
 from textual.message import Message
 from textual.widgets import DataTable
 
-from core.compact.archive import MANIFEST, RESULTS_DIR, TRANSCRIPT_DIR
+from core.archive.store import MANIFEST, RESULTS_DIR, TRANSCRIPT_DIR
 from core.events import Stage
 from tui.i18n import t
 from tui.routing import Routed, handles

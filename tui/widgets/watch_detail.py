@@ -10,7 +10,7 @@ from __future__ import annotations
 from textual.widgets import Static
 
 from core.events import Stage, WatchRequest, WatchResponse
-from core.watch.analysis import CATEGORIES
+from core.sources.watch.analysis import CATEGORIES
 
 BAR = 30
 

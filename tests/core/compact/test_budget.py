@@ -1,4 +1,4 @@
-from core.compact.archive import wrapper_text
+from core.archive.store import wrapper_text
 from tests.core.compact.builders import assistant, make, prepare, result, results, stages, use
 
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from core.compact.archive import Archive
+from core.archive.store import Archive
 from core.compact.context import CompactContext, StageRun
 from core.events import Recorder, Stage
 from core.measure import Measured, json_chars

@@ -15,7 +15,7 @@ The number in a test's name is the rule's:
 import json
 import shutil
 
-from core.compact.archive import pointer_path, wrapper_text
+from core.archive.store import pointer_path, wrapper_text
 from core.compact.micro import micro_compact
 from core.measure import Measured
 from tests.core.compact.builders import (
@@ -137,8 +137,8 @@ def test_temp_files_of_a_killed_writer_are_swept_before_the_first_write(tmp_path
     import os
     import time
 
-    from core.compact.archive import Archive
-    from core.compact.atomic import STALE_AFTER
+    from core.archive.atomic import STALE_AFTER
+    from core.archive.store import Archive
 
     results = tmp_path / ".task_outputs" / "tool-results"
     results.mkdir(parents=True)

@@ -10,9 +10,9 @@ from pathlib import Path
 
 from blake3 import blake3
 
-from core.compact.archive import STREAMED_CHARS, Archive
+from core.archive.store import STREAMED_CHARS, Archive
+from core.archive.streamed_write import SLICE
 from core.compact.pipeline import Compactor
-from core.compact.streamed_write import SLICE
 from core.measure import json_chars
 
 
@@ -87,7 +87,7 @@ def test_a_second_prepare_measures_only_what_was_added(tmp_path: Path,
 
 def test_a_failed_large_write_leaves_no_file_no_entry_and_no_temp(tmp_path: Path,
                                                                   monkeypatch) -> None:
-    import core.compact.streamed_write as streamed
+    import core.archive.streamed_write as streamed
 
     slices: list = []
 

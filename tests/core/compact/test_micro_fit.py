@@ -1,4 +1,4 @@
-from core.compact.archive import earlier_text, pointer_path
+from core.archive.store import earlier_text, pointer_path
 from tests.core.compact.builders import (
     assistant,
     chars,

@@ -9,7 +9,7 @@ from pathlib import Path
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
-from core.compact.archive import Archive
+from core.archive.store import Archive
 from core.compact.pipeline import Compactor
 from core.config import Thresholds
 from core.events import Recorder

@@ -21,7 +21,7 @@ from pathlib import Path
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from core.compact.archive import Archive, earlier_text, wrapper_text
+from core.archive.store import Archive, earlier_text, wrapper_text
 from core.compact.pipeline import Compactor
 from core.config import Thresholds
 from core.events import Recorder

@@ -1,6 +1,6 @@
 import json
 
-from core.compact.archive import archive_marker_path
+from core.archive.store import archive_marker_path
 from core.messages import validate_pairs
 from tests.core.compact.builders import (
     assistant,

@@ -24,8 +24,8 @@ from core.memory.consolidate import (
     plan_batches,
     record_block,
 )
+from core.memory.hooks import MemoryHooks
 from core.memory.store import MemoryStore, Record
-from core.memory_hooks import MemoryHooks
 from core.providers.base import ProviderError
 from tests.core.memory.conftest import FakeProvider, run, tree_hashes, user
 

@@ -113,7 +113,7 @@ def test_a_record_named_near_name_max_is_replaced_atomically_and_an_abandoned_te
         tmp_path):
     """The store's writes use the archive's temp names: they fit NAME_MAX (a fixed suffix
     made a 251-character record impossible to update) and recovery knows them."""
-    from core.compact.atomic import temp_name
+    from core.archive.atomic import temp_name
     from core.memory import journal
 
     record = tmp_path / ("n" * 248 + ".md")  # 251 bytes: the old temp name was 265

@@ -10,9 +10,9 @@ from typing import Any, TypeVar
 import anthropic
 import pytest
 
-from core.api_context import ApiContext
 from core.events import Retry
 from core.providers.anthropic import DEFAULT_MODEL, AnthropicProvider
+from core.providers.api_context import ApiContext
 from core.providers.base import (
     AuthError,
     ContextOverflow,

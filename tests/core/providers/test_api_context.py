@@ -12,15 +12,15 @@ from typing import Any
 
 import pytest
 
-from core.api_context import (
+from core.config import ConfigError
+from core.providers.anthropic import AnthropicProvider
+from core.providers.api_context import (
     COMPACTION_BETA,
     CONTEXT_MANAGEMENT_BETA,
     ApiContext,
     ContextEditing,
     ServerCompaction,
 )
-from core.config import ConfigError
-from core.providers.anthropic import AnthropicProvider
 from core.providers.base import ModelCall, ModelReply, ProviderError
 from tests.support.messages_server import MessagesServer
 

@@ -54,7 +54,7 @@ def test_a_spooled_whole_output_holds_no_key_even_split_across_reads(workspace, 
 
 
 def test_a_passed_variable_reaches_the_command_but_not_its_output(workspace, keyed):
-    from core.secrets import ToolSecrets
+    from core.tools.secrets import ToolSecrets
 
     secrets = ToolSecrets.from_environ(pass_env=("GITHUB_TOKEN",))
     runner = ToolRunner(workspace, bash_timeout=5)

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from core.compact.atomic import atomic_write_bytes, atomic_write_text, name_max, temp_name
+from core.archive.atomic import atomic_write_bytes, atomic_write_text, name_max, temp_name
 from core.tools.confine import workspace_root
 from core.tools.edit_file import edit_file
 from core.tools.write_file import write_file

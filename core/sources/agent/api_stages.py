@@ -1,0 +1,103 @@
+"""What the API's own context management did to a call, as ``stage`` events (``by="api"``).
+
+A beta response reports its context edits in ``context_management.applied_edits``
+(``BetaClearToolUses20250919EditResponse``: ``cleared_tool_uses``, ``cleared_input_tokens``;
+``BetaClearThinking20251015EditResponse``: ``cleared_thinking_turns``) and a server
+compaction as a ``compaction`` content block (``BetaCompactionBlock``), with the separately
+billed summarisation step as a ``compaction`` entry of ``usage.iterations``. Each becomes one
+stage in the Stages panel beside ctxlab's own:
+
+* ``api_clear_tool_uses`` / ``api_clear_thinking`` — the server cleared part of the prompt
+  it was sent; the client's history is unchanged, so nothing is lost (ledger
+  ``"where": "client"``);
+* ``api_compaction`` — the server summarised everything before the block; the messages it
+  will ignore from now on are saved as a transcript, and the summary as a text file, both
+  listed in ``files`` (the block itself stays in the history: the API requires it back).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from core.archive.store import Archive, atomic_write_text
+from core.events import Stage, StageSnapshot
+from core.measure import CHARS_PER_TOKEN, json_chars
+from core.usage import context_tokens
+
+EDIT_STAGES = {
+    "clear_tool_uses_20250919": "api_clear_tool_uses",
+    "clear_thinking_20251015": "api_clear_thinking",
+}
+
+
+def applied_edits(extras: dict[str, Any]) -> list[dict[str, Any]]:
+    managed = extras.get("context_management") or {}
+    return [e for e in managed.get("applied_edits") or [] if isinstance(e, dict)]
+
+
+def compaction_iterations(usage: dict[str, Any] | None) -> list[dict[str, Any]]:
+    """The billed summarisation steps (``usage.iterations`` of type ``compaction``)."""
+    iterations = (usage or {}).get("iterations") or []
+    return [i for i in iterations if isinstance(i, dict) and i.get("type") == "compaction"]
+
+
+def edit_stages(sent: list[dict[str, Any]], extras: dict[str, Any],
+                usage: dict[str, Any] | None) -> list[Stage]:
+    """One stage per applied edit; sizes are the sent history's, less what was cleared."""
+    edits = applied_edits(extras)
+    chars = json_chars(sent) if edits else 0
+    stages = []
+    for edit in edits:
+        name = EDIT_STAGES.get(str(edit.get("type")), f"api_{edit.get('type')}")
+        cleared = int(edit.get("cleared_input_tokens") or 0)
+        entry = {"stage": name, "where": "client", **edit}
+        stages.append(Stage(
+            stage=name, by="api", trigger="auto",
+            before_chars=chars, after_chars=max(chars - cleared * CHARS_PER_TOKEN, 0),
+            before_messages=len(sent), after_messages=len(sent),
+            pre_tokens=context_tokens(usage), ledger=(entry,),
+            snapshot=StageSnapshot(list(sent), list(sent)),  # what it cleared is not said
+            # the server cleared inside this very request: what it wrote to the cache
+            # again is this call's own cache creation
+            rewrite_tokens=(usage or {}).get("cache_creation_input_tokens"),
+        ))
+    return stages
+
+
+def compaction_stage(sent: list[dict[str, Any]], content: list[dict[str, Any]],
+                     usage: dict[str, Any] | None, archive: Archive) -> Stage | None:
+    """The server compacted: the block replaces everything sent before it."""
+    block = next((b for b in content if b.get("type") == "compaction"), None)
+    if block is None:
+        return None
+    files = [archive.write_transcript(sent)]  # what the server will ignore from now on
+    summary = block.get("content")
+    if summary:
+        path = archive.transcript_dir / f"api_compaction_{len(archive.ledger):04d}_" \
+            f"{abs(hash(summary)) % 10**8:08d}.md"
+        atomic_write_text(path, summary)
+        files.append(archive.rel(path))
+    steps = compaction_iterations(usage)
+    entry = {"stage": "api_compaction", "where": files[0], "chars": json_chars(sent),
+             "summary_chars": len(summary or ""), "failed": summary is None,
+             "iterations": steps}
+    archive.ledger.append(entry)
+    return Stage(
+        stage="api_compaction", by="api", trigger="auto",
+        before_chars=json_chars(sent), after_chars=json_chars([block]),
+        before_messages=len(sent), after_messages=1, files=tuple(files),
+        pre_tokens=context_tokens(usage), ledger=(entry,),
+        first_changed=0, rewrite_tokens=len(summary or "") // CHARS_PER_TOKEN,
+        snapshot=StageSnapshot(list(sent), [{"role": "assistant", "content": content}]),
+    )
+
+
+def api_stages(sent: list[dict[str, Any]], content: list[dict[str, Any]],
+               usage: dict[str, Any] | None, extras: dict[str, Any],
+               archive: Archive) -> list[Stage]:
+    """Every stage the API reported for one main call, edits first."""
+    stages = edit_stages(sent, extras, usage)
+    compacted = compaction_stage(sent, content, usage, archive)
+    if compacted is not None:
+        stages.append(compacted)
+    return stages

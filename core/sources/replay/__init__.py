@@ -1,0 +1,46 @@
+"""Replaying recorded sessions: importers for other agents' files, and the replay source.
+
+``load_recording(path)`` reads a Claude Code session, a Codex rollout, a Messages JSON
+history or a Requests JSONL file into one neutral :class:`Recording`;
+:class:`~core.sources.replay.source.ReplaySource` walks it request by request beside ctxlab's own
+pipeline. Each format has its module, and a docs page (docs/replay/).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from core.sources.replay import claude_code, codex, messages_json, requests_jsonl
+from core.sources.replay.detect import FORMATS, detect
+from core.sources.replay.model import Compaction, Exchange, Notice, Recording, ReplayError
+from core.sources.replay.reading import MAX_BYTES, cycle_collection_paused, read_text
+
+LOADERS = {
+    "claude-code": claude_code.load,
+    "codex": codex.load,
+    "messages": messages_json.load,
+    "requests": requests_jsonl.load,
+}
+
+__all__ = ["FORMATS", "Compaction", "Exchange", "Notice", "Recording", "ReplayError",
+           "load_recording"]
+
+
+def load_recording(path: Path | str, fmt: str = "auto", max_bytes: int = MAX_BYTES
+                   ) -> Recording:
+    """Read ``path`` as ``fmt`` (``auto`` detects it); raise :class:`ReplayError` with a
+    one-line reason when it cannot be replayed at all."""
+    path = Path(path)
+    text = read_text(path, max_bytes)
+    if fmt == "auto":
+        fmt = detect(path, text)
+    if fmt not in LOADERS:
+        raise ReplayError(f"unknown format {fmt!r}; choose from auto, {', '.join(FORMATS)}")
+    with cycle_collection_paused():
+        recording = LOADERS[fmt](path, text)
+    if not recording.exchanges:
+        why = f"; {recording.summary_line()}" if recording.lines_total else ""
+        first = next((n for n in recording.notices if n.kind == "malformed"), None)
+        why += f" (first: {first.message.removesuffix('; skipped')})" if first else ""
+        raise ReplayError(f"{path}: no model request found as {fmt}{why}")
+    return recording

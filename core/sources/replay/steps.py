@@ -1,0 +1,133 @@
+"""Turning a stream of messages into steps: one :class:`Exchange` per model request.
+
+Transcript formats write messages, not requests. A request is implied: everything the agent
+appended since its last reply is the request's new input, and the next assistant message is
+its reply. Agents also split one message over several lines — Claude Code writes each
+content block of one API message as its own line under the same ``message.id``; Codex writes
+reasoning, text and each function call as separate items — so consecutive lines of one
+reply are merged, and consecutive user lines (tool results of one batch, a prompt typed
+after them) become one user message, as the API requires roles to alternate.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from core.sources.replay.model import Compaction, Exchange, Message, Recording
+
+
+def as_blocks(content: Any) -> list[Any]:
+    if isinstance(content, list):
+        return list(content)
+    if content is None or content == "":
+        return []
+    return [{"type": "text", "text": str(content)}]
+
+
+def merge_into(target: Message, content: Any) -> Message:
+    """``target`` with ``content`` appended (both turned into block lists if needed)."""
+    if isinstance(target.get("content"), str) and isinstance(content, str) and not content:
+        return target
+    return {**target, "content": as_blocks(target.get("content")) + as_blocks(content)}
+
+
+def _only_results(message: Message) -> bool:
+    content = message.get("content")
+    return isinstance(content, list) and all(
+        isinstance(b, dict) and b.get("type") == "tool_result" for b in content)
+
+
+class StepBuilder:
+    """Collects messages in order and cuts them into exchanges and compactions."""
+
+    def __init__(self, recording: Recording) -> None:
+        self.recording = recording
+        self.pending: list[Message] = []
+        self.reply: Message | None = None
+        self.reply_id: str | None = None
+        self.usage: dict[str, Any] | None = None
+        self.model: str | None = None
+        self.line: int | None = None
+        self.timestamp: str | None = None
+        self.stop_reason: str | None = None
+        self.closed = False
+        self.last_id: str | None = None
+
+    def user(self, content: Any) -> None:
+        """A user-side message (a prompt, tool results, Codex's function outputs)."""
+        self.flush()
+        if self.pending and self.pending[-1].get("role") == "user":
+            self.pending[-1] = merge_into(self.pending[-1], content)
+        else:
+            self.pending.append({"role": "user", "content": content})
+
+    def assistant(self, blocks: list[Any], *, message_id: str | None = None,
+                  usage: dict[str, Any] | None = None, model: str | None = None,
+                  line: int | None = None, timestamp: str | None = None,
+                  stop_reason: str | None = None) -> None:
+        """Part of an assistant reply; parts of the same reply are merged.
+
+        A part of the reply just flushed, arriving after some of its tool results (Claude
+        Code can write a result before the next ``tool_use`` line of the same message), goes
+        back into that reply; the results wait for the next request, as the API needs.
+        """
+        last = self.recording.steps[-1] if self.recording.steps else None
+        if message_id is not None and self.reply is None and self.last_id == message_id \
+                and isinstance(last, Exchange) and last.reply is not None \
+                and all(_only_results(m) for m in self.pending):
+            last.reply = merge_into(last.reply, blocks)
+            last.usage = usage or last.usage
+            last.stop_reason = stop_reason or last.stop_reason
+            return
+        same = self.reply is not None and not self.closed and (
+            message_id is None or message_id == self.reply_id)
+        if same:
+            assert self.reply is not None
+            self.reply = merge_into(self.reply, blocks)
+        else:
+            self.flush()
+            self.reply = {"role": "assistant", "content": list(blocks)}
+            self.reply_id = message_id
+            self.timestamp = timestamp
+        self.usage = usage or self.usage
+        self.model = model or self.model
+        self.stop_reason = stop_reason or self.stop_reason
+        self.line = line
+        if model and not self.recording.model:
+            self.recording.model = model
+
+    def close_reply(self, usage: dict[str, Any] | None = None) -> None:
+        """The current reply is complete (Codex's ``token_count`` follows every response)."""
+        if self.reply is not None and not self.closed:
+            self.usage = usage or self.usage
+            self.closed = True
+
+    def flush(self) -> None:
+        if self.reply is None:
+            return
+        self.recording.steps.append(Exchange(
+            input=self.pending, reply=self.reply, usage=self.usage, model=self.model,
+            stop_reason=self.stop_reason, line=self.line, timestamp=self.timestamp))
+        self.last_id = self.reply_id
+        self.pending = []
+        self.reply = None
+        self.reply_id = None
+        self.usage = None
+        self.stop_reason = None
+        self.closed = False
+
+    def compaction(self, compaction: Compaction) -> Compaction:
+        """The agent compacted: what it had appended before goes with the compaction."""
+        self.flush()
+        self.last_id = None
+        compaction.input = self.pending
+        self.pending = []
+        self.recording.steps.append(compaction)
+        return compaction
+
+    def finish(self) -> None:
+        self.flush()
+        if self.pending:
+            n = len(self.pending)
+            self.recording.note("unanswered", f"the last {n} message(s) got no reply in the "
+                                "file (an interrupted session?); they are not replayed")

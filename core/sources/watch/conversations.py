@@ -1,0 +1,308 @@
+"""Requests grouped into conversations, and what a client changed between two of them.
+
+A client resends its whole history on every call, so two consecutive requests of one
+conversation tell what happened in between: messages appended (the last reply and the new
+turn), and — the view no client gives — what it removed or rewrote itself. Three kinds of
+client compaction become ``stage`` events with ``by="client"``:
+
+* ``client_micro_compact`` — tool results replaced by a shorter placeholder (Claude Code's
+  micro-compaction writes ``[Old tool result content cleared]``);
+* ``client_summary`` — the history shrank and a new message (a summary) took the place of
+  the past;
+* ``client_truncate`` — the history shrank with nothing in its place.
+
+A conversation is keyed by its system prompt and first message. A summary replaces the
+first message, so a request whose key is new but whose system prompt matches a known
+conversation, and which starts with a summary or still carries some of its messages,
+continues that conversation instead of starting one.
+
+Comparisons ignore ``cache_control`` markers: clients move them to the newest block on
+every call, which is no change to the context.
+
+Only the last request of each conversation is kept, and only for the
+:data:`MAX_CONVERSATIONS` used most recently, within :data:`MAX_HELD_CHARS` (the newest is
+kept whatever its size): a watch that sees thousands of distinct conversations holds a
+bounded amount (before, every conversation's last request stayed forever: 40 distinct
+5 MB conversations cost 420 MB). Messages are compared by a digest of their JSON, not the
+JSON itself, so the parsed history is the only copy held.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections import OrderedDict
+from dataclasses import dataclass, field
+from typing import Any
+
+from core.events import Stage
+from core.measure import json_chars
+from core.sources.watch.analysis import system_text
+
+# Claude Code starts a compacted session with "This session is being continued from a
+# previous conversation…"; the course's auto_compact with "[Conversation compressed. …]";
+# ctxlab with "[Compacted]".
+SUMMARY_MARKERS = ("continued from a previous conversation", "conversation compressed",
+                   "summary", "summarized", "[compacted]", "compacted")
+PREVIEW = 160
+BY = "client"
+MAX_CONVERSATIONS = 32  # conversations whose last request is kept, most recently used
+MAX_HELD_CHARS = 64 << 20  # JSON chars of those requests' messages, at most (bar the newest)
+
+
+def _strip_cache_control(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {k: _strip_cache_control(v) for k, v in value.items() if k != "cache_control"}
+    if isinstance(value, list):
+        return [_strip_cache_control(v) for v in value]
+    return value
+
+
+def _key_json(message: Any) -> str:
+    return json.dumps(_strip_cache_control(message), ensure_ascii=False, sort_keys=True)
+
+
+def _key_digest(dumped: str) -> str:
+    return hashlib.blake2b(dumped.encode("utf-8", errors="surrogatepass"),
+                           digest_size=16).hexdigest()
+
+
+def message_key(message: Any) -> str:
+    """A message's identity for comparison: a digest of its JSON without ``cache_control``."""
+    return _key_digest(_key_json(message))
+
+
+def _digest(*parts: str) -> str:
+    sha = hashlib.sha1()
+    for part in parts:
+        sha.update(part.encode("utf-8", errors="replace"))
+        sha.update(b"\0")
+    return sha.hexdigest()[:8]
+
+
+def text_of(message: Any) -> str:
+    """The readable text of a message (text blocks and tool-result text), for previews."""
+    content = message.get("content") if isinstance(message, dict) else None
+    if isinstance(content, str):
+        return content
+    parts: list[str] = []
+    for block in content if isinstance(content, list) else []:
+        if not isinstance(block, dict):
+            continue
+        if block.get("type") == "text":
+            parts.append(block.get("text", ""))
+        elif block.get("type") == "tool_result":
+            parts.append(_result_text(block.get("content")))
+    return " ".join(parts)
+
+
+def _result_text(content: Any) -> str:
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return " ".join(b.get("text", "") for b in content if isinstance(b, dict))
+    return ""
+
+
+def tool_results(messages: list[Any]) -> dict[str, Any]:
+    """tool_use_id → the result's content, over the whole list."""
+    found: dict[str, Any] = {}
+    for message in messages:
+        content = message.get("content") if isinstance(message, dict) else None
+        for block in content if isinstance(content, list) else []:
+            if isinstance(block, dict) and block.get("type") == "tool_result":
+                found[str(block.get("tool_use_id"))] = block.get("content", "")
+    return found
+
+
+def _tool_ids(message: Any) -> list[str]:
+    content = message.get("content") if isinstance(message, dict) else None
+    ids = []
+    for block in content if isinstance(content, list) else []:
+        if isinstance(block, dict) and block.get("type") in ("tool_use", "tool_result"):
+            ids.append(str(block.get("id") or block.get("tool_use_id")))
+    return ids
+
+
+@dataclass(frozen=True)
+class Change:
+    """What one request changed against the previous request of its conversation."""
+
+    conversation: str
+    appended: int = 0
+    removed: int = 0
+    rewritten: int = 0
+    stages: tuple[Stage, ...] = ()
+
+
+@dataclass
+class _Conversation:
+    id: str
+    system_key: str
+    request_id: int
+    messages: list[Any] = field(default_factory=list)
+    keys: list[str] = field(default_factory=list)
+    size: int = 0  # JSON chars of ``messages``
+    first_keys: set[str] = field(default_factory=set)  # the keys it is found by
+
+
+def diff_requests(prev: list[Any], cur: list[Any], *, from_request: int,
+                  prev_keys: list[str] | None = None,
+                  cur_keys: list[str] | None = None) -> tuple[int, int, int, tuple[Stage, ...]]:
+    """(appended, removed, rewritten, client stages) between two message lists."""
+    prev_keys = prev_keys if prev_keys is not None else [message_key(m) for m in prev]
+    cur_keys = cur_keys if cur_keys is not None else [message_key(m) for m in cur]
+    same = 0
+    while same < min(len(prev), len(cur)) and prev_keys[same] == cur_keys[same]:
+        same += 1
+    if same == len(prev):
+        return len(cur) - same, 0, 0, ()
+    cur_set = set(cur_keys)
+    prev_results, cur_results = tool_results(prev), tool_results(cur)
+    rewritten_ids = [i for i, v in prev_results.items() if i in cur_results
+                     and message_key(v) != message_key(cur_results[i])]
+    removed = [i for i, k in enumerate(prev_keys) if k not in cur_set
+               and not any(t in cur_results or t in rewritten_ids for t in _tool_ids(prev[i]))
+               and not (i < len(cur) and _same_slot(prev[i], cur[i]))]
+    # The new tail: messages after the last one carried over from ``prev``.
+    prev_set = set(prev_keys)
+    last_kept = max((j for j, k in enumerate(cur_keys) if k in prev_set), default=-1)
+    if rewritten_ids:
+        last_kept = max(last_kept, max(j for j, m in enumerate(cur)
+                                       if set(_tool_ids(m)) & set(rewritten_ids)))
+    if last_kept == -1 and cur and _is_summary(cur[0]):
+        last_kept = 0  # the summary stands in for the past; what follows it is new
+    appended = len(cur) - last_kept - 1
+    kept = cur[: last_kept + 1]
+    stages: list[Stage] = []
+    shrunk = [i for i in rewritten_ids
+              if json_chars(cur_results[i]) < json_chars(prev_results[i])]
+    if shrunk:  # a result that grew was rewritten, not compacted
+        stages.append(_micro_stage(prev, kept, prev_results, cur_results, shrunk,
+                                   from_request))
+    if removed:
+        inserted = [m for m, k in zip(kept, cur_keys, strict=False) if k not in prev_set
+                    and not set(_tool_ids(m)) & set(rewritten_ids)]
+        stages.append(_shrink_stage(prev, kept, removed, inserted, from_request))
+    rewritten = len(rewritten_ids) + sum(
+        1 for i in range(min(len(prev), len(cur)))
+        if prev_keys[i] != cur_keys[i] and i not in removed and _same_slot(prev[i], cur[i])
+        and not set(_tool_ids(prev[i])) & set(rewritten_ids))
+    return appended, len(removed), rewritten, tuple(stages)
+
+
+def _is_summary(message: Any) -> bool:
+    text = text_of(message).lower()
+    return any(marker in text for marker in SUMMARY_MARKERS)
+
+
+def _same_slot(a: Any, b: Any) -> bool:
+    """A message rewritten in place: same role, same tool ids, different content."""
+    return (isinstance(a, dict) and isinstance(b, dict) and a.get("role") == b.get("role")
+            and _tool_ids(a) == _tool_ids(b) and bool(_tool_ids(a)))
+
+
+def _micro_stage(prev: list[Any], kept: list[Any], prev_results: dict[str, Any],
+                 cur_results: dict[str, Any], ids: list[str], from_request: int) -> Stage:
+    ledger = tuple(
+        {"tool_use_id": i, "stage": "client_micro_compact",
+         "chars": json_chars(prev_results[i]), "after_chars": json_chars(cur_results[i]),
+         "placeholder": _result_text(cur_results[i])[:PREVIEW],
+         "where": f"request {from_request}"}
+        for i in ids)
+    return Stage(stage="client_micro_compact", before_chars=json_chars(prev),
+                 after_chars=json_chars(kept), before_messages=len(prev),
+                 after_messages=len(kept), tool_use_ids=tuple(ids), ledger=ledger, by=BY)
+
+
+def _shrink_stage(prev: list[Any], kept: list[Any], removed: list[int], inserted: list[Any],
+                  from_request: int) -> Stage:
+    summary = next((m for m in inserted if _is_summary(m)), None)
+    name = "client_summary" if summary is not None else "client_truncate"
+    ledger: list[dict[str, Any]] = [
+        {"stage": name, "message_index": i, "role": prev[i].get("role"),
+         "chars": json_chars(prev[i]), "preview": text_of(prev[i])[:PREVIEW],
+         "tool_use_ids": _tool_ids(prev[i]), "where": f"request {from_request}"}
+        for i in removed]
+    if summary is not None:
+        ledger.append({"stage": name, "summary": text_of(summary)[:PREVIEW],
+                       "chars": json_chars(summary)})
+    ids = tuple(t for i in removed for t in _tool_ids(prev[i]))
+    return Stage(stage=name, before_chars=json_chars(prev), after_chars=json_chars(kept),
+                 before_messages=len(prev), after_messages=len(kept), tool_use_ids=ids,
+                 ledger=tuple(ledger), by=BY)
+
+
+class Conversations:
+    """Tracks the last request of the conversations used most recently; one per watch."""
+
+    def __init__(self, max_conversations: int = MAX_CONVERSATIONS,
+                 max_chars: int = MAX_HELD_CHARS) -> None:
+        self.max_conversations, self.max_chars = max_conversations, max_chars
+        self._held: OrderedDict[str, _Conversation] = OrderedDict()  # by id, oldest first
+        self._by_key: dict[str, str] = {}  # system + first message → conversation id
+        self._latest_by_system: dict[str, str] = {}
+        self.held_chars = 0
+
+    def held(self) -> tuple[int, int]:
+        """(conversations, JSON chars of their last requests) held now."""
+        return len(self._held), self.held_chars
+
+    def observe(self, request_id: int, body: dict[str, Any]) -> Change:
+        """Place one request in its conversation and compare it with the one before."""
+        messages = given if isinstance(given := body.get("messages"), list) else []
+        system_key = _digest(system_text(body))
+        dumped = [_key_json(m) for m in messages]
+        size = sum(len(d) for d in dumped)
+        keys = [_key_digest(d) for d in dumped]
+        key = _digest(system_key, dumped[0] if dumped else "")  # the ids the watch always gave
+        del dumped
+        conv = self._find(self._by_key.get(key)) or self._continued(system_key, messages, keys)
+        if conv is None:
+            conv = _Conversation(id=f"c{key}", system_key=system_key, request_id=request_id,
+                                 messages=messages, keys=keys)
+            self._keep(conv, key, size)
+            return Change(conversation=conv.id, appended=len(messages))
+        appended, removed, rewritten, stages = diff_requests(
+            conv.messages, messages, from_request=conv.request_id, prev_keys=conv.keys,
+            cur_keys=keys)
+        conv.messages, conv.keys, conv.request_id = messages, keys, request_id
+        self._keep(conv, key, size)
+        return Change(conv.id, appended, removed, rewritten, stages)
+
+    def _find(self, conversation_id: str | None) -> _Conversation | None:
+        return self._held.get(conversation_id) if conversation_id is not None else None
+
+    def _keep(self, conv: _Conversation, key: str, size: int) -> None:
+        """Hold ``conv`` as the most recently used, then forget the least recently used
+        while over a bound (never the one just kept)."""
+        known = self._held.get(conv.id)
+        if known is not None and known is not conv:  # the same id, found afresh
+            self._forget(conv.id)
+        self.held_chars += size - (conv.size if conv.id in self._held else 0)
+        conv.size = size
+        self._held[conv.id] = conv
+        self._held.move_to_end(conv.id)
+        conv.first_keys.add(key)
+        self._by_key[key] = self._latest_by_system[conv.system_key] = conv.id
+        while len(self._held) > 1 and (len(self._held) > self.max_conversations
+                                       or self.held_chars > self.max_chars):
+            self._forget(next(iter(self._held)))
+
+    def _forget(self, conversation_id: str) -> None:
+        old = self._held.pop(conversation_id)
+        self.held_chars -= old.size
+        for key in old.first_keys:
+            if self._by_key.get(key) == old.id:
+                del self._by_key[key]
+        if self._latest_by_system.get(old.system_key) == old.id:
+            del self._latest_by_system[old.system_key]
+
+    def _continued(self, system_key: str, messages: list[Any], keys: list[str]
+                   ) -> _Conversation | None:
+        conv = self._find(self._latest_by_system.get(system_key))
+        if conv is None or not messages or len(conv.messages) < 2:
+            return None
+        starts_with_summary = _is_summary(messages[0])
+        shares = bool(set(keys[1:]) & set(conv.keys[1:]))
+        return conv if starts_with_summary or shares else None

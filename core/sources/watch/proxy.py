@@ -1,0 +1,182 @@
+"""The reverse proxy: every request forwarded unchanged, every answer streamed straight back.
+
+aiohttp on both sides. The request body is read whole (tens of MB are fine) and sent on;
+the response is copied to the client chunk by chunk as the upstream sends it, so an SSE
+stream reaches the client event by event, never buffered. Headers go both ways untouched
+except the hop-by-hop ones HTTP itself owns; they are never logged nor handed to the
+observer, so credentials stay on the wire. Compressed bodies are passed on compressed.
+
+What the proxy tells its observer is an :class:`Exchange`: the request body, the response
+bytes, status and timing — after the fact, so watching costs the client nothing. When the
+upstream cannot be reached the client gets an Anthropic-shaped ``api_error`` body with 502
+(refused) or 504 (timed out), the statuses a gateway answers with; a client that hangs up
+mid-stream closes the upstream call.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import time
+from collections.abc import Awaitable, Callable
+
+import aiohttp
+from aiohttp import web
+from yarl import URL
+
+from core.sources.watch.exchange import Exchange
+
+DEFAULT_UPSTREAM = "https://api.anthropic.com"
+HOP_BY_HOP = frozenset({
+    "connection", "keep-alive", "proxy-authenticate", "proxy-authorization", "te",
+    "trailer", "trailers", "transfer-encoding", "upgrade", "host", "content-length",
+})
+STOP_GRACE = 5.0  # seconds the observers get to report the last exchanges on stop
+MAX_BODY = 1 << 30  # a request body of up to 1 GiB is forwarded
+
+
+Observer = Callable[[Exchange], Awaitable[None]]
+
+
+def _error_body(message: str) -> bytes:
+    return json.dumps({"type": "error", "error": {"type": "api_error", "message": message}}
+                      ).encode()
+
+
+class WatchProxy:
+    """A running proxy: ``await start()``, ``url``, ``await stop()``."""
+
+    def __init__(self, upstream: str = DEFAULT_UPSTREAM, *, host: str = "127.0.0.1",
+                 port: int = 8787, on_request: Observer | None = None,
+                 on_response: Observer | None = None, connect_timeout: float = 30.0,
+                 read_timeout: float = 600.0) -> None:
+        self.upstream = URL(upstream.rstrip("/"))
+        self.host, self.port = host, port
+        self.on_request, self.on_response = on_request, on_response
+        self.timeout = aiohttp.ClientTimeout(total=None, sock_connect=connect_timeout,
+                                             sock_read=read_timeout)
+        self._ids = 0
+        self._runner: web.AppRunner | None = None
+        self._session: aiohttp.ClientSession | None = None
+        self._tasks: set[asyncio.Task[None]] = set()
+
+    @property
+    def url(self) -> str:
+        host = f"[{self.host}]" if ":" in self.host else self.host  # an IPv6 literal
+        return f"http://{host}:{self.port}"
+
+    async def start(self) -> None:
+        self._session = aiohttp.ClientSession(
+            auto_decompress=False, timeout=self.timeout,
+            connector=aiohttp.TCPConnector(limit=0, ttl_dns_cache=300),
+            skip_auto_headers=("User-Agent", "Accept", "Accept-Encoding", "Content-Type"))
+        app = web.Application(client_max_size=MAX_BODY)
+        app.router.add_route("*", "/{tail:.*}", self._handle)
+        self._runner = web.AppRunner(app, handler_cancellation=True, access_log=None)
+        await self._runner.setup()
+        site = web.TCPSite(self._runner, self.host, self.port)
+        await site.start()
+        if self.port == 0:  # an ephemeral port: read back which one
+            self.port = self._runner.addresses[0][1]
+
+    async def stop(self) -> None:
+        if self._runner is not None:
+            await self._runner.cleanup()
+            self._runner = None
+        if self._tasks:  # let the observers finish what arrived, but not forever
+            _, late = await asyncio.wait(list(self._tasks), timeout=STOP_GRACE)
+            for task in late:
+                task.cancel()
+            for task in late:
+                with contextlib.suppress(Exception, asyncio.CancelledError):
+                    await task
+        if self._session is not None:
+            await self._session.close()
+            self._session = None
+
+    # -- one request -----------------------------------------------------------------------
+
+    async def _handle(self, request: web.Request) -> web.StreamResponse:
+        self._ids += 1
+        number = self._ids  # taken before the first await: requests interleave
+        body = await request.read()
+        x = Exchange(id=number, method=request.method, path=request.path, body=body,
+                     started=time.time())
+        t0 = time.perf_counter()
+        if self.on_request is not None:
+            self._spawn(self.on_request(x))
+        headers = [(k, v) for k, v in request.headers.items() if k.lower() not in HOP_BY_HOP]
+        target = self.upstream.with_path(self.upstream.path.rstrip("/") + request.raw_path,
+                                         encoded=True)
+        try:
+            return await self._forward(request, x, target, headers, t0)
+        finally:
+            x.duration_ms = (time.perf_counter() - t0) * 1000
+            if self.on_response is not None:
+                self._spawn(self.on_response(x))
+
+    async def _forward(self, request: web.Request, x: Exchange, target: URL,
+                       headers: list[tuple[str, str]], t0: float) -> web.StreamResponse:
+        assert self._session is not None
+        try:
+            async with self._session.request(x.method, target, headers=headers,
+                                             data=x.body or None, allow_redirects=False) as up:
+                return await self._relay(request, up, x, t0)
+        except asyncio.CancelledError:
+            x.error = x.error or "client disconnected; upstream call closed"
+            raise
+        except (TimeoutError, aiohttp.ServerTimeoutError) as exc:
+            return self._fail(x, 504, f"ctxlab watch: upstream timed out ({exc or 'no answer'})")
+        except aiohttp.ClientError as exc:
+            return self._fail(x, 502, f"ctxlab watch: upstream unreachable: {exc}")
+
+    async def _relay(self, request: web.Request, up: aiohttp.ClientResponse, x: Exchange,
+                     t0: float) -> web.StreamResponse:
+        x.status, x.content_type = up.status, up.headers.get("content-type")
+        x.content_encoding = up.headers.get("content-encoding")
+        response = web.StreamResponse(status=up.status, reason=up.reason)
+        for name, value in up.headers.items():
+            if name.lower() not in HOP_BY_HOP:
+                response.headers.add(name, value)
+        if up.headers.get("content-length") is not None:
+            response.content_length = int(up.headers["content-length"])
+        await response.prepare(request)
+        try:
+            while True:
+                try:
+                    chunk = await up.content.readany()
+                except (aiohttp.ClientError, TimeoutError) as exc:
+                    # The status line is out: cut the client off the way the upstream did.
+                    kind = "went silent" if isinstance(exc, TimeoutError) else "broke"
+                    x.error = f"upstream stream {kind} mid-body: {exc or type(exc).__name__}"
+                    if request.transport is not None:
+                        request.transport.abort()
+                    return response
+                if not chunk:
+                    break
+                if x.ttfb_ms is None:
+                    x.ttfb_ms = (time.perf_counter() - t0) * 1000
+                x.keep(chunk)  # within its budget; the client gets every byte
+                await response.write(chunk)
+            await response.write_eof()
+        except ConnectionError:  # aiohttp's ClientConnectionResetError is one too
+            x.error = "client disconnected; upstream call closed"
+        except asyncio.CancelledError:
+            x.error = "client disconnected; upstream call closed"
+            raise
+        finally:
+            if x.error:
+                up.close()
+        return response
+
+    def _fail(self, x: Exchange, status: int, message: str) -> web.Response:
+        x.status, x.error, x.content_type = status, message, "application/json"
+        body = _error_body(message)
+        x.chunks = [body]
+        return web.Response(status=status, body=body, content_type="application/json")
+
+    def _spawn(self, work: Awaitable[None]) -> None:
+        task = asyncio.ensure_future(work)
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)

@@ -1,0 +1,90 @@
+"""Every watched Messages call appended to ``.ctxlab/watch/<time>.jsonl``: the requests format.
+
+One JSON object per line, ``{"request": …, "response": …}`` plus timing: ``request`` is the
+body exactly as the client sent it, ``response`` the final Message (assembled from the
+stream, or the JSON body; an error body for an error). No headers are written, so no key or
+token ever reaches the disk. ``ctxlab replay`` opens these files.
+
+Each line is written with one ``write`` on a file opened for appending and flushed at once,
+so a crash loses at most the exchange in flight, and a reader never sees half a line
+before the next one starts.
+
+The folder is reached through :func:`core.harness_paths.harness_dir` and the file opened
+with ``O_NOFOLLOW``, on every append: a ``.ctxlab`` or ``watch`` folder (or the file) that
+a cloned workspace ships as a link would otherwise have every exchange — every prompt the
+client sent — appended outside the workspace.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import os
+import threading
+from pathlib import Path
+from typing import Any
+
+from core.archive.atomic import write_all
+from core.harness_paths import check_harness_file, harness_dir, open_no_follow
+
+WATCH_DIR = Path(".ctxlab") / "watch"
+_LINE_BREAKS_TO_SPACES = bytes.maketrans(b"\r\n", b"  ")
+
+
+def recording_name(now: dt.datetime | None = None) -> str:
+    """``<UTC time>.jsonl``, a new file per ``watch``."""
+    return (now or dt.datetime.now(dt.UTC)).strftime("%Y%m%dT%H%M%S%fZ") + ".jsonl"
+
+
+def raw_record_line(request_json: bytes, response: Any, **timing: Any) -> bytes:
+    """One line of the requests format (``None`` timing fields are left out), with the
+    request body spliced in byte for byte, never re-serialised: the key order and number
+    formatting stay the client's, and no 20 MB body is parsed here. ``request_json`` must be
+    a UTF-8 JSON object (see ``worker.recordable``); its literal line breaks are whitespace
+    and become spaces."""
+    request = request_json.translate(_LINE_BREAKS_TO_SPACES).strip()  # one copy, not three
+    fields = {"response": response, **{k: v for k, v in timing.items() if v is not None}}
+    rest = json.dumps(fields, ensure_ascii=False)
+    try:
+        tail = rest[1:].encode("utf-8")
+    except UnicodeEncodeError:  # a lone surrogate the API spelt "\ud800": kept, escaped
+        tail = json.dumps(fields)[1:].encode("ascii")
+    return b"".join((b'{"request": ', request, b", ", tail, b"\n"))
+
+
+def utf8_body(raw: bytes) -> bytes:
+    """A JSON body that is not strict UTF-8 as UTF-8, each invalid byte (or lone surrogate)
+    U+FFFD. Such bytes can only stand inside strings of a body that parsed, so the result is
+    the same JSON object with those characters replaced."""
+    return raw.decode(json.detect_encoding(raw), errors="replace").encode("utf-8")
+
+
+REENCODED_NOTE = ("request re-encoded: the body was not valid UTF-8; each invalid byte is "
+                  "U+FFFD here (the upstream got it as sent)")
+
+
+class Recording:
+    """An append-only requests-format file under ``root/.ctxlab/watch/``; safe to call from
+    several threads."""
+
+    def __init__(self, root: Path, name: str | None = None) -> None:
+        self.root = root
+        self.path = root / WATCH_DIR / (name or recording_name())
+        self._lock = threading.Lock()
+
+    def check(self) -> Path:
+        """The recording's folder, made and checked (raises ``HarnessPathError``): a watch
+        refuses to start on a planted link instead of recording through it."""
+        folder = harness_dir(self.root, WATCH_DIR)
+        check_harness_file(folder / self.path.name)
+        return folder
+
+    def append(self, line: str | bytes) -> None:
+        data = line.encode("utf-8") if isinstance(line, str) else line
+        with self._lock:
+            folder = self.check()  # again: a link can be planted while the watch runs
+            fd = open_no_follow(folder / self.path.name, os.O_WRONLY | os.O_APPEND | os.O_CREAT)
+            try:
+                write_all(fd, data)
+            finally:
+                os.close(fd)

@@ -1,0 +1,182 @@
+"""The watch as an event source: ``await WatchSource(options).run(emit)`` until cancelled.
+
+It starts the proxy and turns each exchange into events: ``watch_request`` (the measure,
+the purpose guess and the difference with the previous request of the conversation), the
+client's own compaction as ``stage`` events with ``by="client"``, then ``watch_response``
+(status, stop reason, the real usage, timing, what went wrong). Every Messages call is
+appended to the recording. Parsing and measuring run in a separate process
+(:mod:`core.sources.watch.worker`), one request at a time in arrival order, so a body of tens of MB
+never stalls the proxy or a UI on its loop.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+from collections import OrderedDict
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from core import sources as source
+from core.events import Error, Event, RunEnd, WatchRequest, WatchResponse, WatchStart
+from core.sources.watch import worker
+from core.sources.watch.exchange import Exchange, is_messages_call, iso, read_exchange
+from core.sources.watch.proxy import DEFAULT_UPSTREAM, WatchProxy
+from core.sources.watch.recording import REENCODED_NOTE, Recording, raw_record_line, utf8_body
+
+Emit = Callable[[Event], Any]
+KEEP_BODIES = 32  # request bodies kept for a viewer, oldest first out of the window
+KEEP_BODY_BYTES = 64 << 20  # and their bytes, at most (a larger body is not kept)
+# A body larger than this is forwarded but neither measured nor recorded: parsing it would
+# cost the measuring process several times its size (the proxy takes bodies up to 1 GiB).
+MEASURE_LIMIT = 256 << 20
+
+
+class BodyWindow:
+    """The last request bodies, for a viewer: at most :data:`KEEP_BODIES` of them and
+    :data:`KEEP_BODY_BYTES` in all, so 32 bodies of 20 MB cannot pin 640 MB (the
+    recording has every body)."""
+
+    def __init__(self, count: int = KEEP_BODIES, budget: int = KEEP_BODY_BYTES) -> None:
+        self.count, self.budget = count, budget
+        self._bodies: OrderedDict[int, bytes] = OrderedDict()
+        self.bytes = 0
+
+    def add(self, request_id: int, body: bytes) -> None:
+        if len(body) > self.budget:
+            return
+        self._bodies[request_id] = body
+        self.bytes += len(body)
+        while len(self._bodies) > self.count or self.bytes > self.budget:
+            self.bytes -= len(self._bodies.popitem(last=False)[1])
+
+    def get(self, request_id: int) -> bytes | None:
+        return self._bodies.get(request_id)
+
+    def __len__(self) -> int:
+        return len(self._bodies)
+
+
+@dataclass
+class WatchOptions:
+    upstream: str = DEFAULT_UPSTREAM
+    host: str = "127.0.0.1"
+    port: int = 8787
+    root: Path = field(default_factory=Path.cwd)  # the recording goes under root/.ctxlab/watch
+    record: bool = True
+    read_timeout: float = 600.0  # seconds without a byte from the upstream before a 504
+    in_process: bool = False  # measure in a thread of this process instead of the worker
+
+
+class WatchSource:
+    """Proxy + analysis + recording, speaking events. An event source (:mod:`core.sources`)
+    that can only be cancelled: it takes no prompt and a live client cannot be paused."""
+
+    kind = "proxy"
+    capabilities = frozenset({source.CANCEL})
+
+    def __init__(self, options: WatchOptions) -> None:
+        self.options = options
+        self.name = "watch"
+        self.recording = Recording(options.root) if options.record else None
+        self.proxy = WatchProxy(options.upstream, host=options.host, port=options.port,
+                                on_request=self._on_request, on_response=self._on_response,
+                                read_timeout=options.read_timeout)
+        self.ready = asyncio.Event()
+        self._key = uuid.uuid4().hex  # this watch's conversations in the measuring process
+        self._in_process = options.in_process
+        self._child = worker.MeasuringProcess()
+        self._emit: Emit = lambda event: None
+        self._recordable: dict[int, asyncio.Future[str | None]] = {}
+        self._order = asyncio.Lock()
+        self._kept = BodyWindow()
+
+    async def run(self, emit: Emit) -> None:
+        """Serve until cancelled; the proxy is closed on the way out, then ``run_end``."""
+        self._emit = emit
+        try:
+            if self.recording is not None:
+                self.recording.check()  # a planted link: refused before anything is proxied
+            if not self._in_process:
+                try:  # start the child before the first body arrives
+                    await self._child.start()
+                except OSError:
+                    self._in_process = True
+            await self.proxy.start()
+            where = str(self.recording.path) if self.recording else ""
+            emit(WatchStart(listen=self.proxy.url, upstream=str(self.proxy.upstream),
+                            recording=where))
+            self.ready.set()
+            await asyncio.Event().wait()
+        finally:
+            await self.proxy.stop()
+            await self._child.close()
+            worker.forget(self._key)
+            emit(RunEnd(ok=True, turns=0))
+
+    def body(self, request_id: int) -> bytes | None:
+        """The body of one of the last requests :class:`BodyWindow` keeps, as sent."""
+        return self._kept.get(request_id)
+
+    # -- measuring -------------------------------------------------------------------------
+
+    async def _measure(self, x: Exchange
+                       ) -> tuple[WatchRequest, tuple[Event, ...], str | None]:
+        # only what the request was: the proxy keeps appending response chunks to ``x``
+        x = Exchange(id=x.id, method=x.method, path=x.path, body=x.body, started=x.started)
+        if not self._in_process:
+            try:
+                return await self._child.measure(self._key, x)
+            except (OSError, asyncio.IncompleteReadError):
+                self._in_process = True  # the child is gone: measure here from now on
+                await self._child.close()
+        return await asyncio.to_thread(worker.measure_raw, self._key, x)
+
+    # -- observers (called by the proxy) ---------------------------------------------------
+
+    def _recordable_future(self, x: Exchange) -> asyncio.Future[str | None]:
+        return self._recordable.setdefault(x.id, asyncio.get_running_loop().create_future())
+
+    async def _on_request(self, x: Exchange) -> None:
+        future = self._recordable_future(x)
+        self._kept.add(x.id, x.body)
+        recordable: str | None = None
+        try:
+            if len(x.body) > MEASURE_LIMIT:
+                self._emit(WatchRequest(id=x.id, method=x.method, path=x.path,
+                                        time=iso(x.started), body_bytes=len(x.body)))
+                raise ValueError(f"{len(x.body):,} bytes is over the {MEASURE_LIMIT:,} the "
+                                 "watch reads; forwarded, not recorded")
+            async with self._order:
+                event, stages, recordable = await self._measure(x)
+            for each in (event, *stages):
+                self._emit(each)
+        except Exception as exc:  # a body this side cannot measure: say so, keep proxying
+            self._emit(Error(message=f"watch: request {x.id} not analysed: {exc}",
+                             kind="watch"))
+        finally:
+            if not future.done():
+                future.set_result(recordable)
+
+    async def _on_response(self, x: Exchange) -> None:
+        recordable = await self._recordable_future(x)
+        self._recordable.pop(x.id, None)
+        try:
+            event: Event = await asyncio.to_thread(self._finish, x, recordable)
+        except Exception as exc:  # the client got its answer; only the watch lost it
+            event = Error(message=f"watch: response {x.id} not recorded: {exc}", kind="watch")
+        self._emit(event)
+
+    def _finish(self, x: Exchange, recordable: str | None) -> WatchResponse:
+        message, event, notes = read_exchange(x)
+        if self.recording is not None and is_messages_call(x.path) and recordable:
+            request = x.body
+            if recordable == worker.REENCODED:
+                request, notes = utf8_body(x.body), [REENCODED_NOTE, *notes]
+            self.recording.append(raw_record_line(
+                request, message, timestamp=iso(x.started), status=x.status,
+                duration_ms=event.duration_ms, ttfb_ms=event.ttfb_ms, error=event.error,
+                notes=notes or None))
+        return event

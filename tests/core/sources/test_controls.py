@@ -1,0 +1,162 @@
+"""Pause, step and cancel (core/sources/controls.py, and the AgentSession under it).
+
+A paused gate holds the loop before each main model call; ``step()`` lets exactly one call
+through. Cancelling the task that runs an AgentSession ends it cleanly: the ``CancelledError``
+reaches the awaiting code, and the event stream still ends with ``run_end`` (``ok`` false).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from core.events import Error, ModelRequest, Recorder, RunEnd, ToolCall, ToolResult, TurnEnd
+from core.providers.anthropic import AnthropicProvider
+from core.scenarios.model import parse_scenario
+from core.sources.agent.session import AgentSession, RunOptions
+from core.sources.controls import Gate
+
+
+async def until(condition: Callable[[], bool], timeout: float = 5.0) -> None:
+    deadline = time.monotonic() + timeout
+    while not condition():
+        if time.monotonic() > deadline:
+            raise AssertionError("condition not reached in time")
+        await asyncio.sleep(0.01)
+
+
+def rec_types(recorder: Recorder) -> list[str]:
+    return [e.type for e in recorder.events]
+
+
+async def settle() -> None:
+    """Give a task that could make progress plenty of chances to do so."""
+    for _ in range(20):
+        await asyncio.sleep(0.01)
+
+
+# -- the gate alone ---------------------------------------------------------------------------
+
+def test_gate_states():
+    async def scenario() -> None:
+        gate = Gate(paused=True)
+        assert gate.paused
+        waiter = asyncio.create_task(gate.wait())
+        await settle()
+        assert not waiter.done()
+        gate.step()
+        await until(waiter.done)
+        assert gate.paused  # one step, then paused again
+        second = asyncio.create_task(gate.wait())
+        await settle()
+        assert not second.done()
+        gate.resume()
+        await until(second.done)
+        assert not gate.paused
+        await asyncio.wait_for(gate.wait(), 1)  # running: no waiting at all
+        gate.pause()
+        assert gate.paused
+
+    asyncio.run(scenario())
+
+
+# -- the gate in a real run ---------------------------------------------------------------------
+
+def test_a_paused_run_makes_no_model_call_until_step_then_exactly_one(tmp_path, messages_server):
+    server = messages_server
+    server.reply_tool_use("bash", {"command": "echo one"}, id="toolu_1")
+    server.reply_text("Finished.")
+    server.reply_text("[]")  # extract (a side call: not gated)
+    provider = AnthropicProvider(base_url=server.url, api_key="test-key", model="claude-test")
+    recorder = Recorder()
+
+    async def scenario() -> bool:
+        gate = Gate(paused=True)
+        runner = AgentSession(RunOptions(workspace=tmp_path, prompts=["go"], provider="anthropic"),
+                        recorder, gate=gate, provider=provider)
+        task = asyncio.create_task(runner.run())
+        await settle()
+        assert server.requests_to() == []
+        gate.step()
+        await until(lambda: len(recorder.of(ToolCall)) == 1)
+        await settle()
+        assert len(server.requests_to()) == 1  # the second call waits for the next step
+        assert not task.done()
+        gate.step()
+        return await asyncio.wait_for(task, 10)
+
+    assert asyncio.run(scenario())
+    assert len(server.requests_to()) == 3 and server.pending == 0
+
+
+# -- cancellation -------------------------------------------------------------------------------
+
+SLOW = """
+name: slow
+workspace: long_chat
+sessions:
+  - turns:
+      - user: Wait a while.
+        replies:
+          - tools:
+              - bash: {command: "sleep 30"}
+          - say: Done waiting.
+"""
+STEPS = """
+name: steps
+workspace: long_chat
+sessions:
+  - turns:
+      - user: Two steps.
+        replies:
+          - tools:
+              - bash: {command: "echo first"}
+          - say: Never reached.
+"""
+
+
+def cancel_when(workspace: Path, script: str, ready: Callable[[Recorder], bool],
+                gate: Gate | None = None) -> tuple[Recorder, float]:
+    """Start a scripted run, cancel its task once ``ready``; the CancelledError must reach
+    the code awaiting the task."""
+    recorder = Recorder()
+    options = RunOptions(workspace=workspace, scenario=parse_scenario(script, "s.yaml"))
+
+    async def scenario() -> None:
+        runner = AgentSession(options, recorder, gate=gate)
+        task = asyncio.create_task(runner.run())
+        await until(lambda: ready(recorder))
+        if gate is not None:
+            await settle()
+        task.cancel()
+        await task
+
+    started = time.monotonic()
+    with pytest.raises(asyncio.CancelledError):
+        asyncio.run(scenario())
+    return recorder, time.monotonic() - started
+
+
+def test_cancelling_mid_tool_ends_cleanly(tmp_path):
+    """(That the bash child dies with the task is tested in tests/core/tools.)"""
+    recorder, elapsed = cancel_when(tmp_path, SLOW, lambda rec: bool(rec.of(ToolCall)))
+    assert elapsed < 10  # the 30 s command did not hold the run
+    assert rec_types(recorder)[-2:] == ["error", "run_end"]
+    assert recorder.events[-2] == Error(message="run cancelled", kind="cancelled")
+    assert recorder.events[-1] == RunEnd(ok=False, turns=0)
+    assert recorder.of(ToolResult) == [] and recorder.of(TurnEnd) == []
+
+
+def test_cancelling_while_paused_between_two_calls_of_a_turn_ends_cleanly(tmp_path):
+    gate = Gate(paused=True)
+    gate.step()  # one call, its tool batch, then held before the second call
+    recorder, _ = cancel_when(tmp_path, STEPS, lambda rec: bool(rec.of(ToolResult)), gate)
+    assert len([e for e in recorder.of(ModelRequest) if e.purpose == "main"]) == 1
+    assert recorder.of(TurnEnd) == []
+    assert [e.kind for e in recorder.of(Error)] == ["cancelled"]
+    assert recorder.events[-1] == RunEnd(ok=False, turns=0)
+

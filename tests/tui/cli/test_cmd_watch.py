@@ -1,0 +1,191 @@
+"""``ctxlab watch``: the real command as a subprocess, an SDK client through it.
+
+``--headless --json`` prints one event per request and per response (and per client stage);
+bad options get a one-line message; ``--host`` warns.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+import anthropic
+import pytest
+
+from tui.cli import main
+
+ROOT = Path(__file__).resolve().parents[3]
+
+
+def start_watch(upstream: str, cwd: Path, *extra: str) -> tuple[subprocess.Popen, dict]:
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "NO_PROXY": "127.0.0.1"}
+    env.pop("ANTHROPIC_BASE_URL", None)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "tui", "watch", "--headless", "--json", "--port", "0",
+         "--upstream", upstream, *extra],
+        cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    assert proc.stdout is not None
+    first = json.loads(proc.stdout.readline())
+    assert first["type"] == "watch_start"
+    return proc, first
+
+
+def test_headless_json_prints_one_event_per_request_and_response(messages_server, tmp_path):
+    messages_server.reply_text("hello")
+    messages_server.count(7)
+    proc, start = start_watch(messages_server.url, tmp_path)
+    try:
+        client = anthropic.Anthropic(base_url=start["listen"], api_key="sk-secret-key")
+        with client.messages.stream(model="claude-test", max_tokens=5,
+                                    messages=[{"role": "user", "content": "hi"}]) as stream:
+            assert stream.get_final_text() == "hello"
+        client.messages.count_tokens(model="claude-test",
+                                     messages=[{"role": "user", "content": "hi"}])
+        lines = []
+        while len([x for x in lines if x["type"] == "watch_response"]) < 2:
+            lines.append(json.loads(proc.stdout.readline()))
+    finally:
+        proc.send_signal(signal.SIGINT)
+        out, err = proc.communicate(timeout=20)
+    assert proc.returncode == 0, err
+    assert [json.loads(line)["type"] for line in out.splitlines()] == ["run_end"]  # the seam's end
+    # per exchange, its request before its response (the next request may come in between)
+    order = [(x["type"], x["id"]) for x in lines]
+    assert sorted(order) == [("watch_request", 1), ("watch_request", 2),
+                             ("watch_response", 1), ("watch_response", 2)]
+    assert order.index(("watch_request", 1)) < order.index(("watch_response", 1))
+    assert order.index(("watch_request", 2)) < order.index(("watch_response", 2))
+    first_response = next(x for x in lines if x["type"] == "watch_response" and x["id"] == 1)
+    assert first_response["usage"] == {"input_tokens": 25, "output_tokens": 12}
+    assert start["recording"].startswith(str(tmp_path / ".ctxlab" / "watch"))
+    recorded = Path(start["recording"]).read_text(encoding="utf-8")
+    assert len(recorded.splitlines()) == 1 and "sk-secret-key" not in recorded
+
+
+def test_ctxlab_replay_opens_a_watch_recording(messages_server, tmp_path, capsys):
+    messages_server.reply_tool_use("bash", {"command": "ls"})
+    messages_server.reply_text("done")
+    proc, start = start_watch(messages_server.url, tmp_path)
+    try:
+        client = anthropic.Anthropic(base_url=start["listen"], api_key="k")
+        tools = [{"name": "bash", "input_schema": {"type": "object"}}]
+        history = [{"role": "user", "content": "go"}]
+        reply = client.messages.create(model="m", max_tokens=9, messages=history, tools=tools)
+        history += [{"role": "assistant", "content": [b.to_dict() for b in reply.content]},
+                    {"role": "user", "content": [{"type": "tool_result", "content": "x" * 500,
+                                                  "tool_use_id": reply.content[-1].id}]}]
+        with client.messages.stream(model="m", max_tokens=9, messages=history,
+                                    tools=tools) as stream:
+            stream.get_final_message()
+        responses = 0
+        while responses < 2:
+            responses += json.loads(proc.stdout.readline())["type"] == "watch_response"
+    finally:
+        proc.send_signal(signal.SIGINT)
+        proc.communicate(timeout=20)
+    capsys.readouterr()
+    assert main(["replay", start["recording"], "--headless", "--json",
+                 "--workdir", str(tmp_path / "replay")]) == 0
+    events = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    begin = next(e for e in events if e["type"] == "replay_start")
+    assert (begin["format"], begin["requests"]) == ("requests", 2)
+    steps = [e for e in events if e["type"] == "replay_step"]
+    assert [s["original_messages"] for s in steps] == [1, 3]
+    assert all(s["timestamp"] and s["original_tokens"] == 25 for s in steps)
+
+
+def test_a_host_other_than_localhost_warns(messages_server, tmp_path):
+    proc, start = start_watch(messages_server.url, tmp_path, "--host", "0.0.0.0")
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=20)
+    assert "warning: listening on 0.0.0.0" in err
+    assert start["listen"].startswith("http://0.0.0.0:")
+
+
+@pytest.mark.parametrize(("argv", "message"), [
+    (["--upstream", "ftp://x"], "must be an http(s) URL"),
+    (["--upstream", "http://127.0.0.1:8787"], "is this proxy itself"),
+    (["--json"], "--json needs --headless"),
+])
+def test_bad_options_get_one_line(argv, message, capsys):
+    assert main(["watch", *argv]) == 2
+    err = capsys.readouterr().err
+    assert message in err and err.count("\n") == 1
+
+
+def _never_serve(monkeypatch) -> None:
+    """A watch these options should refuse fails the test instead of serving forever."""
+    import tui.cli.cmd_watch
+
+    async def serve(options, emit) -> None:
+        raise AssertionError(f"the watch started with {options}")
+
+    monkeypatch.setattr(tui.cli.cmd_watch, "serve", serve)
+
+
+@pytest.mark.parametrize("upstream", [
+    "http://h:99999", "h:abc", "http://h:abc", "[::1", "http://[::1", "http://h:0",
+    "http://h:-1", "http://:80",
+])
+def test_an_upstream_that_is_no_usable_url_is_one_usage_line(upstream, capsys, monkeypatch):
+    """Before, a port out of range or an unclosed IPv6 bracket ended in a ValueError
+    traceback from the URL parser (and port 0 started a watch)."""
+    _never_serve(monkeypatch)
+    assert main(["watch", "--headless", "--upstream", upstream]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("ctxlab watch: --upstream") and err.count("\n") == 1
+    assert "Traceback" not in err
+
+
+@pytest.mark.parametrize("planted", [".ctxlab", ".ctxlab/watch"])
+def test_a_linked_recording_folder_is_one_line_and_nothing_outside_is_written(
+        planted, messages_server, tmp_path, capsys, monkeypatch):
+    work, outside = tmp_path / "work", tmp_path / "outside"
+    (work / ".ctxlab").mkdir(parents=True)
+    outside.mkdir()
+    if planted == ".ctxlab":
+        (work / ".ctxlab").rmdir()
+    os.symlink(outside, work / planted)
+    monkeypatch.chdir(work)
+    _never_serve(monkeypatch)
+    assert main(["watch", "--headless", "--port", "0",
+                 "--upstream", messages_server.url]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("ctxlab watch: ") and "symbolic link" in err
+    assert err.count("\n") == 1
+    assert list(outside.iterdir()) == []
+
+
+def test_a_busy_port_gets_one_line(messages_server, tmp_path, capsys, monkeypatch):
+    import socket
+
+    monkeypatch.chdir(tmp_path)
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        sock.listen()
+        port = sock.getsockname()[1]
+        code = main(["watch", "--headless", "--port", str(port),
+                     "--upstream", messages_server.url])
+    assert code == 2
+    assert "cannot listen on 127.0.0.1" in capsys.readouterr().err
+
+
+def test_without_headless_the_workbench_opens_on_the_watch(monkeypatch, tmp_path):
+    import tui.cli.cmd_app
+
+    opened = []
+    monkeypatch.setattr(tui.cli.cmd_app, "launch", lambda config, theme: opened.append(config) or 0)
+    monkeypatch.chdir(tmp_path)
+    assert main(["watch", "--port", "9999", "--upstream", "http://127.0.0.1:1"]) == 0
+    (config,) = opened
+    assert config.scenario is None
+    source = config.source(tmp_path / "w")  # made when the workbench starts
+    options = source.options
+    assert source.kind == "proxy"
+    assert (options.host, options.port, options.upstream) == ("127.0.0.1", 9999,
+                                                              "http://127.0.0.1:1")
+    assert options.root == tmp_path and options.record

@@ -1,0 +1,239 @@
+"""``ctxlab replay PATH``: a recorded session played beside ctxlab's own pipeline.
+
+The session file is only read. Everything the replay writes (ctxlab's archive, transcripts,
+the original agent's summaries) goes to a fresh temporary folder, or to ``--workdir`` when
+it is empty or an earlier replay's folder — never next to the session file. ``--headless``
+prints the event stream like ``ctxlab run --headless`` (``--json``: one event per line);
+without it the workbench opens on the replay (:func:`open_workbench`), its temporary folder
+removed when the workbench closes unless ``--workdir`` named it. Exit 0 when the whole
+recording was replayed; 2 with one line on stderr when the file cannot be replayed; 1 when
+the replay failed midway.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from core.config import ConfigError, Thresholds, thresholds_from_mapping
+from core.events import Emitter, Error, Event, Stage
+from core.harness_paths import HarnessPathError
+from core.providers.registry import (
+    OFFLINE,
+    ProviderUnavailable,
+    close_provider,
+    make_summarizer,
+    summarizer_names,
+)
+from core.sources.replay.model import MAX_STEP_WAIT
+from tui.cli import failure
+from tui.cli.cmd_run import JsonSink, LogSink, add_common_flags, describe_event
+from tui.cli.flags import Checked, add_threshold_flags, integer, number, threshold_overrides
+
+PROG = "ctxlab replay"
+EXIT_USAGE = 2
+EXIT_FAILED = 1
+FORMAT_CHOICES = ("auto", "claude-code", "codex", "messages", "requests")
+WORKBENCH_SPEED = 1.0  # requests per second when the workbench opens without --speed
+MIN_SPEED = 1 / MAX_STEP_WAIT  # slower, a step would wait minutes (1e-300: forever)
+
+
+def add_parser(sub: argparse._SubParsersAction) -> None:
+    parser = sub.add_parser("replay", help="replay a recorded Claude Code, Codex or "
+                            "Messages session beside ctxlab's pipeline")
+    parser.add_argument("path", type=Path, metavar="PATH", help="the session file")
+    parser.add_argument("--format", choices=FORMAT_CHOICES, default="auto",
+                        help="the file's format (default: detected)")
+    parser.add_argument("--headless", action="store_true", help="print the event log")
+    parser.add_argument("--json", action="store_true", help="one JSON event per line")
+    parser.add_argument("--workdir", type=Path, default=None, metavar="DIR",
+                        help="where ctxlab's archive goes (default: a fresh temporary folder)")
+    parser.add_argument("--provider", choices=summarizer_names(), default=OFFLINE,
+                        help="who writes ctxlab's summaries (default: offline)")
+    parser.add_argument("--context-limit-tokens", action=Checked, check=integer(),
+                        default=None, metavar="N",
+                        help="the context limit in tokens, converted to chars with the "
+                             "session's measured chars-per-token ratio")
+    parser.add_argument("--speed", action=Checked, check=number(), default=None, metavar="REQ/S",
+                        help="requests per second (0: as fast as possible; else at least "
+                             f"{MIN_SPEED:g}; default 0 headless, {WORKBENCH_SPEED:g} in the "
+                             "workbench)")
+    parser.add_argument("--max-mb", action=Checked, check=number(), default=None, metavar="MB",
+                        help="refuse larger files (default 64)")
+    add_common_flags(parser)
+    add_threshold_flags(parser)
+    parser.set_defaults(handler=run)
+
+
+def fail(message: str, code: int = EXIT_USAGE) -> int:
+    return failure.fail(PROG, message, code)
+
+
+def thresholds(args: argparse.Namespace) -> Thresholds:
+    overrides = threshold_overrides(args)
+    if args.context_limit_tokens is not None:
+        if "context_limit" in overrides:
+            raise ConfigError("give --context-limit (chars) or --context-limit-tokens, "
+                              "not both")
+        if args.context_limit_tokens <= 0:
+            raise ConfigError("--context-limit-tokens: must be positive")
+    return thresholds_from_mapping(overrides, source="command line")
+
+
+def workdir(args: argparse.Namespace) -> Path:
+    """A fresh temporary folder, or ``--workdir`` if it is safe to write into."""
+    if args.workdir is None:
+        return Path(tempfile.mkdtemp(prefix="ctxlab-replay-")).resolve()
+    chosen = args.workdir.resolve()
+    if chosen == args.path.resolve().parent:
+        raise ConfigError(f"--workdir {args.workdir}: is the session file's own folder; "
+                          "nothing is written next to a session file")
+    if chosen.is_file():
+        raise ConfigError(f"--workdir {args.workdir}: is a file")
+    if chosen.exists() and not chosen.is_dir():  # a FIFO, a device, a socket
+        raise ConfigError(f"--workdir {args.workdir}: is not a directory")
+    if chosen.is_dir() and any(chosen.iterdir()) and not (chosen / ".replay").is_dir():
+        raise ConfigError(f"--workdir {args.workdir}: is not empty and not a replay folder")
+    try:  # now, so a folder that cannot be made is one line, not a traceback mid-replay
+        chosen.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise ConfigError(f"--workdir {args.workdir}: cannot be created "
+                          f"({exc.strerror or exc})") from None
+    return chosen
+
+
+def run(args: argparse.Namespace) -> int:
+    from core.sources.replay import MAX_BYTES, ReplayError, load_recording
+    from core.sources.replay.source import ReplayOptions, ReplaySource
+
+    if args.speed is not None and args.speed < 0:
+        return fail("--speed: must be 0 or more")
+    if args.speed and args.speed < MIN_SPEED:
+        return fail(f"--speed {args.speed:g}: must be 0 (as fast as possible) or at least "
+                    f"{MIN_SPEED:g} (one request every {1 / MIN_SPEED:g} s)")
+    if args.max_mb is not None and args.max_mb <= 0:
+        return fail("--max-mb: must be positive")
+    try:
+        limits = thresholds(args)
+        max_bytes = int(args.max_mb * 1e6) if args.max_mb else MAX_BYTES
+        recording = load_recording(args.path, args.format, max_bytes)
+        if not args.headless:  # the workbench makes (and removes) its own temporary folder
+            chosen = workdir(args) if args.workdir is not None else None
+            return open_workbench(args, recording, limits, chosen)
+        folder = workdir(args)
+    except (ReplayError, ConfigError) as exc:
+        return fail(str(exc))
+    sink = JsonSink() if args.json else ReplayLogSink()
+    emitter = Emitter(sinks=[sink])
+    try:
+        summarizer, provider = make_summarizer(args.provider, model=args.model, emit=emitter,
+                                               on_retry=emitter,
+                                               max_tokens=limits.summary_max_tokens)
+    except ProviderUnavailable as exc:
+        return fail(str(exc))
+    options = ReplayOptions(workdir=folder, thresholds=limits,
+                            context_limit_tokens=args.context_limit_tokens,
+                            summarizer=summarizer, speed=args.speed or 0.0,
+                            breaks=frozenset(args.breaks))
+
+    async def replay() -> bool:
+        # The SDK client is bound to this event loop: close it here, before asyncio.run ends
+        # the loop, or its transport is finalised later on a closed loop.
+        try:
+            return await ReplaySource(recording, options).run(emitter)
+        finally:
+            await close_provider(provider)
+
+    try:
+        ok = asyncio.run(replay())
+    except ConfigError as exc:  # a token limit that converts to an invalid char limit
+        return fail(str(exc))
+    if not ok:
+        # a harness folder refused (a planted link) is bad input, as in run and compact
+        refused = sink.last_error_kind == HarnessPathError.__name__
+        return fail(sink.last_error or "the replay did not complete",
+                    EXIT_USAGE if refused else EXIT_FAILED)
+    return 0
+
+
+def open_workbench(args: argparse.Namespace, recording: Any, limits: Thresholds,
+                   chosen: Path | None) -> int:
+    """The workbench on the replay: the same panels as a live run, a replay's controls.
+
+    ``chosen`` is ``--workdir`` (kept); ``None`` lets the app make a temporary folder that
+    it removes on exit, like a demo's workspace (:mod:`tui.cli.temp_workspaces`).
+    """
+    from core.sources.replay.source import ReplayOptions, ReplaySource
+    from tui.app_config import AppConfig
+    from tui.cli.cmd_app import launch
+
+    try:  # one summarizer for every run of the workbench: they share the app's loop
+        summarizer, _ = make_summarizer(args.provider, model=args.model,
+                                        max_tokens=limits.summary_max_tokens)
+    except ProviderUnavailable as exc:
+        return fail(str(exc))
+
+    def make(folder: Path) -> ReplaySource:
+        options = ReplayOptions(workdir=folder, thresholds=limits,
+                                context_limit_tokens=args.context_limit_tokens,
+                                summarizer=summarizer, breaks=frozenset(args.breaks))
+        return ReplaySource(recording, options)
+
+    speed = WORKBENCH_SPEED if args.speed is None else args.speed
+    config = AppConfig(scenario=None, source=make, workspace=chosen,
+                       speed=speed if speed > 0 else 1000.0, provider="replay",
+                       model=recording.model, breaks=frozenset(args.breaks))
+    return launch(config, None)
+
+
+def describe_replay(e: Any) -> str | None:
+    """One human line for the replay's own events, and for another agent's stage."""
+    if e.type == "replay_start":
+        unit = (f"{e.context_limit_tokens:,} tokens = {e.context_limit:,} chars"
+                if e.unit == "tokens" else f"{e.context_limit:,} chars")
+        skipped = ", ".join(f"{n:,} {k}" for k, n in sorted(e.skipped.items()))
+        lines = [f"replaying {e.format} session {e.path}: {e.requests:,} requests, "
+                 f"{e.compactions:,} compactions by {e.agent}; read {e.lines_read:,} of "
+                 f"{e.lines_total:,} lines" + (f" (skipped {skipped})" if skipped else ""),
+                 f"  {e.chars_per_token:.2f} chars per token ({e.ratio_source}); context "
+                 f"limit {unit} (unit: {e.unit})"]
+        lines += [f"  subagent transcript: {p}  (open it with ctxlab replay)"
+                  for p in e.subagents]
+        return "\n".join(lines)
+    if e.type == "replay_notice":
+        return f"notice ({e.kind}): {e.message}"
+    if e.type == "replay_step":
+        tokens = f", {e.original_tokens:,} tokens" if e.original_tokens else ""
+        return (f"request {e.index}/{e.total}: original {e.original_chars:,} chars"
+                f"{tokens} in {e.original_messages} messages | ctxlab {e.ctxlab_chars:,} chars "
+                f"in {e.ctxlab_messages} messages")
+    if e.type == "stage" and e.by != "ctxlab":
+        at = f" at {e.pre_tokens:,} tokens" if e.pre_tokens else ""
+        summary = f"; summary in {e.files[0]}" if e.files else ""
+        return (f"{e.by} {e.stage.replace('_', '-')}{at}: {e.before_chars:,} → "
+                f"{e.after_chars:,} chars, {e.before_messages} → {e.after_messages} messages"
+                f"{summary}")
+    if e.type == "model_request" and e.purpose in ("original", "main"):
+        return None  # replay_step says both at once
+    if e.type in ("model_response", "assistant_text") and getattr(e, "purpose", "") in (
+            "original", ""):
+        return None
+    return describe_event(e)
+
+
+class ReplayLogSink(LogSink):
+    """``ctxlab run``'s log, with lines for the replay's events."""
+
+    def __call__(self, event: Event) -> None:
+        if isinstance(event, Error):
+            self.last_error, self.last_error_kind = event.message, event.kind
+        line = describe_replay(event)
+        if line:  # text from the recording may hold lone surrogates: shown as escapes
+            line = line.encode("utf-8", "backslashreplace").decode("utf-8")
+            self.console.print(f"[{event.t:7.2f}s] ", end="", style="dim")
+            style = "bold yellow" if isinstance(event, Stage) and event.by != "ctxlab" else \
+                self.STYLES.get(event.type, "")
+            self.console.print(line, style=style, markup=False)
