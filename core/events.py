@@ -127,6 +127,9 @@ class ModelRequest(Event):
     # follow in model_response usage
     cache_read_est: int | None = None
     cache_write_est: int | None = None
+    # in-process only: the message list itself (what the model sees, for a viewer)
+    sent: tuple[dict[str, Any], ...] | None = field(default=None, repr=False, compare=False,
+                                                    metadata=LOCAL_ONLY)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -177,6 +180,8 @@ class Retry(Event):
 class SystemPrompt(Event):
     type: ClassVar[str] = "system_prompt"
     sections: tuple[dict[str, Any], ...]
+    # in-process only: each section's text, in the order of ``sections`` (for a viewer)
+    texts: tuple[str, ...] = field(default=(), repr=False, compare=False, metadata=LOCAL_ONLY)
 
 
 # -- tools ----------------------------------------------------------------------------------
@@ -392,6 +397,16 @@ class ReplayStep(Event):
     ctxlab_chars: int
     ctxlab_messages: int
     timestamp: str | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class Rewind(Event):
+    """A source went back (a replay's seek): what follows is the stream again from just
+    after ``run_start`` up to ``position`` (requests replayed); a front end forgets what it
+    drew since ``run_start`` and draws it anew."""
+
+    type: ClassVar[str] = "rewind"
+    position: int
 
 
 # -- watch (a proxied client) ---------------------------------------------------------------

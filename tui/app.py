@@ -1,20 +1,21 @@
-"""The workbench: a real agent run on the left, its context, stages, archive and memory right.
+"""The workbench: a run on the left, its context, stages, archive and memory right.
 
-The app drives one :class:`~core.sources.agent.session.AgentSession` in an async worker on its
+The app shows one event source (:class:`~core.sources.Source`): ctxlab's own session on a
+scenario or live, a replay, a watched client. It runs the source in an async worker on its
 own event loop (the engine is asyncio), so the UI never waits on it and cancelling the worker
-stops the loop at its next await. Every intention goes through the session's public methods
-(pause, step, resume, pace, thresholds, send, end, recover an original); everything the app
-draws comes from the session's events — never from engine internals, never from a fake
-engine. Each panel handles the events it cares about (:mod:`tui.routing`); the app only
-hands every event to the panels it composed, and draws the header and status itself. In
-live mode every prompt is a turn of the same session: saved after each turn, one
-``run_end`` when the workbench leaves it.
+stops the source at its next await. Every intention is a call on the source's controls
+(pause, step, pace, next stage, seek, thresholds, send, finish), offered only where the
+source declares them; everything the app draws comes from the source's events — never from
+engine internals, never from a fake engine. Each panel handles the events it cares about
+(:mod:`tui.routing`); the app hands every event to the panels it composed and draws the
+header and status itself, and what a kind of source adds (its memory, its screen) comes from
+:mod:`tui.source_views`. In live mode every prompt is a turn of the same session: saved after
+each turn, one ``run_end`` when the workbench leaves it.
 """
 
 from __future__ import annotations
 
 import shutil
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -30,10 +31,9 @@ from core import events as ev
 from core.config import Thresholds
 from core.events import Emitter
 from core.scenarios import ScenarioError, find_scenario
-from core.sources import PAUSE, EventSource, can
+from core.sources import Capability, Source
 from core.sources.agent.session import AgentSession, RunOptions
 from core.sources.agent.worklog import DEFAULT_SESSION
-from core.sources.controls import Gate
 from tui.app_actions import WorkbenchActions
 from tui.app_config import AppConfig, shorten, slug
 from tui.app_learner import LearnerActions
@@ -44,13 +44,14 @@ from tui.commands import CtxlabCommands
 from tui.i18n import localize_bindings, set_language, t
 from tui.messages import EngineEvents, EventBridge, OpenFile, OpenText, TextChunk
 from tui.routing import Routed, handles, route_batch
+from tui.source_views import SourceView, view_for
 from tui.themes import DEFAULT_THEME, VARIABLE_DEFAULTS, load_themes
 from tui.widgets.context_meter import ContextMeter
 from tui.widgets.conversation import Conversation
 from tui.widgets.memory_catalog import MemoryCatalog
 from tui.widgets.model_view import ModelView
 from tui.widgets.replay_panel import ReplayPanel
-from tui.widgets.run_status import SPEEDS, RunStatus, delays
+from tui.widgets.run_status import RunStatus
 from tui.widgets.stage_timeline import StageTimeline
 from tui.widgets.transcript_list import TranscriptList
 
@@ -76,6 +77,8 @@ class CtxlabApp(Routed, LearnerActions, PanelActions, WorkbenchActions):
         Binding("t", "next_theme", "key.theme"),
         Binding("i", "inspect", "key.inspect"),
         Binding("n", "next_compaction", "key.next_compaction"),
+        Binding("S", "step_back", "key.step_back", key_display="S"),
+        Binding("g", "go_to", "key.go_to"),
         Binding("z", "zoom", "key.zoom"),
         Binding("w", "copy_workspace", "key.workspace", show=False),
         Binding("1", "panel('history')", "key.panel_history", show=False),
@@ -99,8 +102,8 @@ class CtxlabApp(Routed, LearnerActions, PanelActions, WorkbenchActions):
         self.config = config
         self.speed = self.config.speed
         self.generation = 0
-        self.session: AgentSession | None = None  # ctxlab's own session, when it is shown
-        self.source: EventSource | None = None  # what is shown: the session or another
+        self.source: Source | None = None  # what is shown: ctxlab's session, or another
+        self.view: SourceView = view_for(None)  # what that kind of source adds
         self.bridge: EventBridge | None = None
         self.workspace = Path(".")
         self.temp_workspaces: list[Path] = []
@@ -109,6 +112,9 @@ class CtxlabApp(Routed, LearnerActions, PanelActions, WorkbenchActions):
         self.scenario_title = ""  # "" = live mode
         self.run_breaks: tuple[str, ...] = ()  # as the run reported them (run_start)
         self.run_manager = "s08"  # who manages the context, as run_start reports it
+        self.sent: list[dict[str, Any]] = []  # what the model was sent on the last main call
+        self.system_prompt: ev.SystemPrompt | None = None  # as the last main call had it
+        self.run_start: ev.RunStart | None = None  # what the source said it runs
         self._views_pending = False
         self.routed: list[Routed] = []  # the app and every panel that handles events
         self.collector = QuietCollector()
@@ -139,8 +145,9 @@ class CtxlabApp(Routed, LearnerActions, PanelActions, WorkbenchActions):
         yield Footer()
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        allowed = self.source_allows(action)  # another event source's controls first
-        return allowed if allowed is not None else super().check_action(action, parameters)
+        if not self.source_allows(action):  # the source's controls first
+            return False
+        return super().check_action(action, parameters)
 
     def get_theme_variable_defaults(self) -> dict[str, str]:
         return dict(VARIABLE_DEFAULTS)
@@ -160,72 +167,60 @@ class CtxlabApp(Routed, LearnerActions, PanelActions, WorkbenchActions):
     # -- runs -----------------------------------------------------------------------------
 
     async def start_run(self, scenario_name: str | None, workspace: Path | None) -> None:
-        """Reset every panel and start a run (or, in live mode, wait for a prompt)."""
+        """Reset every panel and start a source: the configured one (a replay, a proxy), else
+        ctxlab's own session on a scenario, or live (it then waits for prompts)."""
         await self.end_session()
         self.generation += 1
         if self.config.source is not None:
-            await self.start_source(self.config.source, workspace)
-            return
-        try:
-            scenario = find_scenario(scenario_name) if scenario_name else None
-        except ScenarioError as exc:
-            self.notify(str(exc), title=t("notice.scenario_error"), severity="error")
-            return
-        self.scenario_title = scenario.name if scenario else ""
-        if workspace is None:
-            workspace = make_temp_workspace(f"ctxlab-{slug(self.scenario_title or 'live')}-")
-            self.temp_workspaces.append(workspace)
-        self.workspace = workspace.resolve()
-        gate = Gate(paused=self.config.paused and scenario is not None)
-        # Live mode is one saved session (the work log's ``default`` unless named).
-        options = RunOptions(workspace=self.workspace, scenario=scenario,
-                             provider=self.config.provider, model=self.config.model,
-                             thresholds=self.config.thresholds, breaks=self.config.breaks,
-                             count_tokens=self.config.count_tokens, record_stages=True,
-                             api_context=self.config.api_context,
-                             session=None if scenario else DEFAULT_SESSION)
-        self.session = AgentSession(options, gate=gate)
-        self.source = self.session
+            if workspace is None:
+                workspace = make_temp_workspace("ctxlab-source-")
+                self.temp_workspaces.append(workspace)
+            self.workspace = workspace.resolve()
+            source: Source = self.config.source(self.workspace)
+        else:
+            try:
+                scenario = find_scenario(scenario_name) if scenario_name else None
+            except ScenarioError as exc:
+                self.notify(str(exc), title=t("notice.scenario_error"), severity="error")
+                return
+            if workspace is None:
+                workspace = make_temp_workspace(
+                    f"ctxlab-{slug(scenario.name if scenario else 'live')}-")
+                self.temp_workspaces.append(workspace)
+            self.workspace = workspace.resolve()
+            # Live mode is one saved session (the work log's ``default`` unless named).
+            source = AgentSession(RunOptions(
+                workspace=self.workspace, scenario=scenario, provider=self.config.provider,
+                model=self.config.model, thresholds=self.config.thresholds,
+                breaks=self.config.breaks, count_tokens=self.config.count_tokens,
+                record_stages=True, api_context=self.config.api_context,
+                session=None if scenario else DEFAULT_SESSION, interactive=scenario is None))
+        await self.show_source(source)
+
+    async def show_source(self, source: Source) -> None:
+        """The same panels for any source, its controls in the footer, then run it."""
+        self.source, self.view = source, view_for(source)
+        self.run_start = None
+        self.scenario_title = "" if self.config.live else source.name
+        if self.config.paused and source.offers(Capability.PAUSE):
+            source.pause()  # opened paused, to be stepped
         self.bridge = EventBridge(self, self.generation)
         # observe first: an auto-pause must close the gate before the next model call.
-        self.session.subscribe(Emitter(sinks=[self.observe, self.bridge]))
+        source.subscribe(Emitter(sinks=[self.observe, self.bridge]))
         self.apply_speed()
         self.calls = 0
         self.finished = False
-        self.run_breaks = tuple(sorted(self.config.breaks))  # until run_start confirms them
+        self.run_breaks = tuple(sorted(self.config.breaks)) if self.view.own_session else ()
+        self.refresh_bindings()  # its controls in the footer
         await self.reset_panels()
-        if scenario is not None:
-            self.run_agent(self.session)
-        else:
-            self.attach_memory()
+        await self.view.attach(self, source)
+        self.run_source(source)
+        if self.config.live:
             self.query_one("#prompt", Input).focus()
 
-    async def start_source(self, make: Callable[[Path], EventSource],
-                           workspace: Path | None) -> None:
-        """Show another event source (a replay, a proxy): the same panels, its controls."""
-        if workspace is None:
-            workspace = make_temp_workspace("ctxlab-source-")
-            self.temp_workspaces.append(workspace)
-        self.workspace = workspace.resolve()
-        self.session = None
-        self.source = make(self.workspace)
-        if self.config.paused and can(self.source, PAUSE):
-            self.source.pause()  # opened paused, to be stepped
-        self.scenario_title = self.source.name
-        self.refresh_bindings()  # its controls in the footer
-        self.bridge = EventBridge(self, self.generation)
-        self.calls = 0
-        self.finished = False
-        self.run_breaks = ()
-        self.apply_speed()
-        await self.reset_panels()
-        if self.source.kind == "proxy":  # a watched client: its own screen, on this seam
-            from tui.screens.watch import host_watch_screen
-
-            await host_watch_screen(self, self.source)
-        self.run_source(self.source, Emitter(sinks=[self.bridge]))
-
     async def reset_panels(self) -> None:
+        """Every panel back to empty (a new run, or a source that went back)."""
+        self.sent, self.system_prompt = [], None
         await self.query_one(Conversation).reset()
         await self.query_one(ModelView).show([])
         self.query_one(ContextMeter).reset(self.limits(), scripted=self.scripted())
@@ -236,40 +231,37 @@ class CtxlabApp(Routed, LearnerActions, PanelActions, WorkbenchActions):
         self.update_status()
 
     def stop_run(self) -> None:
-        """Cancel the work in progress and stop watching memory (the session stays open)."""
+        """Cancel the work in progress and stop following the source's extras (memory)."""
         self.workers.cancel_group(self, "agent")
-        if self.session is not None:
-            self.session.stop_watching_memory()
+        if self.source is not None:
+            self.view.detach(self, self.source)
         try:
             self.query_one(MemoryCatalog).reset(None)
         except NoMatches:
             pass
 
     async def end_session(self) -> None:
-        """Stop the work in progress, wait for it to unwind, then end the session: its
-        ``run_end`` is the last event, after any ``cancelled`` error."""
+        """End the source shown and wait until it has: an idle source that can finish
+        (a live session between prompts, a watch) ends normally; one at work is cancelled
+        (its ``run_end`` comes after a ``cancelled`` error)."""
+        source = self.source
         running = [w for w in self.workers if w.group == "agent" and not w.is_finished]
-        self.stop_run()
+        if source is not None and source.running and source.offers(Capability.FINISH) \
+                and source.idle:
+            source.finish()
+            if self.source is not None:
+                self.view.detach(self, self.source)
+        else:
+            self.stop_run()
         for worker in running:
             try:
                 await worker.wait()
             except (WorkerCancelled, WorkerFailed):
                 pass
-        if self.session is not None:
-            await self.session.end()
 
     @work(exclusive=True, group="agent", exit_on_error=False)
-    async def run_agent(self, session: AgentSession) -> None:
-        await session.run()
-
-    @work(exclusive=True, group="agent", exit_on_error=False)
-    async def run_source(self, source: EventSource, emit: Emitter) -> None:
-        await source.run(emit)
-
-    @work(exclusive=True, group="agent", exit_on_error=False)
-    async def run_prompt(self, session: AgentSession, text: str) -> None:
-        """Live mode: every prompt is one more turn of the same session."""
-        await session.send(text)
+    async def run_source(self, source: Source) -> None:
+        await source.run()
 
     def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
         if event.worker.group == "agent" and event.state == WorkerState.ERROR:
@@ -279,28 +271,12 @@ class CtxlabApp(Routed, LearnerActions, PanelActions, WorkbenchActions):
             self.finished = True
             self.update_status()
 
-    def attach_memory(self) -> None:
-        """Show the session's store in the Memory panel and follow hand edits (after the run
-        prepared the folder: creating ``.memory`` first would stop the sample files being
-        generated)."""
-        if self.session is None:
-            return
-        self.query_one(MemoryCatalog).reset(self.session.memory_store)
-        try:
-            self.session.watch_memory()
-        except OSError as exc:
-            self.notify(t("mem.not_watched", error=exc), severity="warning")
-
     def lookup_result(self, tool_use_id: str) -> Any:
-        """A tool result's original content, from the history the engine never compacts."""
-        return self.session.original(tool_use_id) if self.session else None
+        """A tool result's original content, as the source still has it (None if unknown)."""
+        return self.source.original(tool_use_id) if self.source is not None else None
 
     def limits(self) -> Thresholds:
-        try:
-            limits = getattr(self.source, "thresholds", None)
-        except ValueError:  # a scenario's budget that does not validate
-            return Thresholds()
-        return limits if isinstance(limits, Thresholds) else Thresholds()
+        return self.source.thresholds if self.source is not None else Thresholds()
 
     # -- events ---------------------------------------------------------------------------
 
@@ -319,18 +295,34 @@ class CtxlabApp(Routed, LearnerActions, PanelActions, WorkbenchActions):
 
     @handles(ev.RunStart)
     def show_run_start(self, event: ev.RunStart) -> None:
-        if self.query_one(MemoryCatalog).store is None:
-            self.attach_memory()  # the run has generated and seeded the workspace by now
+        if self.source is not None:
+            self.view.started(self, self.source)
+        self.run_start = event
         self.run_breaks = tuple(event.breaks)
         self.run_manager = event.context_manager
-        self.update_header(event.provider, event.model)
+        self.update_header()
         self.redraw_once(self.update_status)
+
+    @handles(ev.Rewind)
+    async def start_over(self, event: ev.Rewind) -> None:
+        """The source went back: what follows is its stream again from the start."""
+        self.calls = 0
+        self.finished = False
+        await self.reset_panels()
+        if self.source is not None:
+            await self.view.attach(self, self.source)
 
     @handles(ev.ModelRequest)
     def count_call(self, event: ev.ModelRequest) -> None:
         if event.purpose == "main":
             self.calls += 1
+            if event.sent is not None:
+                self.sent = list(event.sent)
             self.redraw_once(self.update_status)
+
+    @handles(ev.SystemPrompt)
+    def keep_system_prompt(self, event: ev.SystemPrompt) -> None:
+        self.system_prompt = event
 
     @handles(ev.ModelResponse, ev.Stage, ev.TurnEnd)
     def views_changed(self, event: ev.Event) -> None:
@@ -345,12 +337,12 @@ class CtxlabApp(Routed, LearnerActions, PanelActions, WorkbenchActions):
 
     @handles(ev.RunEnd)
     def show_run_end(self, event: ev.RunEnd) -> None:
-        self.finished = not self.config.live
+        self.finished = True
         self.redraw_once(self.update_status)
         self.schedule_views()
-        if self.finished:
-            text = (t("notice.finished") if self.session is not None else
-                    t("notice.finished_source", kind=getattr(self.source, "kind", "run")))
+        if not self.config.live:
+            text = (t("notice.finished") if self.view.own_session else
+                    t("notice.finished_source", kind=t(self.view.noun)))
             self.notify(text, title=t("notice.finished_title"), timeout=6)
 
     def schedule_views(self) -> None:
@@ -359,14 +351,9 @@ class CtxlabApp(Routed, LearnerActions, PanelActions, WorkbenchActions):
             self._views_pending = True
             self.set_timer(0.05, self.refresh_views)
 
-    def sent_messages(self) -> list[dict[str, Any]]:
-        """The list the model was sent on its last call (compacted: never a raw 10 MB
-        result the next ``prepare()`` is about to persist)."""
-        return self.session.sent_messages() if self.session else []
-
     async def refresh_views(self) -> None:
         self._views_pending = False
-        messages = self.sent_messages()
+        messages = self.sent
         if not messages:
             return
         try:
@@ -398,28 +385,31 @@ class CtxlabApp(Routed, LearnerActions, PanelActions, WorkbenchActions):
 
     async def on_tabbed_content_tab_activated(self, event: TabbedContent.TabActivated) -> None:
         if event.pane.id == "tab-model":
-            await self.query_one(ModelView).show(self.sent_messages())
+            await self.query_one(ModelView).show(self.sent)
 
     def on_input_submitted(self, event: Input.Submitted) -> None:
         text = event.value.strip()
-        if event.input.id != "prompt" or not text or self.session is None:
+        source = self.source
+        if event.input.id != "prompt" or not text or source is None \
+                or not source.offers(Capability.SEND):
             return
-        if any(w.is_running for w in self.workers if w.group == "agent"):
+        if not source.awaiting_prompt:
             self.notify(t("notice.agent_busy"))
             return
         event.input.value = ""
-        self.run_prompt(self.session, text)
+        source.send(text)
 
     # -- header and status ------------------------------------------------------------------
 
-    def update_header(self, provider: str | None = None, model: str | None = None) -> None:
+    def update_header(self) -> None:
         """Provider and model as the run reports them (``run_start``), else as configured."""
         shown = self.config.display_workspace or shorten(self.workspace,
                                                          self.is_temporary(self.workspace))
         scripted = self.config.provider == "scripted"
-        provider = provider or self.config.provider
-        model = model or self.config.model or ("scripted" if scripted
-                                                else t("header.default_model"))
+        said = self.run_start
+        provider = (said.provider if said else None) or self.config.provider
+        model = (said.model if said else None) or self.config.model or (
+            "scripted" if scripted else t("header.default_model"))
         self.title = f"ctxlab · {self.scenario_title or t('header.live')}"
         sub = t("header.sub", provider=provider, model=model, workspace=shown)
         short = self.short_sub_title(provider)
@@ -434,22 +424,20 @@ class CtxlabApp(Routed, LearnerActions, PanelActions, WorkbenchActions):
                                        paused=self.paused, speed=self.speed,
                                        calls=self.calls, breaks=self.run_breaks,
                                        manager=self.run_manager,
-                                       own=self.session is not None)
+                                       own=self.view.own_session)
 
     def scripted(self) -> bool:
         """ctxlab's own session on the scripted model: no API usage will ever come."""
-        return self.session is not None and self.config.provider == "scripted"
+        return self.view.own_session and self.config.provider == "scripted"
 
     @property
     def paused(self) -> bool:
-        return bool(getattr(self.source, "paused", False))
+        return self.source.paused if self.source is not None else False
 
     def apply_speed(self) -> None:
-        if self.session is not None:
-            self.session.set_pace(*delays(self.speed))
-        elif self.source is not None and hasattr(self.source, "speed"):
-            # a replay: requests per second (top: no pause)
-            self.source.speed = 0.0 if self.speed >= SPEEDS[-1] else self.speed
+        """The presenter's pace, as the source counts it (a model call, a request)."""
+        if self.source is not None and self.source.offers(Capability.PACE):
+            self.source.set_speed(self.speed)
 
     # -- leaving ---------------------------------------------------------------------------
 

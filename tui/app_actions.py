@@ -2,8 +2,9 @@
 
 Kept apart from :mod:`tui.app` (which owns the run and the panels) so each file reads in
 one sitting. Every action here is also a command-palette entry (:mod:`tui.commands`), and
-each one talks to the engine only through the session's public methods (pause, step,
-thresholds, system prompt) or a restart — never by reaching into engine state.
+each one talks to the engine only through the source's controls (pause, step, pace, next
+stage, seek, thresholds), what its events said (the system prompt) or a restart — never by
+reaching into engine state.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from textual.command import CommandPalette
 from textual.screen import Screen
 
 from core.config import Thresholds
-from core.sources import NEXT_STAGE, PAUSE, STEP, can
+from core.sources import Capability, Source
 from tui.i18n import has, t
 from tui.themes import load_themes
 from tui.widgets.context_meter import ContextMeter
@@ -26,9 +27,9 @@ from tui.widgets.run_status import next_speed
 from tui.widgets.stage_timeline import StageTimeline
 
 if TYPE_CHECKING:
-    from core.sources import EventSource
-    from core.sources.agent.session import AgentSession
+    from core.events import SystemPrompt
     from tui.app import AppConfig
+    from tui.source_views import SourceView
 
 # Textual's own palette commands, by their English title and help, to message ids.
 SYSTEM_TEXTS = {
@@ -47,8 +48,13 @@ SYSTEM_TEXTS = {
 
 # Actions on ctxlab's own session: hidden while another source is shown.
 SESSION_ONLY = frozenset({"pick_scenario", "limits", "breaks", "compare", "system_prompt"})
-# Actions on panels a watch's own screen covers.
-COVERED = frozenset({"toggle_view", "inspect", "zoom"})
+# Actions that are one control of the source: offered only where the source declares it.
+CONTROLS = {
+    "toggle_play": Capability.PAUSE, "step": Capability.STEP,
+    "faster": Capability.PACE, "slower": Capability.PACE,
+    "next_compaction": Capability.NEXT_STAGE,
+    "step_back": Capability.SEEK, "go_to": Capability.SEEK,
+}
 
 
 def system_text(text: str) -> str:
@@ -61,10 +67,11 @@ class WorkbenchActions(App[int]):
 
     if TYPE_CHECKING:
         config: AppConfig
-        session: AgentSession | None
-        source: EventSource | None
+        source: Source | None
+        view: SourceView
         speed: float
         workspace: Path
+        system_prompt: SystemPrompt | None
 
         async def start_run(self, scenario_name: str | None,
                             workspace: Path | None) -> None: ...
@@ -74,31 +81,27 @@ class WorkbenchActions(App[int]):
         def paused(self) -> bool: ...
         def limits(self) -> Thresholds: ...
 
-    def source_allows(self, action: str) -> bool | None:
-        """Keys a source does not offer stay out of the footer: next compaction is a
-        replay's; another source (a replay, a watched client) shows only the pace keys it
-        honours, and none of the keys that restart or reconfigure ctxlab's own session.
-        ``None``: not the source's to decide (the app's other key rules apply)."""
+    def source_allows(self, action: str) -> bool:
+        """Keys a source does not offer stay out of the footer: each control only where the
+        source declares it, the keys that restart or reconfigure ctxlab's own session only
+        for that session, and none of the keys of panels a source's own screen covers.
+        (True leaves the decision to the app's other key rules.)"""
         source = self.source
-        if action == "next_compaction":
-            return source is not None and can(source, NEXT_STAGE)
-        if source is None or self.session is not None:
-            return None
-        if action in SESSION_ONLY or (action in COVERED and source.kind == "proxy"):
-            return False
-        if action == "toggle_play":
-            return can(source, PAUSE)
-        if action == "step":
-            return can(source, STEP)
-        if action in ("faster", "slower"):
-            return hasattr(source, "speed")
-        return None
+        if action in CONTROLS:
+            return source is not None and source.offers(CONTROLS[action])
+        if action in SESSION_ONLY:
+            return self.view.own_session
+        return action not in self.view.covers
 
     # -- pace and views ---------------------------------------------------------------------
 
-    def action_toggle_play(self) -> None:
+    def offered(self, capability: Capability) -> Source | None:
+        """The source, when it declares ``capability`` (a palette entry can run any action)."""
         source = self.source
-        if source is None or not can(source, PAUSE):
+        return source if source is not None and source.offers(capability) else None
+
+    def action_toggle_play(self) -> None:
+        if (source := self.offered(Capability.PAUSE)) is None:
             return
         if self.paused:
             source.resume()
@@ -107,17 +110,38 @@ class WorkbenchActions(App[int]):
         self.update_status()
 
     def action_step(self) -> None:
-        if self.source is not None and can(self.source, STEP):
-            self.source.step()
+        if (source := self.offered(Capability.STEP)) is not None:
+            source.step()
         self.update_status()
 
     def action_next_compaction(self) -> None:
-        """A replay: play on until the original agent or ctxlab compacts, then pause."""
-        if self.source is not None and can(self.source, NEXT_STAGE):
-            self.source.next_compaction()
+        """Play on until the next compaction (ctxlab's, or a recorded agent's), then pause."""
+        if (source := self.offered(Capability.NEXT_STAGE)) is not None:
+            source.until_next_stage()
         else:
             self.notify(t("notice.no_next_stage"))
         self.update_status()
+
+    def action_step_back(self) -> None:
+        """A replay: back to the request before the one shown, paused there."""
+        if (source := self.offered(Capability.SEEK)) is not None:
+            source.seek(max(source.position - 1, 0))
+        self.update_status()
+
+    def action_go_to(self) -> None:
+        """A replay: ask for a request number and go there (back or forward), paused."""
+        from tui.screens.go_to import GoToScreen
+
+        source = self.offered(Capability.SEEK)
+        if source is None or isinstance(self.screen, GoToScreen):
+            return
+
+        def chosen(position: int | None) -> None:
+            if position is not None:
+                source.seek(position)
+                self.update_status()
+
+        self.push_screen(GoToScreen(source.position), chosen)
 
     def change_speed(self, direction: int) -> None:
         self.speed = next_speed(self.speed, direction)
@@ -165,9 +189,10 @@ class WorkbenchActions(App[int]):
         from tui.screens.thresholds import ThresholdsScreen
 
         def apply(value: Thresholds | None) -> None:
-            if value is None or self.session is None:
+            source = self.offered(Capability.THRESHOLDS)
+            if value is None or source is None:
                 return
-            self.session.set_thresholds(value)
+            source.set_thresholds(value)
             self.query_one(ContextMeter).set_limits(value)
             self.notify(t("notice.limits", limit=value.context_limit, target=value.target))
 
@@ -201,7 +226,7 @@ class WorkbenchActions(App[int]):
 
         if isinstance(self.screen, CompareScreen):
             return
-        if self.config.scenario is None or self.session is None:
+        if self.config.scenario is None or not self.view.own_session:
             self.notify(t("notice.compare_live"), severity="warning")
             return
         try:
@@ -216,8 +241,7 @@ class WorkbenchActions(App[int]):
 
         if isinstance(self.screen, SystemPromptScreen):
             return
-        sections = self.session.system_sections() if self.session else []
-        self.push_screen(SystemPromptScreen(sections))
+        self.push_screen(SystemPromptScreen(self.system_prompt))
 
     # -- memory shortcuts (the palette reaches them without focusing the panel) ---------------
 

@@ -9,7 +9,7 @@ from pathlib import Path
 from core.config import Thresholds
 from core.providers.api_context import ApiContext
 from core.scenarios import DEFAULT_SCENARIO
-from core.sources import EventSource
+from core.sources import Source
 from tui.i18n import t
 from tui.themes import DEFAULT_THEME
 
@@ -36,7 +36,7 @@ class AppConfig:
     demo_reason: bool = False  # plain `ctxlab` without a key: the card says why and how to go live
     # Another event source to show instead of ctxlab's own session (a replay, a proxy):
     # called with the workspace at each (re)start; see core/sources/__init__.py.
-    source: Callable[[Path], EventSource] | None = None
+    source: Callable[[Path], Source] | None = None
 
     @property
     def live(self) -> bool:

@@ -17,14 +17,14 @@ from typing import TYPE_CHECKING, Any
 from textual.app import App
 
 from core import events as ev
-from core.sources import PAUSE, STEP, can
+from core.sources import Capability
 from tui.i18n import t
 from tui.why import why_fired
 from tui.widgets.stage_timeline import StageTimeline
 
 if TYPE_CHECKING:
     from core.config import Thresholds
-    from core.sources import EventSource
+    from core.sources import Source
     from tui.app_config import AppConfig
     from tui.stage_diff import StageRecord
 
@@ -34,7 +34,7 @@ class LearnerActions(App[int]):
 
     if TYPE_CHECKING:
         config: AppConfig
-        source: EventSource | None
+        source: Source | None
         workspace: Path
         generation: int
         scenario_title: str
@@ -53,13 +53,13 @@ class LearnerActions(App[int]):
         source = self.source
 
         def chosen(choice: str | None) -> None:
-            if source is not None and choice == "play" and can(source, PAUSE):
+            if source is not None and choice == "play" and source.offers(Capability.PAUSE):
                 source.resume()
-            elif source is not None and choice == "step" and can(source, STEP):
+            elif source is not None and choice == "step" and source.offers(Capability.STEP):
                 source.step()
             self.update_status()
 
-        if source is not None and can(source, PAUSE):
+        if source is not None and source.offers(Capability.PAUSE):
             source.pause()  # the run waits behind the card
         self.update_status()
         self.push_screen(WelcomeCard(self.scenario_title or str(self.config.scenario),
@@ -75,7 +75,7 @@ class LearnerActions(App[int]):
             self._kinds_seen.add(event.stage)
             source = self.source
             if (self.config.auto_pause and self.config.scenario is not None
-                    and source is not None and can(source, PAUSE)):
+                    and source is not None and source.offers(Capability.PAUSE)):
                 source.pause()  # before the next model call
                 self.call_later(self.announce_pause, event)
 

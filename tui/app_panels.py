@@ -34,7 +34,7 @@ RIGHT_PANELS = ("context", "stages", "transcripts", "memory")
 PANELS = ("history", "model", *RIGHT_PANELS)
 PANEL_KEYS = {name: str(n) for n, name in enumerate(PANELS, start=1)}  # history → "1"
 # Keys that pace a scripted run: meaningless (and hidden) in live mode.
-SCRIPT_ACTIONS = {"toggle_play", "step", "faster", "slower"}
+SCRIPT_ACTIONS = {"toggle_play", "step", "faster", "slower", "next_compaction"}
 
 
 class PanelStrip(Static):

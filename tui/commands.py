@@ -22,6 +22,8 @@ ACTIONS: tuple[tuple[str, str, str], ...] = (
     ("palette.play", "toggle_play", "palette.play_help"),
     ("palette.step", "step", "palette.step_help"),
     ("palette.next_compaction", "next_compaction", "palette.next_compaction_help"),
+    ("palette.step_back", "step_back", "palette.step_back_help"),
+    ("palette.go_to", "go_to", "palette.go_to_help"),
     ("palette.faster", "faster", "palette.faster_help"),
     ("palette.slower", "slower", "palette.slower_help"),
     ("palette.view", "toggle_view", "palette.view_help"),

@@ -71,17 +71,16 @@ def app_of(pilot: Pilot[Any]) -> CtxlabApp:
 async def mid_run(pilot: Pilot[Any], calls: int = 7) -> None:
     """Let ``calls`` model calls through a paused run, then stop there."""
     app = app_of(pilot)
-    assert app.session is not None, "a shot of ctxlab's own run"
-    for _ in range(calls):
-        app.session.step()
+    assert app.source is not None, "a shot of a run"
+    app.source.step(calls)
     await wait_until(pilot, lambda: app.calls >= calls)
     await settle(pilot)
 
 
 async def finished(pilot: Pilot[Any]) -> None:
     app = app_of(pilot)
-    assert app.session is not None, "a shot of ctxlab's own run"
-    app.session.resume()
+    assert app.source is not None, "a shot of a run"
+    app.source.resume()
     await wait_until(pilot, lambda: app.finished)
     await app.workers.wait_for_complete()
     await settle(pilot)
@@ -175,7 +174,8 @@ async def original_compaction(pilot: Pilot[Any]) -> None:
 
         await wait_until(pilot, grown)
     # The stage row lands mid-step; the rest of that step (the answer after it) follows.
-    await wait_until(pilot, lambda: not getattr(app.source, "seeking", False) or app.finished)
+    source = app.source
+    await wait_until(pilot, lambda: source is None or not source.seeking or app.finished)
     timeline.move_cursor(row=theirs()[0].index - 1)
     await settle(pilot)
 

@@ -7,16 +7,14 @@ times and sizes, so the picture only changes when the watch screen does.
 
 from __future__ import annotations
 
-import asyncio
 import json
-from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, Self
 
-from core.events import Event, RunEnd, WatchStart
-from core.sources import CANCEL
+from core.events import RunStart, WatchStart
 from core.sources.watch.conversations import Conversations
 from core.sources.watch.exchange import Exchange, measure_request, response_event
+from core.sources.watch.source import WatchOptions, WatchSource
 
 SIZE = (150, 40)
 STARTED = 1_796_283_000.0  # a fixed wall-clock time: 2026-12-03T07:30:00Z
@@ -57,31 +55,39 @@ def reply(n: int, stop: str) -> bytes:
                                  "cache_read_input_tokens": 900 * (n - 1)}}).encode()
 
 
-class CannedSource:
-    """An event source with ``async run(emit)``, as the live watch, but canned."""
+class CannedSource(WatchSource):
+    """The live watch's source with the proxy left out: its requests are canned, and the
+    workbench shows it through the very path ``ctxlab watch`` takes."""
 
-    name = "watch"
-    kind = "proxy"
-    capabilities = frozenset({CANCEL})
+    def __init__(self) -> None:
+        super().__init__(WatchOptions(record=False, in_process=True))
 
-    async def run(self, emit: Callable[[Event], Any]) -> None:
-        emit(WatchStart(listen="http://127.0.0.1:8787", upstream="https://api.anthropic.com",
-                        recording=".ctxlab/watch/20261203T073000000000Z.jsonl"))
+    @classmethod
+    def sample(cls, workdir: Path) -> Self:
+        return cls()
+
+    async def open(self) -> RunStart:
+        return RunStart(provider="watch", workspace="~/project")
+
+    async def play(self) -> None:
+        self.emit(WatchStart(listen="http://127.0.0.1:8787",
+                             upstream="https://api.anthropic.com",
+                             recording=".ctxlab/watch/20261203T073000000000Z.jsonl"))
         conversations = Conversations()
         for n, body in enumerate(bodies(), 1):
             x = Exchange(id=n, method="POST", path="/v1/messages",
                          body=json.dumps(body).encode(), started=STARTED + 10 * n)
             _, request, stages = measure_request(x, conversations)
             for event in (request, *stages):
-                emit(event)
+                self.emit(event)
             x.status, x.content_type = 200, "application/json"
             x.chunks = [reply(n, "end_turn" if n == 3 else "tool_use")]
             x.duration_ms, x.ttfb_ms = 1500.0 + n, 1400.0 + n
-            emit(response_event(x)[1])
-        try:
-            await asyncio.Event().wait()
-        finally:
-            emit(RunEnd(ok=True, turns=0))
+            self.emit(response_event(x)[1])
+        await self.controls.until_finished()
+
+    async def close(self) -> None:
+        """Nothing was started."""
 
 
 async def settle_watch(pilot: Any) -> None:

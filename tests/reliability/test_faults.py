@@ -31,7 +31,7 @@ from core.sources.agent.saved import load_session
 from core.sources.agent.session import AgentSession, RunOptions
 from tests.reliability.conftest import of_type, run_cli, session_path
 from tests.support.messages_server import MessagesServer, unused_port_url
-from tests.tui.conftest import wait_for
+from tests.tui.conftest import turn_done, wait_for
 from tui.app import AppConfig, CtxlabApp
 
 # The SDK's own back-off before its first retry when the server gives no hint:
@@ -258,7 +258,7 @@ async def test_the_workbench_shows_a_refusal_as_a_notice_and_takes_the_next_prom
         await pilot.press(*"first")
         await pilot.press("enter")
         await wait_for(pilot, lambda: any(n.severity == "error" for n in app._notifications))
-        await app.workers.wait_for_complete()
+        await turn_done(pilot)
         (notice,) = [n for n in app._notifications if n.severity == "error"]
         assert "401" in notice.message and "\n" not in notice.message
         assert notice.title == "error (auth)"
@@ -268,8 +268,7 @@ async def test_the_workbench_shows_a_refusal_as_a_notice_and_takes_the_next_prom
         await pilot.press(*"second")
         await pilot.press("enter")
         await wait_for(pilot, lambda: any("worked" in m.source for m in app.query(Markdown)))
-        await app.workers.wait_for_complete()
-        await pilot.pause(0.1)
+        await turn_done(pilot)
         assert [n for n in app._notifications if n.severity == "error"] == [notice]
         sent = [r.plain["messages"][-1]["content"] for r in messages_server.requests_to()
                 if r.body.get("tools")]

@@ -12,8 +12,8 @@ import asyncio
 import pytest
 
 from core.events import Emitter, Recorder
+from core.sources.controls import MAX_DELAY
 from core.sources.replay import load_recording
-from core.sources.replay.model import MAX_STEP_WAIT
 from core.sources.replay.source import ReplayOptions, ReplaySource
 from tests.core.sources.replay.conftest import CODEX
 from tests.reliability.within import main_within
@@ -75,6 +75,6 @@ def test_a_speed_set_from_outside_never_waits_past_the_bound(tmp_path):
     async def sleep(seconds: float) -> None:
         waits.append(seconds)
 
-    source._sleep = sleep
+    source.controls.sleep = sleep
     assert asyncio.run(source.run(Emitter(sinks=[Recorder()])))
-    assert waits and max(waits) == MAX_STEP_WAIT == 100.0
+    assert waits and max(waits) == MAX_DELAY == 100.0

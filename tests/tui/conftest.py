@@ -71,6 +71,14 @@ async def wait_for(pilot: Pilot[Any], predicate: Callable[[], bool],
     raise AssertionError("condition not reached in time")
 
 
+async def turn_done(pilot: Pilot[Any]) -> None:
+    """Live mode: until the session waits for the next prompt, and its turn is drawn."""
+    app = pilot.app
+    assert isinstance(app, CtxlabApp)
+    await wait_for(pilot, lambda: app.source is not None and app.source.awaiting_prompt)
+    await pilot.pause(0.15)
+
+
 async def play_to_end(pilot: Pilot[Any]) -> CtxlabApp:
     """Run the scenario to its end and let every queued event be drawn."""
     app = pilot.app

@@ -9,7 +9,7 @@ from textual.widgets import Input
 
 from core.providers.api_context import ApiContext, ServerCompaction
 from tests.support.messages_server import MessagesServer
-from tests.tui.conftest import wait_for
+from tests.tui.conftest import turn_done, wait_for
 from tui.app import AppConfig, CtxlabApp
 from tui.widgets.cache_line import CacheLine, share_spark
 from tui.widgets.run_status import RunStatus
@@ -43,8 +43,7 @@ async def test_the_meter_shows_cache_usage_and_the_turn_cost(
         assert not line.display  # nothing billed yet
         await ask(app, pilot, "hi")
         await wait_for(pilot, lambda: line.display)
-        await app.workers.wait_for_complete()
-        await pilot.pause(0.2)
+        await turn_done(pilot)
         text = str(line.render())
         assert "in 100 · cache write 1,000 · cache read 3,000 · out 50" in text
         assert "cache hits 73%" in text  # 3,000 of 4,100 billed input

@@ -11,6 +11,7 @@ from textual.widgets import DataTable, Input, Static, TabbedContent
 
 from core.archive.store import RESULTS_DIR, TRANSCRIPT_DIR
 from core.measure import json_chars
+from core.sources.agent.session import AgentSession
 from tests.tui.conftest import play_to_end, wait_for
 from tui.app import CtxlabApp
 from tui.widgets.context_meter import ContextMeter
@@ -40,7 +41,7 @@ async def test_scenario_played_to_the_end_updates_every_panel(
         # list the last call sent.
         meter = app.query_one(ContextMeter)
         assert len(meter.history) == app.calls == 10
-        assert meter.chars == meter.history[-1] == json_chars(app.sent_messages())
+        assert meter.chars == meter.history[-1] == json_chars(app.sent)
         # Transcripts: exactly the files on disk, transcripts and results.
         ws = tmp_path / "ws"
         on_disk = {p.relative_to(ws).as_posix() for p in (ws / TRANSCRIPT_DIR).glob("*.jsonl")}
@@ -58,7 +59,8 @@ async def test_scenario_played_to_the_end_updates_every_panel(
         await pilot.pause(0.1)
         assert app.query_one(TabbedContent).active == "tab-model"
         view = app.query_one(ModelView)
-        assert view.messages == app.session.messages[:-1]  # minus the final reply
+        assert isinstance(app.source, AgentSession)
+        assert view.messages == app.source.agent.messages[:-1]  # minus the final reply
         assert "-summary" in view.children[0].classes  # the [Compacted] message
         await pilot.press("v")
 
@@ -101,7 +103,7 @@ async def test_paused_start_steps_one_call_and_thresholds_apply_live(
         await pilot.press("s")
         await wait_for(pilot, lambda: app.calls == 1)
         await pilot.pause(0.2)
-        assert app.calls == 1 and app.session.paused
+        assert app.calls == 1 and app.paused
         # Thresholds: refused with the field named, or handed to the running agent.
         await pilot.press("l")
         await pilot.pause(0.1)
@@ -113,7 +115,7 @@ async def test_paused_start_steps_one_call_and_thresholds_apply_live(
         screen.query_one("#limit-context_limit", Input).value = "5000"
         await pilot.press("ctrl+s")
         await pilot.pause(0.1)
-        assert app.session.thresholds.context_limit == 5000
+        assert app.limits().context_limit == 5000
         assert app.query_one(ContextMeter).limits.context_limit == 5000
 
 

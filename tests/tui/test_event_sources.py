@@ -3,6 +3,7 @@ drawn by the same panels, with only the controls the source offers."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -35,8 +36,7 @@ async def test_a_replay_plays_in_the_workbench_with_its_own_and_ctxlabs_stages(
                               display_workspace="~/replay"))
     async with app.run_test(size=(200, 55)) as pilot:
         await play_to_end(pilot)
-        assert app.session is None and app.source is not None
-        assert app.source.kind == "replay" and not app.query("#prompt")
+        assert isinstance(app.source, ReplaySource) and not app.query("#prompt")
         assert CLAUDE.name in app.title and "provider replay" in app.sub_title
         by = {record.event.by for record in app.query_one(StageTimeline).stages}
         assert "claude-code" in by  # the recorded agent's own compaction, on the timeline
@@ -97,22 +97,32 @@ async def test_a_paused_replay_is_stepped_by_keys_to_the_original_compaction(
         assert panel.step.index == panel.step.total
 
 
-async def test_next_compaction_is_offered_only_by_a_replay(make_app) -> None:  # type: ignore[no-untyped-def]
-    app = make_app()
+async def test_next_compaction_plays_a_scenario_on_to_its_next_stage(
+        make_app: Callable[..., CtxlabApp]) -> None:
+    """ctxlab's own run honours ``n`` through the same gate as a replay: it plays on and
+    pauses right after the model call whose prepare() fired a stage."""
+    app = make_app(paused=True)
     async with app.run_test(size=(200, 55)) as pilot:
-        await play_to_end(pilot)
-        app.action_next_compaction()  # a scenario run has no such control: a notice only
-        await pilot.pause(0.05)
-        assert not app.query_one(ReplayPanel).display
+        await pilot.pause(0.2)
+        assert app.calls == 0 and app.paused
+        await pilot.press("n")
+        await wait_for(pilot, lambda: app.query_one(StageTimeline).row_count >= 1)
+        source = app.source
+        assert source is not None
+        await wait_for(pilot, lambda: not source.seeking or app.finished)
+        held = app.calls
+        await pilot.pause(0.3)
+        assert app.finished or (app.paused and app.calls == held)
+        assert not app.query_one(ReplayPanel).display  # the Replay panel is a replay's
 
 
 async def test_the_replay_speed_follows_the_speed_keys(tmp_path: Path) -> None:
     app = replay_app(tmp_path, speed=2.0)
     async with app.run_test(size=(200, 55)) as pilot:
         await pilot.pause(0.05)
-        assert app.source.speed == 2.0  # type: ignore[union-attr]
+        assert app.source is not None and app.source.controls.speed == 2.0
         await pilot.press("plus")
-        assert app.source.speed == 4.0  # type: ignore[union-attr]
+        assert app.source.controls.speed == 4.0
 
 
 async def test_a_replays_temporary_folder_is_removed_when_the_workbench_closes(

@@ -88,7 +88,7 @@ async def test_with_lang_zh_every_visible_title_label_and_key_is_chinese(
         make_app: Callable[..., CtxlabApp]) -> None:
     app = make_app(scenario=TINY_ZH, lang="zh", paused=True)
     async with app.run_test(size=(200, 55)) as pilot:
-        app.session.step()
+        app.source.step()
         await pilot.pause(0.4)
         panels = {w.id: str(w.border_title) for w in app.screen.query("*")
                   if w.border_title and w.display}
@@ -108,7 +108,7 @@ async def test_with_lang_zh_every_visible_title_label_and_key_is_chinese(
         system = [c.title for c in app.get_system_commands(app.screen)]
         assert system and all(CJK.search(title) for title in system)
         # Stage names stay the course's identifiers; their hints are Chinese.
-        app.session.resume()
+        app.source.resume()
         await play_to_end(pilot)
         timeline = app.query_one(StageTimeline)
         row = timeline.get_row_at(0)

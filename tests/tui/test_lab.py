@@ -12,6 +12,7 @@ from core.compare import compare
 from core.events import PairViolation
 from core.scenarios import find_scenario
 from core.scenarios.workspaces import generate
+from core.sources.agent.session import AgentSession
 from tests.tui.conftest import PAIRS, TINY, play_to_end, wait_for
 from tui.app import CtxlabApp
 from tui.screens.breaks import BreaksScreen
@@ -84,7 +85,7 @@ async def test_switches_chosen_in_the_modal_restart_the_scenario_and_show_lost_o
         await pilot.pause(0.2)
         assert app.config.breaks == frozenset({"persist-before-placeholder"})
         assert app.workspace != first and app.workspace in app.temp_workspaces  # fresh copy
-        app.session.resume()
+        app.source.resume()
         await play_to_end(pilot)
         assert "broken: persist-before-placeholder" in str(app.query_one(RunStatus).render())
         timeline = app.query_one(StageTimeline)
@@ -141,7 +142,7 @@ async def test_system_prompt_view_lists_the_pinned_rules_file(
                                          encoding="utf-8")
     app = make_app(paused=True, workspace=workspace)
     async with app.run_test(size=(200, 55)) as pilot:
-        app.session.step()
+        app.source.step()
         await wait_for(pilot, lambda: app.calls >= 1)
         await pilot.pause(0.2)
         meter = app.query_one(ContextMeter)
@@ -157,5 +158,6 @@ async def test_system_prompt_view_lists_the_pinned_rules_file(
         rules = blocks["rules:CTXLAB.md"]
         assert "pinned" in str(rules.title) and "CTXLAB.md" in str(rules.title)
         assert "Run the tests before saying done." in rules.section.text
-        sent = [s.name for s in app.session.system_sections() if s.text.strip()]
+        assert isinstance(app.source, AgentSession) and app.source.agent is not None
+        sent = [s.name for s in app.source.agent.last_system if s.text.strip()]
         assert sent == list(blocks)  # every section the call rendered, in its order

@@ -75,7 +75,7 @@ async def test_auto_pause_stops_at_each_new_kind_of_stage_and_says_why(
         assert any(first.stage in title and why in message for title, message in notes)
         kinds = {first.stage}
         while not app.finished:
-            app.session.resume()
+            app.source.resume()
             await wait_for(pilot, lambda: app.paused or app.finished)
             kinds |= {r.event.stage for r in app.query_one(StageTimeline).stages}
         # Paused once per kind (the gate is closed only at a kind's first firing).

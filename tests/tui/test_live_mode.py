@@ -4,13 +4,15 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 from textual.widgets import Input, Markdown
 
 from core.events import Recorder, RunEnd, TurnEnd
+from core.sources.agent.session import AgentSession
 from tests.support.messages_server import MessagesServer
-from tests.tui.conftest import wait_for
+from tests.tui.conftest import turn_done, wait_for
 from tui.app import AppConfig, CtxlabApp
 from tui.widgets.context_meter import ContextMeter
 
@@ -37,8 +39,7 @@ async def test_a_prompt_runs_a_live_turn_and_shows_the_api_usage(
         await pilot.press(*"what is here?")
         await pilot.press("enter")
         await wait_for(pilot, lambda: app.query_one(ContextMeter).usage_tokens is not None)
-        await app.workers.wait_for_complete()
-        await pilot.pause(0.2)
+        await turn_done(pilot)
         assert app.query_one(ContextMeter).usage_tokens == 1234
         assert "model claude-" in app.sub_title  # as the run reported it
         answer = app.query(Markdown).last()
@@ -66,14 +67,20 @@ async def test_three_prompts_are_one_session_saved_after_every_turn(
     when the workbench leaves."""
     monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-test")
     monkeypatch.setenv("ANTHROPIC_BASE_URL", messages_server.url)
+    recorder = Recorder()
+
+    class Recorded(AgentSession):  # the session the workbench opens, recorded from its start
+        def __init__(self, *args: Any, **kwargs: Any) -> None:
+            super().__init__(*args, **kwargs)
+            self.subscribe(recorder)
+
+    monkeypatch.setattr("tui.app.AgentSession", Recorded)
     app = CtxlabApp(AppConfig(scenario=None, workspace=tmp_path, provider="anthropic",
                               display_workspace="~/project"))
-    recorder = Recorder()
     session_file = tmp_path / ".ctxlab/sessions/default/session.json"
     async with app.run_test(size=(200, 55)) as pilot:
         await pilot.pause(0.1)
-        assert app.session is not None
-        app.session.subscribe(recorder)
+        assert isinstance(app.source, AgentSession)
         prompt = app.query_one("#prompt", Input)
         for n, text in enumerate(["one", "two", "three"], start=1):
             messages_server.reply_text(f"answer {n}")
@@ -82,7 +89,7 @@ async def test_three_prompts_are_one_session_saved_after_every_turn(
             await pilot.press(*text)
             await pilot.press("enter")
             await wait_for(pilot, lambda n=n: len(recorder.of(TurnEnd)) == n)
-            await app.workers.wait_for_complete()
+            await turn_done(pilot)
             saved = json.loads(session_file.read_text(encoding="utf-8"))
             assert saved["turns"] == n
             assert [m["content"] for m in saved["messages"] if m["role"] == "user"] == \
@@ -96,4 +103,4 @@ async def test_three_prompts_are_one_session_saved_after_every_turn(
     kinds = [e.type for e in recorder.events]
     assert kinds.count("run_end") == 1 and kinds[-1] == "run_end"
     assert recorder.events[-1].ok and recorder.events[-1].turns == 3
-    assert kinds.count("run_start") == 1 and kinds[0] == "run_start"  # at the first prompt
+    assert kinds.count("run_start") == 1 and kinds[0] == "run_start"  # when it opened

@@ -28,7 +28,7 @@ from core.providers.registry import (
     make_summarizer,
     summarizer_names,
 )
-from core.sources.replay.model import MAX_STEP_WAIT
+from core.sources.controls import MAX_DELAY
 from tui.cli import failure
 from tui.cli.cmd_run import JsonSink, LogSink, add_common_flags, describe_event
 from tui.cli.flags import Checked, add_threshold_flags, integer, number, threshold_overrides
@@ -38,7 +38,7 @@ EXIT_USAGE = 2
 EXIT_FAILED = 1
 FORMAT_CHOICES = ("auto", "claude-code", "codex", "messages", "requests")
 WORKBENCH_SPEED = 1.0  # requests per second when the workbench opens without --speed
-MIN_SPEED = 1 / MAX_STEP_WAIT  # slower, a step would wait minutes (1e-300: forever)
+MIN_SPEED = 1 / MAX_DELAY  # slower, a step would wait minutes (1e-300: forever)
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:

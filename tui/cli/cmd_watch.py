@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import os
+import signal
 import sys
 from pathlib import Path
 from urllib.parse import urlsplit
@@ -20,6 +21,7 @@ from core.events import (
     Emitter,
     Error,
     Event,
+    Recorder,
     Stage,
     WatchRequest,
     WatchResponse,
@@ -140,8 +142,22 @@ def _printer(as_json: bool):
     return sink
 
 
-async def serve(options: WatchOptions, emit: Emitter) -> None:
-    await WatchSource(options).run(emit)
+async def serve(options: WatchOptions, emit: Emitter) -> bool:
+    """Watch until Ctrl+C, which finishes the watch (its ``run_end`` says ok): stopping is
+    how a watch ends, not a failure. True unless it could not start or failed."""
+    source = WatchSource(options)
+    loop = asyncio.get_running_loop()
+    try:
+        loop.add_signal_handler(signal.SIGINT, source.finish)
+    except (NotImplementedError, RuntimeError):  # no signal handlers here: Ctrl+C cancels
+        pass
+    try:
+        return await source.run(emit)
+    finally:
+        try:
+            loop.remove_signal_handler(signal.SIGINT)
+        except (NotImplementedError, RuntimeError):
+            pass
 
 
 def open_workbench(options: WatchOptions) -> int:
@@ -170,13 +186,14 @@ def run(args: argparse.Namespace) -> int:
             return fail(str(exc))
     if not args.headless:
         return open_workbench(options)
-    emitter = Emitter(sinks=[_printer(args.json)])
+    failures = Recorder()  # the watch's own failures (not a client's) end it: say the first
+    emitter = Emitter(sinks=[_printer(args.json), failures])
     try:
-        asyncio.run(serve(options, emitter))
-    except HarnessPathError as exc:  # planted after the check above
-        return fail(str(exc))
-    except OSError as exc:
-        return fail(f"cannot listen on {options.host}:{options.port}: {exc.strerror or exc}")
-    except KeyboardInterrupt:
-        print("ctxlab watch: stopped", file=sys.stderr)
+        ok = asyncio.run(serve(options, emitter))
+    except KeyboardInterrupt:  # Ctrl+C where no handler could be installed
+        ok = True
+    last = failures.of(Error)[-1:]  # a failure that ends the run is its last error
+    if not ok and last and last[0].kind != "cancelled":
+        return fail(last[0].message)  # a planted link, a busy port: one line
+    print("ctxlab watch: stopped", file=sys.stderr)
     return 0

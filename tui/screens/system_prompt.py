@@ -4,14 +4,15 @@ Compaction only ever touches the message list; what survives every stage lives i
 system prompt — ctxlab's own rules, the memory catalog and recalled records, and the pinned
 context (project rules files such as ``CTXLAB.md``, and the harness's work log). Seeing the
 actual text, with each section's category and size, is how a learner checks that a rule
-really reaches the model. The sections come from ``agent.last_system`` (the very list the
-agent rendered for that call), so nothing here is reconstructed.
+really reaches the model. The sections come from the last ``system_prompt`` event (the
+very list the agent rendered for that call, texts included), so nothing here is
+reconstructed.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import ClassVar
+from dataclasses import dataclass
+from typing import Any, ClassVar
 
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
@@ -20,7 +21,7 @@ from textual.content import Content
 from textual.screen import Screen
 from textual.widgets import Collapsible, Footer, Static
 
-from core.sources.agent.system_prompt import Section, category_of
+from core.events import SystemPrompt
 from tui.i18n import localize_bindings, t
 
 CATEGORY_STYLE = {"system": "bold $primary", "memory": "bold $recalled",
@@ -28,10 +29,35 @@ CATEGORY_STYLE = {"system": "bold $primary", "memory": "bold $recalled",
 OPEN_UP_TO = 3_000  # sections longer than this start collapsed, so the list stays scannable
 
 
+@dataclass(frozen=True)
+class Section:
+    """One section as the event described it, with its text."""
+
+    name: str
+    text: str
+    category: str
+    source: str = ""
+
+    @property
+    def chars(self) -> int:
+        return len(self.text)
+
+    @classmethod
+    def of(cls, described: dict[str, Any], text: str) -> Section:
+        return cls(str(described.get("name", "")), text,
+                   str(described.get("category") or "system"), str(described.get("source", "")))
+
+
+def sections_of(event: SystemPrompt | None) -> list[Section]:
+    """The sections of a ``system_prompt`` event (none before the first main call)."""
+    if event is None:
+        return []
+    return [Section.of(d, text) for d, text in zip(event.sections, event.texts, strict=False)]
+
+
 def section_title(section: Section) -> str:
     """``rules:CTXLAB.md · pinned · 1,234 chars · CTXLAB.md`` (Collapsible titles are text)."""
-    category = category_of(section)
-    parts = [section.name, t(f"category.{category}"),
+    parts = [section.name, t(f"category.{section.category}"),
              f"{section.chars:,} {t('unit.chars')}"]
     if section.source:
         parts.append(section.source)
@@ -45,7 +71,7 @@ class SectionBlock(Collapsible):
         self.section = section
         super().__init__(Static(Content(section.text), classes="sysprompt-text"),
                          title=section_title(section), collapsed=section.chars > OPEN_UP_TO,
-                         classes=f"sysprompt-section -{category_of(section)}")
+                         classes=f"sysprompt-section -{section.category}")
 
 
 class SystemPromptScreen(Screen[None]):
@@ -57,10 +83,10 @@ class SystemPromptScreen(Screen[None]):
         Binding("minus", "expand(False)", "key.collapse_all", key_display="-"),
     ]
 
-    def __init__(self, sections: Sequence[Section]) -> None:
+    def __init__(self, event: SystemPrompt | None) -> None:
         super().__init__()
         localize_bindings(self)
-        self.sections = [s for s in sections if s.text.strip()]  # as render() joins them
+        self.sections = sections_of(event)
 
     def compose(self) -> ComposeResult:
         yield Static(self.summary(), id="sysprompt-title")
@@ -74,8 +100,7 @@ class SystemPromptScreen(Screen[None]):
     def summary(self) -> Content:
         totals: dict[str, int] = {}
         for section in self.sections:
-            category = category_of(section)
-            totals[category] = totals.get(category, 0) + section.chars
+            totals[section.category] = totals.get(section.category, 0) + section.chars
         parts: list[str | tuple[str, str]] = [
             (f" {t('sysprompt.title')} ", "bold reverse"), "  ",
             t("sysprompt.count", n=len(self.sections),

@@ -1,25 +1,22 @@
 """The watch screen: a watched client's requests, one row each, with the selected one's
 breakdown, changes and the client's own compaction stages.
 
-It renders any event source that speaks the watch events (``watch_start``,
-``watch_request``, ``stage``, ``watch_response``): the source's ``async run(emit)`` runs in
-a worker on the app's loop and every event is posted to the screen as a message, so the
-screen never touches the proxy. ``ctxlab watch`` opens the workbench on the watch source,
-which hosts this screen (:func:`host_watch_screen`) and routes the source's events to it as
-to its own panels (:mod:`tui.routing`); :class:`WatchApp` is the screen on its own, for
-tests of the screen alone.
+It draws the watch events (``watch_start``, ``watch_request``, ``stage``,
+``watch_response``) and never touches the proxy. ``ctxlab watch`` opens the workbench on
+the watch source; the workbench pushes this screen over its panels
+(:mod:`tui.source_views`) and routes the source's events to it in the same batches as to
+its own panels (:mod:`tui.routing`).
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Awaitable, Callable
-from typing import Any, ClassVar, Protocol
+from collections.abc import Callable
+from typing import ClassVar
 
-from textual.app import App, ComposeResult
+from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical
-from textual.message import Message
 from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Static
 
@@ -28,18 +25,6 @@ from tui.routing import Routed, handles
 from tui.screens.viewer import Viewer
 from tui.widgets.watch_detail import RequestDetail, stage_lines
 from tui.widgets.watch_requests import RequestTable
-
-
-class EventSource(Protocol):
-    def run(self, emit: Callable[[Event], Any]) -> Awaitable[None]: ...
-
-
-class WatchEvent(Message):
-    """One event of the source, delivered on the UI's message queue."""
-
-    def __init__(self, event: Event) -> None:
-        super().__init__()
-        self.event = event
 
 
 class WatchScreen(Routed, Screen[None]):
@@ -60,11 +45,9 @@ class WatchScreen(Routed, Screen[None]):
                                 overflow-y: auto; }
     """
 
-    def __init__(self, body_of: Callable[[int], bytes | None] | None = None,
-                 notify_errors: bool = True) -> None:
+    def __init__(self, body_of: Callable[[int], bytes | None] | None = None) -> None:
         super().__init__()
         self.body_of = body_of
-        self.notify_errors = notify_errors  # hosted by the workbench, the app says them
         self.requests: dict[int, WatchRequest] = {}
         self.responses: dict[int, WatchResponse] = {}
         self.stages: dict[int, list[Stage]] = {}
@@ -84,12 +67,9 @@ class WatchScreen(Routed, Screen[None]):
 
     # -- events ----------------------------------------------------------------------------
 
-    def on_watch_event(self, message: WatchEvent) -> None:
-        self.show(message.event)
-
     @handles(WatchStart, WatchRequest, Stage, WatchResponse, Error)
     def show(self, event: Event) -> None:
-        """Draw one event of the watch (routed by the workbench, or posted by WatchApp)."""
+        """Draw one event of the watch (errors are said by the workbench itself)."""
         table = self.query_one(RequestTable)
         if isinstance(event, WatchStart):
             where = f" · recording {event.recording}" if event.recording else ""
@@ -109,8 +89,6 @@ class WatchScreen(Routed, Screen[None]):
             table.add_response(event)
         elif isinstance(event, Error):
             self.errors.append(event.message)
-            if self.notify_errors:
-                self.notify(event.message, severity="error")
         self._show_selected()
 
     def on_data_table_row_highlighted(self, message: DataTable.RowHighlighted) -> None:
@@ -152,38 +130,3 @@ class WatchScreen(Routed, Screen[None]):
         except ValueError:
             text = raw.decode("utf-8", errors="replace")
         self.app.push_screen(Viewer(f"request #{chosen}", text, "json"))
-
-
-class WatchApp(App[None]):
-    """A standalone app around :class:`WatchScreen`, driving one event source."""
-
-    TITLE = "ctxlab watch"
-    CSS = """
-    #viewer-box { border: round $primary; height: 1fr; }
-    #viewer-note { height: 1; color: $text-muted; }
-    #viewer-text { height: 1fr; }
-    """
-
-    def __init__(self, source: EventSource) -> None:
-        super().__init__()
-        self.source = source
-        self.screen_ = WatchScreen(body_of=getattr(source, "body", None))
-
-    def on_mount(self) -> None:
-        self.push_screen(self.screen_)
-        self.run_worker(self._drive(), exclusive=True, exit_on_error=False)
-
-    async def _drive(self) -> None:
-        try:
-            await self.source.run(lambda event: self.screen_.post_message(WatchEvent(event)))
-        except OSError as exc:
-            self.exit(return_code=2, message=f"ctxlab watch: cannot listen: "
-                                             f"{exc.strerror or exc}")
-
-
-async def host_watch_screen(app: Any, source: Any) -> WatchScreen:
-    """Push the watch screen over the workbench and route the source's events to it."""
-    screen = WatchScreen(body_of=getattr(source, "body", None), notify_errors=False)
-    await app.push_screen(screen)
-    app.routed.append(screen)
-    return screen

@@ -56,7 +56,7 @@ from core.sources.agent.pinned import ProjectRules
 from core.sources.agent.side_calls import Announced
 from core.sources.agent.system_prompt import Section, base_sections, describe, render
 from core.sources.agent.worklog import WorkLog
-from core.sources.controls import Gate
+from core.sources.controls import Controls
 from core.tools import TOOL_SCHEMAS, ToolOutcome, ToolRunner
 from core.tools.secrets import ToolSecrets, redact_file
 
@@ -86,7 +86,7 @@ class Agent:
         emit: Callable[[Event], Any] | None = None,
         breaks: frozenset[str] = frozenset(),
         memory: bool = True,
-        gate: Gate | None = None,
+        gate: Controls | None = None,
         offline_side_calls: bool | None = None,
         max_steps: int = MAX_STEPS_PER_TURN,
         compaction: str = "s08",
@@ -105,7 +105,7 @@ class Agent:
             pass_env=pass_env, extra=[(f"{provider.name} API key",
                                        getattr(provider, "api_key", None))])
         self.emit = emit or (lambda event: event)
-        self.gate = gate or Gate()
+        self.gate = gate or Controls()  # held before each main call (pause, step, pace)
         self.max_steps = max_steps
         self.count_tokens = count_tokens
         # Scripted runs answer side calls offline unless the scenario scripts an answer.
@@ -262,13 +262,15 @@ class Agent:
                 self.emit(PairViolation(kind=v.kind, message_index=v.message_index,
                                         tool_use_id=v.tool_use_id,
                                         stage=self.compactor.violation_stage(v)))
-            self.emit(SystemPrompt(sections=describe(sections)))
+            self.emit(SystemPrompt(sections=describe(sections),
+                                   texts=tuple(s.text for s in sections if s.text.strip())))
             split = self.prefix_cache.observe(system, TOOL_SCHEMAS, messages, stable)
             self.emit(ModelRequest(purpose="main", chars=chars,
                                    est_tokens=estimate_tokens(system) + chars // 4,
                                    messages=len(messages), system_chars=len(system),
                                    counted_tokens=await self._counted(system, messages),
-                                   cache_read_est=split.read, cache_write_est=split.write))
+                                   cache_read_est=split.read, cache_write_est=split.write,
+                                   sent=tuple(messages)))
             reply = await self.provider.complete(
                 # a copy: the loop keeps appending to its own list after the call
                 ModelCall(purpose="main", messages=list(messages), system=system,

@@ -29,7 +29,7 @@ class RunOptions:
     pinned: bool = True  # project rules + work log in every system prompt (off: compare lab)
     session: str | None = None
     resume: str | None = None
-    word_delay: float = 0.0
+    interactive: bool = False  # after the prompts, wait for more (send) until finish()
     count_tokens: bool = False  # ask the API's count_tokens before each main call (online)
     record_stages: bool = False  # stage events carry their before/after (an inspector)
     api_context: ApiContext | None = None  # the API's own context management + caching
@@ -38,8 +38,7 @@ class RunOptions:
 
 def make_provider(options: RunOptions, emit: Callable[[Event], Any]) -> Provider:
     """The run's provider, from the registry (:mod:`core.providers.registry`)."""
-    provider = registry.make_provider(options.provider, model=options.model,
-                                      word_delay=options.word_delay, on_retry=emit)
+    provider = registry.make_provider(options.provider, model=options.model, on_retry=emit)
     use_api_context(provider, options.api_context)
     return provider
 

@@ -1,16 +1,16 @@
-"""One agent session: ctxlab's own loop, driven from outside through one object.
+"""One agent session: ctxlab's own loop as an event source (:class:`~core.sources.Source`).
 
-The workbench, ``ctxlab run --headless``, ``compare`` and the tests all drive this object,
-and only this object: start, send a prompt, pause / step / resume, cancel, change the
-thresholds, recover a tool result's original, end. It prepares the workspace, picks the
-provider, plays each turn through an :class:`~core.sources.agent.loop.Agent`, saves the session and
-its work log after every turn, and ends with exactly one ``run_end`` event — errors become
-an ``error`` event and ``ok: false``, never a traceback.
+The workbench, ``ctxlab run --headless``, ``compare`` and the tests all drive this object
+through the source's controls: run, send a prompt, pause / step / resume, pace, play to the
+next stage, change the thresholds, finish, cancel. It prepares the workspace, picks the
+provider, plays each turn through an :class:`~core.sources.agent.loop.Agent`, and saves the
+session and its work log after every turn; the base class turns any failure into one
+``error`` event and ends with exactly one ``run_end``.
 
-A scripted scenario (or a list of prompts) is played by :meth:`AgentSession.run`; live
-mode calls :meth:`AgentSession.send` once per prompt and :meth:`AgentSession.end` when
-the person leaves, so several prompts are one session, not one run per prompt. The
-session is an event source (:mod:`core.sources`) like any other.
+A scripted scenario or a list of prompts is played and the run ends. An *interactive*
+session (the workbench's live mode) then waits for prompts (:meth:`send`) until
+:meth:`finish`: several prompts are one session, one ``run_start`` and one ``run_end``, and a
+turn that fails is reported while the session stays open for the next prompt.
 
 Every run keeps a work log (:mod:`core.sources.agent.worklog`) beside its session — under the
 ``--session`` name, else ``default`` — saved after each turn (and after a failed one: what
@@ -21,26 +21,24 @@ the turn's probes is checked against what the next main call would send, and rep
 
 from __future__ import annotations
 
-import asyncio
 import os
-from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, Self
 
-from core import sources as source
 from core.config import Thresholds, scenario_thresholds
-from core.events import Error, Event, RunEnd, RunStart, SessionStart, Sink
+from core.events import Error, RunStart, SessionStart, Sink
 from core.memory.store import MemoryStore
 from core.memory.watch import MemoryWatcher
 from core.providers.api_context import ApiContext
-from core.providers.base import Provider, ProviderError, awaits_retry_sink
+from core.providers.base import Provider, awaits_retry_sink
 from core.providers.scripted import ScriptedProvider
+from core.scenarios import DEFAULT_SCENARIO, find_scenario
 from core.scenarios.prepare import prepare_workspace
+from core.sources import Capability, Source
 from core.sources.agent.loop import Agent
 from core.sources.agent.options import RunOptions, make_provider, use_api_context
 from core.sources.agent.probes import check_probe
 from core.sources.agent.saved import check_save_target, load_session, save_session
-from core.sources.agent.system_prompt import Section
 from core.sources.agent.worklog import (
     DEFAULT_SESSION,
     WorkLog,
@@ -50,49 +48,44 @@ from core.sources.agent.worklog import (
     save_worklog,
     worklog_path,
 )
-from core.sources.controls import Gate
+
+__all__ = ["AgentSession", "RunOptions"]
+
+PLAYED = frozenset({Capability.PAUSE, Capability.STEP, Capability.PACE,
+                    Capability.NEXT_STAGE, Capability.THRESHOLDS, Capability.CANCEL})
+INTERACTIVE = PLAYED | {Capability.SEND, Capability.FINISH}
 
 
-class AgentSession:
-    """ctxlab's agent loop as an event source with controls (see :mod:`core.sources`)."""
+class AgentSession(Source):
+    """ctxlab's agent loop as an event source; see the module docstring."""
 
-    kind = "ctxlab"
-    capabilities = frozenset({source.PAUSE, source.STEP, source.CANCEL, source.SEND,
-                              source.THRESHOLDS})
+    step_period = 0.8  # seconds before each main model call at speed ×1
+    word_period = 0.03  # seconds per streamed word of a scripted reply at speed ×1
 
-    def __init__(self, options: RunOptions, emit: Callable[[Event], Any] | None = None,
-                 gate: Gate | None = None, provider: Provider | None = None) -> None:
+    def __init__(self, options: RunOptions, emit: Sink | None = None, *,
+                 paused: bool = False, provider: Provider | None = None) -> None:
+        super().__init__(emit, paused=paused)
         self.options = options
-        self._first = emit
-        self._sinks: list[Sink] = []
-        self.gate = gate or Gate()
+        self.capabilities = INTERACTIVE if options.interactive else PLAYED
         self.provider = provider
         self.agent: Agent | None = None
-        self.turns = 0
-        self.started = False
-        self.ended = False
-        self.ok = True  # False once a turn failed or was cancelled
-        self._task: asyncio.Task[Any] | None = None
         self._store: MemoryStore | None = None
         self._watcher: MemoryWatcher | None = None
+        self._unsaved = False  # a turn began and its end did not save the work log
+        scenario = options.scenario
+        self.name = scenario.name if scenario else "live"
+        if options.thresholds is not None:
+            self.thresholds = options.thresholds
+        elif scenario is not None:  # a budget that does not validate fails at open()
+            try:
+                self.thresholds = scenario_thresholds(scenario.thresholds, scenario.source)
+            except ValueError:
+                pass
 
-    # -- the event stream ---------------------------------------------------------------------
-
-    @property
-    def name(self) -> str:
-        scenario = self.options.scenario
-        return scenario.name if scenario else "live"
-
-    def subscribe(self, sink: Sink) -> None:
-        """Also hand every event to ``sink`` (after the sink given at construction)."""
-        self._sinks.append(sink)
-
-    def emit(self, event: Event) -> Event:
-        out = self._first(event) if self._first is not None else None
-        stamped = out if isinstance(out, Event) else event  # an Emitter stamps ``t``
-        for sink in list(self._sinks):
-            sink(stamped)
-        return stamped
+    @classmethod
+    def sample(cls, workdir: Path) -> Self:
+        """The bundled default scenario, on the scripted model."""
+        return cls(RunOptions(workspace=workdir, scenario=find_scenario(DEFAULT_SCENARIO)))
 
     # -- settings -------------------------------------------------------------------------------
 
@@ -100,73 +93,24 @@ class AgentSession:
     def workspace(self) -> Path:
         return self.options.workspace
 
-    @property
-    def thresholds(self) -> Thresholds:
-        """The limits in force: the running compactor's, else what a start would use."""
-        if self.agent is not None:
-            return self.agent.compactor.thresholds
-        if self.options.thresholds is not None:
-            return self.options.thresholds
-        scenario = self.options.scenario
-        return scenario_thresholds(scenario.thresholds, scenario.source) if scenario \
-            else Thresholds()
-
     def set_thresholds(self, value: Thresholds) -> None:
         """New limits, from the next ``prepare()`` on (and for every later agent)."""
+        super().set_thresholds(value)
         self.options.thresholds = value
         if self.agent is not None:
             self.agent.compactor.thresholds = value
 
-    @property
-    def breaks(self) -> frozenset[str]:
-        return self.options.breaks
+    def set_speed(self, speed: float) -> None:
+        super().set_speed(speed)
+        if isinstance(self.provider, ScriptedProvider):
+            self.provider.word_delay = self.controls.word_delay
 
     @property
     def session_name(self) -> str:
         """Where this run's session files go (``default`` when no name was given)."""
         return self.options.session or self.options.resume or DEFAULT_SESSION
 
-    # -- controls -------------------------------------------------------------------------------
-
-    @property
-    def paused(self) -> bool:
-        return self.gate.paused
-
-    def pause(self) -> None:
-        self.gate.pause()
-
-    def resume(self) -> None:
-        self.gate.resume()
-
-    def step(self) -> None:
-        self.gate.step()
-
-    def set_pace(self, call_delay: float, word_delay: float) -> None:
-        """Seconds before each model call, and between streamed words (scripted replies)."""
-        self.gate.delay = call_delay
-        self.options.word_delay = word_delay
-        if isinstance(self.provider, ScriptedProvider):
-            self.provider.word_delay = word_delay
-
-    def cancel(self) -> None:
-        """Stop the work in progress at its next await (``run_end`` still comes)."""
-        if self._task is not None and not self._task.done():
-            self._task.cancel()
-
     # -- what the engine holds, read-only for front ends ----------------------------------------
-
-    @property
-    def messages(self) -> list[dict[str, Any]]:
-        """A copy of the list the next main call starts from."""
-        return list(self.agent.messages) if self.agent is not None else []
-
-    def sent_messages(self) -> list[dict[str, Any]]:
-        """The list the last main call was sent (compacted: what the model saw)."""
-        return list(self.agent.last_sent) if self.agent is not None else []
-
-    def system_sections(self) -> list[Section]:
-        """The system prompt's sections as the last main call was sent them."""
-        return list(self.agent.last_system) if self.agent is not None else []
 
     def original(self, tool_use_id: str) -> Any:
         """A tool result's original content, from the history the engine never compacts
@@ -214,74 +158,13 @@ class AgentSession:
         if watcher is not None:
             watcher.stop()
 
-    # -- playing --------------------------------------------------------------------------------
+    # -- the source -----------------------------------------------------------------------------
 
-    async def run(self, emit: Sink | None = None) -> bool:
-        """Play the scenario (or the prompts) and end; True when everything completed."""
-        if emit is not None:
-            self.subscribe(emit)
-        self._task = asyncio.current_task()
-        ok = False
-        try:
-            ok = await self._attempt(self._play)
-        finally:
-            await self.end()
-        return ok and self.ok
-
-    async def start(self) -> bool:
-        """Prepare the workspace, pick the provider, say ``run_start`` (once)."""
-        if self.started:
-            return True
-        return await self._attempt(self._start)
-
-    async def send(self, prompt: str) -> bool:
-        """One more request in this session (live mode); True when its turn completed."""
-        if self.ended:
-            raise RuntimeError("the session has ended")
-        self._task = asyncio.current_task()
-
-        async def turn() -> None:
-            await self._start()
-            agent = self.agent or self._resumed_agent()
-            await agent.run_turn(prompt)
-            self._after_turn(agent)
-
-        return await self._attempt(turn)
-
-    async def end(self) -> None:
-        """Close the provider and say ``run_end`` — once; a session that never started and
-        never failed has nothing to end (a live workbench left before its first prompt)."""
-        if self.ended:
-            return
-        self.ended = True
-        await self._close()
-        if self.started or not self.ok:
-            self.emit(RunEnd(ok=self.ok and self.started, turns=self.turns))
-
-    async def _attempt(self, work: Callable[[], Awaitable[None]]) -> bool:
-        """Run ``work``; a failure becomes an ``error`` event (the work log is kept)."""
-        try:
-            await work()
-            return True
-        except asyncio.CancelledError:
-            self._failed(Error(message="run cancelled", kind="cancelled"))
-            raise
-        except ProviderError as exc:
-            self._failed(Error(message=str(exc).splitlines()[0] if str(exc)
-                               else type(exc).__name__, kind=exc.kind))
-        except (OSError, ValueError) as exc:
-            self._failed(Error(message=str(exc), kind=type(exc).__name__))
-        return False
-
-    def _failed(self, error: Error) -> None:
-        self.ok = False
-        self.emit(error)
-        self._save_worklog()
-
-    async def _start(self) -> None:
-        if self.started:
-            return
+    async def open(self) -> RunStart:
+        """Prepare the workspace and pick the provider."""
         opts = self.options
+        if opts.scenario is not None and opts.thresholds is None:  # a bad budget fails here
+            self.thresholds = scenario_thresholds(opts.scenario.thresholds, opts.scenario.source)
         prepare_workspace(opts)
         given = self.provider is not None
         provider = self.provider or make_provider(opts, self.emit)
@@ -290,37 +173,56 @@ class AgentSession:
             provider.on_retry = self.emit
         if given:  # a provider made elsewhere gets the run's API settings too
             use_api_context(provider, opts.api_context)
-        self.started = True
+        if isinstance(provider, ScriptedProvider):
+            provider.word_delay = self.controls.word_delay
         api = getattr(provider, "api_context", None) or ApiContext()
-        self.emit(RunStart(provider=provider.name, workspace=str(opts.workspace),
-                           scenario=opts.scenario.name if opts.scenario else None,
-                           model=provider.model, breaks=tuple(sorted(opts.breaks)),
-                           context_manager=api.manager(opts.compaction)))
+        return RunStart(provider=provider.name, workspace=str(opts.workspace),
+                        scenario=opts.scenario.name if opts.scenario else None,
+                        model=provider.model, breaks=tuple(sorted(opts.breaks)),
+                        context_manager=api.manager(opts.compaction))
 
-    async def _play(self) -> None:
-        await self._start()
+    async def play(self) -> None:
         if self.options.scenario is not None:
             await self._play_scenario()
-        else:
-            agent = self._resumed_agent()
-            for prompt in self.options.prompts:
-                await agent.run_turn(prompt)
-                self._after_turn(agent)
+            return
+        agent = self._resumed_agent()
+        for prompt in self.options.prompts:
+            await self._turn(agent, prompt)
+        if not self.options.interactive:
+            return
+        while (sent := await self.controls.next_prompt()) is not None:
+            try:
+                await self._turn(agent, sent)
+            except Exception as exc:
+                self.report(exc)
+                self._save_worklog()
+                self._unsaved = False
 
-    async def _close(self) -> None:
+    async def close(self) -> None:
+        """Keep what the tools did (a failed or cancelled turn saved nothing), then close the
+        provider; closing must never mask the run's own outcome."""
+        if self._unsaved:
+            self._save_worklog()
         close = getattr(self.provider, "aclose", None)
         if close is not None:
             try:
                 await close()
-            except Exception:  # closing must never mask the run's own outcome
+            except Exception:
                 pass
+
+    # -- playing --------------------------------------------------------------------------------
+
+    async def _turn(self, agent: Agent, prompt: str) -> None:
+        self._unsaved = True
+        await agent.run_turn(prompt)
+        self._after_turn(agent)
 
     def new_agent(self, worklog: WorkLog | None = None) -> Agent:
         assert self.provider is not None
         source_rel = self._worklog_rel()  # a bad session name fails here, before any work
         self.agent = Agent(self.options.workspace, self.provider, thresholds=self.thresholds,
                            emit=self.emit, breaks=self.options.breaks,
-                           memory=self.options.memory, gate=self.gate,
+                           memory=self.options.memory, gate=self.controls,
                            compaction=self.options.compaction, pinned=self.options.pinned,
                            worklog=worklog, count_tokens=self.options.count_tokens,
                            record_stages=self.options.record_stages,
@@ -367,6 +269,7 @@ class AgentSession:
                 begin = getattr(self.provider, "begin_turn", None)
                 if begin:
                     begin(turn)
+                self._unsaved = True
                 await agent.run_turn(turn.user)
                 for probe in turn.probes:
                     self.emit(check_probe(agent, probe.ask, probe.expect))
@@ -374,6 +277,7 @@ class AgentSession:
 
     def _after_turn(self, agent: Agent) -> None:
         self.turns += 1
+        self._unsaved = False
         name = self.options.session or self.options.resume
         if name:
             save_session(self.options.workspace, name, agent.messages, agent.turns)

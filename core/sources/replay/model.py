@@ -23,7 +23,6 @@ from pathlib import Path
 from typing import Any
 
 Message = dict[str, Any]
-MAX_STEP_WAIT = 100.0  # seconds: the longest pause between two replayed steps, any speed
 
 
 class ReplayError(ValueError):

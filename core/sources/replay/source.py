@@ -11,35 +11,36 @@ through :meth:`Compactor.prepare` with its own archive in the replay workdir, so
 own compaction is a ``stage`` event with ``by`` set to the agent (``claude-code``,
 ``codex``), its trigger and pre-compaction tokens, and its summary saved as a file.
 
-Controls: :meth:`pause`, :meth:`resume`, :meth:`step`, :meth:`next_compaction` (run until
-a step that produced any stage event, either side's) and :attr:`speed` (requests per
-second; 0 plays as fast as it can).
+Controls are the source's (:mod:`core.sources`): pause, step, pace (requests per second at
+speed ×1), play until a step that produced any stage event (either side's), and seek to a
+request, back as well as forward. Every step's events are kept as they were emitted: a seek
+back emits ``rewind`` and the stream again up to the position, and playing on re-emits what
+was already played, so the pipeline (and a real summary call) runs once per step, whatever
+the seeking.
 """
 
 from __future__ import annotations
 
-import asyncio
+import json
 import re
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Self
 
-from core import sources as source
 from core.archive.atomic import atomic_write_text
 from core.compact.pipeline import Compactor
 from core.compact.summarizer import Summarizer
 from core.config import Thresholds
 from core.events import (
     AssistantText,
-    Error,
     Event,
+    EventT,
     ModelRequest,
     ModelResponse,
     ReplayNotice,
     ReplayStart,
     ReplayStep,
-    RunEnd,
+    Rewind,
     RunStart,
     Stage,
     ToolCall,
@@ -49,8 +50,9 @@ from core.events import (
 from core.harness_paths import harness_dir
 from core.measure import json_chars
 from core.messages import blocks, is_block, message_text, tool_names
-from core.providers.base import ProviderError
-from core.sources.replay.model import MAX_STEP_WAIT, Compaction, Exchange, Message, Recording
+from core.sources import Capability, Source
+from core.sources.replay import messages_json
+from core.sources.replay.model import Compaction, Exchange, Message, Recording
 from core.sources.replay.original import OriginalHistory, chars_per_token
 from core.sources.replay.steps import merge_into
 
@@ -68,6 +70,20 @@ class ReplayOptions:
     breaks: frozenset[str] = frozenset()
 
 
+def sample_history(requests: int = 6) -> list[Message]:
+    """A small recorded session (a file listed, read, read again), for :meth:`sample`."""
+    history: list[Message] = [{"role": "user", "content": "Find what logs the errors."}]
+    for n in range(1, requests):
+        use = {"type": "tool_use", "id": f"toolu_{n}", "name": "bash",
+               "input": {"command": f"cat part{n}.log"}}
+        history.append({"role": "assistant", "content": [use]})
+        history.append({"role": "user", "content": [
+            {"type": "tool_result", "tool_use_id": f"toolu_{n}",
+             "content": f"line {n}: ok\n" * 200}]})
+    history.append({"role": "assistant", "content": "The errors come from part3.log."})
+    return history
+
+
 def effective_thresholds(options: ReplayOptions, ratio: float) -> Thresholds:
     """The thresholds in force: a token limit becomes chars at the session's ratio."""
     if options.context_limit_tokens is None:
@@ -76,114 +92,114 @@ def effective_thresholds(options: ReplayOptions, ratio: float) -> Thresholds:
         context_limit=max(int(options.context_limit_tokens * ratio), 1))
 
 
-class ReplaySource:
-    """Plays one :class:`Recording`; see the module docstring. An event source
-    (:mod:`core.sources`): it can pause, step and be cancelled, but takes no prompt."""
+class ReplaySource(Source):
+    """Plays one :class:`Recording`; see the module docstring. It can pause, step, pace,
+    play to the next stage and seek (back as well as forward), but takes no prompt."""
 
-    kind = "replay"
-    capabilities = frozenset({source.PAUSE, source.STEP, source.CANCEL, source.NEXT_STAGE})
+    capabilities = frozenset({Capability.PAUSE, Capability.STEP, Capability.PACE,
+                              Capability.NEXT_STAGE, Capability.SEEK, Capability.CANCEL})
+    step_period = 1.0  # one recorded request a second at speed ×1
 
     def __init__(self, recording: Recording, options: ReplayOptions) -> None:
+        super().__init__()
         self.recording = recording
         self.name = recording.path.name
         self.options = options
-        self.speed = options.speed
+        self.controls.set_speed(options.speed)  # requests per second (0: as fast as it can)
         self.ratio, self.ratio_source = chars_per_token(recording)
         self.thresholds = effective_thresholds(options, self.ratio)
-        self.paused = False
-        self._budget = 0
-        self._to_stage = False
-        self._wake = asyncio.Event()
-        self._sleep = asyncio.sleep  # the pace between requests (replaceable in tests)
-        self._staged = False
-        self.original = OriginalHistory()
+        self.original_history = OriginalHistory()
         self.history: list[Message] = []
         self.request = ""
-        self.index = 0
         self.total = len(recording.exchanges)
         self.compactions = 0
         self.compactor: Compactor | None = None
-        self._emit: Callable[[Event], Any] = lambda event: event
+        # What each played step emitted, in order (and what the run emitted after run_start,
+        # before the first step): going back re-emits them, going forward again re-emits
+        # what was already played, so a seek never runs the pipeline (or a summary) twice.
+        self._opening: list[Event] = []
+        self._played: list[tuple[int, list[Event]]] = []  # (requests shown after, events)
+        self._log: list[Event] | None = None
 
-    # -- controls -----------------------------------------------------------------------
-
-    def pause(self) -> None:
-        self.paused = True
-
-    def resume(self) -> None:
-        self.paused = False
-        self._to_stage = False
-        self._wake.set()
+    @classmethod
+    def sample(cls, workdir: Path) -> Self:
+        """A small Messages history under limits low enough that ctxlab's stages fire."""
+        path = workdir / "sample-history.json"
+        recording = messages_json.load(path, json.dumps(sample_history()))
+        return cls(recording, ReplayOptions(
+            workdir=workdir, thresholds=Thresholds(context_limit=6_000, max_messages=8)))
 
     @property
-    def seeking(self) -> bool:
-        """A :meth:`next_compaction` is under way: the step holding the stage has not ended."""
-        return self._to_stage
-
-    def step(self, count: int = 1) -> None:
-        """Play ``count`` more steps (a request, or the original's compaction), then pause."""
-        self.paused = True
-        self._budget += count
-        self._wake.set()
-
-    def next_compaction(self) -> None:
-        """Play until a step with a stage event (the original's or ctxlab's), then pause."""
-        self.paused = True
-        self._to_stage = True
-        self._wake.set()
-
-    async def _wait(self) -> None:
-        while self.paused and not self._budget and not self._to_stage:
-            self._wake.clear()
-            await self._wake.wait()
-        if self.paused and self._budget:
-            self._budget -= 1
-        if self.speed > 0:  # a speed set from outside still never waits past the bound
-            await self._sleep(min(1 / self.speed, MAX_STEP_WAIT))
+    def index(self) -> int:
+        """Recorded requests played so far (what ``seek`` counts)."""
+        return self.turns
 
     # -- running ------------------------------------------------------------------------
 
-    def _observe(self, event: Event) -> Any:
-        if isinstance(event, Stage):
-            self._staged = True
-        return self._emit(event)
+    def emit(self, event: EventT) -> EventT:
+        if self._log is not None:
+            self._log.append(event)
+        return super().emit(event)
 
-    async def run(self, emit: Callable[[Event], Any]) -> bool:
-        """Replay everything; True when the recording was played to its end."""
-        self._emit = emit
+    async def open(self) -> RunStart:
         workdir = self.options.workdir
         workdir.mkdir(parents=True, exist_ok=True)  # the user's choice of place
+        harness_dir(workdir, SUMMARY_DIR)  # ours: never through a link planted there
         self.compactor = Compactor(workdir, self.thresholds, self.options.summarizer,
-                                   self._observe, self.options.breaks)
-        ok = False
-        try:
-            emit(RunStart(provider="replay", workspace=str(workdir),
-                          model=self.recording.model, breaks=tuple(sorted(self.options.breaks))))
-            emit(self.start_event())
-            harness_dir(workdir, SUMMARY_DIR)  # ours: never through a link planted there
-            for notice in self.recording.notices:
-                emit(ReplayNotice(kind=notice.kind, message=notice.message, line=notice.line))
-            for step in self.recording.steps:
-                await self._wait()
-                self._staged = False
-                if isinstance(step, Compaction):
-                    self._original_compaction(step)
-                else:
-                    await self._exchange(step)
-                if self._to_stage and self._staged:
-                    self._to_stage = False
-            ok = True
-        except asyncio.CancelledError:
-            emit(Error(message="replay cancelled", kind="cancelled"))
-            raise
-        except ProviderError as exc:  # a real summary failed (--provider anthropic)
-            emit(Error(message=str(exc).splitlines()[0] if str(exc) else type(exc).__name__,
-                       kind=exc.kind))
-        except (OSError, ValueError) as exc:
-            emit(Error(message=str(exc), kind=type(exc).__name__))
-        finally:
-            emit(RunEnd(ok=ok, turns=self.index))
-        return ok
+                                   self.emit, self.options.breaks)
+        return RunStart(provider="replay", workspace=str(workdir), model=self.recording.model,
+                        breaks=tuple(sorted(self.options.breaks)))
+
+    async def play(self) -> None:
+        """Every recorded step in order, through the gate; a seek back re-emits what was
+        shown up to the position asked for (after a ``rewind`` event), and playing on
+        re-emits steps already played before computing new ones."""
+        self._log = self._opening
+        self.emit(self.start_event())
+        for notice in self.recording.notices:
+            self.emit(ReplayNotice(kind=notice.kind, message=notice.message, line=notice.line))
+        steps = self.recording.steps
+        cursor = 0  # the next step to show
+        while cursor < len(steps):
+            await self.controls.wait(self.turns)
+            if self.controls.behind(self.turns):
+                cursor = self._rewind(self.controls.target or 0)
+                continue
+            if cursor < len(self._played):
+                self._show_again(cursor)
+            else:
+                await self._play_step(steps[cursor])
+            cursor += 1
+        self._log = None
+
+    async def _play_step(self, step: Exchange | Compaction) -> None:
+        events: list[Event] = []
+        self._log = events
+        if isinstance(step, Compaction):
+            self._original_compaction(step)
+        else:
+            await self._exchange(step)
+        self._played.append((self.turns, events))
+        self._log = None
+
+    def _show_again(self, cursor: int) -> None:
+        shown, events = self._played[cursor]
+        for event in events:
+            super().emit(event)
+        self.turns = shown
+
+    def _rewind(self, target: int) -> int:
+        """Start the stream over and show it up to ``target`` requests; the next step's
+        index. The events are the ones emitted the first time, so nothing is recomputed."""
+        super().emit(Rewind(position=target))
+        for event in self._opening:
+            super().emit(event)
+        self.turns = 0
+        cursor = 0
+        while self.turns < target and cursor < len(self._played):
+            self._show_again(cursor)
+            cursor += 1
+        return cursor
 
     def start_event(self) -> ReplayStart:
         rec = self.recording
@@ -210,59 +226,60 @@ class ReplaySource:
             text = message_text(message) if message.get("role") == "user" else ""
             if text.strip() and not any(is_block(b, "tool_result") for b in blocks(message)):
                 self.request = text
-                self._emit(TurnStart(request=text))
+                self.emit(TurnStart(request=text))
             for block in blocks(message):
                 if is_block(block, "tool_result"):
                     use_id = str(block.get("tool_use_id", ""))
-                    self._emit(ToolResult(id=use_id, name=names.get(use_id, ""),
+                    self.emit(ToolResult(id=use_id, name=names.get(use_id, ""),
                                           chars=json_chars(block.get("content", "")),
                                           is_error=bool(block.get("is_error"))))
             self._add(message)
 
     async def _exchange(self, step: Exchange) -> None:
         assert self.compactor is not None
-        self.index += 1
+        self.turns += 1
         self._input(step.input)
         self.history = await self.compactor.prepare(self.history, self.request)
-        self.original.before_request(step)
+        self.original_history.before_request(step)
         system = len(self.recording.system)
-        original_chars = self.original.chars
-        self._emit(ModelRequest(purpose="original", chars=original_chars,
+        original_chars = self.original_history.chars
+        self.emit(ModelRequest(purpose="original", chars=original_chars,
                                 est_tokens=int((original_chars + system) / self.ratio),
-                                messages=len(self.original.messages), system_chars=system))
+                                messages=len(self.original_history.messages), system_chars=system))
         recorded = ModelResponse(purpose="original", stop_reason=step.stop_reason,
                                  usage=step.usage)
-        self._emit(recorded)
+        self.emit(recorded)
         chars = json_chars(self.history)
-        self._emit(ModelRequest(purpose="main", chars=chars, est_tokens=int(chars / self.ratio),
-                                messages=len(self.history)))
-        self._emit(ReplayStep(
-            index=self.index, total=self.total,
-            original_chars=original_chars, original_messages=len(self.original.messages),
+        self.emit(ModelRequest(purpose="main", chars=chars, est_tokens=int(chars / self.ratio),
+                               messages=len(self.history), sent=tuple(self.history)))
+        self.emit(ReplayStep(
+            index=self.turns, total=self.total,
+            original_chars=original_chars, original_messages=len(self.original_history.messages),
             original_tokens=recorded.context_tokens,
-            categories=self.original.category_chars(), ctxlab_chars=chars,
+            categories=self.original_history.category_chars(), ctxlab_chars=chars,
             ctxlab_messages=len(self.history), timestamp=step.timestamp))
-        self.original.after_reply(step)
+        self.original_history.after_reply(step)
         if step.reply is not None:
             self._reply(step.reply)
 
     def _reply(self, reply: Message) -> None:
         text = message_text(reply)
         if text:
-            self._emit(AssistantText(delta=text))
+            self.emit(AssistantText(delta=text))
         for block in blocks(reply):
             if is_block(block, "tool_use"):
                 data = block.get("input") if isinstance(block.get("input"), dict) else {}
-                self._emit(ToolCall(id=str(block.get("id", "")), name=str(block.get("name", "")),
+                self.emit(ToolCall(id=str(block.get("id", "")), name=str(block.get("name", "")),
                                     input=data))
         self._add(reply)
 
     def _original_compaction(self, step: Compaction) -> None:
         """The original agent's own compaction, as a stage of its own on the timeline."""
         self._input(step.input)
-        self.original.compact(step)
-        before_chars, before_messages = self.original.chars, len(self.original.messages)
-        self.original.after_compaction(step)
+        theirs = self.original_history
+        theirs.compact(step)
+        before_chars, before_messages = theirs.chars, len(theirs.messages)
+        theirs.after_compaction(step)
         files: tuple[str, ...] = ()
         self.compactions += 1
         if step.summary:
@@ -273,8 +290,8 @@ class ReplaySource:
             atomic_write_text(self.options.workdir / rel, step.summary + "\n",
                               errors="backslashreplace")
             files = (rel.as_posix(),)
-        self._observe(Stage(stage=step.stage, by=step.by, before_chars=before_chars,
-                            after_chars=self.original.chars, before_messages=before_messages,
-                            after_messages=len(self.original.messages), files=files,
-                            trigger=step.trigger, pre_tokens=step.pre_tokens))
+        self.emit(Stage(stage=step.stage, by=step.by, before_chars=before_chars,
+                        after_chars=theirs.chars, before_messages=before_messages,
+                        after_messages=len(theirs.messages), files=files,
+                        trigger=step.trigger, pre_tokens=step.pre_tokens))
 

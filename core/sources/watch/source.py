@@ -1,4 +1,4 @@
-"""The watch as an event source: ``await WatchSource(options).run(emit)`` until cancelled.
+"""The watch as an event source: ``await WatchSource(options).run(emit)`` until finished.
 
 It starts the proxy and turns each exchange into events: ``watch_request`` (the measure,
 the purpose guess and the difference with the previous request of the conversation), the
@@ -14,19 +14,17 @@ from __future__ import annotations
 import asyncio
 import uuid
 from collections import OrderedDict
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Self
 
-from core import sources as source
-from core.events import Error, Event, RunEnd, WatchRequest, WatchResponse, WatchStart
+from core.events import Error, Event, RunStart, WatchRequest, WatchResponse, WatchStart
+from core.sources import Capability, Source
 from core.sources.watch import worker
 from core.sources.watch.exchange import Exchange, is_messages_call, iso, read_exchange
 from core.sources.watch.proxy import DEFAULT_UPSTREAM, WatchProxy
 from core.sources.watch.recording import REENCODED_NOTE, Recording, raw_record_line, utf8_body
 
-Emit = Callable[[Event], Any]
 KEEP_BODIES = 32  # request bodies kept for a viewer, oldest first out of the window
 KEEP_BODY_BYTES = 64 << 20  # and their bytes, at most (a larger body is not kept)
 # A body larger than this is forwarded but neither measured nor recorded: parsing it would
@@ -70,14 +68,22 @@ class WatchOptions:
     in_process: bool = False  # measure in a thread of this process instead of the worker
 
 
-class WatchSource:
-    """Proxy + analysis + recording, speaking events. An event source (:mod:`core.sources`)
-    that can only be cancelled: it takes no prompt and a live client cannot be paused."""
+class ListenError(OSError):
+    """The proxy could not listen where it was asked to."""
 
-    kind = "proxy"
-    capabilities = frozenset({source.CANCEL})
+    kind = "listen"
+
+
+class WatchSource(Source):
+    """Proxy + analysis + recording, speaking events (a :class:`~core.sources.Source`).
+
+    It serves until :meth:`finish` (the normal end: ``run_end`` says ok) or cancellation;
+    it takes no prompt, and a live client cannot be paused."""
+
+    capabilities = frozenset({Capability.FINISH, Capability.CANCEL})
 
     def __init__(self, options: WatchOptions) -> None:
+        super().__init__()
         self.options = options
         self.name = "watch"
         self.recording = Recording(options.root) if options.record else None
@@ -88,33 +94,44 @@ class WatchSource:
         self._key = uuid.uuid4().hex  # this watch's conversations in the measuring process
         self._in_process = options.in_process
         self._child = worker.MeasuringProcess()
-        self._emit: Emit = lambda event: None
         self._recordable: dict[int, asyncio.Future[str | None]] = {}
         self._order = asyncio.Lock()
         self._kept = BodyWindow()
 
-    async def run(self, emit: Emit) -> None:
-        """Serve until cancelled; the proxy is closed on the way out, then ``run_end``."""
-        self._emit = emit
+    @classmethod
+    def sample(cls, workdir: Path) -> Self:
+        """A watch on a free loopback port that records nothing (no client is needed for it
+        to start, serve and finish)."""
+        return cls(WatchOptions(port=0, root=workdir, record=False, in_process=True))
+
+    async def open(self) -> RunStart:
+        """Check the recording's folder, start the measuring process, then listen."""
+        if self.recording is not None:
+            self.recording.check()  # a planted link: refused before anything is proxied
+        if not self._in_process:
+            try:  # start the child before the first body arrives
+                await self._child.start()
+            except OSError:
+                self._in_process = True
         try:
-            if self.recording is not None:
-                self.recording.check()  # a planted link: refused before anything is proxied
-            if not self._in_process:
-                try:  # start the child before the first body arrives
-                    await self._child.start()
-                except OSError:
-                    self._in_process = True
             await self.proxy.start()
-            where = str(self.recording.path) if self.recording else ""
-            emit(WatchStart(listen=self.proxy.url, upstream=str(self.proxy.upstream),
-                            recording=where))
-            self.ready.set()
-            await asyncio.Event().wait()
-        finally:
-            await self.proxy.stop()
-            await self._child.close()
-            worker.forget(self._key)
-            emit(RunEnd(ok=True, turns=0))
+        except OSError as exc:
+            where = f"{self.options.host}:{self.options.port}"
+            raise ListenError(f"cannot listen on {where}: {exc.strerror or exc}") from exc
+        return RunStart(provider="watch", workspace=str(self.options.root))
+
+    async def play(self) -> None:
+        """Say where it listens, then serve until :meth:`finish`."""
+        where = str(self.recording.path) if self.recording else ""
+        self.emit(WatchStart(listen=self.proxy.url, upstream=str(self.proxy.upstream),
+                             recording=where))
+        self.ready.set()
+        await self.controls.until_finished()
+
+    async def close(self) -> None:
+        await self.proxy.stop()
+        await self._child.close()
+        worker.forget(self._key)
 
     def body(self, request_id: int) -> bytes | None:
         """The body of one of the last requests :class:`BodyWindow` keeps, as sent."""
@@ -145,16 +162,16 @@ class WatchSource:
         recordable: str | None = None
         try:
             if len(x.body) > MEASURE_LIMIT:
-                self._emit(WatchRequest(id=x.id, method=x.method, path=x.path,
+                self.emit(WatchRequest(id=x.id, method=x.method, path=x.path,
                                         time=iso(x.started), body_bytes=len(x.body)))
                 raise ValueError(f"{len(x.body):,} bytes is over the {MEASURE_LIMIT:,} the "
                                  "watch reads; forwarded, not recorded")
             async with self._order:
                 event, stages, recordable = await self._measure(x)
             for each in (event, *stages):
-                self._emit(each)
+                self.emit(each)
         except Exception as exc:  # a body this side cannot measure: say so, keep proxying
-            self._emit(Error(message=f"watch: request {x.id} not analysed: {exc}",
+            self.emit(Error(message=f"watch: request {x.id} not analysed: {exc}",
                              kind="watch"))
         finally:
             if not future.done():
@@ -167,7 +184,8 @@ class WatchSource:
             event: Event = await asyncio.to_thread(self._finish, x, recordable)
         except Exception as exc:  # the client got its answer; only the watch lost it
             event = Error(message=f"watch: response {x.id} not recorded: {exc}", kind="watch")
-        self._emit(event)
+        self.turns += 1  # requests watched: what run_end reports
+        self.emit(event)
 
     def _finish(self, x: Exchange, recordable: str | None) -> WatchResponse:
         message, event, notes = read_exchange(x)

@@ -1,4 +1,5 @@
-"""Pause, step and cancel (core/sources/controls.py, and the AgentSession under it).
+"""Pause, step, next stage, seek and cancel (core/sources/controls.py, and the AgentSession
+under it).
 
 A paused gate holds the loop before each main model call; ``step()`` lets exactly one call
 through. Cancelling the task that runs an AgentSession ends it cleanly: the ``CancelledError``
@@ -18,7 +19,7 @@ from core.events import Error, ModelRequest, Recorder, RunEnd, ToolCall, ToolRes
 from core.providers.anthropic import AnthropicProvider
 from core.scenarios.model import parse_scenario
 from core.sources.agent.session import AgentSession, RunOptions
-from core.sources.controls import Gate
+from core.sources.controls import Controls
 
 
 async def until(condition: Callable[[], bool], timeout: float = 5.0) -> None:
@@ -43,7 +44,7 @@ async def settle() -> None:
 
 def test_gate_states():
     async def scenario() -> None:
-        gate = Gate(paused=True)
+        gate = Controls(paused=True)
         assert gate.paused
         waiter = asyncio.create_task(gate.wait())
         await settle()
@@ -75,18 +76,17 @@ def test_a_paused_run_makes_no_model_call_until_step_then_exactly_one(tmp_path, 
     recorder = Recorder()
 
     async def scenario() -> bool:
-        gate = Gate(paused=True)
         runner = AgentSession(RunOptions(workspace=tmp_path, prompts=["go"], provider="anthropic"),
-                        recorder, gate=gate, provider=provider)
+                              recorder, paused=True, provider=provider)
         task = asyncio.create_task(runner.run())
         await settle()
         assert server.requests_to() == []
-        gate.step()
+        runner.step()
         await until(lambda: len(recorder.of(ToolCall)) == 1)
         await settle()
         assert len(server.requests_to()) == 1  # the second call waits for the next step
         assert not task.done()
-        gate.step()
+        runner.step()
         return await asyncio.wait_for(task, 10)
 
     assert asyncio.run(scenario())
@@ -120,17 +120,19 @@ sessions:
 
 
 def cancel_when(workspace: Path, script: str, ready: Callable[[Recorder], bool],
-                gate: Gate | None = None) -> tuple[Recorder, float]:
-    """Start a scripted run, cancel its task once ``ready``; the CancelledError must reach
-    the code awaiting the task."""
+                steps: int | None = None) -> tuple[Recorder, float]:
+    """Start a scripted run (paused with ``steps`` to go, when given), cancel its task once
+    ``ready``; the CancelledError must reach the code awaiting the task."""
     recorder = Recorder()
     options = RunOptions(workspace=workspace, scenario=parse_scenario(script, "s.yaml"))
 
     async def scenario() -> None:
-        runner = AgentSession(options, recorder, gate=gate)
+        runner = AgentSession(options, recorder, paused=steps is not None)
+        if steps is not None:
+            runner.step(steps)
         task = asyncio.create_task(runner.run())
         await until(lambda: ready(recorder))
-        if gate is not None:
+        if steps is not None:
             await settle()
         task.cancel()
         await task
@@ -152,9 +154,8 @@ def test_cancelling_mid_tool_ends_cleanly(tmp_path):
 
 
 def test_cancelling_while_paused_between_two_calls_of_a_turn_ends_cleanly(tmp_path):
-    gate = Gate(paused=True)
-    gate.step()  # one call, its tool batch, then held before the second call
-    recorder, _ = cancel_when(tmp_path, STEPS, lambda rec: bool(rec.of(ToolResult)), gate)
+    # one call, its tool batch, then held before the second call
+    recorder, _ = cancel_when(tmp_path, STEPS, lambda rec: bool(rec.of(ToolResult)), steps=1)
     assert len([e for e in recorder.of(ModelRequest) if e.purpose == "main"]) == 1
     assert recorder.of(TurnEnd) == []
     assert [e.kind for e in recorder.of(Error)] == ["cancelled"]

@@ -9,6 +9,7 @@ import sys
 
 import pytest
 
+from core.sources.replay.source import ReplaySource
 from tests.core.sources.replay.conftest import CLAUDE, CODEX, FIXTURES
 from tests.tui.cli.test_cmd_run import REPO, clean_env
 from tui.cli import main
@@ -64,7 +65,7 @@ def test_without_headless_it_opens_the_workbench_on_the_replay(tmp_path, monkeyp
     assert config.scenario is None and config.workspace == (tmp_path / "w").resolve()
     assert config.speed == 1.0  # a person watches: one request a second unless --speed
     source = config.source(tmp_path / "w")
-    assert source.kind == "replay" and source.recording.path == CODEX
+    assert isinstance(source, ReplaySource) and source.recording.path == CODEX
 
 
 def test_the_workbench_replay_gets_a_temporary_folder_unless_workdir(tmp_path, monkeypatch):

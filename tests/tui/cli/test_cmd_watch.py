@@ -16,6 +16,7 @@ from pathlib import Path
 import anthropic
 import pytest
 
+from core.sources.watch.source import WatchSource
 from tui.cli import main
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -29,6 +30,7 @@ def start_watch(upstream: str, cwd: Path, *extra: str) -> tuple[subprocess.Popen
          "--upstream", upstream, *extra],
         cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     assert proc.stdout is not None
+    assert json.loads(proc.stdout.readline())["type"] == "run_start"  # every source's first
     first = json.loads(proc.stdout.readline())
     assert first["type"] == "watch_start"
     return proc, first
@@ -185,7 +187,7 @@ def test_without_headless_the_workbench_opens_on_the_watch(monkeypatch, tmp_path
     assert config.scenario is None
     source = config.source(tmp_path / "w")  # made when the workbench starts
     options = source.options
-    assert source.kind == "proxy"
+    assert isinstance(source, WatchSource)
     assert (options.host, options.port, options.upstream) == ("127.0.0.1", 9999,
                                                               "http://127.0.0.1:1")
     assert options.root == tmp_path and options.record

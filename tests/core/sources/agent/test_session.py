@@ -6,35 +6,47 @@ from __future__ import annotations
 import asyncio
 import json
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
-from core import sources as source
-from core.events import IndexRebuilt, Recorder, RunEnd, Stage
+from core.events import Error, IndexRebuilt, Recorder, RunEnd, Stage
 from core.measure import json_chars
 from core.scenarios import find_scenario
+from core.sources import Capability, Source, Unsupported
 from core.sources.agent.session import AgentSession, RunOptions
 from tests.support.messages_server import MessagesServer
+
+
+async def until(condition: Callable[[], bool], timeout: float = 10.0) -> None:
+    deadline = time.monotonic() + timeout
+    while not condition():
+        assert time.monotonic() < deadline, "condition not reached in time"
+        await asyncio.sleep(0.01)
 
 
 def test_prompts_sent_one_by_one_are_one_saved_session(server_env: MessagesServer,
                                                         tmp_path: Path) -> None:
     recorder = Recorder()
     session = AgentSession(RunOptions(workspace=tmp_path, provider="anthropic",
-                                      session="work"), recorder)
+                                      session="work", interactive=True), recorder)
     saved = tmp_path / ".ctxlab/sessions/work/session.json"
 
     async def play() -> list[int]:
+        task = asyncio.create_task(session.run())
         turns = []
         for n in (1, 2, 3):
             server_env.reply_text(f"answer {n}")
             server_env.reply_text("[]")  # the memory extractor finds nothing durable
-            assert await session.send(f"prompt {n}")
+            await until(lambda: session.awaiting_prompt)
+            session.send(f"prompt {n}")
+            await until(lambda n=n: session.turns == n and session.awaiting_prompt)
             turns.append(json.loads(saved.read_text(encoding="utf-8"))["turns"])
             assert recorder.of(RunEnd) == []
-        await session.end()
-        await session.end()  # ending twice says run_end once
+        session.finish()
+        session.finish()  # finishing twice says run_end once
+        assert await asyncio.wait_for(task, 10)
         return turns
 
     assert asyncio.run(play()) == [1, 2, 3]
@@ -43,14 +55,47 @@ def test_prompts_sent_one_by_one_are_one_saved_session(server_env: MessagesServe
     assert kinds[-1] == "run_end" and kinds.count("run_end") == 1
     assert recorder.events[-1].ok and recorder.events[-1].turns == 3
     with pytest.raises(RuntimeError):
-        asyncio.run(session.send("too late"))
+        session.send("too late")
 
 
-def test_a_session_left_before_its_first_prompt_says_nothing(tmp_path: Path) -> None:
+def test_a_failed_live_turn_is_said_and_the_session_takes_the_next_prompt(
+        server_env: MessagesServer, tmp_path: Path) -> None:
     recorder = Recorder()
-    session = AgentSession(RunOptions(workspace=tmp_path), recorder)
-    asyncio.run(session.end())
-    assert recorder.events == []
+    session = AgentSession(RunOptions(workspace=tmp_path, provider="anthropic",
+                                      interactive=True), recorder)
+
+    async def play() -> bool:
+        task = asyncio.create_task(session.run())
+        server_env.error(400, "invalid_request_error", "no such model")
+        await until(lambda: session.awaiting_prompt)
+        session.send("first")
+        await until(lambda: bool(recorder.of(Error)) and session.awaiting_prompt)
+        server_env.reply_text("second answer")
+        server_env.reply_text("[]")
+        session.send("second")
+        await until(lambda: session.turns == 1 and session.awaiting_prompt)
+        session.finish()
+        return await asyncio.wait_for(task, 10)
+
+    assert asyncio.run(play()) is False  # a turn failed: the run did not do all it was asked
+    assert [e.kind for e in recorder.of(Error)] == ["api"]  # the API refused that one turn
+    assert recorder.events[-1] == RunEnd(ok=False, turns=1)
+
+
+def test_a_live_session_left_before_its_first_prompt_ends_normally(tmp_path: Path) -> None:
+    recorder = Recorder()
+    session = AgentSession(RunOptions(workspace=tmp_path, interactive=True), recorder)
+
+    async def play() -> bool:
+        task = asyncio.create_task(session.run())
+        await until(lambda: session.awaiting_prompt)
+        assert session.idle
+        session.finish()
+        return await asyncio.wait_for(task, 10)
+
+    assert asyncio.run(play())
+    assert [e.type for e in recorder.events] == ["run_start", "run_end"]
+    assert recorder.events[-1] == RunEnd(ok=True, turns=0)
 
 
 @pytest.mark.parametrize("record", [True, False])
@@ -74,11 +119,14 @@ def test_stages_record_what_they_received_and_produced(tmp_path: Path, record: b
 
 
 def test_the_agent_session_is_an_event_source(tmp_path: Path) -> None:
-    session = AgentSession(RunOptions(workspace=tmp_path))
-    assert isinstance(session, source.EventSource)
-    assert session.kind == "ctxlab"
-    assert source.can(session, source.SEND) and not source.can(session, source.NEXT_STAGE)
-    assert not source.can(object(), source.PAUSE)
+    played = AgentSession(RunOptions(workspace=tmp_path))
+    live = AgentSession(RunOptions(workspace=tmp_path, interactive=True))
+    assert isinstance(played, Source) and isinstance(live, Source)
+    assert played.offers(Capability.NEXT_STAGE) and not played.offers(Capability.SEND)
+    assert live.offers(Capability.SEND) and live.offers(Capability.FINISH)
+    assert not played.offers(Capability.SEEK)
+    with pytest.raises(Unsupported):
+        played.send("a prompt to a scenario")
 
 
 HAND_WRITTEN = "---\nname: Deploy window\ndescription: Tuesdays only\ntype: project\n---\n\nNo.\n"
@@ -114,5 +162,6 @@ def test_a_replay_is_an_event_source_too(tmp_path: Path) -> None:
 
     fixture = Path(__file__).parents[3] / "fixtures/replay/messages/history.json"
     replay = ReplaySource(load_recording(fixture), ReplayOptions(workdir=tmp_path))
-    assert isinstance(replay, source.EventSource) and replay.kind == "replay"
-    assert source.can(replay, source.STEP) and not source.can(replay, source.SEND)
+    assert isinstance(replay, Source)
+    assert replay.offers(Capability.STEP) and replay.offers(Capability.SEEK)
+    assert not replay.offers(Capability.SEND)

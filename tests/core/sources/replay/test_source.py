@@ -111,7 +111,7 @@ def test_step_plays_one_request_at_a_time(tmp_path):
         for _ in range(100):
             await asyncio.sleep(0.01)
         assert [s.index for s in rec.of(ReplayStep)] == [1]
-        source.next_compaction()
+        source.until_next_stage()
         for _ in range(100):
             await asyncio.sleep(0.01)
         assert [s.by for s in rec.of(Stage)] == ["claude-code"]
@@ -178,6 +178,6 @@ def test_speed_paces_the_requests(tmp_path):
     async def sleep(seconds: float) -> None:
         pauses.append(seconds)
 
-    source._sleep = sleep
+    source.controls.sleep = sleep
     assert asyncio.run(source.run(lambda event: event))
     assert pauses == [0.25] * 7  # before each of the 6 requests and the compaction
