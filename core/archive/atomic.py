@@ -116,7 +116,7 @@ def temp_name(path: str | Path) -> str:
     return os.path.join(folder, "." + fit_name(folder, name, len(suffix) + 1) + suffix)
 
 
-def create_temp(path: str | Path, mode: int = 0o644) -> tuple[str, int]:
+def _create_temp(path: str | Path, mode: int = 0o644) -> tuple[str, int]:
     """A new temp file beside ``path``, created exclusively and locked: its name and fd.
 
     The lock is held as long as the descriptor is open; close it only after the rename (or
@@ -128,11 +128,11 @@ def create_temp(path: str | Path, mode: int = 0o644) -> tuple[str, int]:
             fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _CLOEXEC, mode)
         except FileExistsError:
             continue
-        hold_lock(fd)
+        _hold_lock(fd)
         return tmp, fd
 
 
-def hold_lock(fd: int) -> None:
+def _hold_lock(fd: int) -> None:
     """Mark an open temp file as being written (best effort: no lock means age decides)."""
     if fcntl is not None:
         try:
@@ -219,7 +219,7 @@ def open_atomic(beside: str | Path, *, durable: bool, mode: int = 0o644) -> Atom
 
     ``mode`` is the new file's permission bits before the umask; ``durable`` says whether
     :meth:`AtomicFile.commit` syncs (see the module's docstring)."""
-    tmp, fd = create_temp(beside, mode)
+    tmp, fd = _create_temp(beside, mode)
     return AtomicFile(tmp, fd, durable)
 
 
@@ -257,7 +257,7 @@ def rename_finished(tmp: str | Path, target: str | Path) -> None:
 
 def _write_replace(path: str, data: bytes, durable: bool) -> None:
     """The one-shot form, kept free of objects: the archive's hot path writes hundreds."""
-    tmp, fd = create_temp(path)
+    tmp, fd = _create_temp(path)
     try:
         write_all(fd, data)
     except BaseException:
