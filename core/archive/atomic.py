@@ -1,10 +1,31 @@
-"""Atomic writes for the archive and the sessions, and the sweep of what a killed writer left.
+"""The one atomic writer: how ctxlab replaces a file, and the sweep of what a killed writer left.
 
-A reader sees the old file or the new one, never half: the text goes to a hidden temporary
-file in the same folder (``.<name>.<pid>.<n>.tmp``), then ``os.replace``.
+A reader sees the old file or the new one, never half: the bytes go to a hidden temporary
+file in the same folder (``.<name>.<pid>.<n>.tmp``, so the rename stays on one filesystem),
+then ``os.replace`` puts it over the target. Every file ctxlab writes whole goes through
+here — the archive's results and transcripts, saved sessions and work logs, memory records,
+``MEMORY.md`` and the consolidation journal, replay summaries, stage exports, the files the
+model's tools write, a file redacted of secrets, bash's spool of a long output — in one of
+two forms: :func:`atomic_write_text` / :func:`atomic_write_bytes` when the bytes are all at
+hand, :func:`open_atomic` (an :class:`AtomicFile`: write pieces, then commit or abandon) when
+they arrive a piece at a time or the file needs its mode set first. Appended logs (the
+archive's manifest, a watch's recording) are never replaced, so they do not come here.
 
-The sweep must tell a killed writer's leftovers from a live writer's. Asking whether the pid
-in the name is alive (``kill(pid, 0)``) cannot: a writer in another PID namespace (a
+Temp names stay within the folder's ``NAME_MAX``: a 255-byte name is legal, and adding
+``.<pid>.<n>.tmp`` to it made the write fail, so the name part is shortened instead.
+
+**Durability.** The rename alone survives a killed process. ``durable=True`` adds an fsync of
+the temp file before the rename and of the folder after it, so the new file also survives a
+power cut; it is for what cannot be made again — saved sessions and work logs, the memory
+store, and a user's file written by ``write_file`` / ``edit_file`` or rewritten by
+:func:`core.tools.secrets.redact_file`. The archive's result files and transcripts, replay
+summaries and stage exports are not durable: a ``prepare()`` can write hundreds of result
+files, and their fsyncs would cost more than the compaction itself. A power cut can cost
+the newest of them (a damaged result no longer matches its hash in the manifest and is not
+trusted; a summary or an export is made again); a killed process never can.
+
+**The sweep.** It must tell a killed writer's leftovers from a live writer's. Asking whether
+the pid in the name is alive (``kill(pid, 0)``) cannot: a writer in another PID namespace (a
 container sharing the volume) has a pid this process cannot see, so its temp file looked
 abandoned and was deleted mid-write. Instead the writer holds an exclusive ``flock`` on its
 temp file from the moment it creates it until it is renamed or removed; the kernel drops
@@ -12,9 +33,8 @@ the lock when the writer dies, however it dies, and the lock is seen from every 
 that shares the file. A temp file is swept only when its lock can be taken *and* it has not
 changed for :data:`STALE_AFTER` seconds (the age covers the instant between creating the
 file and locking it). Where locks are not available, only the age decides, and it is long.
-
-A temp name stays within the folder's ``NAME_MAX``: a 255-byte name is legal, and adding
-``.<pid>.<n>.tmp`` to it made the write fail, so the name part is shortened instead.
+A folder whose every writer holds one lock while it writes (the memory store's) is swept
+under that lock, and there the age is not asked.
 """
 
 from __future__ import annotations
@@ -25,6 +45,7 @@ import re
 import stat
 import time
 from pathlib import Path
+from types import TracebackType
 
 try:
     import fcntl
@@ -95,7 +116,7 @@ def temp_name(path: str | Path) -> str:
     return os.path.join(folder, "." + fit_name(folder, name, len(suffix) + 1) + suffix)
 
 
-def create_temp(path: str | Path, mode: int = 0o644) -> tuple[str, int]:
+def _create_temp(path: str | Path, mode: int = 0o644) -> tuple[str, int]:
     """A new temp file beside ``path``, created exclusively and locked: its name and fd.
 
     The lock is held as long as the descriptor is open; close it only after the rename (or
@@ -107,11 +128,11 @@ def create_temp(path: str | Path, mode: int = 0o644) -> tuple[str, int]:
             fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _CLOEXEC, mode)
         except FileExistsError:
             continue
-        hold_lock(fd)
+        _hold_lock(fd)
         return tmp, fd
 
 
-def hold_lock(fd: int) -> None:
+def _hold_lock(fd: int) -> None:
     """Mark an open temp file as being written (best effort: no lock means age decides)."""
     if fcntl is not None:
         try:
@@ -120,46 +141,162 @@ def hold_lock(fd: int) -> None:
             pass
 
 
+class AtomicFile:
+    """A temp file beside its target, created exclusively and locked, written a piece at a
+    time, then committed (renamed over a target) or abandoned (removed).
+
+    For bytes that do not exist all at once: a large result encoded and hashed a slice at a
+    time, a command's output as it arrives, a file redacted as it is read, a user's file
+    whose mode is set before its bytes. As a context manager it is abandoned on leaving the
+    block uncommitted, so a failure part-way leaves neither a half file nor a temp file.
+    """
+
+    __slots__ = ("_fd", "_state", "durable", "tmp")
+
+    def __init__(self, tmp: str, fd: int, durable: bool) -> None:
+        self.tmp = tmp
+        self.durable = durable
+        self._fd: int | None = fd
+        self._state = "open"  # then "released", "renamed" or "removed"
+
+    @property
+    def fd(self) -> int:
+        """The open temp file (raw writes, ``fchmod``); only until commit, abandon or release."""
+        if self._fd is None:
+            raise ValueError(f"{self.tmp} is no longer open for writing")
+        return self._fd
+
+    def write(self, data: bytes) -> None:
+        write_all(self.fd, data)
+
+    def commit(self, target: str | Path) -> None:
+        """Put the file in place of ``target`` (see the module's durability policy). On
+        failure the temp file is removed and the error raised; ``target`` is untouched."""
+        fd = self.fd
+        self._fd, self._state = None, "removed"
+        _commit(self.tmp, fd, os.fspath(target), self.durable)
+        self._state = "renamed"
+
+    def abandon(self) -> None:
+        """Remove the temp file: nothing will use it (does nothing once it was renamed)."""
+        if self._state in ("open", "released"):
+            self._state = "removed"
+            _unlink(self.tmp)  # before letting the lock go: locked until it is gone
+        self._close()
+
+    def release(self) -> str:
+        """Stop writing and let the lock go, keeping the file for :func:`rename_finished`.
+
+        For a file handed on by name (bash's spool, which the loop archives): it must be
+        claimed promptly, since once unlocked and unchanged for :data:`STALE_AFTER` a sweep
+        may take it."""
+        self._close()
+        if self._state == "open":
+            self._state = "released"
+        return self.tmp
+
+    def _close(self) -> None:
+        fd, self._fd = self._fd, None
+        if fd is not None:
+            os.close(fd)
+
+    def __enter__(self) -> AtomicFile:
+        return self
+
+    def __exit__(self, kind: type[BaseException] | None, error: BaseException | None,
+                 trace: TracebackType | None) -> None:
+        if self._state == "open" or (kind is not None and self._state == "released"):
+            self.abandon()
+
+    def __del__(self) -> None:
+        """Dropped without a last call: no descriptor leaks (the file, unlocked, is then
+        the sweep's)."""
+        self._close()
+
+
+def open_atomic(beside: str | Path, *, durable: bool, mode: int = 0o644) -> AtomicFile:
+    """A new :class:`AtomicFile` in the folder of ``beside`` (whose name it is named after).
+
+    ``mode`` is the new file's permission bits before the umask; ``durable`` says whether
+    :meth:`AtomicFile.commit` syncs (see the module's docstring)."""
+    tmp, fd = _create_temp(beside, mode)
+    return AtomicFile(tmp, fd, durable)
+
+
 def atomic_write_text(path: Path, text: str, *, durable: bool = False,
                       errors: str = "surrogatepass") -> None:
     """Write ``text`` to ``path`` so that readers see the old file or the new one, never half.
 
-    ``os.replace`` alone survives a killed process; ``durable`` adds an fsync for data that
-    must also survive a power cut (sessions). Archive files skip it: hundreds of fsyncs per
-    ``prepare()`` would cost more than all of the compaction itself. ``errors`` says what a
-    lone surrogate becomes: kept byte-exact (the archive), or spelt as its escape
-    (``backslashreplace``) where the file must stay valid UTF-8.
+    The folder is made if missing. ``errors`` says what a lone surrogate becomes: kept
+    byte-exact (the archive), or spelt as its escape (``backslashreplace``) where the file
+    must stay valid UTF-8.
     """
     path.parent.mkdir(parents=True, exist_ok=True)
     _write_replace(str(path), text.encode("utf-8", errors), durable)
 
 
-def atomic_write_bytes(path: str, data: bytes) -> None:
+def atomic_write_bytes(path: str, data: bytes, *, durable: bool = False) -> None:
     """:func:`atomic_write_text` for bytes already encoded (the archive hashes them too).
 
     The folder is created only when the write finds it missing: one ``mkdir`` per file is
     a syscall too many when a stage writes hundreds of them.
     """
     try:
-        _write_replace(path, data, False)
+        _write_replace(path, data, durable)
     except FileNotFoundError:
         os.makedirs(os.path.dirname(path), exist_ok=True)
-        _write_replace(path, data, False)
+        _write_replace(path, data, durable)
+
+
+def rename_finished(tmp: str | Path, target: str | Path) -> None:
+    """Put a temp file finished earlier (:meth:`AtomicFile.release`) in place of ``target``.
+
+    Not durable: only the archive adopts files this way (see the module's docstring)."""
+    os.replace(tmp, target)
 
 
 def _write_replace(path: str, data: bytes, durable: bool) -> None:
-    tmp, fd = create_temp(path)
+    """The one-shot form, kept free of objects: the archive's hot path writes hundreds."""
+    tmp, fd = _create_temp(path)
+    try:
+        write_all(fd, data)
+    except BaseException:
+        _unlink(tmp)
+        os.close(fd)
+        raise
+    _commit(tmp, fd, path, durable)
+
+
+def _commit(tmp: str, fd: int, target: str, durable: bool) -> None:
+    """Where every temp file becomes its target: sync it if durable, rename it, and only
+    then let its lock go; on failure remove it. The folder is synced after a durable rename,
+    or the rename itself could be lost to a power cut."""
     try:
         try:
-            write_all(fd, data)
             if durable:
                 os.fsync(fd)
-            os.replace(tmp, path)
+            os.replace(tmp, target)
         finally:
-            os.close(fd)  # after the rename: the temp is locked until it is gone
+            os.close(fd)
     except BaseException:
         _unlink(tmp)
         raise
+    if durable:
+        fsync_dir(os.path.dirname(target) or ".")
+
+
+def fsync_dir(directory: str | Path) -> None:
+    """Persist a change to a folder's entries (create, rename, unlink) where the OS allows."""
+    try:
+        fd = os.open(directory, os.O_RDONLY | _CLOEXEC)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
 
 
 def write_all(fd: int, data: bytes) -> None:
@@ -170,18 +307,22 @@ def write_all(fd: int, data: bytes) -> None:
 
 
 def _unlink(path: str) -> None:
+    """Remove a temp file, best effort: a cleanup that fails must not hide the error that
+    made it necessary (the sweep takes what is left)."""
     try:
         os.unlink(path)
-    except FileNotFoundError:
+    except OSError:
         pass
 
 
-def sweep_stale_temp(folder: Path) -> list[str]:
-    """Remove temporary files left by a process that was killed mid-write.
+def sweep_stale_temp(folder: str | Path, *, writers_excluded: bool = False) -> list[str]:
+    """Remove the temporary files a killed writer left in ``folder``; their names.
 
-    Only files named by :func:`temp_name` that are provably abandoned are touched (their
-    writer's lock is free and they are old, see the module's docstring); the real files
-    never depend on them (``os.replace`` had not happened yet).
+    Only files named by :func:`temp_name` that are provably abandoned are touched: their
+    writer's lock is free and they are old (see the module's docstring); the real files
+    never depend on them (the rename had not happened yet). ``writers_excluded`` says the
+    caller holds the lock every writer of this folder holds while it writes, so no writer
+    can be between creating a temp file and locking it, and the age is not asked.
     """
     removed: list[str] = []
     try:
@@ -190,17 +331,20 @@ def sweep_stale_temp(folder: Path) -> list[str]:
         return removed
     now = time.time()
     for entry in entries:
-        if is_temp_name(entry.name) and _remove_if_abandoned(entry.path, now):
+        if is_temp_name(entry.name) and _remove_if_abandoned(entry.path, now,
+                                                              writers_excluded):
             removed.append(entry.name)
     return removed
 
 
-def _remove_if_abandoned(path: str, now: float) -> bool:
+def _remove_if_abandoned(path: str, now: float, writers_excluded: bool) -> bool:
     try:
         info = os.lstat(path)
     except OSError:
         return False
-    if not stat.S_ISREG(info.st_mode) or _age(info, now) < STALE_AFTER:
+    if not stat.S_ISREG(info.st_mode):
+        return False
+    if not writers_excluded and _age(info, now) < STALE_AFTER:
         return False
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | _CLOEXEC)
@@ -210,7 +354,7 @@ def _remove_if_abandoned(path: str, now: float) -> bool:
         locked = _try_lock(fd)
         if locked is False:
             return False  # a live writer, whatever namespace its pid is in
-        if locked is None and _age(info, now) < STALE_UNLOCKED_AFTER:
+        if locked is None and not writers_excluded and _age(info, now) < STALE_UNLOCKED_AFTER:
             return False  # no lock to ask: only a much older file counts as abandoned
         mine, there = os.fstat(fd), os.lstat(path)
         if (mine.st_dev, mine.st_ino) != (there.st_dev, there.st_ino):

@@ -23,7 +23,8 @@ still points to. This module owns those files and the pointer texts that name th
   ``archive``) and never trusted or pointed at again.
 * Transcripts are whole message lists, one JSON message per line, listed in the manifest too.
 
-All writes are atomic: a temporary file in the same directory, then ``os.replace``.
+Result files and transcripts are written atomically, and not durably, by
+:mod:`core.archive.atomic` (which says why); the manifest is appended under its lock.
 """
 
 from __future__ import annotations
@@ -40,6 +41,7 @@ from typing import Any
 from core.archive.atomic import (
     atomic_write_bytes,
     atomic_write_text,
+    rename_finished,
     sweep_stale_temp,
 )
 from core.archive.content_hash import (
@@ -74,8 +76,7 @@ from core.measure import forget_large, json_chars, note_json_chars, utf8
 
 __all__ = ["EARLIER_PREFIX", "LEGACY_MANIFEST", "MANIFEST", "RESULTS_DIR", "TRANSCRIPT_DIR",
            "WRAPPER_HEAD", "Archive", "ArchiveChanged", "Persisted", "archive_marker_path",
-           "archive_marker_text", "atomic_write_text", "earlier_text", "pointer_path",
-           "sweep_stale_temp", "wrapper_text"]
+           "archive_marker_text", "earlier_text", "pointer_path", "wrapper_text"]
 
 RESULTS_DIR = Path(".task_outputs/tool-results")
 TRANSCRIPT_DIR = Path(".transcripts")
@@ -383,7 +384,7 @@ class Archive(PointerTrust, Recovery):
         if known is not None and _same(known, digest) and self.intact(known):
             spool.unlink(missing_ok=True)
             return rel
-        os.replace(spool, target)
+        rename_finished(spool, target)
         self._wrote(rel)
         self._manifest.add(Persisted(rel, tool_use_id, chars, digest, "text"))
         return rel

@@ -15,18 +15,17 @@ switch interval (5 ms) every time. Measured, the two threads were no faster than
 
 The caller renames the finished temporary file into place (:meth:`Streamed.commit`) or drops
 it (:meth:`Streamed.abandon`); a kill before that leaves a temporary file the archive's sweep
-removes. Until then the file stays open and locked (see :mod:`core.archive.atomic`), so
-another process's sweep knows its writer is alive however long the measuring in between
+removes. Until then the file stays open and locked (an :class:`~core.archive.atomic.AtomicFile`),
+so another process's sweep knows its writer is alive however long the measuring in between
 takes. Nothing is trusted or pointed at until the rename.
 """
 
 from __future__ import annotations
 
-import os
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
-from core.archive.atomic import create_temp
+from core.archive.atomic import AtomicFile, open_atomic
 from core.archive.atomic import write_all as _write_all
 from core.archive.content_hash import new_hasher
 from core.measure import escape_extra
@@ -36,46 +35,36 @@ SLICE = 1 << 18  # characters per slice (the fastest size measured: docs/PERFORM
 
 @dataclass
 class Streamed:
-    """A text saved to a temporary file: the file, its content hash, its JSON length, and the
-    open descriptor whose lock says the file is in use."""
+    """A text saved to a temporary file: the open file (whose lock says it is in use), its
+    content hash and its JSON length."""
 
     text: str
-    tmp: str
+    file: AtomicFile
     digest: str
     json_chars: int
-    fd: int | None = field(default=None, repr=False)
+
+    @property
+    def tmp(self) -> str:
+        return self.file.tmp
 
     def commit(self, target: str | Path) -> None:
-        """Rename the temporary file to ``target``, then let its lock go."""
-        try:
-            os.replace(self.tmp, target)
-        finally:
-            self._release()
+        """Rename the temporary file to ``target``, then let its lock go (not durable: an
+        archive file, see :mod:`core.archive.atomic`)."""
+        self.file.commit(target)
 
     def abandon(self) -> None:
         """Remove the temporary file (nothing will use it)."""
-        try:
-            _unlink(self.tmp)
-        finally:
-            self._release()
-
-    def _release(self) -> None:
-        fd, self.fd = self.fd, None
-        if fd is not None:
-            os.close(fd)
-
-    def __del__(self) -> None:  # a save dropped without either call: no descriptor leaks
-        self._release()
+        self.file.abandon()
 
 
 def stream_to_temp(folder: Path, hint: str, text: str) -> Streamed:
     """Write ``text`` (UTF-8, lone surrogates kept) to a new temporary file in ``folder``."""
-    target = os.path.join(folder, hint)
+    target = folder / hint
     try:
-        tmp, fd = create_temp(target)
+        file = open_atomic(target, durable=False)
     except FileNotFoundError:
         folder.mkdir(parents=True, exist_ok=True)
-        tmp, fd = create_temp(target)
+        file = open_atomic(target, durable=False)
     hasher = new_hasher()
     extra = 0
     try:
@@ -83,16 +72,8 @@ def stream_to_temp(folder: Path, hint: str, text: str) -> Streamed:
             data = text[start:start + SLICE].encode("utf-8", "surrogatepass")
             extra += escape_extra(data)
             hasher.update(data)
-            _write_all(fd, data)
+            _write_all(file.fd, data)
     except BaseException:
-        os.close(fd)
-        _unlink(tmp)
+        file.abandon()
         raise
-    return Streamed(text, tmp, hasher.hexdigest(), len(text) + 2 + extra, fd)
-
-
-def _unlink(path: str) -> None:
-    try:
-        os.unlink(path)
-    except FileNotFoundError:
-        pass
+    return Streamed(text, file, hasher.hexdigest(), len(text) + 2 + extra)

@@ -4,10 +4,11 @@ Memory files are shared by the agent, a second ctxlab and a person's editor, so 
 must never leave a half-written file, and a consolidation (which removes many files and
 writes many others) must never leave a mix of old and new records if the process dies.
 
-* :func:`atomic_write` writes a temp file in the same directory (the archive's own temp
-  names, :mod:`core.archive.atomic`: hidden, within NAME_MAX), fsyncs it and
-  ``os.replace``-s it over the target: readers see the old bytes or the new, never a torn
-  file.
+* :func:`atomic_write` is ctxlab's one atomic writer (:mod:`core.archive.atomic`: a hidden
+  temp file in the same directory, within NAME_MAX), durable (the file and the folder are
+  fsynced), with a :func:`checkpoint` before the rename: readers see the old bytes or the
+  new, never a torn file. Temp files a kill left are swept on the next open, by the
+  writer's own sweep, under the store lock.
 * :func:`commit_replace` first copies the files it will remove into
   ``.history/<timestamp>/old/`` and stages the new ones in ``.history/<timestamp>/new/``,
   then writes ``.journal.json`` (the commit point) and only then touches the live files.
@@ -17,6 +18,14 @@ writes many others) must never leave a mix of old and new records if the process
   once complete, so a failed or killed consolidation never leaves a partial snapshot that
   counts toward the 20 kept; it never writes over a file it did not read (a concurrent
   writer's new record).
+
+Why a snapshot *folder* is published by its own rename and swept by its own sweep, not the
+atomic writer's: that scheme protects one file written through one descriptor, whose lock
+lives exactly as long as the write; a snapshot is many files (each written by
+:func:`atomic_write`), and its build and its sweep both happen under the store lock, which
+already tells a live builder from a dead one. What a kill leaves is a tree, removed whole,
+while the writer's sweep deliberately unlinks regular files only and never walks into a
+folder. And the name must stay ``.tmp-…``, which snapshots left by older versions carry.
 
 ``.history`` is reached through :func:`core.harness_paths.harness_dir` (a link planted
 there would have snapshots written, swept and pruned outside the workspace), and every
@@ -41,7 +50,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from core.archive.atomic import create_temp, is_temp_name, write_all
+from core.archive.atomic import fsync_dir, open_atomic, sweep_stale_temp
 from core.harness_paths import harness_dir
 from core.memory.record import MAX_RECORD_BYTES
 from core.untrusted import UntrustedFileError, read_limited
@@ -67,59 +76,18 @@ def checkpoint(step: str) -> None:
         FAULT_HOOK(step)
 
 
-def fsync_dir(directory: Path) -> None:
-    """Persist a directory entry change (create, rename, unlink) where the OS allows it."""
-    try:
-        fd = os.open(directory, os.O_RDONLY)
-    except OSError:
-        return
-    try:
-        os.fsync(fd)
-    except OSError:
-        pass
-    finally:
-        os.close(fd)
-
-
 def atomic_write(path: Path, data: bytes) -> None:
     """Replace ``path`` with ``data`` so readers never see a partial file, even after a
-    power cut (fsync of the file, then of the folder).
+    power cut (the one atomic writer, durable).
 
-    The temp file is the archive's kind (:func:`core.archive.atomic.create_temp`): a dotfile
-    in the same directory, so listing and the watcher ignore it, and short enough for a
-    record whose own name is near NAME_MAX. The rename is atomic on POSIX and Windows alike;
-    :func:`checkpoint` sits just before it, so a test can stop the process there.
+    The temp file is a dotfile in the same directory, so listing and the watcher ignore it,
+    and short enough for a record whose own name is near NAME_MAX. :func:`checkpoint` sits
+    just before the rename, so a test can stop the process there.
     """
-    tmp, fd = create_temp(path)
-    try:
-        try:
-            write_all(fd, data)
-            os.fsync(fd)
-            checkpoint(f"replace:{path.name}")
-            os.replace(tmp, path)
-        finally:
-            os.close(fd)
-    except BaseException:
-        with suppress(OSError):
-            os.unlink(tmp)
-        raise
-    fsync_dir(path.parent)
-
-
-def remove_stale_temp_files(root: Path) -> list[str]:
-    """Delete temp files left by an interrupted :func:`atomic_write`.
-
-    Called under the store's lock, which every writer of the folder holds while it writes:
-    any temp file found then is abandoned, whatever its age.
-    """
-    removed = []
-    with suppress(OSError):
-        for entry in os.scandir(root):
-            if is_temp_name(entry.name) and entry.is_file(follow_symlinks=False):
-                with suppress(OSError):
-                    os.unlink(entry.path)
-                    removed.append(entry.name)
-    return removed
+    with open_atomic(path, durable=True) as file:
+        file.write(data)
+        checkpoint(f"replace:{path.name}")
+        file.commit(path)
 
 
 @dataclass(frozen=True)
@@ -307,7 +275,7 @@ def recover(root: Path) -> Replacement | None:
 
     Returns what was rolled forward, or None when there was nothing to do.
     """
-    remove_stale_temp_files(root)
+    sweep_stale_temp(root, writers_excluded=True)  # every writer of the store holds its lock
     sweep_history_temp(root)
     journal_path = root / JOURNAL_NAME
     if not os.path.lexists(journal_path):

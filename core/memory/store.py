@@ -29,6 +29,7 @@ from typing import Any
 from filelock import FileLock
 
 import core.memory.journal as journal
+from core.archive.atomic import fsync_dir
 from core.events import Error, Event, IndexRebuilt, MemoryWritten
 from core.harness_paths import check_harness_file, harness_dir
 from core.memory.index import (
@@ -200,7 +201,7 @@ class MemoryStore:
             names = (file, *self._cache.scan(self.root).names_of(file))
             for name in names:
                 self._guarded(name).unlink(missing_ok=True)
-            journal.fsync_dir(self.root)
+            fsync_dir(self.root)
             event = self._rebuild_locked("write", names)
         (emit or self.emit)(event)
         return True

@@ -23,14 +23,13 @@ from __future__ import annotations
 import asyncio
 import codecs
 import contextlib
-import itertools
 import os
 import signal
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO, Any
+from typing import Any
 
-from core.archive.atomic import hold_lock
+from core.archive.atomic import AtomicFile, open_atomic
 from core.tools.outcome import ToolOutcome, error
 from core.tools.secrets import Redactor, StreamRedactor, ToolSecrets
 from core.tools.secrets import current as current_secrets
@@ -52,7 +51,6 @@ DEFAULT_OUTPUT_CAP = 50_000
 DRAIN_GRACE = 1.0
 CHUNK = 64 * 1024
 POLL = 0.05  # how often the shell's exit is checked while output is open
-_SPOOL_SERIAL = itertools.count()
 
 
 @dataclass
@@ -70,7 +68,7 @@ class CappedText:
     tail: str = ""
     total: int = 0
     spool: Path | None = None  # the whole output, once it outgrew the cap
-    _spool_fh: IO[str] | None = None
+    _spool_file: AtomicFile | None = None
     _decoder: codecs.IncrementalDecoder = field(
         default_factory=lambda: codecs.getincrementaldecoder("utf-8")(errors="replace")
     )
@@ -110,28 +108,29 @@ class CappedText:
 
     def _spool_text(self, text: str) -> None:
         assert self.spool_dir is not None, "called only while spooling"
-        if self._spool_fh is None:
+        if self._spool_file is None:
             if self.total + len(text) <= self.cap:
                 return
-            # Up to now head + tail is the whole output: start the file with it.
+            # Up to now head + tail is the whole output: start the file with it. It is a
+            # locked temp file of the one atomic writer (another process's sweep leaves it
+            # while it is written, and takes it if this process is killed); the archive
+            # renames it into place.
             self.spool_dir.mkdir(parents=True, exist_ok=True)
-            name = f".bash-output.{os.getpid()}.{next(_SPOOL_SERIAL)}.tmp"  # swept if killed
-            self.spool = self.spool_dir / name
-            self._spool_fh = open(self.spool, "x", encoding="utf-8", newline="")  # noqa: SIM115
-            hold_lock(self._spool_fh.fileno())  # in use: another process's sweep leaves it
-            self._spool_fh.write(self.head + self.tail)
-        self._spool_fh.write(text)
+            self._spool_file = open_atomic(self.spool_dir / "bash-output", durable=False)
+            self.spool = Path(self._spool_file.tmp)
+            self._spool_file.write((self.head + self.tail).encode("utf-8"))
+        self._spool_file.write(text.encode("utf-8"))
 
     def close_spool(self) -> None:
-        if self._spool_fh is not None:
-            self._spool_fh.close()
-            self._spool_fh = None
+        """Stop writing the file and hand it on by name (:attr:`spool`) to the archive."""
+        if self._spool_file is not None:
+            self._spool_file.release()
 
     def discard_spool(self) -> None:
         """Drop the file (a cancelled call hands nothing to the archive)."""
-        self.close_spool()
-        if self.spool is not None:
-            self.spool.unlink(missing_ok=True)
+        if self._spool_file is not None:
+            self._spool_file.abandon()
+            self._spool_file = None
             self.spool = None
 
     def render(self) -> tuple[str, bool]:

@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
-from core.archive.atomic import create_temp
+from core.archive.atomic import open_atomic
 
 # Whole families: a provider's variables are its configuration, never a tool's business.
 DROPPED_PREFIXES = ("ANTHROPIC_", "OPENAI_", "CLAUDE_", "AZURE_OPENAI_", "GEMINI_",
@@ -156,23 +156,16 @@ class StreamRedactor:
 def redact_file(path: Path, redactor: Redactor, chunk: int = 1 << 20) -> int:
     """Replace the secrets in a text file ctxlab is about to keep; how many there were.
 
-    One reading pass finds out; only a file that holds a secret is rewritten (a temporary
-    file beside it, then ``os.replace``), so a clean file is never touched."""
+    One reading pass finds out; only a file that holds a secret is rewritten, by the one
+    atomic writer (:func:`core.archive.atomic.open_atomic`, durable like any file a tool
+    writes), so a clean file is never touched."""
     if not redactor.values or not _redacted_copy(path, redactor, None, chunk):
         return 0
-    # The archive's own temp name: locked while written, within NAME_MAX, and swept once
-    # abandoned like any other of ctxlab's temp files.
-    temp, fd = create_temp(path)
-    try:
-        with open(fd, "w", encoding="utf-8", errors="surrogateescape", newline="") as out:
+    with open_atomic(path, durable=True) as file:
+        with open(file.fd, "w", encoding="utf-8", errors="surrogateescape", newline="",
+                  closefd=False) as out:
             count = _redacted_copy(path, redactor, out, chunk)
-            out.flush()
-            os.fsync(out.fileno())
-            os.replace(temp, path)
-    except BaseException:
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(temp)
-        raise
+        file.commit(path)
     return count
 
 

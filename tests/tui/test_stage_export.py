@@ -1,9 +1,12 @@
 """The Markdown export of a stage folds a long run of unchanged messages as the inspector
-does: the first and last of the run, and the count between them."""
+does: the first and last of the run, and the count between them. It is written whole, and
+stays valid UTF-8 whatever a tool's output held."""
 
 from __future__ import annotations
 
-from tui.screens.stage_export import side_markdown
+from pathlib import Path
+
+from tui.screens.stage_export import side_markdown, write_export
 from tui.stage_diff import Row, Side
 
 
@@ -26,3 +29,12 @@ def test_a_short_run_is_shown_whole() -> None:
     text = side_markdown("After", Side([r.message for r in rows], "snapshot"), rows)
     assert "unchanged messages" not in text
     assert all(f"message {i}" in text for i in range(5))
+
+
+def test_an_export_is_written_whole_in_a_new_folder_and_stays_valid_utf8(tmp_path: Path) -> None:
+    """A lone surrogate (a tool's output may hold one) is spelt as its escape: the export
+    used to fail on it, and a handout that is not UTF-8 opens nowhere."""
+    path = write_export(tmp_path / "slides", "stage.md", "a lone \udc80 half\n")
+    assert path == tmp_path / "slides" / "stage.md"
+    assert path.read_text(encoding="utf-8") == "a lone \\udc80 half\n"
+    assert [p.name for p in path.parent.iterdir()] == ["stage.md"]

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from core.archive.atomic import atomic_write_text
 from core.config import Thresholds
 from tui.stage_diff import Row, Side, StageRecord, fold
 from tui.why import stage_rule, thresholds_in_force, what_it_did, why_fired
@@ -79,17 +80,9 @@ def stage_markdown(record: StageRecord, before: Side, after: Side, left: list[Ro
 
 
 def write_export(directory: Path, name: str, text: str) -> Path:
-    """Write atomically (temp file + replace): a half-written handout is worse than none."""
-    import os
-    import tempfile
-
-    directory.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=directory, prefix=f".{name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(text)
-        os.replace(tmp, directory / name)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-    return directory / name
+    """Write atomically (a half-written handout is worse than none), not durably (it can be
+    exported again). A lone surrogate from a tool's output is spelt as its escape, so the
+    handout stays valid UTF-8."""
+    path = directory / name
+    atomic_write_text(path, text, errors="backslashreplace")
+    return path

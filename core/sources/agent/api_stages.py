@@ -19,7 +19,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from core.archive.store import Archive, atomic_write_text
+from core.archive.atomic import atomic_write_text
+from core.archive.store import Archive
 from core.events import Stage, StageSnapshot
 from core.measure import CHARS_PER_TOKEN, json_chars
 from core.usage import context_tokens

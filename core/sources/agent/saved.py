@@ -23,7 +23,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from core.archive.store import atomic_write_text
+from core.archive.atomic import atomic_write_text
 from core.harness_paths import HarnessPathError, check_harness_file, harness_dir
 from core.messages import HistoryError, check_history
 from core.untrusted import UntrustedFileError, parse_json, read_limited

@@ -28,7 +28,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from core.archive.store import atomic_write_text
+from core.archive.atomic import atomic_write_text
 from core.sources.agent.saved import session_dir, session_file
 from core.tools.outcome import ToolOutcome
 from core.untrusted import UntrustedFileError, parse_json, read_limited

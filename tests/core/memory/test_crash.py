@@ -113,7 +113,7 @@ def test_a_record_named_near_name_max_is_replaced_atomically_and_an_abandoned_te
         tmp_path):
     """The store's writes use the archive's temp names: they fit NAME_MAX (a fixed suffix
     made a 251-character record impossible to update) and recovery knows them."""
-    from core.archive.atomic import temp_name
+    from core.archive.atomic import sweep_stale_temp, temp_name
     from core.memory import journal
 
     record = tmp_path / ("n" * 248 + ".md")  # 251 bytes: the old temp name was 265
@@ -122,5 +122,6 @@ def test_a_record_named_near_name_max_is_replaced_atomically_and_an_abandoned_te
     assert record.read_bytes() == b"second\n"
     abandoned = Path(temp_name(record))
     abandoned.write_bytes(b"half")  # what a kill between write and rename leaves
-    assert journal.remove_stale_temp_files(tmp_path) == [abandoned.name]
+    # the sweep recovery runs under the store lock, which every writer of the store holds
+    assert sweep_stale_temp(tmp_path, writers_excluded=True) == [abandoned.name]
     assert [p.name for p in tmp_path.iterdir()] == [record.name]
