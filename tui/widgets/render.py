@@ -18,8 +18,7 @@ from typing import Any
 
 from textual.content import Content
 
-from core.archive.store import WRAPPER_HEAD, archive_marker_path, pointer_path
-from core.compact.summary import is_summary_message
+from core.compact.breakdown import text_kind
 from tui.i18n import t
 
 KIND_STYLE = {
@@ -34,19 +33,6 @@ KIND_LABEL = {  # message ids
     "marker": "kind.marker",
     "summary": "kind.summary",
 }
-
-
-def text_kind(text: Any, message: dict[str, Any] | None = None) -> str:
-    """Which engine-made shape a content value has (``text`` when it is none of them)."""
-    if message is not None and is_summary_message(message):
-        return "summary"
-    if not isinstance(text, str):
-        return "text"
-    if archive_marker_path(text):
-        return "marker"
-    if pointer_path(text):
-        return "wrapper" if text.startswith(WRAPPER_HEAD) else "pointer"
-    return "text"
 
 
 def size_label(chars: int) -> str:
