@@ -127,6 +127,9 @@ class ModelRequest(Event):
     # follow in model_response usage
     cache_read_est: int | None = None
     cache_write_est: int | None = None
+    # main calls: chars by category (core.compact.breakdown) — the message categories add
+    # up to ``chars``; the system prompt's and the tool definitions' are sent besides
+    breakdown: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -388,10 +391,12 @@ class ReplayStep(Event):
     original_chars: int
     original_messages: int
     original_tokens: int | None = None  # input + cache creation + cache read, as recorded
-    categories: dict[str, Any]  # original history's JSON chars per block category
+    categories: dict[str, Any]  # the older view of ``breakdown``, for scripts that read it
     ctxlab_chars: int
     ctxlab_messages: int
     timestamp: str | None = None
+    # the original history's chars by category, as model_request.breakdown has ctxlab's
+    breakdown: dict[str, Any] = field(default_factory=dict)
 
 
 # -- watch (a proxied client) ---------------------------------------------------------------
@@ -429,10 +434,11 @@ class WatchRequest(Event):
     chars: int = 0
     est_tokens: int = 0
     body_bytes: int = 0
-    categories: dict[str, Any] = field(default_factory=dict)
+    categories: dict[str, Any] = field(default_factory=dict)  # the older view of breakdown
     appended: int = 0
     removed: int = 0
     rewritten: int = 0
+    breakdown: dict[str, Any] = field(default_factory=dict)  # as in model_request
 
 
 @dataclass(frozen=True, kw_only=True)

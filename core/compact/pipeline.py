@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from core.archive.store import Archive
+from core.compact.breakdown import BreakdownCache
 from core.compact.budget import save_early
 from core.compact.context import CompactContext
 from core.compact.micro import micro_compact
@@ -61,6 +62,8 @@ class Compactor:
         self.reactive_retries = 0
         # sizes of the last history sent: the next call measures only what was added
         self.sizes = SizeCache()
+        # the history sent, by category, for the request events (each message split once)
+        self.categories = BreakdownCache()
 
     def _summarizer(self) -> Summarizer:
         """The summarizer for one summary, given the notes when there is a notes source

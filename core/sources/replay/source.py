@@ -235,13 +235,15 @@ class ReplaySource:
         self._emit(recorded)
         chars = json_chars(self.history)
         self._emit(ModelRequest(purpose="main", chars=chars, est_tokens=int(chars / self.ratio),
-                                messages=len(self.history)))
+                                messages=len(self.history),
+                                breakdown=self.compactor.categories.totals(self.history)))
         self._emit(ReplayStep(
             index=self.index, total=self.total,
             original_chars=original_chars, original_messages=len(self.original.messages),
             original_tokens=recorded.context_tokens,
             categories=self.original.category_chars(), ctxlab_chars=chars,
-            ctxlab_messages=len(self.history), timestamp=step.timestamp))
+            ctxlab_messages=len(self.history), timestamp=step.timestamp,
+            breakdown=self.original.breakdown(system)))
         self.original.after_reply(step)
         if step.reply is not None:
             self._reply(step.reply)
