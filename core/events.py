@@ -230,7 +230,9 @@ class Stage(Event):
     Its cache cost: ``first_changed`` is the index of the first message it changed (the
     cached prefix ends there) and ``rewrite_tokens`` the estimated tokens from that point on
     that the next call must write to the prompt cache again (``None``: not known).
-    ``snapshot`` (in-process only, never printed) holds the before and after lists.
+    ``archived`` is the archive's own record of each of ``files`` it lists
+    (:mod:`core.archive.listing`). ``snapshot`` (in-process only, never printed) holds the
+    before and after lists.
     """
 
     type: ClassVar[str] = "stage"
@@ -247,8 +249,20 @@ class Stage(Event):
     pre_tokens: int | None = None  # …and the tokens it reported before compacting
     first_changed: int | None = None  # cache cost: first message index changed…
     rewrite_tokens: int | None = None  # …and the tokens after it to write to the cache again
+    archived: tuple[dict[str, Any], ...] = ()
     snapshot: StageSnapshot | None = field(default=None, repr=False, compare=False,
                                            metadata=LOCAL_ONLY)
+
+
+@dataclass(frozen=True, kw_only=True)
+class ArchiveListing(Event):
+    """What the workspace's archive already held when this run's compaction first used it
+    (a resumed session, a scenario run again in the same workspace): one record per file its
+    manifest lists, as ``stage.archived`` has them. Emitted once per compactor, before its
+    first stage, and only when there is something to list."""
+
+    type: ClassVar[str] = "archive_listing"
+    files: tuple[dict[str, Any], ...]
 
 
 @dataclass(frozen=True, kw_only=True)

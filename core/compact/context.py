@@ -11,6 +11,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from core.archive.listing import archive_records
 from core.archive.store import Archive
 from core.config import Thresholds
 from core.events import Event, PointerBroken, Stage, StageSnapshot
@@ -129,6 +130,7 @@ class StageRun:
             ledger=tuple(self.ledger),
             first_changed=first,
             rewrite_tokens=rewrite,
+            archived=archive_records(self.ctx.archive, self.files),
             snapshot=StageSnapshot(self._before, list(self.history.messages))
             if self._before is not None else None,
         )

@@ -244,6 +244,8 @@ MESSAGES: dict[str, str] = {
     "tx.transcripts.one": "{n} transcript",
     "tx.results": "{n} result files",
     "tx.results.one": "{n} result file",
+    "tx.other": "{n} other files",
+    "tx.other.one": "{n} other file",
     "tx.transcript": "transcript {id}",
     "mem.col.type": "type",
     "mem.col.name": "name",

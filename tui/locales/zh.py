@@ -245,6 +245,8 @@ MESSAGES: dict[str, str] = {
     "tx.transcripts.one": "{n} 份对话记录",
     "tx.results": "{n} 个结果文件",
     "tx.results.one": "{n} 个结果文件",
+    "tx.other": "{n} 个其他文件",
+    "tx.other.one": "{n} 个其他文件",
     "tx.transcript": "记录 {id}",
     "mem.col.type": "类型",
     "mem.col.name": "名称",

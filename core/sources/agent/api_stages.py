@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from core.archive.listing import archive_records
 from core.archive.store import Archive, atomic_write_text
 from core.events import Stage, StageSnapshot
 from core.measure import CHARS_PER_TOKEN, json_chars
@@ -86,6 +87,7 @@ def compaction_stage(sent: list[dict[str, Any]], content: list[dict[str, Any]],
         stage="api_compaction", by="api", trigger="auto",
         before_chars=json_chars(sent), after_chars=json_chars([block]),
         before_messages=len(sent), after_messages=1, files=tuple(files),
+        archived=archive_records(archive, files),
         pre_tokens=context_tokens(usage), ledger=(entry,),
         first_changed=0, rewrite_tokens=len(summary or "") // CHARS_PER_TOKEN,
         snapshot=StageSnapshot(list(sent), [{"role": "assistant", "content": content}]),
