@@ -211,10 +211,14 @@ class StageSnapshot:
     Stages never mutate a message in place (:class:`~core.measure.Measured` copies what it
     changes), so two shallow copies of the list are exact and cheap. Recorded only when a
     front end asks (``record_stages``): the inspector shows what the stage saw, not a guess.
+    ``before_sizes`` and ``after_sizes`` are each message's JSON chars as the stage measured
+    them, so the inspector states sizes without measuring.
     """
 
     before: list[dict[str, Any]]
     after: list[dict[str, Any]]
+    before_sizes: list[int] = field(default_factory=list)
+    after_sizes: list[int] = field(default_factory=list)
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -73,6 +73,7 @@ class StageRun:
     changed: bool = False
     _seen: set[str] = field(default_factory=set, repr=False)  # keeps wrote/took linear
     _before: list[dict[str, Any]] | None = field(default=None, repr=False)
+    _before_sizes: list[int] = field(default_factory=list, repr=False)
     _prefix: list[Any] = field(default_factory=list, repr=False)  # messages, by identity
 
     def __post_init__(self) -> None:
@@ -81,6 +82,7 @@ class StageRun:
         self._prefix = list(self.history.messages)  # stages replace, never mutate
         if self.ctx.snapshots:
             self._before = list(self.history.messages)
+            self._before_sizes = list(self.history.sizes)
 
     def cache_cost(self) -> tuple[int | None, int | None]:
         """The first message this stage changed and the tokens from there to the end: the
@@ -131,7 +133,8 @@ class StageRun:
             first_changed=first,
             rewrite_tokens=rewrite,
             archived=archive_records(self.ctx.archive, self.files),
-            snapshot=StageSnapshot(self._before, list(self.history.messages))
+            snapshot=StageSnapshot(self._before, list(self.history.messages),
+                                   self._before_sizes, list(self.history.sizes))
             if self._before is not None else None,
         )
         self.ctx.emit(event)

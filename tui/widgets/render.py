@@ -99,14 +99,13 @@ def block_lines(block: Any, lines: int) -> Content:
 
 def message_content(index: int, message: dict[str, Any], lines: int = 2,
                     chars: int | None = None) -> Content:
-    """A header (position, role, size, special shape) and a short body."""
+    """A header (position, role, size as the caller measured it, special shape) and a short
+    body; without ``chars`` the header states no size (this module measures nothing)."""
     role = str(message.get("role", "?"))
     content = message.get("content")
-    if chars is None:
-        chars = len(json.dumps(message, ensure_ascii=False, default=str))
     shape = text_kind(content, message)
     header = Content.assemble((f"#{index} ", "dim"), (role, "bold $primary"),
-                              (f"  {size_label(chars)}", "dim"))
+                              (f"  {size_label(chars)}" if chars is not None else "", "dim"))
     if shape in KIND_STYLE:
         header = Content.assemble(header, "  ", (t(KIND_LABEL[shape]), KIND_STYLE[shape]))
     if isinstance(content, str):
