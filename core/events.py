@@ -127,6 +127,9 @@ class ModelRequest(Event):
     # follow in model_response usage
     cache_read_est: int | None = None
     cache_write_est: int | None = None
+    # main calls: chars by category (core.compact.breakdown) — the message categories add
+    # up to ``chars``; the system prompt's and the tool definitions' are sent besides
+    breakdown: dict[str, Any] = field(default_factory=dict)
     # in-process only: the message list itself (what the model sees, for a viewer)
     sent: tuple[dict[str, Any], ...] | None = field(default=None, repr=False, compare=False,
                                                     metadata=LOCAL_ONLY)
@@ -213,10 +216,14 @@ class StageSnapshot:
     Stages never mutate a message in place (:class:`~core.measure.Measured` copies what it
     changes), so two shallow copies of the list are exact and cheap. Recorded only when a
     front end asks (``record_stages``): the inspector shows what the stage saw, not a guess.
+    ``before_sizes`` and ``after_sizes`` are each message's JSON chars as the stage measured
+    them, so the inspector states sizes without measuring.
     """
 
     before: list[dict[str, Any]]
     after: list[dict[str, Any]]
+    before_sizes: list[int] = field(default_factory=list)
+    after_sizes: list[int] = field(default_factory=list)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -232,7 +239,9 @@ class Stage(Event):
     Its cache cost: ``first_changed`` is the index of the first message it changed (the
     cached prefix ends there) and ``rewrite_tokens`` the estimated tokens from that point on
     that the next call must write to the prompt cache again (``None``: not known).
-    ``snapshot`` (in-process only, never printed) holds the before and after lists.
+    ``archived`` is the archive's own record of each of ``files`` it lists
+    (:mod:`core.archive.listing`). ``snapshot`` (in-process only, never printed) holds the
+    before and after lists.
     """
 
     type: ClassVar[str] = "stage"
@@ -249,8 +258,20 @@ class Stage(Event):
     pre_tokens: int | None = None  # …and the tokens it reported before compacting
     first_changed: int | None = None  # cache cost: first message index changed…
     rewrite_tokens: int | None = None  # …and the tokens after it to write to the cache again
+    archived: tuple[dict[str, Any], ...] = ()
     snapshot: StageSnapshot | None = field(default=None, repr=False, compare=False,
                                            metadata=LOCAL_ONLY)
+
+
+@dataclass(frozen=True, kw_only=True)
+class ArchiveListing(Event):
+    """What the workspace's archive already held when this run's compaction first used it
+    (a resumed session, a scenario run again in the same workspace): one record per file its
+    manifest lists, as ``stage.archived`` has them. Emitted once per compactor, before its
+    first stage, and only when there is something to list."""
+
+    type: ClassVar[str] = "archive_listing"
+    files: tuple[dict[str, Any], ...]
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -393,10 +414,12 @@ class ReplayStep(Event):
     original_chars: int
     original_messages: int
     original_tokens: int | None = None  # input + cache creation + cache read, as recorded
-    categories: dict[str, Any]  # original history's JSON chars per block category
+    categories: dict[str, Any]  # the older view of ``breakdown``, for scripts that read it
     ctxlab_chars: int
     ctxlab_messages: int
     timestamp: str | None = None
+    # the original history's chars by category, as model_request.breakdown has ctxlab's
+    breakdown: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -444,10 +467,11 @@ class WatchRequest(Event):
     chars: int = 0
     est_tokens: int = 0
     body_bytes: int = 0
-    categories: dict[str, Any] = field(default_factory=dict)
+    categories: dict[str, Any] = field(default_factory=dict)  # the older view of breakdown
     appended: int = 0
     removed: int = 0
     rewritten: int = 0
+    breakdown: dict[str, Any] = field(default_factory=dict)  # as in model_request
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -357,7 +357,6 @@ class CtxlabApp(Routed, LearnerActions, PanelActions, WorkbenchActions):
         if not messages:
             return
         try:
-            self.query_one(ContextMeter).measure(messages)
             if self.query_one(TabbedContent).active == "tab-model":
                 await self.query_one(ModelView).show(messages)
         except NoMatches:

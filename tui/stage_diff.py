@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import difflib
 import json
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -41,6 +42,7 @@ class StageRecord:
 class Side:
     messages: Messages | None
     source: str
+    sizes: Sequence[int] = ()  # each message's chars, as the stage measured them
 
 
 def sides(record: StageRecord) -> tuple[Side, Side]:
@@ -49,7 +51,8 @@ def sides(record: StageRecord) -> tuple[Side, Side]:
     if snapshot is None:
         missing = Side(None, t("src.missing"))
         return missing, missing
-    return Side(snapshot.before, t("src.before")), Side(snapshot.after, t("src.after"))
+    return (Side(snapshot.before, t("src.before"), snapshot.before_sizes),
+            Side(snapshot.after, t("src.after"), snapshot.after_sizes))
 
 
 # -- diff -----------------------------------------------------------------------------------
@@ -57,37 +60,54 @@ def sides(record: StageRecord) -> tuple[Side, Side]:
 
 @dataclass(frozen=True)
 class Row:
-    """One message on one side of the inspector: ``kind`` is kept/removed/added/changed."""
+    """One message on one side of the inspector: ``kind`` is kept/removed/added/changed;
+    ``chars`` its size as the stage measured it (None: not measured)."""
 
     index: int
     message: dict[str, Any]
     kind: str
+    chars: int | None = None
+
+
+def side_rows(side: Side, kind: str = "kept") -> list[Row]:
+    """Every message of one side as a row of ``kind``, with its measured size."""
+    return [Row(i, m, kind, _size(side.sizes, i)) for i, m in enumerate(side.messages or [])]
+
+
+def _size(sizes: Sequence[int], index: int) -> int | None:
+    return sizes[index] if index < len(sizes) else None
 
 
 def _key(message: dict[str, Any]) -> str:
     return json.dumps(message, ensure_ascii=False, sort_keys=True, default=str)
 
 
-def diff_rows(before: Messages, after: Messages) -> tuple[list[Row], list[Row]]:
+def diff_rows(before: Side, after: Side) -> tuple[list[Row], list[Row]]:
     """Mark each message kept, removed (left), added (right) or changed (both sides).
 
     A replaced run of the same length is a change in place (a result swapped for a
     pointer); anything else is removal plus addition (snip's marker, a summary).
     """
+    old, new = before.messages or [], after.messages or []
     left: list[Row] = []
     right: list[Row] = []
-    matcher = difflib.SequenceMatcher(None, [_key(m) for m in before],
-                                      [_key(m) for m in after], autojunk=False)
+
+    def rows(side: Side, start: int, end: int, kind: str) -> list[Row]:
+        messages = side.messages or []
+        return [Row(i, messages[i], kind, _size(side.sizes, i)) for i in range(start, end)]
+
+    matcher = difflib.SequenceMatcher(None, [_key(m) for m in old], [_key(m) for m in new],
+                                      autojunk=False)
     for op, i1, i2, j1, j2 in matcher.get_opcodes():
         if op == "equal":
-            left += [Row(i, before[i], "kept") for i in range(i1, i2)]
-            right += [Row(j, after[j], "kept") for j in range(j1, j2)]
+            left += rows(before, i1, i2, "kept")
+            right += rows(after, j1, j2, "kept")
         elif op == "replace" and i2 - i1 == j2 - j1:
-            left += [Row(i, before[i], "changed") for i in range(i1, i2)]
-            right += [Row(j, after[j], "changed") for j in range(j1, j2)]
+            left += rows(before, i1, i2, "changed")
+            right += rows(after, j1, j2, "changed")
         else:
-            left += [Row(i, before[i], "removed") for i in range(i1, i2)]
-            right += [Row(j, after[j], "added") for j in range(j1, j2)]
+            left += rows(before, i1, i2, "removed")
+            right += rows(after, j1, j2, "added")
     return left, right
 
 

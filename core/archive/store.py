@@ -181,9 +181,11 @@ class Archive(PointerTrust, Recovery):
         """Append what changed to the manifest (once per stage, not once per file)."""
         self._manifest.flush()
 
-    def manifest(self) -> dict[str, Persisted]:
-        """The tool-result files ctxlab wrote (transcripts, also listed, are left out)."""
-        return {k: v for k, v in self._manifest.entries.items() if v.format != "transcript"}
+    def manifest(self, *, transcripts: bool = False) -> dict[str, Persisted]:
+        """The tool-result files ctxlab wrote (and the transcripts, when asked)."""
+        entries = self._manifest.entries
+        return entries if transcripts else {
+            k: v for k, v in entries.items() if v.format != "transcript"}
 
     def manifest_entry(self, rel_path: str) -> Persisted:
         entry = self._manifest.get(rel_path)

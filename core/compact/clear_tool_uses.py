@@ -93,6 +93,7 @@ class ApiClearToolUses(Compactor):
                          exclude_tools=self.exclude_tools)
 
     async def prepare(self, messages: list[dict], active_request: str) -> list[dict]:
+        await self.list_archive()
         history = Measured(list(messages))
         self.clear(history, self.rule)
         return history.messages

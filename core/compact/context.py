@@ -11,6 +11,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from core.archive.listing import archive_records
 from core.archive.store import Archive
 from core.config import Thresholds
 from core.events import Event, PointerBroken, Stage, StageSnapshot
@@ -72,6 +73,7 @@ class StageRun:
     changed: bool = False
     _seen: set[str] = field(default_factory=set, repr=False)  # keeps wrote/took linear
     _before: list[dict[str, Any]] | None = field(default=None, repr=False)
+    _before_sizes: list[int] = field(default_factory=list, repr=False)
     _prefix: list[Any] = field(default_factory=list, repr=False)  # messages, by identity
 
     def __post_init__(self) -> None:
@@ -80,6 +82,7 @@ class StageRun:
         self._prefix = list(self.history.messages)  # stages replace, never mutate
         if self.ctx.snapshots:
             self._before = list(self.history.messages)
+            self._before_sizes = list(self.history.sizes)
 
     def cache_cost(self) -> tuple[int | None, int | None]:
         """The first message this stage changed and the tokens from there to the end: the
@@ -129,7 +132,9 @@ class StageRun:
             ledger=tuple(self.ledger),
             first_changed=first,
             rewrite_tokens=rewrite,
-            snapshot=StageSnapshot(self._before, list(self.history.messages))
+            archived=archive_records(self.ctx.archive, self.files),
+            snapshot=StageSnapshot(self._before, list(self.history.messages),
+                                   self._before_sizes, list(self.history.sizes))
             if self._before is not None else None,
         )
         self.ctx.emit(event)

@@ -22,7 +22,9 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any, TypeVar
 
+from core.archive.listing import archive_listing, holds_a_manifest
 from core.archive.store import Archive
+from core.compact.breakdown import BreakdownCache
 from core.compact.budget import save_early
 from core.compact.context import CompactContext
 from core.compact.micro import micro_compact
@@ -31,7 +33,7 @@ from core.compact.stages import local_stages
 from core.compact.summarizer import NotedSummarizer, OfflineSummarizer, Summarizer
 from core.compact.summary import compact_history
 from core.config import Thresholds
-from core.events import Event
+from core.events import ArchiveListing, Event
 from core.measure import Measured, SizeCache
 from core.messages import Violation
 
@@ -61,6 +63,9 @@ class Compactor:
         self.reactive_retries = 0
         # sizes of the last history sent: the next call measures only what was added
         self.sizes = SizeCache()
+        # the history sent, by category, for the request events (each message split once)
+        self.categories = BreakdownCache()
+        self._listed = False  # archive_listing said (or had nothing to say)
 
     def _summarizer(self) -> Summarizer:
         """The summarizer for one summary, given the notes when there is a notes source
@@ -85,6 +90,24 @@ class Compactor:
     def ledger(self) -> list[dict[str, Any]]:
         return self.ctx.archive.ledger
 
+    async def list_archive(self) -> None:
+        """Say once what the workspace's archive already holds (a resumed session, a
+        scenario run again in the same workspace), before this compactor's first stage, so
+        a front end lists it from the event instead of reading the folders. At first use,
+        not when made: whoever makes the compactor, the listing follows ``run_start``. In a
+        worker thread, as the stages run: a long-lived archive lists 50,000 files."""
+        if self._listed:
+            return
+        self._listed = True
+        if not holds_a_manifest(self.archive):  # a fresh workspace: no thread for nothing
+            return
+        try:
+            files = await asyncio.to_thread(archive_listing, self.archive)
+        except OSError:  # a folder the archive refuses: its first write will say so
+            return
+        if files:
+            self.ctx.emit(ArchiveListing(files=files))
+
     def violation_stage(self, violation: Violation) -> str | None:
         """The stage that introduced an API violation (only a break switch can)."""
         return self.ctx.violation_stage(violation)
@@ -97,6 +120,7 @@ class Compactor:
         drawing; their events are emitted from that thread. The summary, a model call,
         runs back on the loop.
         """
+        await self.list_archive()
         if self._light(messages):
             history = self.prepare_local(messages)
         else:
@@ -139,6 +163,7 @@ class Compactor:
     async def compact(self, messages: list[dict], active_request: str,
                       stage: str = "manual_compact") -> list[dict]:
         """Summarise now (the ``compact`` tool, after its batch's results are appended)."""
+        await self.list_archive()
         history = Measured(list(messages))
         run = await compact_history(history, self.ctx, self._summarizer(), active_request, stage)
         run.finish()

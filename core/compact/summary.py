@@ -13,10 +13,10 @@ import json
 from core.archive.store import content_size
 from core.compact.context import CompactContext, StageRun
 from core.compact.summarizer import Summarizer
+from core.compact.summary_facts import is_summary_message
 from core.measure import Measured
 from core.messages import iter_tool_results
 
-SUMMARY_LABELS = ("Compacted", "Reactive compact")
 OMITTED = "\n...[middle omitted; full transcript is on disk]...\n"
 
 
@@ -30,13 +30,6 @@ def summary_message(label: str, request: str, summary: str, transcript: str) -> 
             f"Full transcript: {transcript}"
         ),
     }
-
-
-def is_summary_message(message: dict) -> bool:
-    content = message.get("content")
-    return message.get("role") == "user" and isinstance(content, str) and any(
-        content.startswith(f"[{label}]\n\nCurrent user request:\n") for label in SUMMARY_LABELS
-    )
 
 
 def summary_input(messages: list[dict], limit: int = 80_000, head: int = 20_000,

@@ -76,13 +76,18 @@ def clip(text: str, limit: int) -> str:
     return cut.rstrip(" ,;:") + ELLIPSIS
 
 
+def is_summary_message(message: dict) -> bool:
+    """Is this one of ctxlab's summary messages (``[Compacted]`` / ``[Reactive compact]``)?"""
+    content = message.get("content")
+    return message.get("role") == "user" and isinstance(content, str) and any(
+        content.startswith(f"[{label}]{SUMMARY_PREFIX}") for label in SUMMARY_LABELS)
+
+
 def embedded_summary(message: dict) -> str | None:
     """The decoded summary inside a ``[Compacted]``/``[Reactive compact]`` message, else None."""
-    content = message.get("content")
-    if message.get("role") != "user" or not isinstance(content, str):
+    if not is_summary_message(message):
         return None
-    if not any(content.startswith(f"[{label}]{SUMMARY_PREFIX}") for label in SUMMARY_LABELS):
-        return None
+    content = message["content"]
     _, _, rest = content.partition(SUMMARY_FIELD)
     encoded = rest.rsplit(TRANSCRIPT_FIELD, 1)[0]
     try:

@@ -91,6 +91,7 @@ class SlidingWindow(Compactor):
 
     async def prepare(self, messages: list[dict], active_request: str) -> list[dict]:
         """Over the context limit: keep the newest messages that fit, drop the rest."""
+        await self.list_archive()  # what an earlier run archived is still there to open
         history = Measured(list(messages))
         if history.chars > self.ctx.thresholds.context_limit:
             self._cut(history, window_start(history.messages, self.ctx.thresholds.context_limit))

@@ -4,9 +4,12 @@ from core.events import (
     EVENT_TYPES,
     Emitter,
     MemoryWritten,
+    ModelRequest,
     ModelResponse,
     Recorder,
+    ReplayStep,
     Stage,
+    WatchRequest,
     WatchResponse,
     dumps_event,
     event_from_json,
@@ -64,3 +67,34 @@ def test_a_watched_response_states_its_context_tokens_too():
              "cache_read_input_tokens": 900}
     assert WatchResponse(id=1, status=200, usage=usage).context_tokens == 2_100
     assert WatchResponse(id=2, status=502, error="upstream unreachable").context_tokens is None
+
+
+def test_the_breakdown_travels_on_request_events_and_old_logs_still_read() -> None:
+    parts = {"system": 751, "tools": 1_307, "text": 259, "structure": 57}
+    request = ModelRequest(purpose="main", chars=316, est_tokens=80, messages=2,
+                           breakdown=parts)
+    step = ReplayStep(index=1, total=2, original_chars=10, original_messages=1,
+                      categories={"text": 8}, ctxlab_chars=10, ctxlab_messages=1,
+                      breakdown={"text": 8, "structure": 2})
+    watched = WatchRequest(id=1, method="POST", path="/v1/messages", time="t",
+                           breakdown={"system": 5, "text": 8, "structure": 2})
+    for event in (request, step, watched):
+        data = json.loads(dumps_event(event))
+        assert data["breakdown"] == event.breakdown
+        assert event_from_json(data) == event
+    # lines written before the field existed: no breakdown, the older categories as they were
+    old = [{"type": "model_request", "t": 0.1, "purpose": "main", "chars": 94,
+            "est_tokens": 295, "messages": 1, "system_chars": 1088, "counted_tokens": None,
+            "cache_read_est": 0, "cache_write_est": 295},
+           {"type": "replay_step", "t": 0.2, "index": 1, "total": 6, "original_chars": 500,
+            "original_messages": 3, "original_tokens": None,
+            "categories": {"text": 100, "tool_use": 50, "tool_result": 300, "thinking": 0,
+                           "image": 0}, "ctxlab_chars": 480, "ctxlab_messages": 3,
+            "timestamp": None},
+           {"type": "watch_request", "t": 0.3, "id": 1, "method": "POST",
+            "path": "/v1/messages", "time": "2025-01-01T00:00:00.000+00:00",
+            "categories": {"system": 9, "messages": 20}}]
+    for line in old:
+        event = event_from_json(line)
+        assert event.breakdown == {}
+        assert getattr(event, "categories", None) == line.get("categories")

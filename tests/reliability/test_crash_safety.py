@@ -41,6 +41,7 @@ from pathlib import Path
 import pytest
 from blake3 import blake3
 
+from core.archive.listing import archive_listing
 from core.archive.manifest_index import INDEX, SIDECARS
 from core.archive.store import Archive
 from core.memory.index import render_index
@@ -56,7 +57,6 @@ from tests.reliability.payloads import (
     session_messages,
     transcript_messages,
 )
-from tui.widgets.transcript_list import scan_archive
 
 REPO = Path(__file__).resolve().parents[2]
 SEED = 20261102
@@ -221,8 +221,9 @@ def check_memory_store(root: Path) -> MemoryStore:
 
 def check_archive(workspace: Path) -> None:
     """Every transcript parses whole; every manifest entry matches its file's hash; every
-    result file is complete; temp files are dotted and never listed in the workbench."""
-    listed = {f.rel for f in scan_archive(workspace)}
+    result file is complete; temp files are dotted and never listed in the workbench (which
+    lists what the archive reports)."""
+    listed = {record["path"] for record in archive_listing(Archive(workspace))}
     for folder in (workspace / ".transcripts", workspace / ".task_outputs" / "tool-results"):
         if folder.is_dir():
             hidden = [p.name for p in folder.iterdir()

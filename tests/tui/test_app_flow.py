@@ -10,6 +10,7 @@ import pytest
 from textual.widgets import DataTable, Input, Static, TabbedContent
 
 from core.archive.store import RESULTS_DIR, TRANSCRIPT_DIR
+from core.compact.breakdown import MESSAGE_CATEGORIES
 from core.measure import json_chars
 from core.sources.agent.session import AgentSession
 from tests.tui.conftest import play_to_end, wait_for
@@ -37,18 +38,19 @@ async def test_scenario_played_to_the_end_updates_every_panel(
         timeline = app.query_one(StageTimeline)
         assert timeline.row_count == len(records)
         assert [timeline.get_row_at(i)[1] for i in range(timeline.row_count)] == stages
-        # Context: one sparkline point per main call; the breakdown measures, exactly, the
-        # list the last call sent.
+        # Context: one sparkline point per main call; the bar and its breakdown are, exactly,
+        # the list the last call sent.
         meter = app.query_one(ContextMeter)
         assert len(meter.history) == app.calls == 10
         assert meter.chars == meter.history[-1] == json_chars(app.sent)
-        # Transcripts: exactly the files on disk, transcripts and results.
+        assert sum(meter.breakdown[k] for k in MESSAGE_CATEGORIES) == meter.chars
+        # Transcripts: exactly the files on disk, transcripts and results, as events said.
         ws = tmp_path / "ws"
         on_disk = {p.relative_to(ws).as_posix() for p in (ws / TRANSCRIPT_DIR).glob("*.jsonl")}
         on_disk |= {p.relative_to(ws).as_posix() for p in (ws / RESULTS_DIR).glob("*.txt")}
         listing = app.query_one(TranscriptList)
         assert {str(k.value) for k in listing.rows} == on_disk
-        assert listing.writers[records[-1].event.files[0]] == "manual_compact"
+        assert listing.files[records[-1].event.files[0]].writer == "manual_compact"
         # Memory: the seeded record and the one the run extracted.
         table = app.query_one(MemoryCatalog).query_one(DataTable)
         keys = {str(k.value) for k in table.rows}

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from core.compact.breakdown import MESSAGE_CATEGORIES
 from core.sources.replay import load_recording
 from core.sources.replay.source import ReplayOptions, ReplaySource
 from tests.core.sources.replay.conftest import CLAUDE
@@ -82,7 +83,8 @@ async def test_a_paused_replay_is_stepped_by_keys_to_the_original_compaction(
         assert "last claude-code compaction" in panel.text()
         meter = app.query_one(ContextMeter)
         assert meter.recorded and meter.usage_tokens  # recorded usage: the real-token line
-        assert set(meter.extra) == {"meter.thinking", "meter.images"}
+        # ctxlab's side: its own request's breakdown, adding up to its bar
+        assert sum(meter.breakdown[k] for k in MESSAGE_CATEGORIES) == meter.chars
         # Enter on the original's row opens its summary text
         timeline.focus()
         timeline.move_cursor(row=theirs[0].index - 1)

@@ -114,3 +114,11 @@ async def test_with_lang_zh_every_visible_title_label_and_key_is_chinese(
         row = timeline.get_row_at(0)
         assert row[1] in {"fit_tool_results", "tool_result_budget", "micro_compact"}
         assert CJK.search(str(row[5]))
+
+
+def test_every_breakdown_category_has_a_label_in_both_languages() -> None:
+    from core.compact.breakdown import CATEGORIES
+
+    for category in CATEGORIES:
+        assert f"cat.{category}" in CATALOGS["en"], category
+        assert f"cat.{category}" in CATALOGS["zh"], category

@@ -9,11 +9,11 @@ import pytest
 from textual.widgets import DataTable
 
 from core.archive.store import Archive, archive_marker_path
-from core.measure import json_chars
+from core.measure import json_chars, list_chars
 from tests.tui.conftest import play_to_end
 from tui.app import CtxlabApp
 from tui.screens.inspector import Inspector
-from tui.stage_diff import diff_rows, fold, sides
+from tui.stage_diff import Side, diff_rows, fold, sides
 from tui.widgets.stage_timeline import StageTimeline
 
 pytestmark = pytest.mark.anyio
@@ -63,6 +63,11 @@ async def test_inspector_shows_before_and_after_of_a_snip(
                 (e.before_chars, e.before_messages), (rec.index, e.stage, before.source)
             assert (json_chars(after.messages), len(after.messages)) == \
                 (e.after_chars, e.after_messages), (rec.index, e.stage, after.source)
+            # and each message's size, which the inspector states, is the stage's measure
+            left, right = diff_rows(before, after)
+            for row in left + right:
+                assert row.chars == json_chars(row.message), (rec.index, e.stage)
+            assert list_chars(before.sizes) == e.before_chars
 
 
 def test_diff_marks_a_snip_as_removed_middle_and_added_marker() -> None:
@@ -70,7 +75,8 @@ def test_diff_marks_a_snip_as_removed_middle_and_added_marker() -> None:
     middle = [{"role": "user", "content": f"m{i}"} for i in range(5)]
     tail = [{"role": "assistant", "content": "done"}]
     marker = {"role": "user", "content": "[5 messages archived at .transcripts/t.jsonl]"}
-    left, right = diff_rows(head + middle + tail, [*head, marker, *tail])
+    left, right = diff_rows(Side(head + middle + tail, "before"),
+                            Side([*head, marker, *tail], "after"))
     assert [r.kind for r in left] == ["kept"] * 2 + ["removed"] * 5 + ["kept"]
     assert [r.kind for r in right] == ["kept", "kept", "added", "kept"]
     assert archive_marker_path(right[2].message["content"]) == ".transcripts/t.jsonl"
@@ -82,8 +88,9 @@ def test_diff_marks_a_swapped_result_as_changed_and_folds_long_unchanged_runs() 
                                              "content": content}]}
 
     same = [{"role": "assistant", "content": f"s{i}"} for i in range(8)]
-    left, right = diff_rows([*same, result("x" * 500)],
-                            [*same, result("[Earlier tool result saved at f.txt]")])
+    left, right = diff_rows(Side([*same, result("x" * 500)], "before"),
+                            Side([*same, result("[Earlier tool result saved at f.txt]")],
+                                 "after"))
     assert left[-1].kind == right[-1].kind == "changed"
     folded = fold(left)
     assert folded[1] == 6 and len(folded) == 4  # first, "6 unchanged", last, the change

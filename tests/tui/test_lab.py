@@ -146,8 +146,7 @@ async def test_system_prompt_view_lists_the_pinned_rules_file(
         await wait_for(pilot, lambda: app.calls >= 1)
         await pilot.pause(0.2)
         meter = app.query_one(ContextMeter)
-        pinned = [s for s in meter.sections if s.get("category") == "pinned"]
-        assert [s["name"] for s in pinned] == ["rules:CTXLAB.md"]
+        assert meter.breakdown["pinned"] > len("Run the tests before saying done.")
         assert "pinned: rules+log" in str(app.query_one("#meter-breakdown").render())
         await pilot.press("p")
         await pilot.pause(0.2)

@@ -66,9 +66,9 @@ async def test_wide_terminal_shows_every_panel_and_whole_stage_hints(
         width = timeline.columns[next(k for k in timeline.columns if k.value == "hint")].width
         longest = max(len(stage_hint(r.event.stage)) for r in timeline.records.values())
         assert width >= longest
-        # The breakdown keeps every row (ten categories) in two columns.
+        # The breakdown keeps every row (thirteen categories) in two columns.
         text = str(app.query_one("#meter-breakdown", Static).render())
-        assert t("cat.json") in text and t("cat.tool_results") in text
+        assert t("cat.structure") in text and t("cat.tools") in text
 
 
 async def test_breakdown_keeps_its_last_rows_in_a_narrow_panel(
@@ -78,7 +78,8 @@ async def test_breakdown_keeps_its_last_rows_in_a_narrow_panel(
         await play_to_end(pilot)
         meter = app.query_one(ContextMeter)
         lines = str(meter.query_one("#meter-breakdown", Static).render()).splitlines()
-        assert any(t("cat.json") in line for line in lines)
+        assert any(t("cat.structure") in line for line in lines)
+        assert any(t("cat.tools") in line for line in lines)
         assert all(len(line) <= meter.scrollable_content_region.width for line in lines[1:])
 
 

@@ -72,7 +72,7 @@ def test_welcome_card_snapshot(snap_compare: Callable[..., bool],
 def test_replay_snapshot_with_the_original_agents_compaction(
         snap_compare: Callable[..., bool]) -> None:
     """A Claude Code session in the workbench, at its own auto-compact: the row
-    ``claude-code: auto_compact`` beside ctxlab's stages, the Replay panel and the meter's
-    recorded-usage line and original thinking/images rows."""
+    ``claude-code: auto_compact`` beside ctxlab's stages, the Replay panel with the
+    original's categories, and the meter's recorded-usage line and ctxlab's own breakdown."""
     assert snap_compare(screenshots.replay_scene_app("snapshot-replay"), terminal_size=SIZE,
                         run_before=screenshots.original_compaction)

@@ -10,12 +10,16 @@ from typing import Any
 import anthropic
 import pytest
 
+from core.compact.breakdown import MESSAGE_CATEGORIES
+from core.events import WatchRequest
+from core.sources.watch.analysis import analyse_request
 from core.sources.watch.source import WatchOptions, WatchSource
 from tui.app import AppConfig, CtxlabApp
+from tui.i18n import set_language
 from tui.screens.viewer import Viewer
 from tui.screens.watch import WatchScreen
 from tui.widgets.stage_timeline import StageTimeline
-from tui.widgets.watch_detail import RequestDetail
+from tui.widgets.watch_detail import RequestDetail, breakdown_lines
 from tui.widgets.watch_requests import RequestTable
 
 pytestmark = pytest.mark.anyio
@@ -97,3 +101,26 @@ async def test_the_watch_screen_shows_requests_breakdown_stages_and_body(message
         anthropic.Anthropic(base_url=url, api_key="k", max_retries=0).messages.create(
             model="m", max_tokens=5, messages=[{"role": "user", "content": "hi"}])
 
+
+
+def test_the_detail_breakdown_is_the_requests_own_in_the_ui_language() -> None:
+    body = {"model": "m", "system": "agent", "tools": TOOLS, "messages": [
+        {"role": "user", "content": "List the files."},
+        {"role": "assistant", "content": [{"type": "tool_use", "id": "t1", "name": "bash",
+                                           "input": {"command": "ls"}}]},
+        {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t1",
+                                      "content": "file.txt\n" * 300}]}]}
+    facts = analyse_request("/v1/messages", body)
+    request = WatchRequest(id=1, method="POST", path="/v1/messages", time="t",
+                           chars=facts.chars, breakdown=facts.breakdown)
+    lines = breakdown_lines(request)
+    assert lines[0] == f"messages: {facts.chars:,} chars"
+    rows = lines[1:1 + len(MESSAGE_CATEGORIES)]
+    assert sum(int(line.split()[-2].replace(",", "")) for line in rows) == facts.chars
+    assert lines[1 + len(MESSAGE_CATEGORIES)] == "sent besides the messages"
+    assert "tool definitions" in lines[-1] and "system prompt" in lines[-2]
+    set_language("zh")
+    try:
+        assert "工具结果" in "\n".join(breakdown_lines(request))
+    finally:
+        set_language("en")

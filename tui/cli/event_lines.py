@@ -72,6 +72,13 @@ def _stage(e: Any) -> str:
             f"{e.before_messages} → {e.after_messages} messages{files}")
 
 
+@line("archive_listing")
+def _archive_listing(e: Any) -> str:
+    kinds = [record.get("kind") for record in e.files]
+    return (f"archive already holds {kinds.count('transcript')} transcript(s) and "
+            f"{kinds.count('result')} result file(s)")
+
+
 @line("memory_selected")
 def _memory_selected(e: Any) -> str:
     return f"memory recalled ({e.method}): {', '.join(e.files) or 'none'}"

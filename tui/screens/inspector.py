@@ -30,7 +30,7 @@ from core.config import Thresholds
 from tui.i18n import localize_bindings, t
 from tui.messages import OpenFile
 from tui.screens.stage_export import export_name, stage_markdown, write_export
-from tui.stage_diff import Row, Side, StageRecord, diff_rows, fold, sides
+from tui.stage_diff import Row, Side, StageRecord, diff_rows, fold, side_rows, sides
 from tui.why import stage_rule, thresholds_in_force, what_it_did, why_fired
 from tui.widgets.render import message_content, size_label
 from tui.widgets.stage_timeline import stage_hint
@@ -101,10 +101,9 @@ class Inspector(Screen[None]):
         self.query_one("#after-source", Static).update(
             self.source_line(t("inspector.after"), after))
         if before.messages is not None and after.messages is not None:
-            left, right = diff_rows(before.messages, after.messages)
+            left, right = diff_rows(before, after)
         else:
-            left = [Row(i, m, "kept") for i, m in enumerate(before.messages or [])]
-            right = [Row(i, m, "kept") for i, m in enumerate(after.messages or [])]
+            left, right = side_rows(before), side_rows(after)
         self.before, self.after, self.rows = before, after, (left, right)
         await self.query_one("#before-list").mount_all(self.widgets(left))
         await self.query_one("#after-list").mount_all(self.widgets(right))
@@ -173,7 +172,7 @@ class Inspector(Screen[None]):
                                                  "dim"),
                                   classes="diff-fold"))
             else:
-                out.append(Static(message_content(item.index, item.message),
+                out.append(Static(message_content(item.index, item.message, chars=item.chars),
                                   classes=f"diff-row -{item.kind}"))
         return out
 

@@ -3,15 +3,19 @@
 Users' most frequent complaint about context meters is that the percentage does not match
 when compaction fires — because the tool never says what it divides by. This panel says it:
 the bar is ``json chars of messages ÷ context_limit``, exactly the measure the trigger
-compares, with the target (where micro/fit stop) and the trigger marked on it. The system
-prompt and tool definitions are sent too but the trigger does not count them, so they appear
-in the breakdown, not in the bar. Token figures sit beside the chars: an estimate always,
-and the tokens that filled the window by the API's own count when a real model answered
-(``model_response.context_tokens``: the meter shows it, it never adds ``usage`` up).
+compares, with the target (where micro/fit stop) and the trigger marked on it. Token figures
+sit beside the chars: an estimate always, and the tokens that filled the window by the API's
+own count when a real model answered (``model_response.context_tokens``: the meter shows it,
+it never adds ``usage`` up).
 
-The breakdown groups the system prompt by the category the engine gives each section
-(``system``, ``memory``, ``pinned``): pinned project rules and the work log are re-sent on
-every call and never compacted, so a learner should see what they cost.
+The breakdown is the last main request's own (``model_request.breakdown``, computed once in
+core by :mod:`core.compact.breakdown`): the message categories, which add up to the bar's
+chars — their column is headed by that very number — and apart from them what is sent with
+every call but not counted by the trigger: the system prompt by the category of its sections
+(pinned project rules and the work log are re-sent on every call and never compacted, so a
+learner should see what they cost) and the tool definitions. The panel formats those
+figures; it measures nothing. In a replay it shows ctxlab's side (the Replay panel shows the
+original's).
 """
 
 from __future__ import annotations
@@ -27,80 +31,32 @@ from textual.content import Content
 from textual.widgets import Static
 
 from core import events as ev
+from core.compact.breakdown import MESSAGE_CATEGORIES, SENT_EVERY_CALL
 from core.config import Thresholds
-from core.measure import json_chars, list_chars
-from core.tools import TOOL_SCHEMAS
 from tui.i18n import t
 from tui.routing import Routed, handles
 from tui.widgets.cache_line import CacheLine
 from tui.widgets.redraw import update_if_changed
-from tui.widgets.render import text_kind
 
 BAR_WIDTH = 60  # at most: the bar shrinks to the panel's width, never wraps
 SPARK_LEVELS = " ▁▂▃▄▅▆▇█"
-TOOL_DEFINITION_CHARS = json_chars(TOOL_SCHEMAS)
-MESSAGE_CATEGORIES = ("conversation text", "tool calls", "tool results",
-                      "pointers & previews", "summaries & markers", "JSON structure")
-# Each breakdown row's label (a message id); the keys above stay the measuring code's own.
-CATEGORY_LABELS = {
-    "conversation text": "cat.text", "tool calls": "cat.tool_calls",
-    "tool results": "cat.tool_results", "pointers & previews": "cat.pointers",
-    "summaries & markers": "cat.summaries", "JSON structure": "cat.json",
-}
 LABEL_CELLS = 20  # label column width in terminal cells (a CJK character takes two)
 VALUE_CELLS = 8
+# Rows only a history that has them shows (another agent's, in a replay): in ctxlab's own
+# runs they would be two zeros taking the panel's last lines.
+WHEN_PRESENT = ("thinking", "images")
 
 
-def message_categories(message: dict[str, Any]) -> dict[str, int]:
-    """Split one message's JSON length into categories that add up to it exactly."""
-    sizes = dict.fromkeys(MESSAGE_CATEGORIES, 0)
-    content = message.get("content")
-    if isinstance(content, str):
-        shape = text_kind(content, message)
-        key = "conversation text" if shape == "text" else (
-            "summaries & markers" if shape in ("summary", "marker") else "pointers & previews")
-        sizes[key] += json_chars(content)
-    else:
-        for block in content or []:
-            if not isinstance(block, dict):
-                continue
-            kind = block.get("type")
-            if kind == "text":
-                sizes["conversation text"] += json_chars(block.get("text", ""))
-            elif kind == "tool_use":
-                sizes["tool calls"] += json_chars(block)
-            elif kind == "tool_result":
-                value = block.get("content", "")
-                shape = text_kind(value)
-                key = "tool results" if shape == "text" else "pointers & previews"
-                sizes[key] += json_chars(value)
-    sizes["JSON structure"] = json_chars(message) - sum(sizes.values())
-    return sizes
-
-
-class CategoryCache:
-    """Per-message category sizes, kept by identity: the engine never mutates a message it
-    has shown (it copies on change), so each message is measured once, however long."""
-
-    def __init__(self) -> None:
-        self._seen: dict[int, tuple[dict[str, Any], dict[str, int]]] = {}
-
-    def totals(self, messages: Sequence[dict[str, Any]]) -> tuple[dict[str, int], int]:
-        fresh: dict[int, tuple[dict[str, Any], dict[str, int]]] = {}
-        totals = dict.fromkeys(MESSAGE_CATEGORIES, 0)
-        sizes: list[int] = []
-        for message in messages:
-            hit = self._seen.get(id(message))
-            if hit is None or hit[0] is not message:
-                hit = (message, message_categories(message))
-            fresh[id(message)] = hit
-            for key, value in hit[1].items():
-                totals[key] += value
-            sizes.append(sum(hit[1].values()))
-        self._seen = fresh
-        chars = list_chars(sizes)
-        totals["JSON structure"] += chars - sum(sizes)  # the list's own brackets and commas
-        return totals, chars
+def side_by_side(left: Sequence[Content], right: Sequence[Content],
+                 column: int) -> list[Content]:
+    """Two columns of lines, the left one padded (or cut) to ``column`` cells."""
+    lines = []
+    for i in range(max(len(left), len(right))):
+        here = left[i] if i < len(left) else Content("")
+        there = right[i] if i < len(right) else Content("")
+        lines.append(Content.assemble(here.truncate(column, ellipsis=True, pad=True), "  ",
+                                      there) if there.plain else here)
+    return lines
 
 
 def meter_bar(chars: int, limits: Thresholds, width: int = BAR_WIDTH) -> Content:
@@ -155,10 +111,7 @@ class ContextMeter(Routed, Vertical, can_focus=True):
         self.usage_tokens: int | None = None
         self.counted_tokens: int | None = None  # count_tokens, when the run asked for it
         self.history: list[int] = []
-        self.sections: tuple[dict[str, Any], ...] = ()
-        self.cache = CategoryCache()
-        self.categories: dict[str, int] = dict.fromkeys(MESSAGE_CATEGORIES, 0)
-        self.extra: dict[str, int] = {}  # a replay's original thinking and images
+        self.breakdown: dict[str, Any] = {}  # the last main request's, as it carried it
         self.recorded = False  # usage_tokens came from a recording, not a live answer
 
     def compose(self) -> ComposeResult:
@@ -179,25 +132,19 @@ class ContextMeter(Routed, Vertical, can_focus=True):
 
     # -- the events it draws ------------------------------------------------------------------
 
-    @handles(ev.SystemPrompt)
-    def show_system_prompt(self, event: ev.SystemPrompt) -> None:
-        self.system(event.sections)
-
     @handles(ev.ModelRequest)
-    def show_request_size(self, event: ev.ModelRequest) -> None:
+    def show_request(self, event: ev.ModelRequest) -> None:
         if event.purpose == "main":
-            self.model_request(event.chars, event.est_tokens, event.counted_tokens)
+            self.model_request(event)
 
     @handles(ev.ReplayStep)
     def show_recorded(self, event: ev.ReplayStep) -> None:
-        """A replay: the recorded usage is the real-token line, and the original history's
-        thinking and images get rows of their own (ctxlab's history carries neither)."""
+        """A replay: the recorded usage is the real-token line (the original's categories
+        are the Replay panel's; this meter shows ctxlab's side)."""
         if event.original_tokens:
             self.usage_tokens = event.original_tokens
             self.recorded = True
-        self.extra = {"meter.thinking": int(event.categories.get("thinking", 0)),
-                      "meter.images": int(event.categories.get("image", 0))}
-        self.redraw_once(self.redraw)
+            self.redraw_once(self.redraw)
 
     @handles(ev.ModelResponse)
     def show_usage(self, event: ev.ModelResponse) -> None:
@@ -232,9 +179,7 @@ class ContextMeter(Routed, Vertical, can_focus=True):
         self.chars = self.est_tokens = 0
         self.usage_tokens = self.counted_tokens = None
         self.history = []
-        self.sections = ()
-        self.categories = dict.fromkeys(MESSAGE_CATEGORIES, 0)
-        self.extra = {}
+        self.breakdown = {}
         self.recorded = False
         self.query_one(CacheLine).reset()
         self.redraw()
@@ -243,21 +188,14 @@ class ContextMeter(Routed, Vertical, can_focus=True):
         self.limits = limits
         self.redraw()
 
-    def model_request(self, chars: int, est_tokens: int, counted: int | None = None) -> None:
-        self.chars, self.est_tokens = chars, est_tokens
-        self.counted_tokens = counted if counted is not None else self.counted_tokens
-        self.history.append(chars)
+    def model_request(self, event: ev.ModelRequest) -> None:
+        """A main request: its size, its estimate and the API's count, its breakdown."""
+        self.chars, self.est_tokens = event.chars, event.est_tokens
+        if event.counted_tokens is not None:
+            self.counted_tokens = event.counted_tokens
+        self.breakdown = event.breakdown
+        self.history.append(event.chars)
         self.redraw_once(self.redraw)
-
-    def measure(self, messages: Sequence[dict[str, Any]]) -> None:
-        """Re-measure the history as it stands now (called after stages and turns)."""
-        self.categories, self.chars = self.cache.totals(messages)
-        self.redraw()
-
-    def system(self, sections: tuple[dict[str, Any], ...]) -> None:
-        if sections != self.sections:
-            self.sections = sections
-            self.redraw_once(self.redraw)
 
     # -- drawing --------------------------------------------------------------------------
 
@@ -282,7 +220,7 @@ class ContextMeter(Routed, Vertical, can_focus=True):
         )
         update_if_changed(self.query_one("#meter-figures", Static), figures)
         update_if_changed(self.query_one("#meter-spark", Static), self.spark())
-        update_if_changed(self.query_one("#meter-breakdown", Static), self.breakdown())
+        update_if_changed(self.query_one("#meter-breakdown", Static), self.breakdown_view())
 
     def spark(self) -> Content:
         ceiling = max(int(self.limits.context_limit * 1.25), 1)
@@ -290,57 +228,37 @@ class ContextMeter(Routed, Vertical, can_focus=True):
         return Content.assemble(spark_rows(self.history, ceiling, width), "\n",
                                 (t("meter.spark_scale", top=ceiling), "dim italic"))
 
-    def breakdown(self) -> Content:
-        rows = self.system_rows() + [(t(CATEGORY_LABELS[k]), v)
-                                     for k, v in self.categories.items()]
-        rows += [(t(key), value) for key, value in self.extra.items()]
-        total = sum(v for _, v in rows) or 1
+    def breakdown_view(self) -> Content:
+        """The message rows under the bar's chars (they add up to them), and apart from
+        them what is sent with every call: two columns when both fit with a bar of at least
+        3 cells, else one under the other (a wrapped row would push the last rows out of
+        the panel). With nothing sent besides (a replay), the message rows take both."""
+        parts = self.breakdown
+        messages = [(t(f"cat.{k}"), int(parts.get(k, 0))) for k in MESSAGE_CATEGORIES
+                    if k not in WHEN_PRESENT or parts.get(k)]
+        besides = [(t(f"cat.{k}"), int(parts[k])) for k in SENT_EVERY_CALL if k in parts]
+        widest = max((value for _, value in messages + besides), default=0) or 1
         width = self.width()
-        # Two columns when both fit with a bar of at least 3 cells, else one: a wrapped row
-        # would push the last rows out of the panel.
-        two = (width - 2) // 2 - LABEL_CELLS - VALUE_CELLS - 1 >= 3
-        bar = ((width - 2) // 2 if two else width) - LABEL_CELLS - VALUE_CELLS - 1
-        cells = [self.cell(name, value, total, max(0, min(10, bar))) for name, value in rows]
-        half = (len(cells) + 1) // 2 if two else len(cells)
-        lines = []
-        for i in range(half):
-            right = cells[i + half] if two and i + half < len(cells) else Content("")
-            lines.append(Content.assemble(cells[i], "  " if two else "", right))
-        title = Content.assemble((t("meter.breakdown"), "bold"),
-                                 (t("meter.breakdown_total", n=total), "dim"))
-        return Content("\n").join([title, *lines])
-
-    def system_rows(self) -> list[tuple[str, int]]:
-        """System-prompt chars by the category of each section, then the tool schemas."""
-        sizes = {"system": 0, "memory": 0, "recalled": 0, "pinned": 0}
-        for section in self.sections:
-            sizes[section_group(section)] += int(section.get("chars", 0))
-        return [(t("cat.system"), sizes["system"]), (t("cat.memory"), sizes["memory"]),
-                (t("cat.recalled"), sizes["recalled"]), (t("cat.pinned"), sizes["pinned"]),
-                (t("cat.tools"), TOOL_DEFINITION_CHARS)]
+        column = (width - 2) // 2
+        two = column - LABEL_CELLS - VALUE_CELLS - 1 >= 3
+        bar = max(0, min(10, (column if two else width) - LABEL_CELLS - VALUE_CELLS - 1))
+        head = Content.styled(t("meter.messages", n=self.chars), "bold")
+        rows = [self.cell(name, value, widest, bar) for name, value in messages]
+        if besides:
+            apart = [Content.styled(t("meter.besides"), "bold $text-muted"),
+                     *(self.cell(name, value, widest, bar) for name, value in besides)]
+            lines = side_by_side([head, *rows], apart, column) if two \
+                else [head, *rows, *apart]
+        else:
+            half = (len(rows) + 1) // 2
+            lines = [head, *side_by_side(rows[:half], rows[half:], column)] if two \
+                else [head, *rows]
+        return Content("\n").join(line.truncate(width, ellipsis=True) for line in lines)
 
     @staticmethod
-    def cell(name: str, value: int, total: int, bar_cells: int = 10) -> Content:
-        share = value / total
-        bar = "▇" * max(0, round(share * bar_cells)) if value and bar_cells else ""
+    def cell(name: str, value: int, widest: int, bar_cells: int = 10) -> Content:
+        """One row: label, chars, and a bar scaled to the largest row shown."""
+        bar = "▇" * max(0, round(value / widest * bar_cells)) if value and bar_cells else ""
         return Content.assemble(set_cell_size(name, LABEL_CELLS),
                                 (f"{value:>{VALUE_CELLS},}", "bold"),
                                 (f" {bar:<{bar_cells}}" if bar_cells else "", "$accent"))
-
-
-def section_group(section: dict[str, Any]) -> str:
-    """``system``, ``memory``, ``recalled`` or ``pinned`` for one system-prompt section.
-
-    The engine's ``category`` decides (``system`` / ``memory`` / ``pinned``); within memory,
-    the records recalled for this request are told apart from the rules and catalog, since
-    they change with every request. An event without categories (an old JSONL log) falls
-    back to the section's name, as the engine itself does.
-    """
-    name = str(section.get("name", "")).lower()
-    category = str(section.get("category") or "")
-    if not category:
-        category = "pinned" if name.startswith("rules:") or name == "worklog" else (
-            "memory" if "memory" in name or "recall" in name else "system")
-    if category == "memory" and ("relevant" in name or "recall" in name):
-        return "recalled"
-    return category if category in ("system", "memory", "pinned") else "system"

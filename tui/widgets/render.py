@@ -18,8 +18,7 @@ from typing import Any
 
 from textual.content import Content
 
-from core.archive.store import WRAPPER_HEAD, archive_marker_path, pointer_path
-from core.compact.summary import is_summary_message
+from core.compact.breakdown import text_kind
 from tui.i18n import t
 
 KIND_STYLE = {
@@ -34,19 +33,6 @@ KIND_LABEL = {  # message ids
     "marker": "kind.marker",
     "summary": "kind.summary",
 }
-
-
-def text_kind(text: Any, message: dict[str, Any] | None = None) -> str:
-    """Which engine-made shape a content value has (``text`` when it is none of them)."""
-    if message is not None and is_summary_message(message):
-        return "summary"
-    if not isinstance(text, str):
-        return "text"
-    if archive_marker_path(text):
-        return "marker"
-    if pointer_path(text):
-        return "wrapper" if text.startswith(WRAPPER_HEAD) else "pointer"
-    return "text"
 
 
 def size_label(chars: int) -> str:
@@ -113,14 +99,13 @@ def block_lines(block: Any, lines: int) -> Content:
 
 def message_content(index: int, message: dict[str, Any], lines: int = 2,
                     chars: int | None = None) -> Content:
-    """A header (position, role, size, special shape) and a short body."""
+    """A header (position, role, size as the caller measured it, special shape) and a short
+    body; without ``chars`` the header states no size (this module measures nothing)."""
     role = str(message.get("role", "?"))
     content = message.get("content")
-    if chars is None:
-        chars = len(json.dumps(message, ensure_ascii=False, default=str))
     shape = text_kind(content, message)
     header = Content.assemble((f"#{index} ", "dim"), (role, "bold $primary"),
-                              (f"  {size_label(chars)}", "dim"))
+                              (f"  {size_label(chars)}" if chars is not None else "", "dim"))
     if shape in KIND_STYLE:
         header = Content.assemble(header, "  ", (t(KIND_LABEL[shape]), KIND_STYLE[shape]))
     if isinstance(content, str):

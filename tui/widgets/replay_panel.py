@@ -3,8 +3,9 @@
 Hidden until a ``replay_start`` arrives, so ctxlab's own runs never see it. It says what the
 meter alone cannot: which agent and format was read (and what was skipped), the session's
 measured chars-per-token ratio and the unit the context limit was given in, the recorded
-request being shown beside ctxlab's, the original history by block category (thinking and
-images are their own), the original agent's last compaction, and the subagent transcripts
+request being shown beside ctxlab's, the original history by category (``replay_step``'s
+breakdown, in the Context meter's vocabulary: the meter shows ctxlab's side, this panel the
+original's), the original agent's last compaction, and the subagent transcripts
 — each a session of its own, listed with its path so it can be opened with
 ``ctxlab replay PATH``.
 """
@@ -17,12 +18,10 @@ from textual.content import Content
 from textual.widgets import Static
 
 from core import events as ev
+from core.compact.breakdown import CATEGORIES
 from tui.i18n import t
 from tui.routing import Routed, handles
 from tui.widgets.redraw import update_if_changed
-
-CATEGORY_NAMES = {"text": "text", "tool_use": "tool calls", "tool_result": "tool results",
-                  "thinking": "thinking", "image": "images"}
 
 
 def beside(path: str, session: str) -> str:
@@ -93,8 +92,8 @@ class ReplayPanel(Routed, Static):
             out.append(t("replay.sizes", chars=step.original_chars, tokens=tokens,
                          msgs=step.original_messages, cchars=step.ctxlab_chars,
                          cmsgs=step.ctxlab_messages))
-            cats = " · ".join(f"{CATEGORY_NAMES.get(k, k)} {int(v):,}"
-                              for k, v in step.categories.items())
+            cats = " · ".join(f"{t(f'cat.{k}')} {int(step.breakdown[k]):,}"
+                              for k in CATEGORIES if step.breakdown.get(k))
             out.append(f"{t('replay.cats')} {cats}")
         if (o := self.original_stage) is not None:
             at = f" ({o.trigger})" if o.trigger else ""

@@ -2,74 +2,57 @@
 
 Everything compaction takes out of the context lands in ``.transcripts/`` (whole lists before
 snip and summaries) or ``.task_outputs/tool-results/`` (single results behind pointers).
-Listing them — with the stage that wrote each, known from the ``files`` of stage events —
-shows a learner that nothing was thrown away. Rescanning two small folders is cheap, so the
-list is simply rebuilt after each stage.
+Listing them — with the stage that wrote each — shows a learner that nothing was thrown
+away. The list is what the archive reports, never a scan of the folders: ``archive_listing``
+says what the workspace held before this run, and each ``stage`` event names the files it
+wrote, with the archive's record of each (``archived``: a transcript or a result, which
+tool result, how many chars).
 """
 
 from __future__ import annotations
 
-import re
-from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import Any
 
 from textual.message import Message
 from textual.widgets import DataTable
 
-from core.archive.store import MANIFEST, RESULTS_DIR, TRANSCRIPT_DIR
-from core.events import Stage
+from core.events import ArchiveListing, Stage
 from tui.i18n import t
 from tui.routing import Routed, handles
 from tui.widgets.render import short_size
 
-FRAME_S = 1 / 60  # stage events arriving within one frame share one rescan
-# The hashes ctxlab appends to a result's id (of the id, then of the content; older
-# archives have one or two): left out of the name shown.
-_HASHES = re.compile(r"(?:-[0-9a-f]{8,64}){1,2}$")
+NAME_CELLS = 19  # the file column's width
 
 
 @dataclass(frozen=True)
-class ArchiveFile:
+class Listed:
+    """One file as the events reported it (``kind`` empty: a file the archive does not list,
+    such as a summary another agent kept)."""
+
     rel: str
-    size: int
-    mtime_ns: int
+    kind: str = ""
+    chars: int | None = None
+    tool_use_id: str = ""
+    writer: str = ""  # the stage of this run that wrote it; empty: an earlier run
 
 
-def scan_archive(workspace: Path, written: Sequence[str] = ()) -> list[ArchiveFile]:
-    """Transcripts and result files of a workspace, newest first (manifest left out).
-
-    File times advance by the kernel's clock tick, so files one stage wrote back to back
-    often share an mtime: ``written`` (relative paths in the order stages reported them)
-    orders those, and the name only what neither tells apart.
-    """
-    found: list[ArchiveFile] = []
-    for folder, pattern in ((TRANSCRIPT_DIR, "*.jsonl"), (RESULTS_DIR, "*.txt")):
-        try:
-            entries = list((workspace / folder).glob(pattern))
-        except OSError:
-            continue
-        for path in entries:
-            if path.name == MANIFEST or path.name.startswith("."):
-                continue
-            try:
-                st = path.stat()
-            except OSError:
-                continue
-            found.append(ArchiveFile((folder / path.name).as_posix(), st.st_size,
-                                     st.st_mtime_ns))
-    order = {rel: i for i, rel in enumerate(written)}
-    found.sort(key=lambda f: (f.mtime_ns, order.get(f.rel, -1), f.rel), reverse=True)
-    return found
+def listed(rel: str, record: dict[str, Any] | None, writer: str = "") -> Listed:
+    if record is None:
+        return Listed(rel, writer=writer)
+    return Listed(rel, str(record.get("kind", "")), int(record.get("chars", 0)),
+                  str(record.get("tool_use_id", "")), writer)
 
 
-def display_name(rel: str) -> str:
-    """A short, still distinctive name: ``transcript 35e40eb0`` or ``toolu_006_0``."""
-    name = Path(rel).name
-    if name.startswith("transcript_") and name.endswith(".jsonl"):
-        return t("tx.transcript", id=name[len("transcript_"):][:8])
-    stem = _HASHES.sub("", Path(name).stem) or Path(name).stem
-    return stem if len(stem) <= 19 else stem[:18] + "…"
+def display_name(file: Listed, transcript_number: int) -> str:
+    """A short, still distinctive name: ``transcript 2``, ``toolu_006_0``, or the name of
+    a file the archive does not list."""
+    if file.kind == "transcript":
+        return t("tx.transcript", id=transcript_number)
+    name = file.tool_use_id if file.kind == "result" and file.tool_use_id \
+        else Path(file.rel).name
+    return name if len(name) <= NAME_CELLS else name[:NAME_CELLS - 1] + "…"
 
 
 class TranscriptList(Routed, DataTable):
@@ -83,51 +66,71 @@ class TranscriptList(Routed, DataTable):
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(id=id, cursor_type="row", zebra_stripes=True)
         self.border_title = t("panel.transcripts")
-        self.writers: dict[str, str] = {}
-        self.workspace: Path | None = None
-        self._rescan_due = False
+        self.files: dict[str, Listed] = {}  # in the order they were reported
         self._shown: list[tuple[str, str, str, str]] = []  # the rows on screen
 
     def on_mount(self) -> None:
         # Fixed widths: an auto width remembers the widest row ever shown, so it would
         # depend on how refreshes happened to batch.
-        self.add_column(t("tx.col.file"), key="file", width=19)
+        self.add_column(t("tx.col.file"), key="file", width=NAME_CELLS)
         self.add_column(t("tx.col.size"), key="size", width=5)
         self.add_column(t("tx.col.stage"), key="stage", width=16)
-
-    def reset(self, workspace: Path) -> None:
-        self.workspace = workspace
-        self.writers.clear()
         self.refresh_files()
+
+    def reset(self, workspace: Path | None = None) -> None:
+        """A new run: nothing listed until its events say what its archive holds (the
+        workspace is the caller's; the events' paths are relative to it)."""
+        self.files.clear()
+        self.refresh_files()
+
+    @handles(ArchiveListing)
+    def note_listing(self, event: ArchiveListing) -> None:
+        for record in event.files:
+            rel = str(record.get("path", ""))
+            if rel and rel not in self.files:
+                self.files[rel] = listed(rel, record)
+        self.redraw_once(self.refresh_files)
 
     @handles(Stage)
     def note_stage(self, event: Stage) -> None:
-        """Note the writer; rescan once per frame, however many stages fired in it (each
-        rescan lists and stats both folders, and one ``prepare()`` can fire several)."""
+        """Note each file with the first stage of this run that wrote it; one table update
+        per batch of events, however many stages fired in it."""
+        records = {str(r.get("path", "")): r for r in event.archived}
         for rel in event.files:
-            self.writers.setdefault(rel, event.stage)
-        if not self._rescan_due:
-            self._rescan_due = True
-            self.set_timer(FRAME_S, self._rescan)
+            known = self.files.get(rel)
+            if known is None:
+                self.files[rel] = listed(rel, records.get(rel), event.stage)
+            elif not known.writer:  # an earlier run's file this run wrote again
+                self.files[rel] = replace(known, writer=event.stage)
+        self.redraw_once(self.refresh_files)
 
-    def _rescan(self) -> None:
-        self._rescan_due = False
-        self.refresh_files()
+    def listing_rows(self) -> list[tuple[str, str, str, str]]:
+        """``(name, size, writer, path)`` per file, newest first."""
+        numbers: dict[str, int] = {}
+        for file in self.files.values():
+            if file.kind == "transcript":
+                numbers[file.rel] = len(numbers) + 1
+        return [(display_name(file, numbers.get(file.rel, 0)),
+                 short_size(file.chars) if file.chars is not None else "—",
+                 file.writer or t("tx.earlier"), file.rel)
+                for file in reversed(self.files.values())]
 
     def refresh_files(self) -> None:
-        if self.workspace is None:
+        if not self.is_mounted:
             return
-        files = scan_archive(self.workspace, tuple(self.writers))
-        rows = [(display_name(f.rel), short_size(f.size),
-                 self.writers.get(f.rel, t("tx.earlier")), f.rel) for f in files]
+        rows = self.listing_rows()
         if rows != self._shown:  # a rebuilt table re-renders every line from scratch
             self._shown = rows
             self.clear()
             for name, size, writer, rel in rows:
                 self.add_row(name, size, writer, key=rel)
-        n_t = sum(1 for f in files if f.rel.endswith(".jsonl"))
-        self.border_subtitle = t("tx.transcripts", n=n_t) + " · " + t("tx.results",
-                                                                       n=len(files) - n_t)
+        kinds = [file.kind for file in self.files.values()]
+        # files written beside the archive (another agent's summary) are "other"
+        counts = [t(key, n=kinds.count(kind)) for key, kind in (
+            ("tx.transcripts", "transcript"), ("tx.results", "result"), ("tx.other", ""))]
+        shown = [text for text, kind in zip(counts, ("transcript", "result", ""), strict=True)
+                 if kind in kinds]
+        self.border_subtitle = " · ".join(shown or counts[:2])
 
     def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
         event.stop()

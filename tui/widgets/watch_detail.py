@@ -1,28 +1,44 @@
 """The selected watched request: its category breakdown, usage, changes and client stages.
 
-The breakdown bars are scaled to everything the request sent (system prompt, tool
-definitions and messages), the same categories as the live Context meter's, so a learner can
-see at a glance what a client spends its context on.
+The breakdown is the request's own (``watch_request.breakdown``), in the categories of the
+live Context meter: the messages by what they carry, which add up to the request's chars
+(each row's share is of those), then the system prompt and tool definitions sent besides.
+Bars are scaled to the largest row, so a learner sees at a glance what a client spends its
+context on.
 """
 
 from __future__ import annotations
 
+from rich.cells import set_cell_size
 from textual.widgets import Static
 
+from core.compact.breakdown import MESSAGE_CATEGORIES, SENT_EVERY_CALL
 from core.events import Stage, WatchRequest, WatchResponse
-from core.sources.watch.analysis import CATEGORIES
+from tui.i18n import t
 
-BAR = 30
+BAR = 12  # a row fits the detail pane's width unwrapped (50 cells)
+LABEL_CELLS = 20  # a CJK label takes two cells a character
 
 
-def breakdown_lines(categories: dict[str, int]) -> list[str]:
-    total = sum(categories.get(name, 0) for name in CATEGORIES) or 1
-    lines = []
-    for name in CATEGORIES:
-        chars = categories.get(name, 0)
-        filled = round(chars / total * BAR)
-        lines.append(f"{name:<17} {'█' * filled}{'░' * (BAR - filled)} {chars:>10,} "
-                     f"{chars / total:>4.0%}")
+def breakdown_lines(request: WatchRequest) -> list[str]:
+    """One line per category the request has: messages first (with their share of the
+    request's chars), then what was sent besides them."""
+    parts = request.breakdown
+    widest = max((int(v) for v in parts.values()), default=0) or 1
+
+    def row(name: str, share: str) -> str:
+        chars = int(parts.get(name, 0))
+        filled = round(chars / widest * BAR)
+        return (f"  {set_cell_size(t(f'cat.{name}'), LABEL_CELLS)} {'█' * filled}"
+                f"{'░' * (BAR - filled)} {chars:>9,} {share}")
+
+    whole = request.chars or 1
+    lines = [t("breakdown.messages", n=request.chars)]
+    lines += [row(name, f"{int(parts.get(name, 0)) / whole:>4.0%}")
+              for name in MESSAGE_CATEGORIES]
+    besides = [name for name in SENT_EVERY_CALL if name in parts]
+    if besides:
+        lines += [t("breakdown.besides"), *(row(name, "") for name in besides)]
     return lines
 
 
@@ -51,8 +67,8 @@ def detail_text(request: WatchRequest, response: WatchResponse | None,
              f"{request.removed} removed, {request.rewritten} rewritten",
              f"{request.messages} messages, {request.chars:,} chars, "
              f"~{request.est_tokens:,} tokens estimated, {request.body_bytes:,} bytes", ""]
-    if request.categories:
-        lines += [*breakdown_lines(request.categories), ""]
+    if request.breakdown:
+        lines += [*breakdown_lines(request), ""]
     if response is None:
         lines.append("waiting for the answer…")
     else:

@@ -20,9 +20,10 @@ from __future__ import annotations
 from typing import Any
 
 from core.archive.atomic import atomic_write_text
+from core.archive.listing import archive_records
 from core.archive.store import Archive
 from core.events import Stage, StageSnapshot
-from core.measure import CHARS_PER_TOKEN, json_chars
+from core.measure import CHARS_PER_TOKEN, json_chars, list_chars
 from core.usage import context_tokens
 
 EDIT_STAGES = {
@@ -46,7 +47,8 @@ def edit_stages(sent: list[dict[str, Any]], extras: dict[str, Any],
                 usage: dict[str, Any] | None) -> list[Stage]:
     """One stage per applied edit; sizes are the sent history's, less what was cleared."""
     edits = applied_edits(extras)
-    chars = json_chars(sent) if edits else 0
+    sizes = [json_chars(message) for message in sent] if edits else []
+    chars = list_chars(sizes)
     stages = []
     for edit in edits:
         name = EDIT_STAGES.get(str(edit.get("type")), f"api_{edit.get('type')}")
@@ -57,7 +59,8 @@ def edit_stages(sent: list[dict[str, Any]], extras: dict[str, Any],
             before_chars=chars, after_chars=max(chars - cleared * CHARS_PER_TOKEN, 0),
             before_messages=len(sent), after_messages=len(sent),
             pre_tokens=context_tokens(usage), ledger=(entry,),
-            snapshot=StageSnapshot(list(sent), list(sent)),  # what it cleared is not said
+            # what it cleared is not said: the same list on both sides
+            snapshot=StageSnapshot(list(sent), list(sent), sizes, sizes),
             # the server cleared inside this very request: what it wrote to the cache
             # again is this call's own cache creation
             rewrite_tokens=(usage or {}).get("cache_creation_input_tokens"),
@@ -79,17 +82,20 @@ def compaction_stage(sent: list[dict[str, Any]], content: list[dict[str, Any]],
         atomic_write_text(path, summary)
         files.append(archive.rel(path))
     steps = compaction_iterations(usage)
-    entry = {"stage": "api_compaction", "where": files[0], "chars": json_chars(sent),
+    reply = {"role": "assistant", "content": content}
+    sizes = [json_chars(message) for message in sent]
+    entry = {"stage": "api_compaction", "where": files[0], "chars": list_chars(sizes),
              "summary_chars": len(summary or ""), "failed": summary is None,
              "iterations": steps}
     archive.ledger.append(entry)
     return Stage(
         stage="api_compaction", by="api", trigger="auto",
-        before_chars=json_chars(sent), after_chars=json_chars([block]),
+        before_chars=list_chars(sizes), after_chars=json_chars([block]),
         before_messages=len(sent), after_messages=1, files=tuple(files),
+        archived=archive_records(archive, files),
         pre_tokens=context_tokens(usage), ledger=(entry,),
         first_changed=0, rewrite_tokens=len(summary or "") // CHARS_PER_TOKEN,
-        snapshot=StageSnapshot(list(sent), [{"role": "assistant", "content": content}]),
+        snapshot=StageSnapshot(list(sent), [reply], sizes, [json_chars(reply)]),
     )
 
 

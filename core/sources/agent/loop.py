@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from core.archive.store import earlier_text
+from core.compact.breakdown import prompt_breakdown
 from core.compact.pipeline import COMPACT_TOOL_RESULT
 from core.compact.summarizer import RoutedSummarizer
 from core.compact.truncate import make_compactor
@@ -134,6 +135,7 @@ class Agent:
         api = getattr(provider, "api_context", None)
         self.prefix_cache = PrefixCache(enabled=api.cache if api is not None else True)
         self.last_sent: list[dict] = []  # the list the last main call was sent
+        self.tool_chars = json_chars(TOOL_SCHEMAS)  # the same definitions with every call
 
     # -- side-call routing --------------------------------------------------------------------
 
@@ -262,7 +264,8 @@ class Agent:
                 self.emit(PairViolation(kind=v.kind, message_index=v.message_index,
                                         tool_use_id=v.tool_use_id,
                                         stage=self.compactor.violation_stage(v)))
-            self.emit(SystemPrompt(sections=describe(sections),
+            described = describe(sections)
+            self.emit(SystemPrompt(sections=described,
                                    texts=tuple(s.text for s in sections if s.text.strip())))
             split = self.prefix_cache.observe(system, TOOL_SCHEMAS, messages, stable)
             self.emit(ModelRequest(purpose="main", chars=chars,
@@ -270,6 +273,8 @@ class Agent:
                                    messages=len(messages), system_chars=len(system),
                                    counted_tokens=await self._counted(system, messages),
                                    cache_read_est=split.read, cache_write_est=split.write,
+                                   breakdown=self.request_breakdown(described, system,
+                                                                    messages),
                                    sent=tuple(messages)))
             reply = await self.provider.complete(
                 # a copy: the loop keeps appending to its own list after the call
@@ -290,6 +295,13 @@ class Agent:
         self.last_sent = list(self.messages)  # the list the model answered
         self._shed_persisted()
         return reply
+
+    def request_breakdown(self, sections: tuple[dict, ...], system: str,
+                          messages: list[dict]) -> dict[str, int]:
+        """What one main call sends, by category: the system prompt by its sections' kind,
+        the tool definitions, and the messages (those add up to the call's ``chars``)."""
+        return {**prompt_breakdown(sections, len(system)), "tools": self.tool_chars,
+                **self.compactor.categories.totals(messages)}
 
     async def _counted(self, system: str, messages: list[dict]) -> int | None:
         """The API's own token count beside the estimate (opt-in: one more request)."""

@@ -2,8 +2,9 @@
 
 :class:`OriginalHistory` follows the recording step by step (append the input, adopt the
 reply, reset at the agent's own compaction, or take a recorded body whole) and keeps its
-size the way :class:`~core.measure.Measured` does — one JSON length per message — plus a
-per-category split (text, tool_use, tool_result, thinking, image) for the meter.
+size the way :class:`~core.measure.Measured` does — one JSON length per message — and its
+split into the one category vocabulary (:mod:`core.compact.breakdown`), as ctxlab's side is
+split, so the two compare like with like.
 
 :func:`chars_per_token` measures the session's own ratio from recorded usage. The input
 tokens of a request cover the system prompt and tool schemas too, which transcripts do not
@@ -13,8 +14,7 @@ squares fit: the unseen constant part falls into the intercept), not a plain quo
 
 from __future__ import annotations
 
-from collections import Counter
-
+from core.compact.breakdown import BreakdownCache, Sizes
 from core.measure import json_chars, list_chars
 from core.sources.replay.model import Compaction, Exchange, Message, Recording
 from core.usage import context_tokens
@@ -22,31 +22,16 @@ from core.usage import context_tokens
 ESTIMATE_RATIO = 4.0  # core.measure.estimate_tokens: one token per 4 (non-CJK) chars
 SANE_RATIO = (1.0, 12.0)
 CLEARED = "[Old tool result content cleared]"  # Claude Code's marker for a cleared result
-CATEGORIES = ("text", "tool_use", "tool_result", "thinking", "image")
 
 
-def categories(message: Message) -> Counter[str]:
-    """JSON chars of each block category in one message (a string content is text)."""
-    found: Counter[str] = Counter()
-    content = message.get("content")
-    if isinstance(content, str):
-        found["text"] += json_chars(content)
-        return found
-    for block in content if isinstance(content, list) else []:
-        kind = block.get("type") if isinstance(block, dict) else None
-        if kind in ("thinking", "redacted_thinking"):
-            found["thinking"] += json_chars(block)
-        elif kind == "image":
-            found["image"] += json_chars(block)
-        elif kind == "tool_result" and isinstance(block.get("content"), list):
-            for inner in block["content"]:
-                is_image = isinstance(inner, dict) and inner.get("type") == "image"
-                found["image" if is_image else "tool_result"] += json_chars(inner)
-        elif kind in ("tool_use", "tool_result"):
-            found[kind] += json_chars(block)
-        else:
-            found["text"] += json_chars(block)
-    return found
+def legacy_categories(breakdown: Sizes) -> dict[str, int]:
+    """``replay_step.categories`` as logs before the breakdown had it (text, tool_use,
+    tool_result, thinking, image), derived from the breakdown for scripts that read it."""
+    part = breakdown.get
+    return {"text": part("text", 0) + part("summaries", 0),
+            "tool_use": part("tool_calls", 0),
+            "tool_result": part("tool_results", 0) + part("pointers", 0),
+            "thinking": part("thinking", 0), "image": part("images", 0)}
 
 
 class OriginalHistory:
@@ -55,25 +40,27 @@ class OriginalHistory:
     def __init__(self) -> None:
         self.messages: list[Message] = []
         self.sizes: list[int] = []
-        self.cats: list[Counter[str]] = []
+        self._split = BreakdownCache()  # each message split once, when a step asks
 
     @property
     def chars(self) -> int:
         return list_chars(self.sizes)
 
+    def breakdown(self, system_chars: int = 0) -> Sizes:
+        """The history as it was sent, by category (adding up to :attr:`chars`), and the
+        recorded system prompt's length when the recording has one."""
+        messages = self._split.totals(self.messages)
+        return {"system": system_chars, **messages} if system_chars else messages
+
     def category_chars(self) -> dict[str, int]:
-        total: Counter[str] = Counter()
-        for c in self.cats:
-            total.update(c)
-        return {k: total.get(k, 0) for k in CATEGORIES}
+        return legacy_categories(self.breakdown())
 
     def append(self, message: Message) -> None:
         self.messages.append(message)
         self.sizes.append(json_chars(message))
-        self.cats.append(categories(message))
 
     def reset(self, messages: list[Message]) -> None:
-        self.messages, self.sizes, self.cats = [], [], []
+        self.messages, self.sizes = [], []
         for m in messages:
             self.append(m)
 
@@ -108,7 +95,6 @@ class OriginalHistory:
                        else b for b in content]
             self.messages[i] = {**message, "content": cleared}
             self.sizes[i] = json_chars(self.messages[i])
-            self.cats[i] = categories(self.messages[i])
 
 
 def chars_per_token(recording: Recording) -> tuple[float, str]:

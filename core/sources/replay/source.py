@@ -244,21 +244,26 @@ class ReplaySource(Source):
         system = len(self.recording.system)
         original_chars = self.original_history.chars
         self.emit(ModelRequest(purpose="original", chars=original_chars,
-                                est_tokens=int((original_chars + system) / self.ratio),
-                                messages=len(self.original_history.messages), system_chars=system))
+                               est_tokens=int((original_chars + system) / self.ratio),
+                               messages=len(self.original_history.messages),
+                               system_chars=system))
         recorded = ModelResponse(purpose="original", stop_reason=step.stop_reason,
                                  usage=step.usage)
         self.emit(recorded)
         chars = json_chars(self.history)
+        theirs = self.original_history
         self.emit(ModelRequest(purpose="main", chars=chars, est_tokens=int(chars / self.ratio),
-                               messages=len(self.history), sent=tuple(self.history)))
+                               messages=len(self.history),
+                               breakdown=self.compactor.categories.totals(self.history),
+                               sent=tuple(self.history)))
         self.emit(ReplayStep(
             index=self.turns, total=self.total,
-            original_chars=original_chars, original_messages=len(self.original_history.messages),
+            original_chars=original_chars, original_messages=len(theirs.messages),
             original_tokens=recorded.context_tokens,
-            categories=self.original_history.category_chars(), ctxlab_chars=chars,
-            ctxlab_messages=len(self.history), timestamp=step.timestamp))
-        self.original_history.after_reply(step)
+            categories=theirs.category_chars(), ctxlab_chars=chars,
+            ctxlab_messages=len(self.history), timestamp=step.timestamp,
+            breakdown=theirs.breakdown(system)))
+        theirs.after_reply(step)
         if step.reply is not None:
             self._reply(step.reply)
 

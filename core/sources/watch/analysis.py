@@ -2,8 +2,9 @@
 
 Pure functions on the request body as the client sent it (a parsed JSON object), so the
 same numbers come out of a live proxy, a recording and a test. ``chars`` is the project's
-measure (``json_chars`` of the message list, core/measure.py); the system prompt and tool
-definitions are sent too and appear in the breakdown, as in the live workbench.
+measure (``json_chars`` of the message list, core/measure.py); the breakdown is the one
+ctxlab's own requests have (:mod:`core.compact.breakdown`): the messages by category, adding
+up to ``chars``, and the system prompt and tool definitions sent besides.
 """
 
 from __future__ import annotations
@@ -12,13 +13,10 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
+from core.compact.breakdown import BreakdownCache
 from core.measure import estimate_tokens, json_chars
 from core.messages import system_text as messages_system_text
 
-# The breakdown's categories, in display order. "messages" is conversation text plus the
-# JSON structure around it, so the message categories add up to ``chars`` exactly.
-CATEGORIES = ("system", "tool definitions", "messages", "tool calls", "tool results",
-              "thinking", "images")
 # Words of the system prompt or the only message that mark a side call (Claude Code asks
 # for a short title of the session and whether a message starts a new topic).
 TITLE_WORDS = ("title", "new conversation topic", "summarize this coding conversation")
@@ -32,7 +30,18 @@ class RequestFacts:
     messages: int
     chars: int
     est_tokens: int
-    categories: dict[str, int] = field(default_factory=dict)
+    breakdown: dict[str, int] = field(default_factory=dict)
+
+    @property
+    def categories(self) -> dict[str, int]:
+        """``watch_request.categories`` as logs before the breakdown had it, derived from the
+        breakdown for scripts that read it (the last five add up to ``chars``)."""
+        part = self.breakdown.get
+        return {"system": part("system", 0), "tool definitions": part("tools", 0),
+                "messages": part("text", 0) + part("pointers", 0) + part("summaries", 0)
+                + part("structure", 0),
+                "tool calls": part("tool_calls", 0), "tool results": part("tool_results", 0),
+                "thinking": part("thinking", 0), "images": part("images", 0)}
 
 
 def system_text(body: dict[str, Any]) -> str:
@@ -77,40 +86,15 @@ def guess_purpose(path: str, body: dict[str, Any]) -> str:
     return "main" if len(messages) > 2 else "side"
 
 
-def _block_categories(block: dict[str, Any], sizes: dict[str, int]) -> None:
-    kind = block.get("type")
-    if kind == "tool_use" or kind == "server_tool_use":
-        sizes["tool calls"] += json_chars(block)
-    elif kind == "tool_result" or str(kind).endswith("_tool_result"):
-        sizes["tool results"] += json_chars(block)
-    elif kind in ("thinking", "redacted_thinking"):
-        sizes["thinking"] += json_chars(block)
-    elif kind in ("image", "document"):
-        sizes["images"] += json_chars(block)
-
-
-def message_categories(messages: list[Any]) -> dict[str, int]:
-    """The message list's chars split by what they carry; the parts add up to the whole."""
-    sizes = dict.fromkeys(CATEGORIES[2:], 0)
-    for message in messages:
-        content = message.get("content") if isinstance(message, dict) else None
-        if isinstance(content, list):
-            for block in content:
-                if isinstance(block, dict):
-                    _block_categories(block, sizes)
-    sizes["messages"] = json_chars(messages) - sum(sizes.values())
-    return sizes
-
-
 def analyse_request(path: str, body: dict[str, Any]) -> RequestFacts:
     """Measure one request body. Runs off the event loop: a body can be tens of MB."""
     messages = given if isinstance(given := body.get("messages"), list) else []
-    categories = {
-        "system": json_chars(body["system"]) if "system" in body else 0,
-        "tool definitions": json_chars(body["tools"]) if "tools" in body else 0,
-        **message_categories(messages),
-    }
     chars = json_chars(messages)
+    breakdown = {
+        "system": json_chars(body["system"]) if "system" in body else 0,
+        "tools": json_chars(body["tools"]) if "tools" in body else 0,
+        **BreakdownCache().totals(messages),
+    }
     tools = body.get("tools")
     sent = "".join((system_text(body), _dumps(tools) if tools else "", _dumps(messages)))
     model = body.get("model")
@@ -121,7 +105,7 @@ def analyse_request(path: str, body: dict[str, Any]) -> RequestFacts:
         messages=len(messages),
         chars=chars,
         est_tokens=estimate_tokens(sent),
-        categories=categories,
+        breakdown=breakdown,
     )
 
 

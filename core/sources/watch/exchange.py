@@ -119,6 +119,7 @@ def measure_request(x: Exchange, conversations: Conversations
         base, model=facts.model, purpose=facts.purpose, stream=facts.stream,
         conversation=change.conversation if change else None, messages=facts.messages,
         chars=facts.chars, est_tokens=facts.est_tokens, categories=facts.categories,
+        breakdown=facts.breakdown,
         appended=change.appended if change else 0, removed=change.removed if change else 0,
         rewritten=change.rewritten if change else 0)
     return body, event, change.stages if change else ()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from core.events import ModelResponse, Stage
+from core.measure import json_chars, list_chars
 from core.providers.api_context import COMPACTION_BETA, ApiContext, ContextEditing, ServerCompaction
 from tests.support.runs import main_requests, run_prompts
 
@@ -44,6 +45,14 @@ def test_applied_edits_and_compaction_become_api_stages(messages_server, tmp_pat
     assert (tmp_path / transcript).read_text().count("\n") == compacted.before_messages
     assert compacted.ledger[0]["iterations"][0]["input_tokens"] == 90_000
     assert compacted.first_changed == 0 and compacted.pre_tokens == 2_700
+    # the archive's records of what it kept, and each message's size for the inspector
+    assert [r["path"] for r in compacted.archived] == [transcript]  # the summary is beside
+    for stage in stages:
+        snap = stage.snapshot
+        assert snap is not None
+        assert snap.before_sizes == [json_chars(m) for m in snap.before]
+        assert snap.after_sizes == [json_chars(m) for m in snap.after]
+        assert list_chars(snap.before_sizes) == stage.before_chars
     usages = [e.usage for e in rec.of(ModelResponse)]
     assert usages[2]["iterations"][0]["type"] == "compaction"
     # the block is sent back, first in its message, with the beta the API needs

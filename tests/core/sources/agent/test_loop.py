@@ -13,6 +13,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+from core.compact.breakdown import CATEGORIES, MESSAGE_CATEGORIES, PROMPT_CATEGORIES
 from core.compact.pipeline import COMPACT_TOOL_RESULT
 from core.config import Thresholds
 from core.events import (
@@ -24,6 +25,7 @@ from core.events import (
     ToolResult,
     TurnEnd,
 )
+from core.measure import json_chars
 from core.memory import MemoryStore
 from core.messages import validate_pairs
 from core.providers.anthropic import AnthropicProvider
@@ -31,6 +33,7 @@ from core.providers.base import ModelCall, ModelReply, TextSink
 from core.providers.scripted import ScriptedProvider
 from core.scenarios.model import Turn, parse_scenario
 from core.sources.agent.loop import Agent
+from core.tools import TOOL_SCHEMAS
 
 NOTES = "def add(a, b):\n    return a + b\n" * 20  # 640 chars: kept whole by every stage
 
@@ -132,6 +135,26 @@ def test_batch_with_compact_in_the_middle_answers_every_call_in_order(tmp_path):
     assert_api_valid(provider)
     assert validate_pairs(agent.messages, allow_pending=False) == []
     assert agent.messages[-1]["content"] == [{"type": "text", "text": "All three are done."}]
+
+
+def test_every_main_request_carries_its_breakdown_adding_up_to_what_was_sent(tmp_path):
+    """The facts the Context meter shows are the request's own: the message categories add
+    up to the chars the model was sent, the system prompt's to its length."""
+    (tmp_path / "notes.py").write_text(NOTES, encoding="utf-8")
+    _, rec, provider = play(tmp_path, DEFERRED)
+    requests = [e for e in rec.of(ModelRequest) if e.purpose == "main"]
+    calls = provider.main_calls()
+    assert len(requests) == len(calls) == 2
+    for request, call in zip(requests, calls, strict=True):
+        parts = request.breakdown
+        assert set(parts) == set(CATEGORIES)
+        assert sum(parts[k] for k in MESSAGE_CATEGORIES) == request.chars == \
+            json_chars(call.messages)
+        assert sum(parts[k] for k in PROMPT_CATEGORIES) == request.system_chars == \
+            len(call.system)
+        assert parts["tools"] == json_chars(TOOL_SCHEMAS)
+    assert requests[1].breakdown["summaries"] > 0  # the compact tool left a summary
+    assert requests[0].breakdown["summaries"] == 0
 
 
 def test_two_compact_calls_in_one_batch_compact_once(tmp_path):

@@ -10,8 +10,17 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from bench.sessions import RATIO, write_session
+from core.compact.breakdown import CATEGORIES, MESSAGE_CATEGORIES
 from core.config import Thresholds
-from core.events import Emitter, Recorder, ReplayStart, ReplayStep, Stage, event_from_json
+from core.events import (
+    Emitter,
+    ModelRequest,
+    Recorder,
+    ReplayStart,
+    ReplayStep,
+    Stage,
+    event_from_json,
+)
 from core.sources.replay import load_recording
 from core.sources.replay.source import ReplayOptions, ReplaySource
 from tests.core.sources.replay.conftest import CLAUDE, CODEX, FIXTURES, MESSAGES, REQUESTS
@@ -67,6 +76,21 @@ def test_categories_split_thinking_images_and_tool_results(tmp_path):
     _, rec, _ = replay(CLAUDE, tmp_path)
     cats = rec.of(ReplayStep)[3].categories
     assert cats["thinking"] > 0 and cats["image"] > 0 and cats["tool_result"] > 2_000
+
+
+def test_both_sides_are_broken_down_in_one_vocabulary_adding_up_to_their_chars(tmp_path):
+    _, rec, _ = replay(CLAUDE, tmp_path, thresholds=Thresholds(context_limit=2_000))
+    ours = [e for e in rec.of(ModelRequest) if e.purpose == "main"]
+    steps = rec.of(ReplayStep)
+    assert len(ours) == len(steps) == 6
+    for request, step in zip(ours, steps, strict=True):
+        assert sum(request.breakdown[k] for k in MESSAGE_CATEGORIES) == request.chars
+        assert sum(step.breakdown[k] for k in MESSAGE_CATEGORIES) == step.original_chars
+        assert set(request.breakdown) <= set(CATEGORIES) >= set(step.breakdown)
+    # ctxlab's side is its own history (the image the user sent is there), and its own
+    # summary shows on its side only
+    assert ours[3].breakdown["images"] == steps[3].breakdown["images"] > 0
+    assert ours[3].breakdown["summaries"] > 0 == steps[3].breakdown["summaries"]
 
 
 def test_a_token_limit_is_converted_with_the_sessions_measured_ratio(tmp_path):

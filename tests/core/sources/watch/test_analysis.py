@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import anthropic
 
+from core.compact.breakdown import MESSAGE_CATEGORIES
 from core.measure import json_chars
 from core.sources.watch.analysis import analyse_request, guess_purpose, response_facts
 from core.sources.watch.sse import assemble_stream, decode_body, parse_sse, response_object
@@ -27,7 +28,26 @@ BODY = {
 }
 
 
-def test_the_message_categories_add_up_to_the_measure():
+def test_the_breakdown_is_the_one_vocabulary_and_adds_up_to_the_measure():
+    facts = analyse_request("/v1/messages", BODY)
+    parts = facts.breakdown
+    assert sum(parts[k] for k in MESSAGE_CATEGORIES) == facts.chars
+    assert set(parts) == {"system", "tools", *MESSAGE_CATEGORIES}
+    assert parts["system"] == json_chars(BODY["system"])
+    assert parts["tools"] == json_chars(BODY["tools"])
+    assert parts["thinking"] == json_chars(BODY["messages"][1]["content"][0])
+    assert parts["images"] == json_chars(BODY["messages"][0]["content"][1])
+    assert parts["tool_results"] == json_chars("a.py\nb.py")
+
+
+def test_a_body_with_no_message_objects_still_adds_up():
+    body = {**BODY, "messages": ["stray", 42, *BODY["messages"]]}
+    facts = analyse_request("/v1/messages", body)
+    assert sum(facts.breakdown[k] for k in MESSAGE_CATEGORIES) == facts.chars == \
+        json_chars(body["messages"])
+
+
+def test_the_older_categories_are_derived_and_still_add_up_to_the_measure():
     facts = analyse_request("/v1/messages", BODY)
     assert facts.chars == json_chars(BODY["messages"])
     cats = facts.categories

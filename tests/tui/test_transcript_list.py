@@ -1,0 +1,104 @@
+"""The Transcripts panel lists what the archive reports, newest first: the files an earlier
+run left (``archive_listing``), then each stage's, named and sized from the archive's
+records — it reads no folder, and a burst of stages updates the table once."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+from textual.app import App, ComposeResult
+
+from core.archive.store import RESULTS_DIR, TRANSCRIPT_DIR
+from core.events import ArchiveListing, Stage
+from tests.tui.conftest import play_to_end
+from tui.app import CtxlabApp
+from tui.routing import route_batch
+from tui.widgets.transcript_list import TranscriptList
+
+pytestmark = pytest.mark.anyio
+RESULTS = RESULTS_DIR.as_posix()
+TRANSCRIPTS = TRANSCRIPT_DIR.as_posix()
+
+
+def record(path: str, kind: str, chars: int, tool_use_id: str = "") -> dict[str, Any]:
+    return {"path": path, "kind": kind, "chars": chars, "tool_use_id": tool_use_id}
+
+
+def stage(name: str, *records: dict[str, Any], extra: tuple[str, ...] = ()) -> Stage:
+    return Stage(stage=name, before_chars=10, after_chars=5, before_messages=1,
+                 after_messages=1, files=(*(r["path"] for r in records), *extra),
+                 archived=records)
+
+
+class Host(App[None]):
+    def compose(self) -> ComposeResult:
+        yield TranscriptList()
+
+
+async def test_earlier_files_then_this_runs_newest_first_named_from_the_records() -> None:
+    old = record(f"{TRANSCRIPTS}/transcript_aa.jsonl", "transcript", 12_000)
+    kept = record(f"{RESULTS}/toolu_001_0-1a2b3c4d-00ff.txt", "result", 240_000, "toolu_001_0")
+    new = record(f"{RESULTS}/toolu_a_very_long_identifier_0-9f9f.txt", "result", 3_002,
+                 "toolu_a_very_long_identifier_0")
+    snip = record(f"{TRANSCRIPTS}/transcript_bb.jsonl", "transcript", 800)
+    async with Host().run_test() as pilot:
+        widget = pilot.app.query_one(TranscriptList)
+        widget.reset(Path("/nowhere"))  # nothing is read from the workspace
+        await route_batch([widget], [ArchiveListing(files=(old, kept)),
+                                     stage("fit_tool_results", new, kept),
+                                     stage("snip_compact", snip),
+                                     stage("auto_compact", extra=(".replay/c/001.md",))])
+        rows = [tuple(str(cell) for cell in widget.get_row_at(i))
+                for i in range(widget.row_count)]
+        assert rows == [("001.md", "—", "auto_compact"),
+                        ("transcript 2", "800", "snip_compact"),
+                        ("toolu_a_very_long_…", "3,002", "fit_tool_results"),
+                        # an earlier run's file written again by this one: its writer now
+                        ("toolu_001_0", "240k", "fit_tool_results"),
+                        ("transcript 1", "12k", "(earlier run)")]
+        assert widget.border_subtitle == "2 transcripts · 2 result files · 1 other file"
+        widget.reset()
+        await pilot.pause()
+        assert widget.row_count == 0
+
+
+async def test_a_burst_of_stages_rebuilds_the_table_once_and_a_repeat_not_at_all(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    cleared: list[int] = []
+    real_clear = TranscriptList.clear
+    monkeypatch.setattr(TranscriptList, "clear",
+                        lambda self, *a, **k: cleared.append(1) or real_clear(self, *a, **k))
+    burst = [stage(name, record(f"{RESULTS}/{name}.txt", "result", 10, name))
+             for name in ("tool_result_budget", "snip_compact", "micro_compact")]
+    async with Host().run_test() as pilot:
+        widget = pilot.app.query_one(TranscriptList)
+        cleared.clear()
+        await route_batch([widget], burst)
+        assert cleared == [1]
+        assert [str(k.value) for k in widget.rows] == [f"{RESULTS}/{n}.txt" for n in
+                                                       ("micro_compact", "snip_compact",
+                                                        "tool_result_budget")]  # newest first
+        await route_batch([widget], burst)  # the same files again: the table stays
+        assert cleared == [1]
+        await pilot.pause()
+
+
+async def test_a_scenario_run_again_in_its_workspace_lists_the_first_runs_files(
+        make_app: Callable[..., CtxlabApp], tmp_path: Path) -> None:
+    async with make_app().run_test(size=(200, 55)) as pilot:
+        first = await play_to_end(pilot)
+        earlier = dict(first.query_one(TranscriptList).files)
+    assert earlier
+    async with make_app().run_test(size=(200, 55)) as pilot:  # the same workspace
+        app = await play_to_end(pilot)
+        files = app.query_one(TranscriptList).files
+        assert set(earlier) <= set(files)
+        assert {rel for rel, f in files.items() if not f.writer} <= set(earlier)
+        assert any(not f.writer for f in files.values())  # shown as an earlier run's
+        on_disk = {p.relative_to(tmp_path / "ws").as_posix()
+                   for folder, pattern in ((TRANSCRIPT_DIR, "*.jsonl"), (RESULTS_DIR, "*.txt"))
+                   for p in (tmp_path / "ws" / folder).glob(pattern)}
+        assert set(files) == on_disk
