@@ -1,7 +1,10 @@
-"""The ``api-clear-tool-uses`` engine: the API's ``clear_tool_uses_20250919``, done locally.
+"""The API's context editing played offline: ``clear_tool_uses_20250919``, done locally.
 
 Context editing is deterministic and documented, so the teaching lab can play it offline
-beside truncate and the s08 pipeline, on the same scenario and the same budget:
+beside truncate and the s08 pipeline, on the same scenario and the same budget (the engine of
+the ``api-edit`` manager, :mod:`core.compact.managers`; ``ctxlab compare`` calls the strategy
+``api-clear-tool-uses``). Its clears are ``api_clear_tool_uses`` stages by ``api-edit``, as
+the server's are:
 
 * **trigger** — the *whole* prompt, as the client sends it, is over the trigger (the API
   measures the request before editing it; a client keeps sending everything, so what was
@@ -27,6 +30,7 @@ from typing import Any
 
 from core.archive.store import content_size
 from core.compact.context import StageRun
+from core.compact.managers import Manager
 from core.compact.pipeline import Compactor
 from core.compact.summarizer import Summarizer
 from core.config import Thresholds
@@ -105,7 +109,7 @@ class ApiClearToolUses(Compactor):
             return
         if rule.clear_at_least and tokens(sum(t.chars for t in targets)) < rule.clear_at_least:
             return  # the API clears nothing rather than too little
-        run = StageRun(STAGE, self.ctx, history)
+        run = StageRun(STAGE, self.ctx, history, by=Manager.API_EDIT)
         for target in targets:
             block = history.messages[target.msg_idx]["content"][target.block_idx]
             path = self.ctx.archive.persist(target.tool_use_id, block.get("content", ""))

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from core.archive.store import Archive
+from core.compact.managers import Manager
 from core.config import Thresholds
 from core.events import Event, PointerBroken, Stage, StageSnapshot
 from core.measure import CHARS_PER_TOKEN, Measured
@@ -64,6 +65,7 @@ class StageRun:
     name: str
     ctx: CompactContext
     history: Measured
+    by: Manager = Manager.PIPELINE  # whose stage it is
     before_chars: int = 0
     before_messages: int = 0
     files: list[str] = field(default_factory=list)
@@ -127,6 +129,7 @@ class StageRun:
             files=tuple(self.files),
             tool_use_ids=tuple(self.tool_use_ids),
             ledger=tuple(self.ledger),
+            by=self.by,
             first_changed=first,
             rewrite_tokens=rewrite,
             snapshot=StageSnapshot(self._before, list(self.history.messages))

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from core.compact.budget import tool_result_budget
 from core.compact.context import CompactContext, StageRun
 from core.compact.fit import fit_tool_results
+from core.compact.managers import Manager
 from core.compact.micro import micro_compact
 from core.compact.snip import snip_compact
 from core.measure import Measured
@@ -32,7 +33,7 @@ class StageSpec:
     summarises: bool = False
     run: LocalStage | None = None  # a stage prepare() runs itself, before any summary
     over_limit_only: bool = False  # …only while the history is above the trigger
-    engine: str = "s08"  # whose stage: the s08 pipeline, another engine, or the API ("api")
+    manager: Manager = Manager.PIPELINE  # whose stage it is (its events' ``by``)
     # The Thresholds it reads (attribute names): what a learner is shown as "in force".
     reads: tuple[str, ...] = ()
 
@@ -73,12 +74,13 @@ TABLE: list[StageSpec] = [
               reads=("reactive_keep", "max_reactive_retries")),
     StageSpec("manual_compact", "transcript", summarises=True,
               reads=("summary_input_limit",)),
-    # The Messages API's own context management (core.sources.agent.api_stages, by="api"), and the
-    # api-clear-tool-uses engine's offline play of clear_tool_uses (by="ctxlab"):
-    # none runs in prepare()'s pass.
-    StageSpec("api_clear_tool_uses", "results", engine="api-clear-tool-uses"),
-    StageSpec("api_clear_thinking", "nothing", engine="api"),
-    StageSpec("api_compaction", "transcript", summarises=True, engine="api"),
+    # The other managers ctxlab runs or hears from; none runs in prepare()'s pass. Truncation's
+    # one cut; the Messages API's own context management (core.sources.agent.api_stages),
+    # whose clear_tool_uses the offline engine (core.compact.clear_tool_uses) also plays.
+    StageSpec("sliding_window", "nothing", manager=Manager.TRUNCATE),
+    StageSpec("api_clear_tool_uses", "results", manager=Manager.API_EDIT),
+    StageSpec("api_clear_thinking", "nothing", manager=Manager.API_EDIT),
+    StageSpec("api_compaction", "transcript", summarises=True, manager=Manager.API_COMPACT),
 ]
 
 
@@ -92,8 +94,8 @@ def spec_of(name: str) -> StageSpec | None:
 
 
 def pipeline_stages() -> tuple[str, ...]:
-    """The s08 pipeline's own stages (a scenario can fire them all offline)."""
-    return tuple(spec.name for spec in TABLE if spec.engine == "s08")
+    """The pipeline's own stages (a scenario can fire them all offline)."""
+    return tuple(spec.name for spec in TABLE if spec.manager is Manager.PIPELINE)
 
 
 def local_stages() -> list[StageSpec]:

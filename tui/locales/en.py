@@ -192,6 +192,7 @@ MESSAGES: dict[str, str] = {
     "hint.compact_history": "history → one summary",
     "hint.reactive_compact": "too long → summary + tail",
     "hint.manual_compact": "compact tool → summary",
+    "hint.sliding_window": "oldest messages dropped",
     # -- the conversation ------------------------------------------------------------------
     "conv.you": "you",
     "conv.stage_chars": "{before:,} → {after:,} chars",

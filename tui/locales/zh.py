@@ -194,6 +194,7 @@ MESSAGES: dict[str, str] = {
     "hint.compact_history": "历史 → 一条摘要",
     "hint.reactive_compact": "超长 → 摘要 + 结尾",
     "hint.manual_compact": "compact 工具 → 摘要",
+    "hint.sliding_window": "丢弃最早的消息",
     # -- the conversation ------------------------------------------------------------------
     "conv.you": "你",
     "conv.stage_chars": "{before:,} → {after:,} 字符",

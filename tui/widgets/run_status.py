@@ -11,6 +11,7 @@ from __future__ import annotations
 from textual.content import Content
 from textual.widgets import Static
 
+from core.compact.managers import Manager, manager_names
 from tui.i18n import t
 from tui.widgets.redraw import update_if_changed
 
@@ -42,7 +43,7 @@ class RunStatus(Static):
     """
 
     def show(self, *, finished: bool, live: bool, paused: bool, speed: float,
-             calls: int, breaks: tuple[str, ...] = (), manager: str = "s08",
+             calls: int, breaks: tuple[str, ...] = (), manager: str = Manager.PIPELINE,
              own: bool = True) -> None:
         if finished:  # only ctxlab's own session can be replaced by another scenario (o)
             state = t("status.finished" if own else "status.finished_source")
@@ -54,7 +55,7 @@ class RunStatus(Static):
             state = t("status.playing")
         pace = t("status.max") if speed >= MAX_SPEED else f"×{speed:g}"
         line = Content(t("status.line", state=state, pace=pace, calls=calls))
-        if manager != "s08":  # the default engine goes unsaid; the API's own is named
+        if manager_names(manager) != (Manager.PIPELINE,):  # the default goes unsaid
             line = Content.assemble(line, "   ", t("status.manager", manager=manager))
         if breaks:
             line = Content.assemble(line, "   ", (

@@ -1,4 +1,4 @@
-"""What the API's own context management did to a call, as ``stage`` events (``by="api"``).
+"""What the API's own context management did to a call, as ``stage`` events.
 
 A beta response reports its context edits in ``context_management.applied_edits``
 (``BetaClearToolUses20250919EditResponse``: ``cleared_tool_uses``, ``cleared_input_tokens``;
@@ -7,12 +7,13 @@ compaction as a ``compaction`` content block (``BetaCompactionBlock``), with the
 billed summarisation step as a ``compaction`` entry of ``usage.iterations``. Each becomes one
 stage in the Stages panel beside ctxlab's own:
 
-* ``api_clear_tool_uses`` / ``api_clear_thinking`` — the server cleared part of the prompt
-  it was sent; the client's history is unchanged, so nothing is lost (ledger
-  ``"where": "client"``);
-* ``api_compaction`` — the server summarised everything before the block; the messages it
-  will ignore from now on are saved as a transcript, and the summary as a text file, both
-  listed in ``files`` (the block itself stays in the history: the API requires it back).
+* ``api_clear_tool_uses`` / ``api_clear_thinking`` (by ``api-edit``) — the server cleared
+  part of the prompt it was sent; the client's history is unchanged, so nothing is lost
+  (ledger ``"where": "client"``);
+* ``api_compaction`` (by ``api-compact``) — the server summarised everything before the
+  block; the messages it will ignore from now on are saved as a transcript, and the summary
+  as a text file, both listed in ``files`` (the block itself stays in the history: the API
+  requires it back).
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from __future__ import annotations
 from typing import Any
 
 from core.archive.store import Archive, atomic_write_text
+from core.compact.managers import Manager
 from core.events import Stage, StageSnapshot
 from core.measure import CHARS_PER_TOKEN, json_chars
 from core.usage import context_tokens
@@ -52,7 +54,7 @@ def edit_stages(sent: list[dict[str, Any]], extras: dict[str, Any],
         cleared = int(edit.get("cleared_input_tokens") or 0)
         entry = {"stage": name, "where": "client", **edit}
         stages.append(Stage(
-            stage=name, by="api", trigger="auto",
+            stage=name, by=Manager.API_EDIT, trigger="auto",
             before_chars=chars, after_chars=max(chars - cleared * CHARS_PER_TOKEN, 0),
             before_messages=len(sent), after_messages=len(sent),
             pre_tokens=context_tokens(usage), ledger=(entry,),
@@ -83,7 +85,7 @@ def compaction_stage(sent: list[dict[str, Any]], content: list[dict[str, Any]],
              "iterations": steps}
     archive.ledger.append(entry)
     return Stage(
-        stage="api_compaction", by="api", trigger="auto",
+        stage="api_compaction", by=Manager.API_COMPACT, trigger="auto",
         before_chars=json_chars(sent), after_chars=json_chars([block]),
         before_messages=len(sent), after_messages=1, files=tuple(files),
         pre_tokens=context_tokens(usage), ledger=(entry,),

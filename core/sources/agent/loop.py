@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from core.archive.store import earlier_text
+from core.compact.managers import Manager
 from core.compact.pipeline import COMPACT_TOOL_RESULT
 from core.compact.summarizer import RoutedSummarizer
 from core.compact.truncate import make_compactor
@@ -89,7 +90,7 @@ class Agent:
         gate: Gate | None = None,
         offline_side_calls: bool | None = None,
         max_steps: int = MAX_STEPS_PER_TURN,
-        compaction: str = "s08",
+        compaction: Manager = Manager.PIPELINE,
         pinned: bool = True,
         worklog: WorkLog | None = None,
         count_tokens: bool = False,
@@ -280,7 +281,7 @@ class Agent:
                                     usage=reply.usage))
             for stage in api_stages(messages, reply.content, reply.usage, reply.extras,
                                     self.compactor.archive):
-                self.emit(stage)  # the API's own context management, by="api"
+                self.emit(stage)  # the API's own context management (api-edit, api-compact)
             return reply
 
         self.messages, reply = await self.compactor.call_with_recovery(
