@@ -30,15 +30,14 @@ from typing import Any
 
 from core.archive.store import content_size
 from core.compact.context import StageRun
-from core.compact.managers import Manager
 from core.compact.pipeline import Compactor
+from core.compact.stages import API_CLEAR_TOOL_USES
 from core.compact.summarizer import Summarizer
 from core.config import Thresholds
 from core.events import Event
 from core.measure import CHARS_PER_TOKEN, Measured
 from core.messages import blocks, is_block
 
-STAGE = "api_clear_tool_uses"
 PLACEHOLDER = "[tool result cleared by context editing]"
 
 
@@ -109,7 +108,7 @@ class ApiClearToolUses(Compactor):
             return
         if rule.clear_at_least and tokens(sum(t.chars for t in targets)) < rule.clear_at_least:
             return  # the API clears nothing rather than too little
-        run = StageRun(STAGE, self.ctx, history, by=Manager.API_EDIT)
+        run = StageRun(API_CLEAR_TOOL_USES, self.ctx, history)
         for target in targets:
             block = history.messages[target.msg_idx]["content"][target.block_idx]
             path = self.ctx.archive.persist(target.tool_use_id, block.get("content", ""))
@@ -118,10 +117,9 @@ class ApiClearToolUses(Compactor):
             run.took(target.tool_use_id, target.chars, path)
         run.finish()
 
-    async def compact(self, messages: list[dict], active_request: str,
-                      stage: str = "manual_compact") -> list[dict]:
+    async def compact(self, messages: list[dict], active_request: str) -> list[dict]:
         self.cleared_chars = 0  # the summary replaces what was cleared
-        return await super().compact(messages, active_request, stage)
+        return await super().compact(messages, active_request)
 
     async def reactive(self, messages: list[dict], active_request: str) -> list[dict]:
         self.cleared_chars = 0

@@ -1,15 +1,17 @@
 """What every stage needs (thresholds, archive, emitter) and how a stage reports itself.
 
-A stage opens a :class:`StageRun` on the measured history, notes the files it wrote, the
-results it touched and its ledger entries, and ``finish`` emits one ``stage`` event —
-only when the stage changed something, as the contract asks.
+A stage works in a :class:`StageRun`, opened on the measured history for the stage's row of
+the table (:mod:`core.compact.stages`): it notes the files it wrote, the results it touched
+and its ledger entries, and ``finish`` emits one ``stage`` event — only when the stage
+changed something, as the contract asks. The event's name and ``by`` are the row's, so a
+stage never spells its own name.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 from core.archive.store import Archive
 from core.compact.managers import Manager
@@ -58,14 +60,23 @@ class CompactContext:
         return self.violation_origin.get((violation.kind, violation.tool_use_id))
 
 
+class StageRow(Protocol):
+    """What a run needs of its row in the stage table: the stage's name and whose it is."""
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def manager(self) -> Manager: ...
+
+
 @dataclass
 class StageRun:
     """The record of one stage's work on one history."""
 
-    name: str
+    row: StageRow
     ctx: CompactContext
     history: Measured
-    by: Manager = Manager.PIPELINE  # whose stage it is
     before_chars: int = 0
     before_messages: int = 0
     files: list[str] = field(default_factory=list)
@@ -82,6 +93,10 @@ class StageRun:
         self._prefix = list(self.history.messages)  # stages replace, never mutate
         if self.ctx.snapshots:
             self._before = list(self.history.messages)
+
+    @property
+    def name(self) -> str:
+        return self.row.name
 
     def cache_cost(self) -> tuple[int | None, int | None]:
         """The first message this stage changed and the tokens from there to the end: the
@@ -129,7 +144,7 @@ class StageRun:
             files=tuple(self.files),
             tool_use_ids=tuple(self.tool_use_ids),
             ledger=tuple(self.ledger),
-            by=self.by,
+            by=self.row.manager,
             first_changed=first,
             rewrite_tokens=rewrite,
             snapshot=StageSnapshot(self._before, list(self.history.messages))

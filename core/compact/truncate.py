@@ -27,13 +27,13 @@ from core.archive.store import content_size
 from core.compact.context import StageRun
 from core.compact.managers import Manager, parse_manager
 from core.compact.pipeline import Compactor
+from core.compact.stages import SLIDING_WINDOW
 from core.compact.summarizer import Summarizer
 from core.config import Thresholds
 from core.events import Event
 from core.measure import Measured, json_chars
 from core.messages import blocks, has_tool_result, is_block
 
-SLIDING_WINDOW = "sliding_window"  # the stage name of every cut this engine makes
 _DROPPED = re.compile(r"\[(\d+) earlier messages dropped\]")
 
 
@@ -97,8 +97,7 @@ class SlidingWindow(Compactor):
             self._cut(history, window_start(history.messages, self.ctx.thresholds.context_limit))
         return history.messages
 
-    async def compact(self, messages: list[dict], active_request: str,
-                      stage: str = "manual_compact") -> list[dict]:
+    async def compact(self, messages: list[dict], active_request: str) -> list[dict]:
         """The ``compact`` tool: keep only the last ``reactive_keep`` messages."""
         return self._keep_tail(messages)
 
@@ -120,7 +119,7 @@ class SlidingWindow(Compactor):
         already = dropped_before(messages)
         if cut <= 0 or (already and cut == 1):
             return  # nothing to drop (only the marker itself would go)
-        run = StageRun(SLIDING_WINDOW, self.ctx, history, by=Manager.TRUNCATE)
+        run = StageRun(SLIDING_WINDOW, self.ctx, history)  # every cut this engine makes
         for message in messages[:cut]:
             for block in blocks(message):
                 if is_block(block, "tool_result"):

@@ -17,9 +17,9 @@ from hypothesis import strategies as st
 
 from core.compact.clear_tool_uses import ApiClearToolUses
 from core.compact.managers import Manager
+from core.compact.stages import SLIDING_WINDOW
 from core.compact.truncate import (
     ENGINES,
-    SLIDING_WINDOW,
     SlidingWindow,
     dropped_before,
     dropped_marker,
@@ -70,7 +70,7 @@ def test_over_the_limit_the_newest_messages_that_fit_are_kept(tmp_path):
         > 10_000  # one more pair would not have fitted
     assert validate_pairs(out) == [] and not has_tool_result(out[1])
     (stage,) = rec.events
-    assert (stage.stage, stage.by) == (SLIDING_WINDOW, Manager.TRUNCATE)
+    assert (stage.stage, stage.by) == (SLIDING_WINDOW.name, Manager.TRUNCATE)
     dropped = {b["tool_use_id"] for _, _, b in iter_tool_results(history)} - {
         b["tool_use_id"] for _, _, b in iter_tool_results(out)}
     assert {x["tool_use_id"] for x in engine.ledger} == dropped
@@ -106,7 +106,7 @@ def test_reactive_and_manual_keep_a_pair_safe_tail(tmp_path):
                 asyncio.run(engine.compact(history, "go"))):
         assert out[1:] == history[-4:]
         assert validate_pairs(out) == []
-    assert {e.stage for e in rec.events} == {SLIDING_WINDOW}
+    assert {e.stage for e in rec.events} == {SLIDING_WINDOW.name}
 
 
 def test_make_compactor_names_the_engines():

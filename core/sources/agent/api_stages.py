@@ -22,13 +22,15 @@ from typing import Any
 
 from core.archive.store import Archive, atomic_write_text
 from core.compact.managers import Manager
+from core.compact.stages import API_CLEAR_THINKING, API_CLEAR_TOOL_USES, API_COMPACTION
 from core.events import Stage, StageSnapshot
 from core.measure import CHARS_PER_TOKEN, json_chars
+from core.providers.api_context import CLEAR_THINKING, CLEAR_TOOL_USES
 from core.usage import context_tokens
 
-EDIT_STAGES = {
-    "clear_tool_uses_20250919": "api_clear_tool_uses",
-    "clear_thinking_20251015": "api_clear_thinking",
+EDIT_STAGES = {  # the edit's type → its row of the stage table
+    CLEAR_TOOL_USES: API_CLEAR_TOOL_USES,
+    CLEAR_THINKING: API_CLEAR_THINKING,
 }
 
 
@@ -50,7 +52,8 @@ def edit_stages(sent: list[dict[str, Any]], extras: dict[str, Any],
     chars = json_chars(sent) if edits else 0
     stages = []
     for edit in edits:
-        name = EDIT_STAGES.get(str(edit.get("type")), f"api_{edit.get('type')}")
+        row = EDIT_STAGES.get(str(edit.get("type")))  # an edit type the table does not know
+        name = row.name if row is not None else f"api_{edit.get('type')}"  # …is named for it
         cleared = int(edit.get("cleared_input_tokens") or 0)
         entry = {"stage": name, "where": "client", **edit}
         stages.append(Stage(
@@ -75,17 +78,17 @@ def compaction_stage(sent: list[dict[str, Any]], content: list[dict[str, Any]],
     files = [archive.write_transcript(sent)]  # what the server will ignore from now on
     summary = block.get("content")
     if summary:
-        path = archive.transcript_dir / f"api_compaction_{len(archive.ledger):04d}_" \
+        path = archive.transcript_dir / f"{API_COMPACTION.name}_{len(archive.ledger):04d}_" \
             f"{abs(hash(summary)) % 10**8:08d}.md"
         atomic_write_text(path, summary)
         files.append(archive.rel(path))
     steps = compaction_iterations(usage)
-    entry = {"stage": "api_compaction", "where": files[0], "chars": json_chars(sent),
+    entry = {"stage": API_COMPACTION.name, "where": files[0], "chars": json_chars(sent),
              "summary_chars": len(summary or ""), "failed": summary is None,
              "iterations": steps}
     archive.ledger.append(entry)
     return Stage(
-        stage="api_compaction", by=Manager.API_COMPACT, trigger="auto",
+        stage=API_COMPACTION.name, by=API_COMPACTION.manager, trigger="auto",
         before_chars=json_chars(sent), after_chars=json_chars([block]),
         before_messages=len(sent), after_messages=1, files=tuple(files),
         pre_tokens=context_tokens(usage), ledger=(entry,),

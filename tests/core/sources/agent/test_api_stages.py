@@ -4,6 +4,7 @@ block kept."""
 from __future__ import annotations
 
 from core.compact.managers import Manager
+from core.compact.stages import row_of
 from core.events import ModelResponse, Stage
 from core.providers.api_context import COMPACTION_BETA, ApiContext, ContextEditing, ServerCompaction
 from tests.support.runs import main_requests, run_prompts
@@ -37,6 +38,7 @@ def test_applied_edits_and_compaction_become_api_stages(messages_server, tmp_pat
     stages = [s for s in rec.of(Stage) if Manager(s.by).server]
     assert [(s.stage, s.by) for s in stages] == [("api_clear_tool_uses", "api-edit"),
                                                  ("api_compaction", "api-compact")]
+    assert all(row_of(s.stage, s.by) is not None for s in stages)  # rows of the table
     cleared, compacted = stages
     assert cleared.ledger[0]["cleared_input_tokens"] == 30
     assert cleared.ledger[0]["where"] == "client"
