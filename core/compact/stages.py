@@ -38,16 +38,6 @@ class StageSpec:
     # The Thresholds it reads (attribute names): what a learner is shown as "in force".
     reads: tuple[str, ...] = ()
 
-    @property
-    def rule_key(self) -> str:
-        """The locale key of its rule in one sentence (optional: a stage may have none)."""
-        return f"rule.{self.name}"
-
-    @property
-    def why_key(self) -> str:
-        """The locale key of "why it fired" with the numbers that crossed (optional)."""
-        return f"why.{self.name}"
-
 
 def _micro(run: StageRun) -> StageRun:
     return micro_compact(run, run.ctx.thresholds.target)

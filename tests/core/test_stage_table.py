@@ -20,7 +20,7 @@ from core.scenarios import find_scenario
 from core.sources.agent.session import AgentSession, RunOptions
 from tui.locales import CATALOGS
 from tui.stage_diff import StageRecord, sides
-from tui.widgets.stage_timeline import stage_hint
+from tui.why import stage_hint
 
 MARK = " [checked]"
 
@@ -69,7 +69,9 @@ def test_a_stage_registered_from_a_test_runs_in_its_place_and_is_labelled(
     assert before.messages is not None and after.messages is not None
     assert json_chars(after.messages) == event.after_chars
     assert any(MARK in str(m) for m in after.messages)
-    assert stage_hint("mark_checked") == "results → marked"
+    with registered(spec, after=SNIP_COMPACT):  # its words are its row's
+        assert stage_hint(event) == "results → marked"
+    assert stage_hint(event) == ""  # without the row, no stage of ctxlab's has that name
 
 
 @pytest.mark.parametrize("manager", list(ENGINES))

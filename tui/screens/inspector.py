@@ -31,9 +31,8 @@ from tui.i18n import localize_bindings, t
 from tui.messages import OpenFile
 from tui.screens.stage_export import export_name, stage_markdown, write_export
 from tui.stage_diff import Row, Side, StageRecord, diff_rows, fold, sides
-from tui.why import stage_rule, thresholds_in_force, what_it_did, why_fired
+from tui.why import stage_hint, stage_rule, thresholds_in_force, what_it_did, why_fired
 from tui.widgets.render import message_content, size_label
-from tui.widgets.stage_timeline import stage_hint
 
 
 def cache_cost_parts(e: Any) -> tuple[Any, ...]:
@@ -77,7 +76,7 @@ class Inspector(Screen[None]):
             (e.stage, "bold $warning"), "  ",
             t("inspector.summary", before=e.before_chars, after=e.after_chars,
               before_msgs=e.before_messages, after_msgs=e.after_messages), " · ",
-            (stage_hint(e.stage), "italic"), *cache_cost_parts(e), "  ",
+            (stage_hint(e), "italic"), *cache_cost_parts(e), "  ",
             (t("inspector.position", n=self.position() + 1, total=len(self.records)), "dim")),
             id="inspector-title")
         with VerticalScroll(id="inspector-why"):
@@ -115,9 +114,9 @@ class Inspector(Screen[None]):
 
     def why_text(self) -> Content:
         e = self.record.event
-        rows = [("inspector.why_rule", stage_rule(e.stage)),
+        rows = [("inspector.why_rule", stage_rule(e)),
                 ("inspector.why_fired", why_fired(e, self.limits)),
-                ("inspector.why_thresholds", thresholds_in_force(e.stage, self.limits)),
+                ("inspector.why_thresholds", thresholds_in_force(e, self.limits)),
                 ("inspector.why_did", what_it_did(e))]
         return Content("\n").join(Content.assemble((t(label), "bold $accent"), " ", text)
                                    for label, text in rows if text)

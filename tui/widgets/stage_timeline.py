@@ -18,22 +18,17 @@ from textual.message import Message
 from textual.widgets import DataTable
 from textual.widgets.data_table import ColumnKey
 
+from core.compact.managers import Manager
 from core.events import PairViolation, Stage
 from tui.i18n import t
 from tui.routing import Routed, handles
 from tui.stage_diff import StageRecord
+from tui.why import stage_hint
 
 # (key, label id, width): every column but the hint has a fixed width.
 COLUMNS = (("n", "#", 2), ("stage", "stages.col.stage", 18), ("chars", "stages.col.chars", 15),
            ("msgs", "stages.col.msgs", 7), ("files", "stages.col.files", 5),
            ("hint", "stages.col.hint", 12))
-
-
-def stage_hint(stage: str) -> str:
-    """What the stage did, in a few words (``hint.snip_compact``…)."""
-    key = f"hint.{stage}"
-    text = t(key)
-    return "" if text == key else text
 
 
 def whose(event: Stage) -> Content:
@@ -137,7 +132,7 @@ class StageTimeline(Routed, DataTable[str | Content]):
             harm += [(f"{t('lost')} {lost}", "bold $error"), " "]
         if bad := self.violations.get(key, 0):
             harm += [(f"⚠ {t('stages.violations', n=bad)}", "bold $error"), " "]
-        hint = stage_hint(record.event.stage) if record.event.by == "ctxlab" else \
+        hint = stage_hint(record.event) if record.event.by == Manager.PIPELINE else \
             whose(record.event)
         return Content.assemble(*harm, hint) if harm else hint
 
