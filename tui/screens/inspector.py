@@ -26,8 +26,10 @@ from textual.content import Content
 from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Static
 
+from core.compact.managers import Manager
 from core.config import Thresholds
 from tui.i18n import localize_bindings, t
+from tui.managers import by_label
 from tui.messages import OpenFile
 from tui.screens.stage_export import export_name, stage_markdown, write_export
 from tui.stage_diff import Row, Side, StageRecord, diff_rows, fold, sides
@@ -44,6 +46,11 @@ def cache_cost_parts(e: Any) -> tuple[Any, ...]:
     else:
         text = t("inspector.cache_cost", index=e.first_changed, n=e.rewrite_tokens)
     return (" · ", (text, "$warning"))
+
+
+def whose_parts(e: Any) -> tuple[Any, ...]:
+    """`` by Claude Code`` when the stage is not the pipeline's: whose words the rest are."""
+    return () if e.by == Manager.PIPELINE else (" ", (by_label(e.by), "$warning"))
 
 
 class Inspector(Screen[None]):
@@ -73,7 +80,7 @@ class Inspector(Screen[None]):
         e = self.record.event
         yield Static(Content.assemble(
             (f" {t('inspector.stage', n=self.record.index)} ", "bold reverse"), " ",
-            (e.stage, "bold $warning"), "  ",
+            (e.stage, "bold $warning"), *whose_parts(e), "  ",
             t("inspector.summary", before=e.before_chars, after=e.after_chars,
               before_msgs=e.before_messages, after_msgs=e.after_messages), " · ",
             (stage_hint(e), "italic"), *cache_cost_parts(e), "  ",

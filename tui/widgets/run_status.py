@@ -13,6 +13,7 @@ from textual.widgets import Static
 
 from core.compact.managers import Manager, manager_names
 from tui.i18n import t
+from tui.managers import managers_label
 from tui.widgets.redraw import update_if_changed
 
 SPEEDS = (0.25, 0.5, 1.0, 2.0, 4.0, 8.0, 16.0, 1000.0)
@@ -56,7 +57,8 @@ class RunStatus(Static):
         pace = t("status.max") if speed >= MAX_SPEED else f"×{speed:g}"
         line = Content(t("status.line", state=state, pace=pace, calls=calls))
         if manager_names(manager) != (Manager.PIPELINE,):  # the default goes unsaid
-            line = Content.assemble(line, "   ", t("status.manager", manager=manager))
+            line = Content.assemble(line, "   ",
+                                    t("status.manager", manager=managers_label(manager)))
         if breaks:
             line = Content.assemble(line, "   ", (
                 "⚠ " + t("status.broken", switches=", ".join(breaks)), "bold $warning"))

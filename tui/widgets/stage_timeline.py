@@ -21,6 +21,7 @@ from textual.widgets.data_table import ColumnKey
 from core.compact.managers import Manager
 from core.events import PairViolation, Stage
 from tui.i18n import t
+from tui.managers import by_label
 from tui.routing import Routed, handles
 from tui.stage_diff import StageRecord
 from tui.why import stage_hint
@@ -32,11 +33,12 @@ COLUMNS = (("n", "#", 2), ("stage", "stages.col.stage", 18), ("chars", "stages.c
 
 
 def whose(event: Stage) -> Content:
-    """Another agent's compaction (a replay's original, a watched client): by whom, set off
-    how and at how many tokens; Enter opens its summary when it wrote one."""
+    """Another manager's stage (truncation, the API's, a replay's original, a watched
+    client): by whom, set off how and at how many tokens; Enter opens its summary when it
+    wrote one."""
     at = f" ({event.trigger})" if event.trigger else ""
     at += f" at {event.pre_tokens:,} tok" if event.pre_tokens else ""
-    return Content.assemble((f"by {event.by}", "bold $warning"), at,
+    return Content.assemble((by_label(event.by), "bold $warning"), at,
                             " · Enter: summary" if event.files else "")
 
 

@@ -11,6 +11,7 @@ from textual.widgets import Static
 
 from core.events import Stage, WatchRequest, WatchResponse
 from core.sources.watch.analysis import CATEGORIES
+from tui.managers import by_label
 
 BAR = 30
 
@@ -27,7 +28,7 @@ def breakdown_lines(categories: dict[str, int]) -> list[str]:
 
 
 def stage_lines(stage: Stage) -> list[str]:
-    lines = [f"✂ {stage.stage} (by {stage.by}): {stage.before_chars:,} → "
+    lines = [f"✂ {stage.stage} ({by_label(stage.by)}): {stage.before_chars:,} → "
              f"{stage.after_chars:,} chars, {stage.before_messages} → "
              f"{stage.after_messages} messages"]
     for entry in stage.ledger:
