@@ -23,8 +23,9 @@ one kept:
   when its expected answer is visible in what the next main call would send after its turn
   (system prompt + messages); the runner judges them (``probe`` events).
 
-Strategies are rows of :data:`STRATEGIES`; each one only sets
-:class:`~core.sources.agent.options.RunOptions` fields, so a new strategy (say, pinned
+Strategies are rows of :data:`STRATEGIES`; each one names the manager it plays (the one
+vocabulary of :mod:`core.compact.managers`: who keeps the context small) and otherwise only
+sets :class:`~core.sources.agent.options.RunOptions` fields, so a new strategy (say, pinned
 project rules) is one more row. Everything returned
 is a plain dataclass, so the workbench can draw the same numbers as ``ctxlab compare``.
 """
@@ -40,6 +41,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from core.compact.managers import Manager
 from core.compact.stages import summary_stages
 from core.config import Thresholds
 from core.events import (
@@ -64,9 +66,11 @@ from core.usage import Usage
 
 @dataclass(frozen=True)
 class Strategy:
-    """A named way to manage the context: the RunOptions fields it sets, nothing else."""
+    """A named way to manage the context: the manager that keeps it small, and the other
+    RunOptions fields it sets (memory, pinned context), nothing else."""
 
     name: str
+    manager: Manager
     description: str
     options: Mapping[str, Any] = field(default_factory=dict)
 
@@ -75,21 +79,25 @@ def _table(*rows: Strategy) -> dict[str, Strategy]:
     return {row.name: row for row in rows}
 
 
-# One row per strategy; ``options`` are RunOptions fields (a typo fails loudly at run time).
+# One row per strategy: its name on the command line, the manager it plays, what a learner
+# reads, and RunOptions fields (a typo fails loudly at run time).
 STRATEGIES: dict[str, Strategy] = _table(
-    Strategy("truncate", "sliding window: keep the newest messages that fit, drop the rest",
-             {"compaction": "truncate", "memory": False, "pinned": False}),
-    Strategy("compact", "the s08 pipeline (budget, snip, micro, fit, summary), memory off",
-             {"compaction": "s08", "memory": False, "pinned": False}),
-    Strategy("compact+memory", "s08 compaction + s09 long-term memory (the course)",
-             {"compaction": "s08", "memory": True, "pinned": False}),
-    Strategy("compact+memory+pinned",
+    Strategy("truncate", Manager.TRUNCATE,
+             "sliding window: keep the newest messages that fit, drop the rest",
+             {"memory": False, "pinned": False}),
+    Strategy("compact", Manager.PIPELINE,
+             "the s08 pipeline (budget, snip, micro, fit, summary), memory off",
+             {"memory": False, "pinned": False}),
+    Strategy("compact+memory", Manager.PIPELINE,
+             "s08 compaction + s09 long-term memory (the course)",
+             {"memory": True, "pinned": False}),
+    Strategy("compact+memory+pinned", Manager.PIPELINE,
              "s08 + s09 + project rules and a work log pinned in every system prompt",
-             {"compaction": "s08", "memory": True, "pinned": True}),
-    Strategy("api-clear-tool-uses",
+             {"memory": True, "pinned": True}),
+    Strategy("api-clear-tool-uses", Manager.API_EDIT,
              "the API's context editing (clear_tool_uses_20250919) played offline: old tool "
              "results become a placeholder past the trigger, memory off",
-             {"compaction": "api-clear-tool-uses", "memory": False, "pinned": False}),
+             {"memory": False, "pinned": False}),
 )
 DEFAULT_STRATEGIES = ("truncate", "compact", "compact+memory")
 SIDE_PURPOSES = ("summary", "select", "extract", "consolidate")
@@ -117,6 +125,7 @@ class StrategyResult:
     """What one strategy cost and kept on one scenario."""
 
     name: str
+    manager: Manager  # who kept the context small (the strategy's)
     description: str
     ok: bool
     calls: int
@@ -139,7 +148,8 @@ class StrategyResult:
 
     def to_json(self) -> dict[str, Any]:
         return {
-            "name": self.name, "description": self.description, "ok": self.ok,
+            "name": self.name, "manager": self.manager.value,
+            "description": self.description, "ok": self.ok,
             "peak_chars": self.peak_chars, "mean_chars": self.mean_chars, "calls": self.calls,
             "side_calls": self.side_calls, "side_work": dict(self.side_work),
             "losses": self.losses, "probes": [p.to_json() for p in self.probes],
@@ -250,7 +260,8 @@ def summarise(strategy: Strategy, events: list[Event], ok: bool,
     return StrategyResult(
         billed_input_tokens=billed.billed_input, cache_read_share=billed.cache_share,
         est_cost=price.cost(billed) if price is not None else None,
-        name=strategy.name, description=strategy.description, ok=ok, calls=len(sizes),
+        name=strategy.name, manager=strategy.manager, description=strategy.description,
+        ok=ok, calls=len(sizes),
         peak_chars=max(sizes, default=0),
         mean_chars=round(sum(sizes) / len(sizes)) if sizes else 0,
         side_calls=sum(work.values()), losses=losses(events), probes=tuple(probes),
@@ -268,7 +279,8 @@ async def run_strategy(scenario: Scenario, strategy: Strategy,
     with tempfile.TemporaryDirectory(prefix="ctxlab-compare-") as tmp:
         options = dataclasses.replace(
             RunOptions(workspace=Path(tmp) / "workspace", scenario=scenario,
-                       provider="scripted", thresholds=thresholds),
+                       provider="scripted", thresholds=thresholds,
+                       compaction=strategy.manager),
             **strategy.options)
         recorder = Recorder()
         ok = await AgentSession(options, Emitter(sinks=[recorder])).run()

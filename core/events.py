@@ -15,6 +15,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, TypeVar
 
+from core.compact.managers import Manager, joined, read_by
 from core.usage import Usage, context_tokens
 
 EVENT_TYPES: dict[str, type[Event]] = {}
@@ -47,6 +48,8 @@ class Event:
 
 
 def _plain(value: Any) -> Any:
+    if isinstance(value, str):
+        return str(value)  # a name of a vocabulary (a StrEnum) goes out as its plain value
     if isinstance(value, tuple):
         return [_plain(v) for v in value]
     if isinstance(value, list):
@@ -74,8 +77,12 @@ class RunStart(Event):
     scenario: str | None = None
     model: str | None = None
     breaks: tuple[str, ...] = ()
-    # who manages the context: "s08", "truncate", "api-edit", "api-compact", joined by "+"
-    context_manager: str = "s08"
+    # who manages the context (core.compact.managers), several joined by "+"
+    context_manager: str = Manager.PIPELINE.value
+
+    def __post_init__(self) -> None:
+        # an older log's spellings ("s08") read as today's names
+        object.__setattr__(self, "context_manager", joined([self.context_manager]))
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -230,9 +237,11 @@ class StageSnapshot:
 class Stage(Event):
     """A compaction stage changed something. ``ledger`` holds this stage's ledger entries.
 
-    ``by`` says whose stage it is: ``ctxlab`` for this pipeline; other event sources name
-    the agent or service that compacted (a recorded agent in a replay, a watched client,
-    the Messages API's own context management), so one timeline can show both side by side.
+    ``by`` says whose stage it is, in the vocabulary of :mod:`core.compact.managers`:
+    ``ctxlab`` for this pipeline, and the other managers by their names (truncation, the
+    Messages API's context editing or compaction, a watched client, a recorded agent in a
+    replay), so one timeline can show them side by side; an older log's spelling reads as
+    today's name.
     Such a stage may also say what set it off (``trigger``) and at how many tokens
     (``pre_tokens``); its summary, when there is one, is a file listed in ``files``.
 
@@ -253,7 +262,7 @@ class Stage(Event):
     files: tuple[str, ...] = ()
     tool_use_ids: tuple[str, ...] = ()
     ledger: tuple[dict[str, Any], ...] = ()
-    by: str = "ctxlab"
+    by: str = Manager.PIPELINE.value
     trigger: str | None = None  # another agent's own compaction: "auto", "manual"…
     pre_tokens: int | None = None  # …and the tokens it reported before compacting
     first_changed: int | None = None  # cache cost: first message index changed…
@@ -261,6 +270,9 @@ class Stage(Event):
     archived: tuple[dict[str, Any], ...] = ()
     snapshot: StageSnapshot | None = field(default=None, repr=False, compare=False,
                                            metadata=LOCAL_ONLY)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "by", read_by(self.by, self.stage))
 
 
 @dataclass(frozen=True, kw_only=True)

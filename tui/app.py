@@ -28,6 +28,7 @@ from textual.widgets import Footer, Header, Input, TabbedContent, TabPane
 from textual.worker import Worker, WorkerCancelled, WorkerFailed, WorkerState
 
 from core import events as ev
+from core.compact.managers import Manager
 from core.config import Thresholds
 from core.events import Emitter
 from core.scenarios import ScenarioError, find_scenario
@@ -111,7 +112,7 @@ class CtxlabApp(Routed, LearnerActions, PanelActions, WorkbenchActions):
         self.finished = False
         self.scenario_title = ""  # "" = live mode
         self.run_breaks: tuple[str, ...] = ()  # as the run reported them (run_start)
-        self.run_manager = "s08"  # who manages the context, as run_start reports it
+        self.run_manager: str = Manager.PIPELINE  # who manages the context (run_start's)
         self.sent: list[dict[str, Any]] = []  # what the model was sent on the last main call
         self.system_prompt: ev.SystemPrompt | None = None  # as the last main call had it
         self.run_start: ev.RunStart | None = None  # what the source said it runs
@@ -374,7 +375,7 @@ class CtxlabApp(Routed, LearnerActions, PanelActions, WorkbenchActions):
 
     def on_stage_timeline_inspect(self, message: StageTimeline.Inspect) -> None:
         stage = message.record.event
-        if stage.by != "ctxlab" and stage.files:  # another agent's compaction: its summary
+        if stage.by != Manager.PIPELINE and stage.files:  # another's compaction: its summary
             self.post_message(OpenFile(stage.files[0]))
             return
         self.open_inspector(message.record)

@@ -32,6 +32,7 @@ from typing import Any
 from textual.pilot import Pilot
 from textual.widgets import Input, TextArea
 
+from core.compact.managers import Manager
 from tui.app import AppConfig, CtxlabApp
 from tui.watch_scene import canned_watch_app, settle_watch
 
@@ -163,7 +164,7 @@ async def original_compaction(pilot: Pilot[Any]) -> None:
     timeline = app.query_one(StageTimeline)
 
     def theirs() -> list[Any]:
-        return [r for r in timeline.stages if r.event.by != "ctxlab"]
+        return [r for r in timeline.stages if r.event.by != Manager.PIPELINE]
 
     while not theirs() and not app.finished:
         seen = timeline.row_count

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from core.archive.store import TRANSCRIPT_DIR
-from core.compact.stages import transcript_stages
+from core.compact.stages import row_of
 from core.events import Stage
 from tui.i18n import t
 
@@ -32,7 +32,8 @@ class StageRecord:
 
     @property
     def transcript(self) -> str | None:
-        if self.event.stage not in transcript_stages():
+        row = row_of(self.event.stage, self.event.by)
+        if row is None or row.writes != "transcript":
             return None
         prefix = TRANSCRIPT_DIR.as_posix() + "/"
         return next((f for f in self.event.files if f.startswith(prefix)), None)

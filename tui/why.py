@@ -1,51 +1,70 @@
-"""Why a stage fired, in the numbers that crossed, and its rule in one sentence.
+"""A stage in words: what it does, its rule in one sentence, and why it fired in numbers.
 
 A learner who sees ``micro_compact`` fire should not have to know the pipeline by heart to
 say why: the stage event carries the sizes the pipeline compared (``before_chars``,
 ``before_messages``, the ledger), and the thresholds in force say what they were compared
 with — "28,775 chars > trigger 20,000", "53 messages > 50". Everything here is pure text
 from those two, so the auto-pause line, the inspector's "why" pane and the tests share it.
+
+Core only names stages; their words are the UI's, looked up here under ``hint.<stage>``,
+``rule.<stage>`` and ``why.<stage>``. Only a stage of a row of the table has them — its name
+*and* its manager (:func:`core.compact.stages.row_of`): a recorded agent's ``manual_compact``
+is its own summary, and ctxlab's rule for that name would be an invented explanation.
 """
 
 from __future__ import annotations
 
-from core.compact.stages import spec_of
+from core.compact.stages import StageSpec, row_of
 from core.config import Thresholds
 from core.events import Stage
 from tui.i18n import t
 
+HINT, RULE, WHY = "hint", "rule", "why"  # the kinds of words a row may have in a locale
 
-def _optional(key: str) -> str:
-    """A locale string that a stage may lack (another agent's stage): "" when missing."""
-    text = t(key)
+
+def stage_key(kind: str, stage: str) -> str:
+    """The locale key of a stage's words: ``hint.snip_compact``, ``why.micro_compact``…"""
+    return f"{kind}.{stage}"
+
+
+def row(event: Stage) -> StageSpec | None:
+    """The event's row of the stage table, if the stage is one (by its manager too)."""
+    return row_of(event.stage, event.by)
+
+
+def _words(kind: str, spec: StageSpec | None, **fields: object) -> str:
+    """A row's words of one kind, "" when it has none (every kind is optional)."""
+    if spec is None:
+        return ""
+    key = stage_key(kind, spec.name)
+    text = t(key, **fields)
     return "" if text == key else text
+
+
+def stage_hint(event: Stage) -> str:
+    """What the stage did, in a few words (``hint.snip_compact``…)."""
+    return _words(HINT, row(event))
 
 
 def why_fired(event: Stage, limits: Thresholds) -> str:
     """The comparison that made ``event``'s stage act, with both numbers."""
-    stage = event.stage
     fields = dict(chars=event.before_chars, messages=event.before_messages,
                   limit=limits.context_limit, target=limits.target,
                   max=limits.max_messages, keep=limits.keep_recent,
                   batch=limits.batch_limit, large=limits.large_result,
                   tail=limits.reactive_keep, n=len(event.ledger))
-    spec = spec_of(stage)
-    if spec is None:
-        return ""
-    text = t(spec.why_key, **fields)
-    return "" if text == spec.why_key else text
+    return _words(WHY, row(event), **fields)
 
 
-def stage_rule(stage: str) -> str:
+def stage_rule(event: Stage) -> str:
     """The stage's rule in one sentence (``rule.snip_compact``…)."""
-    spec = spec_of(stage)
-    return _optional(spec.rule_key) if spec is not None else ""
+    return _words(RULE, row(event))
 
 
-def thresholds_in_force(stage: str, limits: Thresholds) -> str:
+def thresholds_in_force(event: Stage, limits: Thresholds) -> str:
     """``context_limit 20,000 · target 16,000 · keep_recent 3`` for the stage's knobs."""
     parts = []
-    spec = spec_of(stage)
+    spec = row(event)
     for name in spec.reads if spec is not None else ():
         value = getattr(limits, name)
         parts.append(f"{name} {value:,}" if isinstance(value, int) else f"{name} {value}")

@@ -15,12 +15,11 @@ from __future__ import annotations
 
 from core.archive.store import STREAMED_CHARS, content_as_text, content_size, wrapper_text
 from core.compact.context import CompactContext, StageRun
-from core.measure import Measured
 from core.messages import is_block
 
 
-def tool_result_budget(history: Measured, ctx: CompactContext) -> StageRun:
-    run = StageRun("tool_result_budget", ctx, history)
+def tool_result_budget(run: StageRun) -> StageRun:
+    history, ctx = run.history, run.ctx
     if not history.messages:
         return run
     last_idx = len(history) - 1

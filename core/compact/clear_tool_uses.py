@@ -1,7 +1,10 @@
-"""The ``api-clear-tool-uses`` engine: the API's ``clear_tool_uses_20250919``, done locally.
+"""The API's context editing played offline: ``clear_tool_uses_20250919``, done locally.
 
 Context editing is deterministic and documented, so the teaching lab can play it offline
-beside truncate and the s08 pipeline, on the same scenario and the same budget:
+beside truncate and the s08 pipeline, on the same scenario and the same budget (the engine of
+the ``api-edit`` manager, :mod:`core.compact.managers`; ``ctxlab compare`` calls the strategy
+``api-clear-tool-uses``). Its clears are ``api_clear_tool_uses`` stages by ``api-edit``, as
+the server's are:
 
 * **trigger** — the *whole* prompt, as the client sends it, is over the trigger (the API
   measures the request before editing it; a client keeps sending everything, so what was
@@ -28,13 +31,13 @@ from typing import Any
 from core.archive.store import content_size
 from core.compact.context import StageRun
 from core.compact.pipeline import Compactor
+from core.compact.stages import API_CLEAR_TOOL_USES
 from core.compact.summarizer import Summarizer
 from core.config import Thresholds
 from core.events import Event
 from core.measure import CHARS_PER_TOKEN, Measured
 from core.messages import blocks, is_block
 
-STAGE = "api_clear_tool_uses"
 PLACEHOLDER = "[tool result cleared by context editing]"
 
 
@@ -106,7 +109,7 @@ class ApiClearToolUses(Compactor):
             return
         if rule.clear_at_least and tokens(sum(t.chars for t in targets)) < rule.clear_at_least:
             return  # the API clears nothing rather than too little
-        run = StageRun(STAGE, self.ctx, history)
+        run = StageRun(API_CLEAR_TOOL_USES, self.ctx, history)
         for target in targets:
             block = history.messages[target.msg_idx]["content"][target.block_idx]
             path = self.ctx.archive.persist(target.tool_use_id, block.get("content", ""))
@@ -115,10 +118,9 @@ class ApiClearToolUses(Compactor):
             run.took(target.tool_use_id, target.chars, path)
         run.finish()
 
-    async def compact(self, messages: list[dict], active_request: str,
-                      stage: str = "manual_compact") -> list[dict]:
+    async def compact(self, messages: list[dict], active_request: str) -> list[dict]:
         self.cleared_chars = 0  # the summary replaces what was cleared
-        return await super().compact(messages, active_request, stage)
+        return await super().compact(messages, active_request)
 
     async def reactive(self, messages: list[dict], active_request: str) -> list[dict]:
         self.cleared_chars = 0

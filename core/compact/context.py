@@ -1,18 +1,21 @@
 """What every stage needs (thresholds, archive, emitter) and how a stage reports itself.
 
-A stage opens a :class:`StageRun` on the measured history, notes the files it wrote, the
-results it touched and its ledger entries, and ``finish`` emits one ``stage`` event —
-only when the stage changed something, as the contract asks.
+A stage works in a :class:`StageRun`, opened on the measured history for the stage's row of
+the table (:mod:`core.compact.stages`): it notes the files it wrote, the results it touched
+and its ledger entries, and ``finish`` emits one ``stage`` event — only when the stage
+changed something, as the contract asks. The event's name and ``by`` are the row's, so a
+stage never spells its own name.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 from core.archive.listing import archive_records
 from core.archive.store import Archive
+from core.compact.managers import Manager
 from core.config import Thresholds
 from core.events import Event, PointerBroken, Stage, StageSnapshot
 from core.measure import CHARS_PER_TOKEN, Measured
@@ -58,11 +61,21 @@ class CompactContext:
         return self.violation_origin.get((violation.kind, violation.tool_use_id))
 
 
+class StageRow(Protocol):
+    """What a run needs of its row in the stage table: the stage's name and whose it is."""
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def manager(self) -> Manager: ...
+
+
 @dataclass
 class StageRun:
     """The record of one stage's work on one history."""
 
-    name: str
+    row: StageRow
     ctx: CompactContext
     history: Measured
     before_chars: int = 0
@@ -83,6 +96,10 @@ class StageRun:
         if self.ctx.snapshots:
             self._before = list(self.history.messages)
             self._before_sizes = list(self.history.sizes)
+
+    @property
+    def name(self) -> str:
+        return self.row.name
 
     def cache_cost(self) -> tuple[int | None, int | None]:
         """The first message this stage changed and the tokens from there to the end: the
@@ -130,6 +147,7 @@ class StageRun:
             files=tuple(self.files),
             tool_use_ids=tuple(self.tool_use_ids),
             ledger=tuple(self.ledger),
+            by=self.row.manager,
             first_changed=first,
             rewrite_tokens=rewrite,
             archived=archive_records(self.ctx.archive, self.files),

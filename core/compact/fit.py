@@ -9,13 +9,13 @@ only when the preview is actually used.
 from __future__ import annotations
 
 from core.archive.store import content_as_text, content_size, wrapper_text
-from core.compact.context import CompactContext, StageRun
-from core.measure import Measured, json_chars
+from core.compact.context import StageRun
+from core.measure import json_chars
 from core.messages import iter_tool_results
 
 
-def fit_tool_results(history: Measured, ctx: CompactContext, target: int) -> StageRun:
-    run = StageRun("fit_tool_results", ctx, history)
+def fit_tool_results(run: StageRun, target: int) -> StageRun:
+    history, ctx = run.history, run.ctx
     preview_chars = ctx.thresholds.fit_preview
     found = list(iter_tool_results(history.messages))
     found.sort(key=lambda item: -content_size(item[2].get("content", "")))

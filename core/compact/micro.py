@@ -13,8 +13,7 @@ from __future__ import annotations
 from typing import Any
 
 from core.archive.store import content_size, earlier_text, pointer_path
-from core.compact.context import CompactContext, StageRun
-from core.measure import Measured
+from core.compact.context import StageRun
 from core.messages import iter_tool_results
 
 
@@ -28,8 +27,8 @@ def unseen_positions(messages: list[dict]) -> set[tuple[int, int]]:
     return {(mi, bi) for mi, bi, _ in iter_tool_results(messages) if mi > last_assistant}
 
 
-def micro_compact(history: Measured, ctx: CompactContext, target: int | None = None) -> StageRun:
-    run = StageRun("micro_compact", ctx, history)
+def micro_compact(run: StageRun, target: int | None = None) -> StageRun:
+    history, ctx = run.history, run.ctx
     limits = ctx.thresholds
     # Break switches (teaching lab) — each flag names the protection it turns off.
     blind = ctx.broken("unseen-guard")

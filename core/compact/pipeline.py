@@ -26,10 +26,16 @@ from core.archive.listing import archive_listing, holds_a_manifest
 from core.archive.store import Archive
 from core.compact.breakdown import BreakdownCache
 from core.compact.budget import save_early
-from core.compact.context import CompactContext
+from core.compact.context import CompactContext, StageRun
 from core.compact.micro import micro_compact
 from core.compact.reactive import is_overflow_error, reactive_compact
-from core.compact.stages import local_stages
+from core.compact.stages import (
+    COMPACT_HISTORY,
+    MANUAL_COMPACT,
+    MICRO_COMPACT,
+    REACTIVE_COMPACT,
+    local_stages,
+)
 from core.compact.summarizer import NotedSummarizer, OfflineSummarizer, Summarizer
 from core.compact.summary import compact_history
 from core.config import Thresholds
@@ -126,7 +132,8 @@ class Compactor:
         else:
             history = await asyncio.to_thread(self.prepare_local, messages)
         if history.chars > self.ctx.thresholds.context_limit:
-            run = await compact_history(history, self.ctx, self._summarizer(), active_request)
+            run = await compact_history(StageRun(COMPACT_HISTORY, self.ctx, history),
+                                        self._summarizer(), active_request)
             run.finish()
             self.sizes.keep(history)
         return history.messages
@@ -149,29 +156,30 @@ class Compactor:
             history = Measured(list(messages), self.sizes)
             limits = self.ctx.thresholds
             if self.ctx.broken("stage-order") and history.chars > limits.context_limit:
-                micro_compact(history, self.ctx, limits.target).finish()
+                micro_compact(StageRun(MICRO_COMPACT, self.ctx, history), limits.target).finish()
             for spec in local_stages():
                 if spec.over_limit_only and history.chars <= limits.context_limit:
                     continue
                 assert spec.run is not None
-                spec.run(history, self.ctx).finish()
+                spec.run(StageRun(spec, self.ctx, history)).finish()
         finally:
             self.ctx.archive.drop_early()
         self.sizes.keep(history)
         return history
 
-    async def compact(self, messages: list[dict], active_request: str,
-                      stage: str = "manual_compact") -> list[dict]:
+    async def compact(self, messages: list[dict], active_request: str) -> list[dict]:
         """Summarise now (the ``compact`` tool, after its batch's results are appended)."""
         await self.list_archive()
         history = Measured(list(messages))
-        run = await compact_history(history, self.ctx, self._summarizer(), active_request, stage)
+        run = await compact_history(StageRun(MANUAL_COMPACT, self.ctx, history),
+                                    self._summarizer(), active_request)
         run.finish()
         return history.messages
 
     async def reactive(self, messages: list[dict], active_request: str) -> list[dict]:
         history = Measured(list(messages))
-        run = await reactive_compact(history, self.ctx, self._summarizer(), active_request)
+        run = await reactive_compact(StageRun(REACTIVE_COMPACT, self.ctx, history),
+                                     self._summarizer(), active_request)
         run.finish()
         return history.messages
 

@@ -12,7 +12,6 @@ from __future__ import annotations
 from core.compact.context import CompactContext, StageRun
 from core.compact.summarizer import Summarizer
 from core.compact.summary import ledger_to_transcript, summary_input, summary_message
-from core.measure import Measured
 from core.messages import splits_pair
 from core.providers.base import AuthError, ContextOverflow, NetworkError, is_overflow_message
 
@@ -35,9 +34,9 @@ def reactive_tail_start(messages: list[dict], ctx: CompactContext) -> int:
     return tail_start
 
 
-async def reactive_compact(history: Measured, ctx: CompactContext, summarizer: Summarizer,
+async def reactive_compact(run: StageRun, summarizer: Summarizer,
                            active_request: str) -> StageRun:
-    run = StageRun("reactive_compact", ctx, history)
+    history, ctx = run.history, run.ctx
     messages = history.messages
     transcript = ctx.archive.write_transcript(messages)
     run.wrote(transcript)

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 from core.archive.store import archive_marker_text, content_size
 from core.compact.context import CompactContext, StageRun
-from core.measure import Measured
 from core.messages import blocks, has_tool_result, has_tool_use, is_block, splits_pair
 
 
@@ -30,8 +29,8 @@ def snip_bounds(messages: list[dict], ctx: CompactContext) -> tuple[int, int]:
     return head_end, tail_start
 
 
-def snip_compact(history: Measured, ctx: CompactContext) -> StageRun:
-    run = StageRun("snip_compact", ctx, history)
+def snip_compact(run: StageRun) -> StageRun:
+    history, ctx = run.history, run.ctx
     messages = history.messages
     if len(messages) <= ctx.thresholds.max_messages:
         return run

@@ -1,10 +1,12 @@
-"""The one table of compaction stages: what each is called, what it writes, whether it
-summarises, and — for the stages ``prepare()`` runs itself — how and when it runs.
+"""The one table of compaction stages: what each is called, whose it is, what it writes,
+whether it summarises, and — for the stages ``prepare()`` runs itself — how and when it runs.
 
-The pipeline runs the local stages in table order; the inspector, the compare lab and the
-locales derive their facts from the rows (a stage's label is ``hint.<name>`` in each
-locale). Adding a stage is its module plus one row (and its two locale strings);
-:func:`registered` adds a row for a while, which is how a test proves it.
+A stage's name is written once, in its row: whoever runs a stage opens its
+:class:`~core.compact.context.StageRun` on the row, and the event takes the row's name and
+manager from it. The pipeline runs the local stages in table order; the inspector, the
+compare lab and the workbench derive their facts from the rows. Adding a stage is its module
+plus one row (and its words in the UI's locales); :func:`registered` adds a row for a while,
+which is how a test proves it.
 """
 
 from __future__ import annotations
@@ -14,13 +16,13 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 
 from core.compact.budget import tool_result_budget
-from core.compact.context import CompactContext, StageRun
+from core.compact.context import StageRun
 from core.compact.fit import fit_tool_results
+from core.compact.managers import Manager
 from core.compact.micro import micro_compact
 from core.compact.snip import snip_compact
-from core.measure import Measured
 
-LocalStage = Callable[[Measured, CompactContext], StageRun]
+LocalStage = Callable[[StageRun], StageRun]
 
 
 @dataclass(frozen=True)
@@ -32,53 +34,50 @@ class StageSpec:
     summarises: bool = False
     run: LocalStage | None = None  # a stage prepare() runs itself, before any summary
     over_limit_only: bool = False  # …only while the history is above the trigger
-    engine: str = "s08"  # whose stage: the s08 pipeline, another engine, or the API ("api")
+    manager: Manager = Manager.PIPELINE  # whose stage it is (its events' ``by``)
     # The Thresholds it reads (attribute names): what a learner is shown as "in force".
     reads: tuple[str, ...] = ()
 
-    @property
-    def rule_key(self) -> str:
-        """The locale key of its rule in one sentence (optional: a stage may have none)."""
-        return f"rule.{self.name}"
 
-    @property
-    def why_key(self) -> str:
-        """The locale key of "why it fired" with the numbers that crossed (optional)."""
-        return f"why.{self.name}"
+def _micro(run: StageRun) -> StageRun:
+    return micro_compact(run, run.ctx.thresholds.target)
 
 
-def _micro(history: Measured, ctx: CompactContext) -> StageRun:
-    return micro_compact(history, ctx, ctx.thresholds.target)
+def _fit(run: StageRun) -> StageRun:
+    return fit_tool_results(run, run.ctx.thresholds.target)
 
 
-def _fit(history: Measured, ctx: CompactContext) -> StageRun:
-    return fit_tool_results(history, ctx, ctx.thresholds.target)
+# The course's stages, in its order. The last three run outside prepare()'s local pass:
+# compact_history when still above the trigger (a model call), reactive after an overflow,
+# manual on the model's ``compact`` tool.
+TOOL_RESULT_BUDGET = StageSpec("tool_result_budget", "results", run=tool_result_budget,
+                               reads=("batch_limit", "large_result", "budget_preview"))
+SNIP_COMPACT = StageSpec("snip_compact", "transcript", run=snip_compact,
+                         reads=("max_messages", "snip_head", "snip_tail"))
+MICRO_COMPACT = StageSpec("micro_compact", "results", run=_micro, over_limit_only=True,
+                          reads=("context_limit", "target", "keep_recent", "micro_short"))
+FIT_TOOL_RESULTS = StageSpec("fit_tool_results", "results", run=_fit, over_limit_only=True,
+                             reads=("context_limit", "target", "fit_preview"))
+COMPACT_HISTORY = StageSpec("compact_history", "transcript", summarises=True,
+                            reads=("context_limit", "summary_input_limit"))
+REACTIVE_COMPACT = StageSpec("reactive_compact", "transcript", summarises=True,
+                             reads=("reactive_keep", "max_reactive_retries"))
+MANUAL_COMPACT = StageSpec("manual_compact", "transcript", summarises=True,
+                           reads=("summary_input_limit",))
+# The other managers ctxlab runs or hears from; none runs in prepare()'s pass. Truncation's
+# one cut (core.compact.truncate); the Messages API's own context management
+# (core.sources.agent.api_stages), whose clear_tool_uses ctxlab also plays offline
+# (core.compact.clear_tool_uses).
+SLIDING_WINDOW = StageSpec("sliding_window", "nothing", manager=Manager.TRUNCATE)
+API_CLEAR_TOOL_USES = StageSpec("api_clear_tool_uses", "results", manager=Manager.API_EDIT)
+API_CLEAR_THINKING = StageSpec("api_clear_thinking", "nothing", manager=Manager.API_EDIT)
+API_COMPACTION = StageSpec("api_compaction", "transcript", summarises=True,
+                           manager=Manager.API_COMPACT)
 
-
-# The course's order. The last three run outside prepare()'s local pass: compact_history
-# when still above the trigger (a model call), reactive after an overflow, manual on the
-# model's ``compact`` tool.
 TABLE: list[StageSpec] = [
-    StageSpec("tool_result_budget", "results", run=tool_result_budget,
-              reads=("batch_limit", "large_result", "budget_preview")),
-    StageSpec("snip_compact", "transcript", run=snip_compact,
-              reads=("max_messages", "snip_head", "snip_tail")),
-    StageSpec("micro_compact", "results", run=_micro, over_limit_only=True,
-              reads=("context_limit", "target", "keep_recent", "micro_short")),
-    StageSpec("fit_tool_results", "results", run=_fit, over_limit_only=True,
-              reads=("context_limit", "target", "fit_preview")),
-    StageSpec("compact_history", "transcript", summarises=True,
-              reads=("context_limit", "summary_input_limit")),
-    StageSpec("reactive_compact", "transcript", summarises=True,
-              reads=("reactive_keep", "max_reactive_retries")),
-    StageSpec("manual_compact", "transcript", summarises=True,
-              reads=("summary_input_limit",)),
-    # The Messages API's own context management (core.sources.agent.api_stages, by="api"), and the
-    # api-clear-tool-uses engine's offline play of clear_tool_uses (by="ctxlab"):
-    # none runs in prepare()'s pass.
-    StageSpec("api_clear_tool_uses", "results", engine="api-clear-tool-uses"),
-    StageSpec("api_clear_thinking", "nothing", engine="api"),
-    StageSpec("api_compaction", "transcript", summarises=True, engine="api"),
+    TOOL_RESULT_BUDGET, SNIP_COMPACT, MICRO_COMPACT, FIT_TOOL_RESULTS,
+    COMPACT_HISTORY, REACTIVE_COMPACT, MANUAL_COMPACT,
+    SLIDING_WINDOW, API_CLEAR_TOOL_USES, API_CLEAR_THINKING, API_COMPACTION,
 ]
 
 
@@ -87,13 +86,20 @@ def stage_names() -> tuple[str, ...]:
 
 
 def spec_of(name: str) -> StageSpec | None:
-    """The row of the stage called ``name`` (None: another agent's stage, not in the table)."""
+    """The row of the stage called ``name`` (None: not a stage of the table)."""
     return next((spec for spec in TABLE if spec.name == name), None)
 
 
+def row_of(stage: str, by: str) -> StageSpec | None:
+    """The row of a stage event: its name *and* its manager must match, since a name can
+    be two managers' (a replay's ``manual_compact`` by claude-code is not the pipeline's)."""
+    spec = spec_of(stage)
+    return spec if spec is not None and spec.manager == by else None
+
+
 def pipeline_stages() -> tuple[str, ...]:
-    """The s08 pipeline's own stages (a scenario can fire them all offline)."""
-    return tuple(spec.name for spec in TABLE if spec.engine == "s08")
+    """The pipeline's own stages (a scenario can fire them all offline)."""
+    return tuple(spec.name for spec in TABLE if spec.manager is Manager.PIPELINE)
 
 
 def local_stages() -> list[StageSpec]:
@@ -111,12 +117,11 @@ def transcript_stages() -> frozenset[str]:
 
 
 @contextmanager
-def registered(spec: StageSpec, after: str) -> Iterator[StageSpec]:
-    """Add ``spec`` right after the stage named ``after``, for the duration of the block."""
-    names = stage_names()
-    if spec.name in names:
+def registered(spec: StageSpec, after: StageSpec) -> Iterator[StageSpec]:
+    """Add ``spec`` right after the row ``after``, for the duration of the block."""
+    if spec.name in stage_names():
         raise ValueError(f"a stage named {spec.name!r} already exists")
-    TABLE.insert(names.index(after) + 1, spec)
+    TABLE.insert(TABLE.index(after) + 1, spec)
     try:
         yield spec
     finally:

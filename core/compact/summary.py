@@ -11,10 +11,9 @@ from __future__ import annotations
 import json
 
 from core.archive.store import content_size
-from core.compact.context import CompactContext, StageRun
+from core.compact.context import StageRun
 from core.compact.summarizer import Summarizer
 from core.compact.summary_facts import is_summary_message
-from core.measure import Measured
 from core.messages import iter_tool_results
 
 OMITTED = "\n...[middle omitted; full transcript is on disk]...\n"
@@ -54,10 +53,11 @@ def ledger_to_transcript(run: StageRun, messages: list[dict], transcript: str) -
             run.took(tool_use_id, content_size(content), transcript)
 
 
-async def compact_history(history: Measured, ctx: CompactContext, summarizer: Summarizer,
-                          active_request: str, stage: str = "compact_history") -> StageRun:
-    """Transcript, then summary, then a one-message history (``stage`` names the trigger)."""
-    run = StageRun(stage, ctx, history)
+async def compact_history(run: StageRun, summarizer: Summarizer,
+                          active_request: str) -> StageRun:
+    """Transcript, then summary, then a one-message history (the run's row names the
+    trigger: ``compact_history`` or the model's ``manual_compact``)."""
+    history, ctx = run.history, run.ctx
     messages = history.messages
     if not messages or (len(messages) == 1 and is_summary_message(messages[0])):
         return run  # nothing left to compact: a summary of a summary only loses detail

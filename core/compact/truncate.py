@@ -25,14 +25,15 @@ from typing import Any
 
 from core.archive.store import content_size
 from core.compact.context import StageRun
+from core.compact.managers import Manager, parse_manager
 from core.compact.pipeline import Compactor
+from core.compact.stages import SLIDING_WINDOW
 from core.compact.summarizer import Summarizer
 from core.config import Thresholds
 from core.events import Event
 from core.measure import Measured, json_chars
 from core.messages import blocks, has_tool_result, is_block
 
-SLIDING_WINDOW = "sliding_window"  # the stage name of every cut this engine makes
 _DROPPED = re.compile(r"\[(\d+) earlier messages dropped\]")
 
 
@@ -97,8 +98,7 @@ class SlidingWindow(Compactor):
             self._cut(history, window_start(history.messages, self.ctx.thresholds.context_limit))
         return history.messages
 
-    async def compact(self, messages: list[dict], active_request: str,
-                      stage: str = "manual_compact") -> list[dict]:
+    async def compact(self, messages: list[dict], active_request: str) -> list[dict]:
         """The ``compact`` tool: keep only the last ``reactive_keep`` messages."""
         return self._keep_tail(messages)
 
@@ -120,7 +120,7 @@ class SlidingWindow(Compactor):
         already = dropped_before(messages)
         if cut <= 0 or (already and cut == 1):
             return  # nothing to drop (only the marker itself would go)
-        run = StageRun(SLIDING_WINDOW, self.ctx, history)
+        run = StageRun(SLIDING_WINDOW, self.ctx, history)  # every cut this engine makes
         for message in messages[:cut]:
             for block in blocks(message):
                 if is_block(block, "tool_result"):
@@ -132,22 +132,27 @@ class SlidingWindow(Compactor):
         run.finish()
 
 
-def _engines() -> dict[str, type[Compactor]]:
+def _engines() -> dict[Manager, type[Compactor]]:
     from core.compact.clear_tool_uses import ApiClearToolUses
 
-    return {"s08": Compactor, "truncate": SlidingWindow, "api-clear-tool-uses": ApiClearToolUses}
+    return {Manager.PIPELINE: Compactor, Manager.TRUNCATE: SlidingWindow,
+            Manager.API_EDIT: ApiClearToolUses}
 
 
-ENGINES: dict[str, type[Compactor]] = _engines()
+# The managers ctxlab can run itself, each by its engine (the API's context editing played
+# offline; its compaction is the server's own, so it has none).
+ENGINES: dict[Manager, type[Compactor]] = _engines()
 
 
 def make_compactor(name: str, workspace: Path, thresholds: Thresholds | None = None,
                    summarizer: Summarizer | None = None,
                    emit: Callable[[Event], Any] | None = None,
                    breaks: frozenset[str] | set[str] = frozenset()) -> Compactor:
-    """The compaction engine called ``name`` (``s08`` — the course's — or ``truncate``)."""
+    """The engine of the manager called ``name`` (the pipeline, ``truncate``, or
+    ``api-edit`` played offline; an older name such as ``s08`` too)."""
+    known = ", ".join(ENGINES)
     try:
-        engine = ENGINES[name]
-    except KeyError:
-        raise ValueError(f"unknown compaction {name!r}; one of {', '.join(ENGINES)}") from None
+        engine = ENGINES[parse_manager(name)]
+    except (KeyError, ValueError):
+        raise ValueError(f"unknown compaction {name!r}; one of {known}") from None
     return engine(workspace, thresholds, summarizer, emit, breaks)

@@ -22,6 +22,7 @@ import dataclasses
 from dataclasses import dataclass
 from typing import Any
 
+from core.compact.managers import Manager, joined
 from core.config import MAX_SETTING as MAX_COUNT
 from core.config import ConfigError
 
@@ -166,15 +167,19 @@ class ApiContext:
             edits.append(self.compaction.edit())
         return {"edits": edits} if edits else None
 
-    def manager(self, local: str) -> str:
-        """Who is in charge of the context, for the status line: ``s08``,
-        ``api-edit``, ``api-compact`` or a ``+`` of them."""
-        names = [local] if local and local != "none" else []
+    def managers(self) -> tuple[Manager, ...]:
+        """The API's own managers this asks for: context editing, compaction, or both."""
+        on = []
         if self.editing or self.clear_thinking is not None:
-            names.append("api-edit")
+            on.append(Manager.API_EDIT)
         if self.compaction:
-            names.append("api-compact")
-        return "+".join(names) or "none"
+            on.append(Manager.API_COMPACT)
+        return tuple(on)
+
+    def manager(self, local: Manager) -> str:
+        """Who is in charge of the context, as ``run_start`` says it: the run's own engine,
+        then the API's managers, joined by ``+`` (``ctxlab``, ``ctxlab+api-compact``)."""
+        return joined((local, *self.managers()))
 
 
 # -- from ctxlab.toml and flags --------------------------------------------------------------

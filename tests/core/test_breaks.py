@@ -20,9 +20,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from core.archive.store import EARLIER_PREFIX, RESULTS_DIR, Archive, pointer_path
-from core.compact.context import BREAK_SWITCHES, CompactContext
+from core.compact.context import BREAK_SWITCHES, CompactContext, StageRun
 from core.compact.micro import micro_compact
 from core.compact.pipeline import Compactor
+from core.compact.stages import MICRO_COMPACT
 from core.config import Thresholds
 from core.events import Recorder
 from core.measure import Measured
@@ -158,7 +159,7 @@ def unseen_fixture() -> list[dict]:
 def micro_once(tmp: Path, breaks: set[str]) -> tuple[Archive, list[dict]]:
     ctx = CompactContext(Archive(tmp), Thresholds(), breaks=frozenset(breaks))
     history = Measured(unseen_fixture())
-    micro_compact(history, ctx).finish()
+    micro_compact(StageRun(MICRO_COMPACT, ctx, history)).finish()
     return ctx.archive, history.messages
 
 
@@ -234,10 +235,10 @@ def micro_twice(tmp: Path, breaks: set[str]) -> tuple[Archive, list[dict], list[
     """micro_compact without a target, twice: the second pass sees its own placeholders."""
     ctx = CompactContext(Archive(tmp), Thresholds(keep_recent=1), breaks=frozenset(breaks))
     history = Measured(turns(4, 1, 1_000))
-    first_run = micro_compact(history, ctx)
+    first_run = micro_compact(StageRun(MICRO_COMPACT, ctx, history))
     first_run.finish()
     first = list(history.messages)
-    second_run = micro_compact(history, ctx)
+    second_run = micro_compact(StageRun(MICRO_COMPACT, ctx, history))
     second_run.finish()
     return ctx.archive, first, history.messages
 

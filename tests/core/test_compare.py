@@ -15,8 +15,11 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from core.compact.clear_tool_uses import ApiClearToolUses
+from core.compact.managers import Manager
+from core.compact.stages import SLIDING_WINDOW
 from core.compact.truncate import (
-    SLIDING_WINDOW,
+    ENGINES,
     SlidingWindow,
     dropped_before,
     dropped_marker,
@@ -67,7 +70,7 @@ def test_over_the_limit_the_newest_messages_that_fit_are_kept(tmp_path):
         > 10_000  # one more pair would not have fitted
     assert validate_pairs(out) == [] and not has_tool_result(out[1])
     (stage,) = rec.events
-    assert stage.stage == SLIDING_WINDOW
+    assert (stage.stage, stage.by) == (SLIDING_WINDOW.name, Manager.TRUNCATE)
     dropped = {b["tool_use_id"] for _, _, b in iter_tool_results(history)} - {
         b["tool_use_id"] for _, _, b in iter_tool_results(out)}
     assert {x["tool_use_id"] for x in engine.ledger} == dropped
@@ -103,15 +106,18 @@ def test_reactive_and_manual_keep_a_pair_safe_tail(tmp_path):
                 asyncio.run(engine.compact(history, "go"))):
         assert out[1:] == history[-4:]
         assert validate_pairs(out) == []
-    assert {e.stage for e in rec.events} == {SLIDING_WINDOW}
+    assert {e.stage for e in rec.events} == {SLIDING_WINDOW.name}
 
 
 def test_make_compactor_names_the_engines():
     with tempfile.TemporaryDirectory() as tmp:
-        assert type(make_compactor("truncate", Path(tmp))) is SlidingWindow
-        assert type(make_compactor("s08", Path(tmp))).__name__ == "Compactor"
-        with pytest.raises(ValueError, match="truncate"):
-            make_compactor("nope", Path(tmp))
+        assert type(make_compactor(Manager.TRUNCATE, Path(tmp))) is SlidingWindow
+        assert type(make_compactor(Manager.PIPELINE, Path(tmp))).__name__ == "Compactor"
+        assert type(make_compactor("s08", Path(tmp))).__name__ == "Compactor"  # older name
+        assert type(make_compactor(Manager.API_EDIT, Path(tmp))) is ApiClearToolUses
+        for name in ("nope", Manager.API_COMPACT, Manager.CLIENT):  # not ctxlab's to run
+            with pytest.raises(ValueError, match="truncate"):
+                make_compactor(name, Path(tmp))
 
 
 @settings(max_examples=60, deadline=None,
@@ -157,10 +163,11 @@ def test_parse_strategies_keeps_order_and_refuses_unknown_names():
         parse_strategies(" , ")
 
 
-def test_every_strategy_is_only_runoptions_fields():
-    fields = set(RunOptions.__dataclass_fields__)
+def test_every_strategy_is_a_manager_ctxlab_runs_and_runoptions_fields():
+    fields = set(RunOptions.__dataclass_fields__) - {"compaction"}  # the manager says that
     for strategy in STRATEGIES.values():
         assert set(strategy.options) <= fields, strategy.name
+        assert strategy.manager in ENGINES, strategy.name
 
 
 def test_side_work_counts_each_operation_once_whoever_answered():
@@ -183,10 +190,11 @@ def test_side_work_counts_each_operation_once_whoever_answered():
 
 def test_a_new_strategy_is_one_row(tmp_path, monkeypatch):
     monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
-    row = Strategy("compact-no-memory", "a row added in a test",
-                   {"compaction": "s08", "memory": False, "pinned": False})
+    row = Strategy("compact-no-memory", Manager.PIPELINE, "a row added in a test",
+                   {"memory": False, "pinned": False})
     result = asyncio.run(run_strategy(find_scenario("long-chat"), row))
     assert result.ok and result.name == "compact-no-memory" and result.calls > 0
+    assert result.to_json()["manager"] == "ctxlab"
     assert list(tmp_path.iterdir()) == []  # the temporary workspace is gone
 
 

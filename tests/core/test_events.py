@@ -1,5 +1,6 @@
 import json
 
+from core.compact.managers import Manager, joined
 from core.events import (
     EVENT_TYPES,
     Emitter,
@@ -8,6 +9,7 @@ from core.events import (
     ModelResponse,
     Recorder,
     ReplayStep,
+    RunStart,
     Stage,
     WatchRequest,
     WatchResponse,
@@ -98,3 +100,39 @@ def test_the_breakdown_travels_on_request_events_and_old_logs_still_read() -> No
         event = event_from_json(line)
         assert event.breakdown == {}
         assert getattr(event, "categories", None) == line.get("categories")
+
+
+def stage_line(stage: str, by: str) -> dict:
+    return {"type": "stage", "t": 1.0, "stage": stage, "before_chars": 9, "after_chars": 3,
+            "before_messages": 4, "after_messages": 2, "by": by}
+
+
+def test_a_log_written_before_the_managers_vocabulary_reads_in_todays_names():
+    """``s08`` was the pipeline in run_start; ``api`` named both of the API's managers and
+    ``ctxlab`` also truncation and the offline editing in ``stage.by``."""
+    start = {"type": "run_start", "t": 0.0, "provider": "anthropic", "workspace": "/w",
+             "context_manager": "s08+api-compact"}
+    assert event_from_json(start).context_manager == "ctxlab+api-compact"
+    assert event_from_json({**start, "context_manager": "api-clear-tool-uses"}) \
+        .context_manager == "api-edit"
+    assert [event_from_json(stage_line(stage, by)).by for stage, by in (
+        ("api_compaction", "api"), ("api_clear_tool_uses", "api"),
+        ("api_clear_thinking", "api"), ("api_clear_whatever", "api"),
+        ("sliding_window", "ctxlab"), ("api_clear_tool_uses", "ctxlab"),
+        ("micro_compact", "ctxlab"), ("manual_compact", "claude-code"),
+        ("client_summary", "client"), ("future_stage", "someone-new"),
+    )] == ["api-compact", "api-edit", "api-edit", "api-edit", "truncate", "api-edit",
+           "ctxlab", "claude-code", "client", "someone-new"]
+
+
+def test_todays_names_go_out_as_plain_strings_and_read_back_unchanged():
+    start = RunStart(provider="scripted", workspace="/w",
+                     context_manager=joined([Manager.TRUNCATE, Manager.API_EDIT]))
+    stage = Stage(stage="api_compaction", by=Manager.API_COMPACT, before_chars=9,
+                  after_chars=3, before_messages=4, after_messages=1)
+    for event in (start, stage):
+        data = json.loads(dumps_event(event))
+        assert event_from_json(data).to_json() == data
+        assert all(type(v) is str for v in event.to_json().values() if isinstance(v, str))
+    assert start.to_json()["context_manager"] == "truncate+api-edit"
+    assert stage.to_json()["by"] == "api-compact"

@@ -1,5 +1,6 @@
-"""Adding a compaction stage is its module plus one table row (and two locale strings):
-proved with a stage that exists only in this test."""
+"""Adding a compaction stage is its module plus one table row (and its words in the UI's
+locales): proved with a stage that exists only in this test. Its name is written once, in
+its row: the stage function never spells it, yet its events carry it and whose stage it is."""
 
 from __future__ import annotations
 
@@ -8,23 +9,25 @@ from pathlib import Path
 
 import pytest
 
-from core.compact.context import CompactContext, StageRun
-from core.compact.stages import StageSpec, registered, stage_names
+from core.compact.context import StageRun
+from core.compact.managers import Manager
+from core.compact.stages import SNIP_COMPACT, StageSpec, registered, row_of, stage_names
+from core.compact.truncate import ENGINES
 from core.events import Recorder, Stage
-from core.measure import Measured, json_chars
+from core.measure import json_chars
 from core.messages import iter_tool_results
 from core.scenarios import find_scenario
 from core.sources.agent.session import AgentSession, RunOptions
 from tui.locales import CATALOGS
 from tui.stage_diff import StageRecord, sides
-from tui.widgets.stage_timeline import stage_hint
+from tui.why import stage_hint
 
 MARK = " [checked]"
 
 
-def mark_checked(history: Measured, ctx: CompactContext) -> StageRun:
+def mark_checked(run: StageRun) -> StageRun:
     """A toy stage: append a mark to every string tool result that lacks it."""
-    run = StageRun("mark_checked", ctx, history)
+    history = run.history
     for mi, bi, block in list(iter_tool_results(history.messages)):
         content = block.get("content")
         if isinstance(content, str) and not content.endswith(MARK):
@@ -39,7 +42,7 @@ def test_a_stage_registered_from_a_test_runs_in_its_place_and_is_labelled(
     monkeypatch.setitem(CATALOGS["zh"], "hint.mark_checked", "结果 → 已标记")
     recorder = Recorder()
     spec = StageSpec("mark_checked", writes="nothing", run=mark_checked)
-    with registered(spec, after="snip_compact"):
+    with registered(spec, after=SNIP_COMPACT):
         table = stage_names()
         assert table[:3] == ("tool_result_budget", "snip_compact", "mark_checked")
         options = RunOptions(workspace=tmp_path, scenario=find_scenario("refactor-auth"),
@@ -61,9 +64,25 @@ def test_a_stage_registered_from_a_test_runs_in_its_place_and_is_labelled(
         assert names == sorted(names, key=table.index), names
     # Everything downstream knows it: its event, its recorded lists, its label.
     event = marked[0]
-    assert event.by == "ctxlab" and event.after_chars > event.before_chars
+    assert event.by == spec.manager == "ctxlab" and event.after_chars > event.before_chars
     before, after = sides(StageRecord(1, event))
     assert before.messages is not None and after.messages is not None
     assert json_chars(after.messages) == event.after_chars
     assert any(MARK in str(m) for m in after.messages)
-    assert stage_hint("mark_checked") == "results → marked"
+    with registered(spec, after=SNIP_COMPACT):  # its words are its row's
+        assert stage_hint(event) == "results → marked"
+    assert stage_hint(event) == ""  # without the row, no stage of ctxlab's has that name
+
+
+@pytest.mark.parametrize("manager", list(ENGINES))
+def test_every_stage_an_engine_emits_is_a_row_by_the_rows_manager(tmp_path: Path,
+                                                                   manager: Manager) -> None:
+    """No engine spells a stage name of its own: what it emits is a row, and ``by`` says
+    the row's manager (the offline editing falls back to the pipeline's summaries)."""
+    recorder = Recorder()
+    options = RunOptions(workspace=tmp_path, scenario=find_scenario("refactor-auth"),
+                         compaction=manager, memory=False)
+    assert asyncio.run(AgentSession(options, recorder).run())
+    stages = recorder.of(Stage)
+    assert [e.stage for e in stages if row_of(e.stage, e.by) is None] == []
+    assert any(e.by == manager for e in stages)  # the engine's own stage fired

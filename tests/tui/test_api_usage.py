@@ -51,7 +51,7 @@ async def test_the_meter_shows_cache_usage_and_the_turn_cost(
         extract = 25 * 3 + 12 * 15  # the memory extractor's call is billed to the turn too
         cost = (main + extract) / 1e6
         assert f"${cost:.4f}" in text and "claude-sonnet-4-6" in text
-        assert "context: s08+api-compact" in str(app.query_one(RunStatus).render())
+        assert "context: s08 pipeline + API compaction" in str(app.query_one(RunStatus).render())
 
 
 def test_the_share_sparkline_has_one_bar_per_call():

@@ -79,8 +79,8 @@ async def test_a_paused_replay_is_stepped_by_keys_to_the_original_compaction(
         theirs = [r for r in timeline.stages if r.event.by == "claude-code"]
         assert theirs, "the original agent's compaction is on the Stages panel"
         row = " ".join(map(str, timeline.get_row(str(theirs[0].index))))
-        assert "auto_compact" in row and "by claude-code (auto) at 170,251 tok" in row
-        assert "last claude-code compaction" in panel.text()
+        assert "auto_compact" in row and "by Claude Code (auto) at 170,251 tok" in row
+        assert "last Claude Code compaction" in panel.text()
         meter = app.query_one(ContextMeter)
         assert meter.recorded and meter.usage_tokens  # recorded usage: the real-token line
         # ctxlab's side: its own request's breakdown, adding up to its bar

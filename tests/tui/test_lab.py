@@ -15,6 +15,7 @@ from core.scenarios.workspaces import generate
 from core.sources.agent.session import AgentSession
 from tests.tui.conftest import PAIRS, TINY, play_to_end, wait_for
 from tui.app import CtxlabApp
+from tui.managers import manager_label
 from tui.screens.breaks import BreaksScreen
 from tui.screens.compare import CompareScreen, strategies
 from tui.screens.inspector import Inspector
@@ -121,10 +122,12 @@ async def test_compare_screen_fills_the_table_and_one_chart_line_per_strategy(
         assert [row[0] for row in rows] == [s.name for s in expected.strategies]
         assert {"truncate", "compact", "compact+memory"} <= {row[0] for row in rows}
         for row, result in zip(rows, expected.strategies, strict=True):
-            assert row[1:7] == [str(result.calls), f"{result.peak_chars:,}",
+            assert row[1:8] == [manager_label(result.manager), str(result.calls),
+                                f"{result.peak_chars:,}",
                                 f"{result.mean_chars:,}", f"{result.mean_system_chars:,}",
                                 str(result.side_calls), str(result.losses)]
-            assert row[7] == "—"  # the tiny scenario asks no probes
+            assert row[8] == "—"  # the tiny scenario asks no probes
+        assert [row[1] for row in rows][:2] == ["truncation", "s08 pipeline"]
         lines = list(screen.query(ScaledSparkline))
         assert len(lines) == len(rows)
         ceiling = {line.ceiling for line in lines}

@@ -12,9 +12,10 @@ from tests.tui.conftest import play_to_end, wait_for
 from tui.app import CtxlabApp
 from tui.app_panels import RIGHT_PANELS, PanelStrip
 from tui.i18n import t
+from tui.why import stage_hint
 from tui.widgets.context_meter import ContextMeter, spark_rows
 from tui.widgets.memory_catalog import MemoryCatalog
-from tui.widgets.stage_timeline import StageTimeline, stage_hint
+from tui.widgets.stage_timeline import StageTimeline
 
 pytestmark = pytest.mark.anyio
 
@@ -64,7 +65,7 @@ async def test_wide_terminal_shows_every_panel_and_whole_stage_hints(
         assert not app.query_one(PanelStrip).display
         timeline = app.query_one(StageTimeline)
         width = timeline.columns[next(k for k in timeline.columns if k.value == "hint")].width
-        longest = max(len(stage_hint(r.event.stage)) for r in timeline.records.values())
+        longest = max(len(stage_hint(r.event)) for r in timeline.records.values())
         assert width >= longest
         # The breakdown keeps every row (thirteen categories) in two columns.
         text = str(app.query_one("#meter-breakdown", Static).render())

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import replace
 
 import pytest
 from textual.widgets import Static
@@ -12,7 +13,7 @@ from core.events import Stage
 from tests.tui.conftest import FIXTURES, TINY, play_to_end, wait_for
 from tui.app import CtxlabApp
 from tui.screens.welcome import WelcomeCard
-from tui.why import stage_rule, thresholds_in_force, why_fired
+from tui.why import stage_hint, stage_rule, thresholds_in_force, why_fired
 from tui.widgets.conversation import Conversation, StageMark
 from tui.widgets.stage_timeline import StageTimeline
 
@@ -29,11 +30,14 @@ def test_why_names_the_numbers_that_crossed() -> None:
     limits = Thresholds(context_limit=20_000, max_messages=50)
     assert why_fired(stage("micro_compact"), limits).startswith("28,775 chars > trigger 20,000")
     assert why_fired(stage("snip_compact", messages=53), limits).startswith("53 messages > 50")
-    assert "keep_recent 3" in thresholds_in_force("micro_compact", limits)
-    assert stage_rule("snip_compact").endswith("never split.")
-    # Another agent's stage has no row in the stage table: no why line, no invented rule.
-    assert why_fired(stage("their_compaction"), limits) == ""
-    assert stage_rule("their_compaction") == thresholds_in_force("their_compaction", limits) == ""
+    assert "keep_recent 3" in thresholds_in_force(stage("micro_compact"), limits)
+    assert stage_rule(stage("snip_compact")).endswith("never split.")
+    # Another agent's stage has no row in the stage table: no why line, no invented rule —
+    # not even under a name the pipeline uses too (a replay's manual_compact is Claude Code's).
+    for theirs in (stage("their_compaction"), replace(stage("manual_compact"), by="claude-code")):
+        assert why_fired(theirs, limits) == stage_hint(theirs) == ""
+        assert stage_rule(theirs) == thresholds_in_force(theirs, limits) == ""
+    assert stage_rule(stage("manual_compact")) and stage_hint(stage("manual_compact"))
 
 
 async def test_a_demo_waits_behind_the_welcome_card_until_play(

@@ -74,7 +74,7 @@ async def test_the_watch_screen_shows_requests_breakdown_stages_and_body(message
         assert table.get_cell("1", "in") == "25"
         assert table.get_cell("3", "stop") == "end_turn"
         stages = str(screen.query_one("#watch-stages").render())
-        assert "client_micro_compact (by client)" in stages and PLACEHOLDER in stages
+        assert "client_micro_compact (by watched client)" in stages and PLACEHOLDER in stages
 
         table.focus()
         table.move_cursor(row=2)

@@ -18,6 +18,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+from core.compact.managers import Manager
 from core.config import ConfigError, Thresholds, thresholds_from_mapping
 from core.events import Emitter, Error, Event, Stage
 from core.harness_paths import HarnessPathError
@@ -210,7 +211,7 @@ def describe_replay(e: Any) -> str | None:
         return (f"request {e.index}/{e.total}: original {e.original_chars:,} chars"
                 f"{tokens} in {e.original_messages} messages | ctxlab {e.ctxlab_chars:,} chars "
                 f"in {e.ctxlab_messages} messages")
-    if e.type == "stage" and e.by != "ctxlab":
+    if e.type == "stage" and e.by != Manager.PIPELINE:
         at = f" at {e.pre_tokens:,} tokens" if e.pre_tokens else ""
         summary = f"; summary in {e.files[0]}" if e.files else ""
         return (f"{e.by} {e.stage.replace('_', '-')}{at}: {e.before_chars:,} → "
@@ -234,6 +235,6 @@ class ReplayLogSink(LogSink):
         if line:  # text from the recording may hold lone surrogates: shown as escapes
             line = line.encode("utf-8", "backslashreplace").decode("utf-8")
             self.console.print(f"[{event.t:7.2f}s] ", end="", style="dim")
-            style = "bold yellow" if isinstance(event, Stage) and event.by != "ctxlab" else \
-                self.STYLES.get(event.type, "")
+            theirs = isinstance(event, Stage) and event.by != Manager.PIPELINE
+            style = "bold yellow" if theirs else self.STYLES.get(event.type, "")
             self.console.print(line, style=style, markup=False)

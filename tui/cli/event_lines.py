@@ -9,6 +9,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from core.compact.managers import Manager
+
 Describe = Callable[[Any], "str | None"]
 LINES: dict[str, Describe] = {}
 
@@ -34,7 +36,8 @@ def describe_event(e: Any) -> str | None:
 def _run_start(e: Any) -> str:
     return f"run start: {e.provider} in {e.workspace}" + (
         f" (scenario {e.scenario})" if e.scenario else "") + (
-        f", context managed by {e.context_manager}" if e.context_manager != "s08" else "")
+        f", context managed by {e.context_manager}"
+        if e.context_manager != Manager.PIPELINE else "")
 
 
 @line("session_start")
@@ -67,7 +70,7 @@ def _tool_result(e: Any) -> str:
 @line("stage")
 def _stage(e: Any) -> str:
     files = f", wrote {len(e.files)} file(s)" if e.files else ""
-    by = f" (by {e.by})" if e.by != "ctxlab" else ""
+    by = f" (by {e.by})" if e.by != Manager.PIPELINE else ""
     return (f"{e.stage}{by}: {e.before_chars:,} → {e.after_chars:,} chars, "
             f"{e.before_messages} → {e.after_messages} messages{files}")
 

@@ -24,6 +24,16 @@ MESSAGES: dict[str, str] = {
     "status.line": "{state}   speed {pace}   model calls {calls}",
     "status.broken": "broken: {switches}",
     "status.manager": "context: {manager}",
+    # -- who manages the context (core.compact.managers): one name each, said in words ----
+    "manager.ctxlab": "s08 pipeline",
+    "manager.truncate": "truncation",
+    "manager.api-edit": "API context editing",
+    "manager.api-compact": "API compaction",
+    "manager.client": "watched client",
+    "manager.claude-code": "Claude Code",
+    "manager.codex": "Codex",
+    "manager.agent": "recorded agent",
+    "manager.by": "by {manager}",
     # -- key bindings (footer, keys panel) -------------------------------------------------
     "key.play": "Play/Pause",
     "key.step": "Step",
@@ -205,6 +215,7 @@ MESSAGES: dict[str, str] = {
     "hint.compact_history": "history → one summary",
     "hint.reactive_compact": "too long → summary + tail",
     "hint.manual_compact": "compact tool → summary",
+    "hint.sliding_window": "oldest messages dropped",
     # -- the conversation ------------------------------------------------------------------
     "conv.you": "you",
     "conv.stage_chars": "{before:,} → {after:,} chars",
@@ -359,6 +370,7 @@ MESSAGES: dict[str, str] = {
     "compare.done.one": "done: {n} strategy (r runs it again)",
     "compare.failed": "the comparison stopped: {error}",
     "compare.col.strategy": "strategy",
+    "compare.col.manager": "context managed by",
     "compare.col.calls": "calls",
     "compare.col.system": "mean system",
     "compare.chart_clipped": "calls above it are cut off (↑)",

@@ -28,6 +28,16 @@ MESSAGES: dict[str, str] = {
     "status.line": "{state}   速度 {pace}   模型调用 {calls} 次",
     "status.broken": "已关闭保护：{switches}",
     "status.manager": "上下文管理：{manager}",
+    # -- who manages the context (core.compact.managers): one name each, said in words ----
+    "manager.ctxlab": "s08 流程",
+    "manager.truncate": "截断",
+    "manager.api-edit": "API 上下文编辑",
+    "manager.api-compact": "API 服务端压缩",
+    "manager.client": "被观察的客户端",
+    "manager.claude-code": "Claude Code",
+    "manager.codex": "Codex",
+    "manager.agent": "录制的智能体",
+    "manager.by": "由 {manager}",
     # -- key bindings (footer, keys panel) -------------------------------------------------
     "key.play": "播放/暂停",
     "key.step": "单步",
@@ -207,6 +217,7 @@ MESSAGES: dict[str, str] = {
     "hint.compact_history": "历史 → 一条摘要",
     "hint.reactive_compact": "超长 → 摘要 + 结尾",
     "hint.manual_compact": "compact 工具 → 摘要",
+    "hint.sliding_window": "丢弃最早的消息",
     # -- the conversation ------------------------------------------------------------------
     "conv.you": "你",
     "conv.stage_chars": "{before:,} → {after:,} 字符",
@@ -353,6 +364,7 @@ MESSAGES: dict[str, str] = {
     "compare.done.one": "完成：{n} 种策略（按 r 再运行一次）",
     "compare.failed": "对比已中止：{error}",
     "compare.col.strategy": "策略",
+    "compare.col.manager": "上下文管理者",
     "compare.col.calls": "调用",
     "compare.col.system": "平均系统",
     "compare.chart_clipped": "超出的调用被截断（↑）",

@@ -2,9 +2,9 @@
 
 "Compared to what?" is the question a learner asks after watching the pipeline work. This
 screen answers with :mod:`core.compare` — the same engine and numbers as ``ctxlab
-compare`` — for the scenario on screen: a table of cost (peak and mean chars per main call),
-side work, losses and probes still answerable, and a chart of chars per call, one line per
-strategy on a shared scale.
+compare`` — for the scenario on screen: a table of who manages the context in each, cost
+(peak and mean chars per main call), side work, losses and probes still answerable, and a
+chart of chars per call, one line per strategy on a shared scale.
 
 Every strategy is a full scripted run in its own temporary workspace, so the runs happen in
 a thread worker (group ``compare``, exclusive) that posts one result at a time: the demo
@@ -28,6 +28,7 @@ from core.compare import STRATEGIES, Strategy, StrategyResult, compare_sync
 from core.config import Thresholds, scenario_thresholds
 from core.scenarios.model import Scenario
 from tui.i18n import has, localize_bindings, t
+from tui.managers import manager_label
 from tui.widgets.compare_chart import CompareChart
 
 WANTED = ("truncate", "compact", "compact+memory", "compact+memory+pinned")
@@ -98,6 +99,7 @@ class CompareScreen(Screen[None]):
     def on_mount(self) -> None:
         table = self.query_one(DataTable)
         table.add_column(t("compare.col.strategy"), key="strategy", width=22)
+        table.add_column(t("compare.col.manager"), key="manager", width=19)
         for key, width in (("calls", 6), ("peak", 12), ("mean", 12), ("system", 12),
                            ("side", 10), ("losses", 8), ("probes", 8)):
             table.add_column(t(f"compare.col.{key}"), key=key, width=width)
@@ -136,7 +138,8 @@ class CompareScreen(Screen[None]):
         self.query_one(DataTable).add_row(
             Content.styled(result.name, "bold") if result.ok else
             Content.styled(f"{result.name} ✖", "bold $error"),
-            str(result.calls), f"{result.peak_chars:,}", f"{result.mean_chars:,}",
+            manager_label(result.manager), str(result.calls),
+            f"{result.peak_chars:,}", f"{result.mean_chars:,}",
             f"{result.mean_system_chars:,}", str(result.side_calls),
             Content.styled(str(result.losses), "bold $error") if result.losses
             else str(result.losses),

@@ -26,14 +26,15 @@ from textual.content import Content
 from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Static
 
+from core.compact.managers import Manager
 from core.config import Thresholds
 from tui.i18n import localize_bindings, t
+from tui.managers import by_label
 from tui.messages import OpenFile
 from tui.screens.stage_export import export_name, stage_markdown, write_export
 from tui.stage_diff import Row, Side, StageRecord, diff_rows, fold, side_rows, sides
-from tui.why import stage_rule, thresholds_in_force, what_it_did, why_fired
+from tui.why import stage_hint, stage_rule, thresholds_in_force, what_it_did, why_fired
 from tui.widgets.render import message_content, size_label
-from tui.widgets.stage_timeline import stage_hint
 
 
 def cache_cost_parts(e: Any) -> tuple[Any, ...]:
@@ -45,6 +46,11 @@ def cache_cost_parts(e: Any) -> tuple[Any, ...]:
     else:
         text = t("inspector.cache_cost", index=e.first_changed, n=e.rewrite_tokens)
     return (" · ", (text, "$warning"))
+
+
+def whose_parts(e: Any) -> tuple[Any, ...]:
+    """`` by Claude Code`` when the stage is not the pipeline's: whose words the rest are."""
+    return () if e.by == Manager.PIPELINE else (" ", (by_label(e.by), "$warning"))
 
 
 class Inspector(Screen[None]):
@@ -74,10 +80,10 @@ class Inspector(Screen[None]):
         e = self.record.event
         yield Static(Content.assemble(
             (f" {t('inspector.stage', n=self.record.index)} ", "bold reverse"), " ",
-            (e.stage, "bold $warning"), "  ",
+            (e.stage, "bold $warning"), *whose_parts(e), "  ",
             t("inspector.summary", before=e.before_chars, after=e.after_chars,
               before_msgs=e.before_messages, after_msgs=e.after_messages), " · ",
-            (stage_hint(e.stage), "italic"), *cache_cost_parts(e), "  ",
+            (stage_hint(e), "italic"), *cache_cost_parts(e), "  ",
             (t("inspector.position", n=self.position() + 1, total=len(self.records)), "dim")),
             id="inspector-title")
         with VerticalScroll(id="inspector-why"):
@@ -114,9 +120,9 @@ class Inspector(Screen[None]):
 
     def why_text(self) -> Content:
         e = self.record.event
-        rows = [("inspector.why_rule", stage_rule(e.stage)),
+        rows = [("inspector.why_rule", stage_rule(e)),
                 ("inspector.why_fired", why_fired(e, self.limits)),
-                ("inspector.why_thresholds", thresholds_in_force(e.stage, self.limits)),
+                ("inspector.why_thresholds", thresholds_in_force(e, self.limits)),
                 ("inspector.why_did", what_it_did(e))]
         return Content("\n").join(Content.assemble((t(label), "bold $accent"), " ", text)
                                    for label, text in rows if text)

@@ -59,9 +59,9 @@ def stage_markdown(record: StageRecord, before: Side, after: Side, left: list[Ro
     e = record.event
     lines = [
         f"# Stage #{record.index} · `{e.stage}`", "",
-        f"**Rule.** {stage_rule(e.stage)}", "",
+        f"**Rule.** {stage_rule(e)}", "",
         f"**Why it fired.** {why_fired(e, limits)}", "",
-        f"**Thresholds in force.** {thresholds_in_force(e.stage, limits)}", "",
+        f"**Thresholds in force.** {thresholds_in_force(e, limits)}", "",
         f"**What it did.** {what_it_did(e)}", "",
         side_markdown("Before", before, left), "",
         side_markdown("After", after, right), "",

@@ -19,7 +19,9 @@ from textual.widgets import Static
 
 from core import events as ev
 from core.compact.breakdown import CATEGORIES
+from core.compact.managers import Manager
 from tui.i18n import t
+from tui.managers import manager_label
 from tui.routing import Routed, handles
 from tui.widgets.redraw import update_if_changed
 
@@ -65,7 +67,7 @@ class ReplayPanel(Routed, Static):
 
     @handles(ev.Stage)
     def show_original_stage(self, event: ev.Stage) -> None:
-        if event.by != "ctxlab":
+        if event.by != Manager.PIPELINE:
             self.original_stage = event
             self.redraw_once(self.redraw)
 
@@ -78,7 +80,7 @@ class ReplayPanel(Routed, Static):
         limit = (f"{s.context_limit_tokens:,} tokens = {s.context_limit:,} chars"
                  if s.unit == "tokens" else f"{s.context_limit:,} chars")
         out: list[Content | str] = [
-            Content.styled(t("replay.head", agent=s.agent,
+            Content.styled(t("replay.head", agent=manager_label(s.agent),
                              format="" if s.format == s.agent else f" {s.format}",
                              i=step.index if step else 0, n=s.requests), "bold"),
             t("replay.ratio", ratio=s.chars_per_token, source=s.ratio_source, unit=s.unit,
@@ -99,7 +101,8 @@ class ReplayPanel(Routed, Static):
             at = f" ({o.trigger})" if o.trigger else ""
             at += f" at {o.pre_tokens:,} tokens" if o.pre_tokens else ""
             out.append(Content.styled(
-                t("replay.last", by=o.by, stage=o.stage, at=at, before=o.before_chars,
+                t("replay.last", by=manager_label(o.by), stage=o.stage, at=at,
+                  before=o.before_chars,
                   after=o.after_chars), "bold $warning"))
         if s.subagents:
             out.append(t("replay.subagents", n=len(s.subagents)))

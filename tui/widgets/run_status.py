@@ -11,7 +11,9 @@ from __future__ import annotations
 from textual.content import Content
 from textual.widgets import Static
 
+from core.compact.managers import Manager, manager_names
 from tui.i18n import t
+from tui.managers import managers_label
 from tui.widgets.redraw import update_if_changed
 
 SPEEDS = (0.25, 0.5, 1.0, 2.0, 4.0, 8.0, 16.0, 1000.0)
@@ -42,7 +44,7 @@ class RunStatus(Static):
     """
 
     def show(self, *, finished: bool, live: bool, paused: bool, speed: float,
-             calls: int, breaks: tuple[str, ...] = (), manager: str = "s08",
+             calls: int, breaks: tuple[str, ...] = (), manager: str = Manager.PIPELINE,
              own: bool = True) -> None:
         if finished:  # only ctxlab's own session can be replaced by another scenario (o)
             state = t("status.finished" if own else "status.finished_source")
@@ -54,8 +56,9 @@ class RunStatus(Static):
             state = t("status.playing")
         pace = t("status.max") if speed >= MAX_SPEED else f"×{speed:g}"
         line = Content(t("status.line", state=state, pace=pace, calls=calls))
-        if manager != "s08":  # the default engine goes unsaid; the API's own is named
-            line = Content.assemble(line, "   ", t("status.manager", manager=manager))
+        if manager_names(manager) != (Manager.PIPELINE,):  # the default goes unsaid
+            line = Content.assemble(line, "   ",
+                                    t("status.manager", manager=managers_label(manager)))
         if breaks:
             line = Content.assemble(line, "   ", (
                 "⚠ " + t("status.broken", switches=", ".join(breaks)), "bold $warning"))

@@ -18,10 +18,13 @@ from textual.message import Message
 from textual.widgets import DataTable
 from textual.widgets.data_table import ColumnKey
 
+from core.compact.managers import Manager
 from core.events import PairViolation, Stage
 from tui.i18n import t
+from tui.managers import by_label
 from tui.routing import Routed, handles
 from tui.stage_diff import StageRecord
+from tui.why import stage_hint
 
 # (key, label id, width): every column but the hint has a fixed width.
 COLUMNS = (("n", "#", 2), ("stage", "stages.col.stage", 18), ("chars", "stages.col.chars", 15),
@@ -29,19 +32,13 @@ COLUMNS = (("n", "#", 2), ("stage", "stages.col.stage", 18), ("chars", "stages.c
            ("hint", "stages.col.hint", 12))
 
 
-def stage_hint(stage: str) -> str:
-    """What the stage did, in a few words (``hint.snip_compact``…)."""
-    key = f"hint.{stage}"
-    text = t(key)
-    return "" if text == key else text
-
-
 def whose(event: Stage) -> Content:
-    """Another agent's compaction (a replay's original, a watched client): by whom, set off
-    how and at how many tokens; Enter opens its summary when it wrote one."""
+    """Another manager's stage (truncation, the API's, a replay's original, a watched
+    client): by whom, set off how and at how many tokens; Enter opens its summary when it
+    wrote one."""
     at = f" ({event.trigger})" if event.trigger else ""
     at += f" at {event.pre_tokens:,} tok" if event.pre_tokens else ""
-    return Content.assemble((f"by {event.by}", "bold $warning"), at,
+    return Content.assemble((by_label(event.by), "bold $warning"), at,
                             " · Enter: summary" if event.files else "")
 
 
@@ -137,7 +134,7 @@ class StageTimeline(Routed, DataTable[str | Content]):
             harm += [(f"{t('lost')} {lost}", "bold $error"), " "]
         if bad := self.violations.get(key, 0):
             harm += [(f"⚠ {t('stages.violations', n=bad)}", "bold $error"), " "]
-        hint = stage_hint(record.event.stage) if record.event.by == "ctxlab" else \
+        hint = stage_hint(record.event) if record.event.by == Manager.PIPELINE else \
             whose(record.event)
         return Content.assemble(*harm, hint) if harm else hint
 

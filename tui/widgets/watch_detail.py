@@ -15,6 +15,7 @@ from textual.widgets import Static
 from core.compact.breakdown import MESSAGE_CATEGORIES, SENT_EVERY_CALL
 from core.events import Stage, WatchRequest, WatchResponse
 from tui.i18n import t
+from tui.managers import by_label
 
 BAR = 12  # a row fits the detail pane's width unwrapped (50 cells)
 LABEL_CELLS = 20  # a CJK label takes two cells a character
@@ -43,7 +44,7 @@ def breakdown_lines(request: WatchRequest) -> list[str]:
 
 
 def stage_lines(stage: Stage) -> list[str]:
-    lines = [f"✂ {stage.stage} (by {stage.by}): {stage.before_chars:,} → "
+    lines = [f"✂ {stage.stage} ({by_label(stage.by)}): {stage.before_chars:,} → "
              f"{stage.after_chars:,} chars, {stage.before_messages} → "
              f"{stage.after_messages} messages"]
     for entry in stage.ledger:

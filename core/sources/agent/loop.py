@@ -29,6 +29,7 @@ from typing import Any
 
 from core.archive.store import earlier_text
 from core.compact.breakdown import prompt_breakdown
+from core.compact.managers import Manager
 from core.compact.pipeline import COMPACT_TOOL_RESULT
 from core.compact.summarizer import RoutedSummarizer
 from core.compact.truncate import make_compactor
@@ -90,7 +91,7 @@ class Agent:
         gate: Controls | None = None,
         offline_side_calls: bool | None = None,
         max_steps: int = MAX_STEPS_PER_TURN,
-        compaction: str = "s08",
+        compaction: Manager = Manager.PIPELINE,
         pinned: bool = True,
         worklog: WorkLog | None = None,
         count_tokens: bool = False,
@@ -287,7 +288,7 @@ class Agent:
                                     usage=reply.usage))
             for stage in api_stages(messages, reply.content, reply.usage, reply.extras,
                                     self.compactor.archive):
-                self.emit(stage)  # the API's own context management, by="api"
+                self.emit(stage)  # the API's own context management (api-edit, api-compact)
             return reply
 
         self.messages, reply = await self.compactor.call_with_recovery(

@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from core.compact.managers import Manager
 from core.config import Thresholds
 from core.events import Event
 from core.providers import registry
@@ -25,7 +26,9 @@ class RunOptions:
     thresholds: Thresholds | None = None
     breaks: frozenset[str] = frozenset()
     memory: bool = True
-    compaction: str = "s08"  # the engine: "s08" (the course's pipeline) or "truncate"
+    # who manages the context on ctxlab's side: the pipeline, truncation, or the API's
+    # context editing played offline (core.compact.truncate.ENGINES)
+    compaction: Manager = Manager.PIPELINE
     pinned: bool = True  # project rules + work log in every system prompt (off: compare lab)
     session: str | None = None
     resume: str | None = None

@@ -26,13 +26,14 @@ import re
 from pathlib import Path
 from typing import Any
 
+from core.compact.managers import Manager
 from core.messages import message_text
 from core.sources.replay.model import Compaction, Recording
 from core.sources.replay.reading import Line, jsonl_objects, skip
 from core.sources.replay.shape import content_problem, text_or_none, usage_problem
 from core.sources.replay.steps import StepBuilder
 
-AGENT = "claude-code"
+AGENT = Manager.CLAUDE_CODE
 MAIN_TYPES = frozenset({"user", "assistant"})
 TRIGGER = re.compile(r"[a-z][a-z0-9_]{0,31}")
 KNOWN_SKIPPED = frozenset({"progress", "file-history-snapshot", "queue-operation", "summary",

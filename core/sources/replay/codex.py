@@ -25,13 +25,14 @@ import json
 from pathlib import Path
 from typing import Any
 
+from core.compact.managers import Manager
 from core.sources.replay.model import Compaction, Recording
 from core.sources.replay.reading import jsonl_objects, skip
 from core.sources.replay.shape import text_or_none, usage_problem
 from core.sources.replay.steps import StepBuilder
 from core.usage import Usage, context_tokens
 
-AGENT = "codex"
+AGENT = Manager.CODEX
 LINE_TYPES = frozenset({"session_meta", "response_item", "event_msg", "turn_context",
                         "compacted"})
 

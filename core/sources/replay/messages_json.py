@@ -15,6 +15,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from core.compact.managers import Manager
 from core.messages import system_text
 from core.sources.replay.model import Recording, ReplayError
 from core.sources.replay.shape import content_problem
@@ -34,7 +35,7 @@ def load(path: Path, text: str) -> Recording:
     if too_deep(data, MAX_DEPTH):
         # Measuring and copying the history recurse; one document is one answer.
         raise ReplayError(f"{path}: is nested more than {MAX_DEPTH} levels deep")
-    recording = Recording(format="messages", path=path, agent="agent")
+    recording = Recording(format="messages", path=path, agent=Manager.AGENT)
     if isinstance(data, dict):
         recording.system = system_text(data.get("system"))
         recording.model = data.get("model") if isinstance(data.get("model"), str) else None

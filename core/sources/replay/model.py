@@ -22,6 +22,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from core.compact.managers import Manager
+
 Message = dict[str, Any]
 
 
@@ -56,7 +58,7 @@ class Exchange:
 class Compaction:
     """The original agent compacted its own history."""
 
-    by: str  # "claude-code", "codex", "agent"
+    by: Manager  # the recorded agent: claude-code, codex, or one of no known make
     trigger: str  # "auto", "manual", "rewrite" (Requests: the history was not extended)
     kept: list[Message] = field(default_factory=list)  # the original's history right after
     input: list[Message] = field(default_factory=list)  # appended just before compacting
@@ -84,7 +86,7 @@ class Recording:
 
     format: str  # "claude-code" | "codex" | "messages" | "requests"
     path: Path
-    agent: str  # who compacted in this recording: "claude-code", "codex" or "agent"
+    agent: Manager  # who compacted in this recording (a recorded agent)
     steps: list[Step] = field(default_factory=list)
     system: str = ""  # what the original sent as system text, when the file has it
     model: str | None = None

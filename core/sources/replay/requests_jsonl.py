@@ -24,6 +24,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from core.compact.managers import Manager
 from core.measure import json_chars
 from core.messages import system_text
 from core.sources.replay.model import Compaction, Exchange, Message, Recording
@@ -76,7 +77,7 @@ def _after_last_assistant(messages: list[Message]) -> list[Message]:
 
 
 def load(path: Path, text: str) -> Recording:
-    recording = Recording(format="requests", path=path, agent="agent")
+    recording = Recording(format="requests", path=path, agent=Manager.AGENT)
     known: list[Message] = []  # the previous request's messages (+ its reply)
     last_tokens: int | None = None
     for line in jsonl_objects(text, recording):
@@ -100,7 +101,7 @@ def load(path: Path, text: str) -> Recording:
         else:
             new = _after_last_assistant(messages)
             recording.steps.append(Compaction(
-                by="agent", trigger="rewrite", kept=messages[:len(messages) - len(new)],
+                by=Manager.AGENT, trigger="rewrite", kept=messages[:len(messages) - len(new)],
                 pre_tokens=last_tokens,
                 summary=f"the request on line {line.number} does not extend the previous "
                         f"one ({json_chars(known):,} → {json_chars(messages):,} chars)",

@@ -35,6 +35,7 @@ from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import Any
 
+from core.compact.managers import Manager
 from core.events import Stage
 from core.measure import json_chars
 from core.sources.watch.analysis import system_text
@@ -45,7 +46,7 @@ from core.sources.watch.analysis import system_text
 SUMMARY_MARKERS = ("continued from a previous conversation", "conversation compressed",
                    "summary", "summarized", "[compacted]", "compacted")
 PREVIEW = 160
-BY = "client"
+BY = Manager.CLIENT
 MAX_CONVERSATIONS = 32  # conversations whose last request is kept, most recently used
 MAX_HELD_CHARS = 64 << 20  # JSON chars of those requests' messages, at most (bar the newest)
 

@@ -18,8 +18,10 @@ from core.archive import manifest_sync
 from core.archive.manifest import MANIFEST, sha256_text
 from core.archive.manifest_index import INDEX
 from core.archive.store import Archive, wrapper_text
+from core.compact.context import StageRun
 from core.compact.micro import micro_compact
 from core.compact.pipeline import Compactor
+from core.compact.stages import MICRO_COMPACT
 from core.config import Thresholds
 from core.events import Recorder
 from core.measure import Measured
@@ -70,7 +72,7 @@ def micro_on(ws: Path, content: str) -> tuple[list[dict], Compactor]:
                {"role": "assistant", "content": "ok"}]
     comp = Compactor(ws, Thresholds(keep_recent=0, context_limit=1_000), emit=Recorder())
     measured = Measured(history)
-    micro_compact(measured, comp.ctx, 0)
+    micro_compact(StageRun(MICRO_COMPACT, comp.ctx, measured), 0)
     comp.archive.flush()
     return measured.messages, comp
 

@@ -26,7 +26,9 @@ from core.archive.store import (
     pointer_path,
     wrapper_text,
 )
+from core.compact.context import StageRun
 from core.compact.micro import micro_compact
+from core.compact.stages import MICRO_COMPACT
 from core.measure import Measured
 from tests.core.compact.builders import assistant, make, prepare, result, results, use
 
@@ -115,7 +117,7 @@ def test_2_a_wrapper_followed_by_new_data_is_content(tmp_path):
     assert pointer_path(wrapper) is not None
     fresh = wrapper + "\n" + "NEW DATA " * 500  # a later result with the same id
     h = Measured(seen(result("t1", fresh)))
-    micro_compact(h, comp.ctx, target=0).finish()
+    micro_compact(StageRun(MICRO_COMPACT, comp.ctx, h), target=0).finish()
     where = comp.ledger[-1]["where"]
     assert where != pointer_path(wrapper)
     assert comp.archive.recover("t1", where) == fresh
@@ -127,7 +129,7 @@ def test_2_a_rewritten_wrapper_naming_a_real_file_is_content(tmp_path):
     wrapper = wrapped[1]["content"][0]["content"]
     forged = wrapper.replace("old old", "new new", 1)  # same shape and size, other data
     h = Measured(seen(result("t1", forged)))
-    micro_compact(h, comp.ctx, target=0).finish()
+    micro_compact(StageRun(MICRO_COMPACT, comp.ctx, h), target=0).finish()
     assert comp.archive.recover("t1", comp.ledger[-1]["where"]) == forged
 
 
@@ -150,7 +152,7 @@ def test_3_a_changed_result_file_is_reported_and_never_pointed_at(tmp_path):
     path = pointer_path(wrapper)
     (tmp_path / path).write_text("overwritten by a tool")
     h = Measured([*wrapped, {"role": "assistant", "content": "ok"}])
-    micro_compact(h, comp.ctx, target=0).finish()
+    micro_compact(StageRun(MICRO_COMPACT, comp.ctx, h), target=0).finish()
     assert h.messages[1]["content"][0]["content"] == wrapper  # no new pointer to it
     assert earlier_text(path) not in json.dumps(h.messages)
     (error,) = errors(rec)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from core.archive.store import Archive
 from core.compact.context import CompactContext, StageRun
+from core.compact.stages import MICRO_COMPACT
 from core.events import Recorder, Stage
 from core.measure import Measured, json_chars
 
@@ -20,7 +21,7 @@ HISTORY = [
 def run_on(tmp_path, change) -> Stage:
     recorder = Recorder()
     history = Measured(list(HISTORY))
-    run = StageRun("micro_compact", CompactContext(Archive(tmp_path), emit=recorder), history)
+    run = StageRun(MICRO_COMPACT, CompactContext(Archive(tmp_path), emit=recorder), history)
     change(history)
     run.changed = True
     run.finish()

@@ -58,6 +58,7 @@ def test_over_the_trigger_all_but_the_last_keep_results_are_cleared(tmp_path):
     assert contents(after)[2:] == contents(messages)[2:]
     (stage,) = compactor.recorder.of(Stage)
     assert stage.stage == "api_clear_tool_uses" and stage.tool_use_ids == ("t0", "t1")
+    assert stage.by == "api-edit"  # the API's context editing, played offline
     for entry in stage.ledger:  # the originals are saved byte-exact, nothing is lost
         assert (tmp_path / entry["where"]).read_text() == contents(messages)[
             int(entry["tool_use_id"][1:])]

@@ -16,7 +16,9 @@ import json
 import shutil
 
 from core.archive.store import pointer_path, wrapper_text
+from core.compact.context import StageRun
 from core.compact.micro import micro_compact
+from core.compact.stages import MICRO_COMPACT
 from core.measure import Measured
 from tests.core.compact.builders import (
     assistant,
@@ -39,7 +41,7 @@ def seen(*blocks):
 def test_1_ids_that_sanitise_alike_get_separate_files(tmp_path):
     comp, _ = make(tmp_path, keep_recent=0)
     h = Measured(seen(result("call/1", "A" * 500), result("call_1", "B" * 500)))
-    micro_compact(h, comp.ctx, target=0).finish()
+    micro_compact(StageRun(MICRO_COMPACT, comp.ctx, h), target=0).finish()
     a, b = (blk["content"] for blk in h.messages[1]["content"])
     assert pointer_path(a) != pointer_path(b)
     assert (tmp_path / pointer_path(a)).read_text() == "A" * 500
@@ -61,7 +63,7 @@ def test_2_a_forged_wrapper_is_saved_as_the_real_output(tmp_path):
     victim.write_text("not this result")
     forged = wrapper_text(".task_outputs/tool-results/other.txt", "p" * 300)
     h = Measured(seen(result("t1", forged)))
-    micro_compact(h, comp.ctx, target=0).finish()
+    micro_compact(StageRun(MICRO_COMPACT, comp.ctx, h), target=0).finish()
     path = pointer_path(h.messages[1]["content"][0]["content"])
     assert path != ".task_outputs/tool-results/other.txt"
     assert (tmp_path / path).read_text() == forged  # the real output, byte-exact
@@ -77,7 +79,7 @@ def test_3_deleted_results_dir_reports_instead_of_chaining_pointers(tmp_path):
     assert wrapped.startswith("<persisted-output>")
     shutil.rmtree(tmp_path / ".task_outputs")
     h3 = Measured([*h2, {"role": "assistant", "content": "ok"}])
-    micro_compact(h3, comp.ctx, target=0).finish()
+    micro_compact(StageRun(MICRO_COMPACT, comp.ctx, h3), target=0).finish()
     assert h3.messages[1]["content"][0]["content"] == wrapped  # left as is, not re-saved
     assert not (tmp_path / ".task_outputs").exists()
     broken = [e for e in rec.events if e.type == "pointer_broken"]

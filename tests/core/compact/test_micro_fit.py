@@ -1,4 +1,6 @@
 from core.archive.store import earlier_text, pointer_path
+from core.compact.context import StageRun
+from core.compact.stages import FIT_TOOL_RESULTS, MICRO_COMPACT
 from tests.core.compact.builders import (
     assistant,
     chars,
@@ -47,7 +49,7 @@ def test_micro_never_touches_unseen_results(tmp_path):
 
     h = Measured(list(history))
     assert unseen_positions(h.messages) == {(4, 0)}
-    micro_compact(h, comp.ctx, target=10).finish()
+    micro_compact(StageRun(MICRO_COMPACT, comp.ctx, h), target=10).finish()
     assert h.messages[4]["content"][0]["content"] == "z" * 9_000
 
 
@@ -58,7 +60,7 @@ def test_short_results_are_never_micro_compacted(tmp_path):
     from core.measure import Measured
 
     h = Measured(list(history))
-    micro_compact(h, comp.ctx, target=0).finish()
+    micro_compact(StageRun(MICRO_COMPACT, comp.ctx, h), target=0).finish()
     assert h.messages == history
 
 
@@ -85,6 +87,6 @@ def test_fit_writes_no_file_for_a_preview_it_does_not_use(tmp_path):
     from core.measure import Measured
 
     h = Measured(list(history))
-    fit_tool_results(h, comp.ctx, target=10).finish()
+    fit_tool_results(StageRun(FIT_TOOL_RESULTS, comp.ctx, h), target=10).finish()
     assert h.messages == history
     assert not (tmp_path / ".task_outputs").exists()

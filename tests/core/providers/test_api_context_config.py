@@ -6,6 +6,7 @@ import json
 
 import pytest
 
+from core.compact.managers import Manager
 from core.config import ConfigError
 from core.providers.api_context import (
     ApiContext,
@@ -26,8 +27,10 @@ def test_the_api_table_builds_both_managers():
     assert api == ApiContext(
         editing=ContextEditing(trigger=40_000, keep=2, exclude_tools=("memory",)),
         compaction=ServerCompaction(trigger=80_000, pause_after_compaction=True), cache=False)
-    assert api.manager("s08") == "s08+api-edit+api-compact"
-    assert ApiContext().manager("s08") == "s08" and not ApiContext().active
+    assert api.managers() == (Manager.API_EDIT, Manager.API_COMPACT)
+    assert api.manager(Manager.PIPELINE) == "ctxlab+api-edit+api-compact"
+    assert api.manager(Manager.API_EDIT) == "api-edit+api-compact"  # each manager once
+    assert ApiContext().manager(Manager.TRUNCATE) == "truncate" and not ApiContext().active
 
 
 def test_a_flag_changes_one_key_of_its_table():

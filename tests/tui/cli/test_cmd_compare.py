@@ -47,14 +47,15 @@ def test_the_table_names_each_strategy_and_the_unanswered_probes(capsys):
 def test_piped_headers_are_whole_and_each_failing_probe_is_one_line_with_its_turns(
         capsys, monkeypatch):
     monkeypatch.delenv("COLUMNS", raising=False)  # a pipe: no width given
+    from core.compact.managers import Manager
     from core.compare import Comparison, ProbeResult, StrategyResult
     from tui.cli.cmd_compare import print_table
 
     failing = [ProbeResult("Which modules are migrated?", "app/mod_01.py", False, (), t)
                for t in (3, 4, 5, 9)]
     probes = (*failing, ProbeResult("What header?", "# migrated", True, ("worklog",), 3))
-    strategies = tuple(StrategyResult(f"strategy-with-a-long-name-{i}", "", True, 51, 5_989,
-                                      5_025, 6, 0, probes) for i in range(4))
+    strategies = tuple(StrategyResult(f"strategy-with-a-long-name-{i}", Manager.PIPELINE, "",
+                                      True, 51, 5_989, 5_025, 6, 0, probes) for i in range(4))
     print_table(Comparison("long-migration", strategies))
     out = capsys.readouterr().out
     header = next(line for line in out.splitlines() if "strategy" in line and "calls" in line)

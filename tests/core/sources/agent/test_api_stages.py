@@ -1,7 +1,10 @@
-"""The API's context management in a whole run: stages by="api", the compaction block kept."""
+"""The API's context management in a whole run: stages by its two managers, the compaction
+block kept."""
 
 from __future__ import annotations
 
+from core.compact.managers import Manager
+from core.compact.stages import row_of
 from core.events import ModelResponse, Stage
 from core.measure import json_chars, list_chars
 from core.providers.api_context import COMPACTION_BETA, ApiContext, ContextEditing, ServerCompaction
@@ -33,8 +36,10 @@ def test_applied_edits_and_compaction_become_api_stages(messages_server, tmp_pat
     ok, rec = run_prompts(messages_server, tmp_path, ["read notes", "more", "again"],
                           memory=False, api_context=API)
     assert ok
-    stages = [s for s in rec.of(Stage) if s.by == "api"]
-    assert [s.stage for s in stages] == ["api_clear_tool_uses", "api_compaction"]
+    stages = [s for s in rec.of(Stage) if Manager(s.by).server]
+    assert [(s.stage, s.by) for s in stages] == [("api_clear_tool_uses", "api-edit"),
+                                                 ("api_compaction", "api-compact")]
+    assert all(row_of(s.stage, s.by) is not None for s in stages)  # rows of the table
     cleared, compacted = stages
     assert cleared.ledger[0]["cleared_input_tokens"] == 30
     assert cleared.ledger[0]["where"] == "client"
