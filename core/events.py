@@ -137,9 +137,12 @@ class ModelRequest(Event):
     # main calls: chars by category (core.compact.breakdown) — the message categories add
     # up to ``chars``; the system prompt's and the tool definitions' are sent besides
     breakdown: dict[str, Any] = field(default_factory=dict)
-    # in-process only: the message list itself (what the model sees, for a viewer)
+    # in-process only: the message list itself (what the model sees, for a viewer) and each
+    # message's JSON chars, as the pipeline measured them
     sent: tuple[dict[str, Any], ...] | None = field(default=None, repr=False, compare=False,
                                                     metadata=LOCAL_ONLY)
+    sent_sizes: tuple[int, ...] = field(default=(), repr=False, compare=False,
+                                        metadata=LOCAL_ONLY)
 
 
 @dataclass(frozen=True, kw_only=True)

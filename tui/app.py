@@ -113,7 +113,7 @@ class CtxlabApp(Routed, LearnerActions, PanelActions, WorkbenchActions):
         self.scenario_title = ""  # "" = live mode
         self.run_breaks: tuple[str, ...] = ()  # as the run reported them (run_start)
         self.run_manager: str = Manager.PIPELINE  # who manages the context (run_start's)
-        self.sent: list[dict[str, Any]] = []  # what the model was sent on the last main call
+        self.sent: ev.ModelRequest | None = None  # the last main call: what the model saw
         self.system_prompt: ev.SystemPrompt | None = None  # as the last main call had it
         self.run_start: ev.RunStart | None = None  # what the source said it runs
         self._views_pending = False
@@ -221,7 +221,7 @@ class CtxlabApp(Routed, LearnerActions, PanelActions, WorkbenchActions):
 
     async def reset_panels(self) -> None:
         """Every panel back to empty (a new run, or a source that went back)."""
-        self.sent, self.system_prompt = [], None
+        self.sent, self.system_prompt = None, None
         await self.query_one(Conversation).reset()
         await self.query_one(ModelView).show([])
         self.query_one(ContextMeter).reset(self.limits(), scripted=self.scripted())
@@ -318,7 +318,7 @@ class CtxlabApp(Routed, LearnerActions, PanelActions, WorkbenchActions):
         if event.purpose == "main":
             self.calls += 1
             if event.sent is not None:
-                self.sent = list(event.sent)
+                self.sent = event
             self.redraw_once(self.update_status)
 
     @handles(ev.SystemPrompt)
@@ -354,14 +354,20 @@ class CtxlabApp(Routed, LearnerActions, PanelActions, WorkbenchActions):
 
     async def refresh_views(self) -> None:
         self._views_pending = False
-        messages = self.sent
-        if not messages:
+        if self.sent is None:
             return
         try:
             if self.query_one(TabbedContent).active == "tab-model":
-                await self.query_one(ModelView).show(messages)
+                await self.show_model_view()
         except NoMatches:
             return
+
+    async def show_model_view(self) -> None:
+        """What the model saw on the last main call, sized as the call's event said."""
+        sent = self.sent
+        await self.query_one(ModelView).show(
+            list(sent.sent or ()) if sent else [], sent.sent_sizes if sent else (),
+            sent.chars if sent else 0)
 
     def on_open_file(self, message: OpenFile) -> None:
         from tui.screens.viewer import Viewer
@@ -385,7 +391,7 @@ class CtxlabApp(Routed, LearnerActions, PanelActions, WorkbenchActions):
 
     async def on_tabbed_content_tab_activated(self, event: TabbedContent.TabActivated) -> None:
         if event.pane.id == "tab-model":
-            await self.query_one(ModelView).show(self.sent)
+            await self.show_model_view()
 
     def on_input_submitted(self, event: Input.Submitted) -> None:
         text = event.value.strip()

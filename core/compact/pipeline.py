@@ -138,6 +138,11 @@ class Compactor:
             self.sizes.keep(history)
         return history.messages
 
+    def sizes_of(self, messages: list[dict]) -> tuple[int, ...]:
+        """Each message's JSON chars, as the last ``prepare()`` measured them (a message it
+        never saw is measured now)."""
+        return tuple(self.sizes.size(message) for message in messages)
+
     def _light(self, messages: list[dict]) -> bool:
         """Can no stage do real work on this call? Then it runs inline: most turns add a
         message or two to a history measured last time, and handing that to a thread costs

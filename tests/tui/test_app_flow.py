@@ -42,7 +42,8 @@ async def test_scenario_played_to_the_end_updates_every_panel(
         # the list the last call sent.
         meter = app.query_one(ContextMeter)
         assert len(meter.history) == app.calls == 10
-        assert meter.chars == meter.history[-1] == json_chars(app.sent)
+        assert app.sent is not None and app.sent.sent is not None
+        assert meter.chars == meter.history[-1] == json_chars(list(app.sent.sent))
         assert sum(meter.breakdown[k] for k in MESSAGE_CATEGORIES) == meter.chars
         # Transcripts: exactly the files on disk, transcripts and results, as events said.
         ws = tmp_path / "ws"
@@ -63,6 +64,9 @@ async def test_scenario_played_to_the_end_updates_every_panel(
         view = app.query_one(ModelView)
         assert isinstance(app.source, AgentSession)
         assert view.messages == app.source.agent.messages[:-1]  # minus the final reply
+        # its sizes are the ones the call's event carried, and exact
+        assert list(view.sizes) == [json_chars(m) for m in view.messages]
+        assert view.total == json_chars(view.messages)
         assert "-summary" in view.children[0].classes  # the [Compacted] message
         await pilot.press("v")
 

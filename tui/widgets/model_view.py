@@ -1,8 +1,8 @@
 """What the model sees: the message list of the last model call, drawn message by message.
 
 The conversation tab shows what happened; this one shows the list the model was actually
-sent — after snips, pointers, previews and summaries (``runner.agent.messages`` as the agent
-adopted it from ``prepare()``). Putting the two side by side
+sent — after snips, pointers, previews and summaries (the list and its sizes as the last
+main ``model_request`` carried them). Putting the two side by side
 is how a learner understands compaction, so special texts (placeholders, persisted previews,
 archive markers, summaries) are coloured and labelled (see :mod:`tui.widgets.render`).
 The list is redrawn only when it changed, compared by message identity (the engine replaces
@@ -16,7 +16,6 @@ from typing import Any
 from textual.content import Content
 from textual.widgets import ListItem, ListView, Static
 
-from core.measure import json_chars, list_chars
 from tui.i18n import t
 from tui.messages import OpenText
 from tui.widgets.readable import readable_message
@@ -30,18 +29,18 @@ class ModelView(ListView):
         super().__init__(id=id)
         self.messages: list[dict[str, Any]] = []
         self._ids: list[int] = []
-        self._sizes: dict[int, tuple[dict[str, Any], int]] = {}
+        self.sizes: tuple[int, ...] = ()
+        self.total = 0
 
-    async def show(self, messages: list[dict[str, Any]]) -> None:
+    async def show(self, messages: list[dict[str, Any]], sizes: tuple[int, ...] = (),
+                   total: int = 0) -> None:
+        """Draw ``messages``, each with its size and the list's ``total`` as the event
+        stated them (no size is measured here)."""
         ids = [id(m) for m in messages]
         if ids == self._ids:
             return
         self.messages, self._ids = list(messages), ids
-        sizes: dict[int, tuple[dict[str, Any], int]] = {}
-        for m in self.messages:
-            known = self._sizes.get(id(m))
-            sizes[id(m)] = known if known is not None and known[0] is m else (m, json_chars(m))
-        self._sizes = sizes
+        self.sizes, self.total = sizes, total
         await self.clear()
         items = [self._item(i, m) for i, m in enumerate(self.messages)]
         items.append(ListItem(Static(self._footer(), classes="model-footer")))
@@ -52,17 +51,14 @@ class ModelView(ListView):
     def _item(self, index: int, message: dict[str, Any]) -> ListItem:
         shape = text_kind(message.get("content"), message)
         classes = f"model-msg -{shape}" if shape != "text" else "model-msg"
-        chars = self._sizes[id(message)][1]
+        chars = self.sizes[index] if index < len(self.sizes) else None
         return ListItem(Static(message_content(index, message, chars=chars)), classes=classes)
 
     def _footer(self) -> Content:
         if not self.messages:
             return Content.styled(t("model.empty"), "dim")
         return Content.styled(t("model.footer", n=len(self.messages),
-                                size=size_label(self.total_chars())), "dim italic")
-
-    def total_chars(self) -> int:
-        return list_chars(size for _, size in self._sizes.values())
+                                size=size_label(self.total)), "dim italic")
 
     def on_list_view_selected(self, event: ListView.Selected) -> None:
         event.stop()

@@ -12,21 +12,12 @@ from textual.content import Content
 from textual.widgets import Static
 
 from core.compact.managers import Manager, manager_names
+from core.sources.controls import MAX_SPEED
 from tui.i18n import t
 from tui.managers import managers_label
 from tui.widgets.redraw import update_if_changed
 
 SPEEDS = (0.25, 0.5, 1.0, 2.0, 4.0, 8.0, 16.0, 1000.0)
-CALL_DELAY = 0.8  # seconds before each main model call at speed ×1
-WORD_DELAY = 0.03  # seconds per streamed word at speed ×1
-MAX_SPEED = 100.0  # at or above: no delays at all
-
-
-def delays(speed: float) -> tuple[float, float]:
-    """``(gate delay, word delay)`` in seconds for a speed multiplier."""
-    if speed >= MAX_SPEED:
-        return 0.0, 0.0
-    return CALL_DELAY / speed, WORD_DELAY / speed
 
 
 def next_speed(speed: float, direction: int) -> float:

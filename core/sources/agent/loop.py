@@ -276,7 +276,8 @@ class Agent:
                                    cache_read_est=split.read, cache_write_est=split.write,
                                    breakdown=self.request_breakdown(described, system,
                                                                     messages),
-                                   sent=tuple(messages)))
+                                   sent=tuple(messages),
+                                   sent_sizes=self.compactor.sizes_of(messages)))
             reply = await self.provider.complete(
                 # a copy: the loop keeps appending to its own list after the call
                 ModelCall(purpose="main", messages=list(messages), system=system,

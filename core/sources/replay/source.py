@@ -255,7 +255,8 @@ class ReplaySource(Source):
         self.emit(ModelRequest(purpose="main", chars=chars, est_tokens=int(chars / self.ratio),
                                messages=len(self.history),
                                breakdown=self.compactor.categories.totals(self.history),
-                               sent=tuple(self.history)))
+                               sent=tuple(self.history),
+                               sent_sizes=self.compactor.sizes_of(self.history)))
         self.emit(ReplayStep(
             index=self.turns, total=self.total,
             original_chars=original_chars, original_messages=len(theirs.messages),
