@@ -16,6 +16,7 @@ each turn, one ``run_end`` when the workbench leaves it.
 from __future__ import annotations
 
 import shutil
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -24,6 +25,7 @@ from textual.app import App, ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.css.query import NoMatches
+from textual.widget import Widget
 from textual.widgets import Footer, Header, Input, TabbedContent, TabPane
 from textual.worker import Worker, WorkerCancelled, WorkerFailed, WorkerState
 
@@ -35,6 +37,7 @@ from core.scenarios import ScenarioError, find_scenario
 from core.sources import Capability, Source
 from core.sources.agent.session import AgentSession, RunOptions
 from core.sources.agent.worklog import DEFAULT_SESSION
+from tui import panels
 from tui.app_actions import WorkbenchActions
 from tui.app_config import AppConfig, shorten, slug
 from tui.app_learner import LearnerActions
@@ -44,14 +47,12 @@ from tui.collector import QuietCollector
 from tui.commands import CtxlabCommands
 from tui.i18n import localize_bindings, set_language, t
 from tui.messages import EngineEvents, EventBridge, OpenFile, OpenText, TextChunk
-from tui.routing import Routed, handles, route_batch
+from tui.routing import Routed, RunInfo, handles, route_batch
 from tui.source_views import SourceView, view_for
 from tui.themes import DEFAULT_THEME, VARIABLE_DEFAULTS, load_themes
-from tui.widgets.context_meter import ContextMeter
 from tui.widgets.conversation import Conversation
 from tui.widgets.memory_catalog import MemoryCatalog
 from tui.widgets.model_view import ModelView
-from tui.widgets.replay_panel import ReplayPanel
 from tui.widgets.run_status import RunStatus
 from tui.widgets.stage_timeline import StageTimeline
 from tui.widgets.transcript_list import TranscriptList
@@ -82,12 +83,6 @@ class CtxlabApp(Routed, LearnerActions, PanelActions, WorkbenchActions):
         Binding("g", "go_to", "key.go_to"),
         Binding("z", "zoom", "key.zoom"),
         Binding("w", "copy_workspace", "key.workspace", show=False),
-        Binding("1", "panel('history')", "key.panel_history", show=False),
-        Binding("2", "panel('model')", "key.panel_model", show=False),
-        Binding("3", "panel('context')", "key.panel_context", show=False),
-        Binding("4", "panel('stages')", "key.panel_stages", show=False),
-        Binding("5", "panel('transcripts')", "key.panel_transcripts", show=False),
-        Binding("6", "panel('memory')", "key.panel_memory", show=False),
         Binding("escape", "leave_prompt", "key.leave_prompt"),
         Binding("slash", "to_prompt", "key.to_prompt", key_display="/"),
         Binding("ctrl+q", "quit", "key.quit", priority=True),
@@ -100,6 +95,8 @@ class CtxlabApp(Routed, LearnerActions, PanelActions, WorkbenchActions):
         set_language(config.lang)  # before any widget exists: they look texts up as they draw
         super().__init__()
         localize_bindings(self)
+        for name, key in panels.keys().items():  # each panel's digit, from its row
+            self.bind(key, f"panel('{name}')", description=t(f"panel.{name}"), show=False)
         self.config = config
         self.speed = self.config.speed
         self.generation = 0
@@ -123,27 +120,32 @@ class CtxlabApp(Routed, LearnerActions, PanelActions, WorkbenchActions):
     # -- layout ---------------------------------------------------------------------------
 
     def compose(self) -> ComposeResult:
+        """The panels of :mod:`tui.panels`, each in its place: tabs on the left, the right
+        column, and the right column's bottom row."""
         yield Header(icon="◆")
         with Horizontal(id="main"):
             with Vertical(id="left"):
                 with TabbedContent(id="tabs"):
-                    with TabPane(t("tab.history"), id="tab-history"):
-                        yield Conversation(self.lookup_result, self.stage_why,
-                                           id="conversation")
-                    with TabPane(t("tab.model"), id="tab-model"):
-                        yield ModelView(id="model-view")
+                    for panel in panels.placed("tab"):
+                        with TabPane(t(f"panel.{panel.name}"), id=f"tab-{panel.name}"):
+                            yield panel.make(self)
                 if self.config.live:
                     yield Input(placeholder=t("prompt.placeholder"), id="prompt")
                 yield RunStatus(id="status")
             with Vertical(id="right"):
                 yield PanelStrip(id="panel-strip")
-                yield ContextMeter(id="context")
-                yield ReplayPanel(id="replay")  # shown only when a replay starts
-                yield StageTimeline(id="stages")
+                yield from self.boxed(panels.placed("right"))
                 with Horizontal(id="bottom-row"):
-                    yield TranscriptList(id="transcripts")
-                    yield MemoryCatalog(id="memory")
+                    yield from self.boxed(panels.placed("bottom"))
         yield Footer()
+
+    def boxed(self, rows: list[panels.Panel]) -> Iterator[Widget]:
+        """The right column's widgets; a keyed one gets the titled box every panel has."""
+        for panel in rows:
+            widget = panel.make(self)
+            if panel.keyed:
+                widget.add_class("-panel")
+            yield widget
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if not self.source_allows(action):  # the source's controls first
@@ -222,12 +224,13 @@ class CtxlabApp(Routed, LearnerActions, PanelActions, WorkbenchActions):
     async def reset_panels(self) -> None:
         """Every panel back to empty (a new run, or a source that went back)."""
         self.sent, self.system_prompt = None, None
-        await self.query_one(Conversation).reset()
-        await self.query_one(ModelView).show([])
-        self.query_one(ContextMeter).reset(self.limits(), scripted=self.scripted())
-        self.query_one(StageTimeline).reset()
-        self.query_one(ReplayPanel).reset()
-        self.query_one(TranscriptList).reset(self.workspace)
+        run = RunInfo(self.workspace, self.limits(), self.scripted())
+        for panel in panels.PANELS:
+            widget = self.query_one(f"#{panel.id}")
+            if isinstance(widget, Routed):
+                done = widget.reset(run)
+                if done is not None:
+                    await done
         self.update_header()
         self.update_status()
 
@@ -237,7 +240,7 @@ class CtxlabApp(Routed, LearnerActions, PanelActions, WorkbenchActions):
         if self.source is not None:
             self.view.detach(self, self.source)
         try:
-            self.query_one(MemoryCatalog).reset(None)
+            self.query_one(MemoryCatalog).show_store(None)
         except NoMatches:
             pass
 

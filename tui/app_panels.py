@@ -2,10 +2,11 @@
 
 A projector at 100 columns or a laptop at 80 cannot show six panels side by side, and a
 panel that silently vanishes is worse than a small one. So below :data:`NARROW_WIDTH` the
-right column shows one panel at a time, under a strip that names all four with their keys
+right column shows one panel at a time, under a strip that names all of them with their keys
 (the shown one highlighted); at any size ``z`` maximises the panel that has the focus and
-restores it again. Every panel has a digit key (``1``…``6``) and a palette entry, so none
-is more than one key away, however many tool calls History holds.
+restores it again. Every panel has a digit key (``1``, ``2``… in the order of
+:mod:`tui.panels`) and a palette entry, so none is more than one key away, however many tool
+calls History holds.
 
 In live mode the prompt takes printable keys, so the footer would list keys that only
 type letters; the play/step/pace keys mean nothing against a real model either. There the
@@ -22,17 +23,15 @@ from textual.app import App
 from textual.content import Content
 from textual.css.query import NoMatches
 from textual.widget import Widget
-from textual.widgets import DataTable, Header, Input, Static, TabbedContent
+from textual.widgets import Header, Input, Static, TabbedContent
 
+from tui import panels
 from tui.i18n import t
 
 if TYPE_CHECKING:
     from tui.app import AppConfig
 
 NARROW_WIDTH = 140  # below: the right column shows one panel at a time
-RIGHT_PANELS = ("context", "stages", "transcripts", "memory")
-PANELS = ("history", "model", *RIGHT_PANELS)
-PANEL_KEYS = {name: str(n) for n, name in enumerate(PANELS, start=1)}  # history → "1"
 # Keys that pace a scripted run: meaningless (and hidden) in live mode.
 SCRIPT_ACTIONS = {"toggle_play", "step", "faster", "slower", "next_compaction"}
 
@@ -42,11 +41,13 @@ class PanelStrip(Static):
 
     def show(self, current: str) -> None:
         parts: list[Any] = []
-        for name in RIGHT_PANELS:
+        keys = panels.keys()
+        for panel in panels.in_strip():
             if parts:
                 parts.append(("│", "dim"))
-            label = f"{PANEL_KEYS[name]} {t(f'panel.{name}')}"
-            parts.append((label, "bold reverse $accent" if name == current else "$text-muted"))
+            label = f"{keys[panel.name]} {t(f'panel.{panel.name}')}"
+            shown = panel.name == current
+            parts.append((label, "bold reverse $accent" if shown else "$text-muted"))
         self.update(Content.assemble(*parts))
 
 
@@ -79,31 +80,38 @@ class PanelActions(App[int]):
         self.fit_header(width)
 
     def panel_widget(self, name: str) -> Widget:
-        return self.query_one("#tabs" if name in ("history", "model") else f"#{name}")
+        """The widget of the panel called ``name`` (a tab's is the tabs it sits in)."""
+        panel = panels.by_name(name)
+        if panel is None or panel.place == "tab":
+            return self.query_one("#tabs")
+        return self.query_one(f"#{panel.id}")
 
     def show_panel(self, name: str) -> None:
         """In the narrow layout, make ``name`` the right column's one panel."""
-        if name in RIGHT_PANELS:
+        strip = panels.in_strip()
+        if any(panel.name == name for panel in strip):
             self.shown_panel = name
         try:
-            for panel in RIGHT_PANELS:
-                self.panel_widget(panel).display = not self.narrow or panel == self.shown_panel
-            self.query_one("#bottom-row").display = not self.narrow or \
-                self.shown_panel in ("transcripts", "memory")
+            for panel in strip:
+                self.panel_widget(panel.name).display = \
+                    not self.narrow or panel.name == self.shown_panel
+            shown = panels.by_name(self.shown_panel)
+            self.query_one("#bottom-row").display = not self.narrow or (
+                shown is not None and shown.place == "bottom")
             self.query_one(PanelStrip).show(self.shown_panel)
         except NoMatches:
             return
 
     def on_descendant_focus(self, event: events.DescendantFocus) -> None:
         """Tab into a panel in the narrow layout: the strip follows."""
-        for name in RIGHT_PANELS:
+        for each in panels.in_strip():
             try:
-                panel = self.panel_widget(name)
+                panel = self.panel_widget(each.name)
             except NoMatches:
                 return
             if event.widget is panel or panel in event.widget.ancestors:
-                if name != self.shown_panel:
-                    self.show_panel(name)
+                if each.name != self.shown_panel:
+                    self.show_panel(each.name)
                 return
 
     # -- panel keys and zoom ----------------------------------------------------------------
@@ -112,23 +120,24 @@ class PanelActions(App[int]):
         """Bring ``name`` into view and give it the keyboard."""
         if self.screen.maximized is not None:
             self.screen.minimize()
-        if name in ("history", "model"):
+        panel = panels.by_name(name)
+        if panel is None:
+            return
+        if panel.place == "tab":
             self.query_one(TabbedContent).active = f"tab-{name}"
-            target: Widget = self.query_one("#conversation" if name == "history"
-                                            else "#model-view")
         else:
             self.show_panel(name)
-            target = self.panel_widget(name)
-            if name == "memory":
-                target = target.query_one(DataTable)
+        target = self.query_one(f"#{panel.id}")
+        if not target.focusable:  # a container panel: the first thing in it that takes keys
+            target = next((w for w in target.query("*") if w.focusable), target)
         self.call_after_refresh(target.focus)
 
     def focused_panel(self) -> Widget | None:
         focused = self.screen.focused
         if focused is None:
             return None
-        for name in PANELS:
-            panel = self.panel_widget(name)
+        for each in panels.keyed():
+            panel = self.panel_widget(each.name)
             if focused is panel or panel in focused.ancestors:
                 return panel
         return None

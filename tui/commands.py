@@ -14,7 +14,7 @@ from typing import Any
 
 from textual.command import DiscoveryHit, Hit, Hits, Provider
 
-from tui.app_panels import PANEL_KEYS
+from tui import panels
 from tui.i18n import t
 
 # (title id, action, help id): the app's actions, in the order the palette lists them.
@@ -52,8 +52,8 @@ class CtxlabCommands(Provider):
             (t(title), partial(app.run_action, action), t(help_text))
             for title, action, help_text in ACTIONS
         ]
-        for name, key in PANEL_KEYS.items():  # "Go to Memory" etc.: one entry per panel
-            out.append((t("palette.panel", name=t(f"key.panel_{name}")),
+        for name, key in panels.keys().items():  # "Go to Memory" etc.: one entry per panel
+            out.append((t("palette.panel", name=t(f"panel.{name}")),
                         partial(app.run_action, f"panel('{name}')"),
                         t("palette.panel_help", key=key)))
         for name in getattr(app, "available_themes", {}):

@@ -3,7 +3,9 @@
 A widget (or the app) mixes in :class:`Routed` and marks methods with
 :func:`handles`; the app hands every engine event to each routed widget it composed, and
 each one calls its own handlers for that event's type. No central switch knows every
-widget: adding a panel is its widget (with its handlers) plus one line in ``compose``.
+widget: adding a panel is its widget (with its handlers) plus one row in :mod:`tui.panels`.
+Every routed panel also has :meth:`Routed.reset`, which the app calls when a run starts (or
+its source goes back), so no panel carries a run's state into the next.
 
 Events come in bursts: one ``prepare()`` reports several stages at once, a replay step
 brings a request, its stages and its usage together, and the app receives them as one
@@ -17,9 +19,12 @@ not fifty times, and the screen is laid out once for all of it.
 from __future__ import annotations
 
 import inspect
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, ClassVar, TypeVar
 
+from core.config import Thresholds
 from core.events import Event
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -34,6 +39,16 @@ def handles(*types: type[Event]) -> Callable[[F], F]:
         return method
 
     return mark
+
+
+@dataclass(frozen=True)
+class RunInfo:
+    """What a panel may need to start over empty: where the run works, the limits in force,
+    and whether API usage will ever come (a scripted run says so instead of "not yet")."""
+
+    workspace: Path
+    limits: Thresholds
+    scripted: bool
 
 
 class Routed:
@@ -53,6 +68,10 @@ class Routed:
                     if name not in names:
                         names.append(name)
         cls._routes = {kind: tuple(names) for kind, names in routes.items()}
+
+    def reset(self, run: RunInfo) -> Awaitable[None] | None:
+        """A run starts (or its source went back): forget what was drawn. May be async."""
+        return None
 
     async def route(self, event: Event) -> None:
         """One event on its own: its handlers, then the redraws they asked for."""

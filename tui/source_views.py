@@ -52,7 +52,7 @@ class SessionView(SourceView):
         catalog = app.query_one(MemoryCatalog)
         if catalog.store is not None:
             return
-        catalog.reset(source.memory_store)
+        catalog.show_store(source.memory_store)
         try:
             source.watch_memory()
         except OSError as exc:

@@ -162,7 +162,8 @@ class Controls:
         while True:
             if self._target is not None and position is not None:
                 if position != self._target:
-                    return  # seeking: no pause, no pace
+                    await asyncio.sleep(0)  # seeking: no pause, no pace, but a yield
+                    return
                 self._target = None  # arrived: held here
             if self._until_stage and self._stage_seen:
                 self._until_stage = self._stage_seen = False  # the stage came: held here
@@ -173,6 +174,8 @@ class Controls:
             self._budget -= 1
         if not self._until_stage and self.delay > 0:
             await self.sleep(self.delay)
+        else:  # every step yields: a front end draws, and a cancel lands, between steps
+            await asyncio.sleep(0)
 
     async def next_prompt(self) -> str | None:
         """The next prompt sent, in order; None once :meth:`finish` was called."""

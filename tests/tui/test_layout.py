@@ -9,8 +9,9 @@ import pytest
 from textual.widgets import DataTable, Header, Static
 
 from tests.tui.conftest import play_to_end, wait_for
+from tui import panels
 from tui.app import CtxlabApp
-from tui.app_panels import RIGHT_PANELS, PanelStrip
+from tui.app_panels import PanelStrip
 from tui.i18n import t
 from tui.why import stage_hint
 from tui.widgets.context_meter import ContextMeter, spark_rows
@@ -20,9 +21,12 @@ from tui.widgets.stage_timeline import StageTimeline
 pytestmark = pytest.mark.anyio
 
 
+RIGHT_PANELS = [panel.name for panel in panels.in_strip()]
+
+
 def shown(app: CtxlabApp) -> list[str]:
-    return [name for name in RIGHT_PANELS if app.panel_widget(name).display
-            and (name not in ("transcripts", "memory") or app.query_one("#bottom-row").display)]
+    return [panel.name for panel in panels.in_strip() if app.panel_widget(panel.name).display
+            and (panel.place != "bottom" or app.query_one("#bottom-row").display)]
 
 
 async def test_narrow_terminal_shows_one_panel_named_in_a_strip_and_keys_switch(

@@ -34,7 +34,7 @@ from core import events as ev
 from core.compact.breakdown import MESSAGE_CATEGORIES, SENT_EVERY_CALL
 from core.config import Thresholds
 from tui.i18n import t
-from tui.routing import Routed, handles
+from tui.routing import Routed, RunInfo, handles
 from tui.widgets.cache_line import CacheLine
 from tui.widgets.redraw import update_if_changed
 
@@ -172,10 +172,9 @@ class ContextMeter(Routed, Vertical, can_focus=True):
 
     # -- inputs ---------------------------------------------------------------------------
 
-    def reset(self, limits: Thresholds, scripted: bool | None = None) -> None:
-        self.limits = limits
-        if scripted is not None:
-            self.scripted = scripted
+    def reset(self, run: RunInfo) -> None:
+        self.limits = run.limits
+        self.scripted = run.scripted
         self.chars = self.est_tokens = 0
         self.usage_tokens = self.counted_tokens = None
         self.history = []

@@ -35,7 +35,7 @@ from textual.widgets.markdown import MarkdownStream
 from core import events as ev
 from core.events import PairViolation, ProbeChecked, Stage, ToolCall, ToolResult
 from tui.i18n import localize_bindings, t
-from tui.routing import Routed, handles
+from tui.routing import Routed, RunInfo, handles
 from tui.widgets.tool_block import Lookup, ToolBlock
 
 MAX_WIDGETS = 400  # a long live session keeps the newest; the transcripts keep the rest
@@ -82,7 +82,7 @@ class Conversation(Routed, VerticalScroll, can_focus_children=False):
         self._stream: MarkdownStream | None = None
         self._tools: dict[str, ToolBlock] = {}
 
-    async def reset(self) -> None:
+    async def reset(self, run: RunInfo | None = None) -> None:
         await self.end_assistant()
         self._pending.clear()
         self._tools.clear()

@@ -32,7 +32,7 @@ from textual.widgets import DataTable, Static
 from core import events as ev
 from core.memory import INDEX_NAME, MemoryStore, MemoryStoreError
 from tui.i18n import localize_bindings, t
-from tui.routing import Routed, handles
+from tui.routing import Routed, RunInfo, handles
 
 DEBOUNCE_SECONDS = 0.1
 TYPE_STYLE = {
@@ -113,7 +113,12 @@ class MemoryCatalog(Routed, Vertical):
 
     # -- state ----------------------------------------------------------------------------
 
-    def reset(self, store: MemoryStore | None) -> None:
+    def reset(self, run: RunInfo | None = None) -> None:
+        """A new run: no store until the session shows its own (:meth:`show_store`)."""
+        self.show_store(None)
+
+    def show_store(self, store: MemoryStore | None) -> None:
+        """The store to list (None: none), and nothing recalled or rejected yet."""
         self.store = store
         self.recalled = set()
         self.rejected = []

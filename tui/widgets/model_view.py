@@ -18,11 +18,12 @@ from textual.widgets import ListItem, ListView, Static
 
 from tui.i18n import t
 from tui.messages import OpenText
+from tui.routing import Routed, RunInfo
 from tui.widgets.readable import readable_message
 from tui.widgets.render import message_content, size_label, text_kind
 
 
-class ModelView(ListView):
+class ModelView(Routed, ListView):
     """One item per message of the agent's current history."""
 
     def __init__(self, *, id: str | None = None) -> None:
@@ -31,6 +32,9 @@ class ModelView(ListView):
         self._ids: list[int] = []
         self.sizes: tuple[int, ...] = ()
         self.total = 0
+
+    async def reset(self, run: RunInfo | None = None) -> None:
+        await self.show([])
 
     async def show(self, messages: list[dict[str, Any]], sizes: tuple[int, ...] = (),
                    total: int = 0) -> None:

@@ -22,7 +22,7 @@ from core.compact.breakdown import CATEGORIES
 from core.compact.managers import Manager
 from tui.i18n import t
 from tui.managers import manager_label
-from tui.routing import Routed, handles
+from tui.routing import Routed, RunInfo, handles
 from tui.widgets.redraw import update_if_changed
 
 
@@ -50,7 +50,7 @@ class ReplayPanel(Routed, Static):
         self.step: ev.ReplayStep | None = None
         self.original_stage: ev.Stage | None = None
 
-    def reset(self) -> None:
+    def reset(self, run: RunInfo | None = None) -> None:
         self.start = self.step = self.original_stage = None
         self.display = False
 

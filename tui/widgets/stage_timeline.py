@@ -22,7 +22,7 @@ from core.compact.managers import Manager
 from core.events import PairViolation, Stage
 from tui.i18n import t
 from tui.managers import by_label
-from tui.routing import Routed, handles
+from tui.routing import Routed, RunInfo, handles
 from tui.stage_diff import StageRecord
 from tui.why import stage_hint
 
@@ -82,7 +82,7 @@ class StageTimeline(Routed, DataTable[str | Content]):
             self._require_update_dimensions = True
             self.refresh()
 
-    def reset(self) -> None:
+    def reset(self, run: RunInfo | None = None) -> None:
         self.clear()
         self.records.clear()
         self.violations.clear()

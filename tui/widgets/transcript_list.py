@@ -20,7 +20,7 @@ from textual.widgets import DataTable
 
 from core.events import ArchiveListing, Stage
 from tui.i18n import t
-from tui.routing import Routed, handles
+from tui.routing import Routed, RunInfo, handles
 from tui.widgets.render import short_size
 
 NAME_CELLS = 19  # the file column's width
@@ -77,9 +77,8 @@ class TranscriptList(Routed, DataTable):
         self.add_column(t("tx.col.stage"), key="stage", width=16)
         self.refresh_files()
 
-    def reset(self, workspace: Path | None = None) -> None:
-        """A new run: nothing listed until its events say what its archive holds (the
-        workspace is the caller's; the events' paths are relative to it)."""
+    def reset(self, run: RunInfo | None = None) -> None:
+        """A new run: nothing listed until its events say what its archive holds."""
         self.files.clear()
         self.refresh_files()
 
