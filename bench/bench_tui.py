@@ -124,7 +124,8 @@ async def measure_stall(play: bool) -> tuple[float, float, float, int]:
             await pilot.pause(0.1)
             gaps.clear()
             if play:
-                app.session.resume()
+                assert app.source is not None
+                app.source.resume()
                 for _ in range(1500):
                     if app.finished:
                         break

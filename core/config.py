@@ -18,6 +18,16 @@ from core.untrusted import MAX_DEPTH, UntrustedFileError, read_limited, too_deep
 # somewhere, and past this a value is a typo or an attack. The one bound of every count.
 MAX_SETTING = 10**12
 
+# The teaching lab's break switches: each turns off exactly one protection of the pipeline
+# (core/compact), so a room can watch what that protection is for.
+BREAK_SWITCHES = (
+    "pair-protection",
+    "unseen-guard",
+    "persist-before-placeholder",
+    "pointer-idempotence",
+    "stage-order",
+)
+
 
 class ConfigError(ValueError):
     """A setting has a bad value; the message names the key."""

@@ -15,7 +15,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, TypeVar
 
-from core.compact.managers import Manager, joined, read_by
+from core.compact.managers import Manager as Manager  # the vocabulary of stage.by
+from core.compact.managers import joined, manager_names, read_by
 from core.usage import Usage, context_tokens
 
 EVENT_TYPES: dict[str, type[Event]] = {}
@@ -83,6 +84,12 @@ class RunStart(Event):
     def __post_init__(self) -> None:
         # an older log's spellings ("s08") read as today's names
         object.__setattr__(self, "context_manager", joined([self.context_manager]))
+
+    @property
+    def managers(self) -> tuple[str, ...]:
+        """Each manager of ``context_manager``, in order (a name this version does not
+        know kept as it is)."""
+        return manager_names(self.context_manager)
 
 
 @dataclass(frozen=True, kw_only=True)

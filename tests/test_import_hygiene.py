@@ -1,4 +1,4 @@
-"""core/ must never import Textual: the UI consumes core's events, never the reverse."""
+"""Import hygiene: core never imports Textual, no cycles, the app takes little from core."""
 
 import ast
 import subprocess
@@ -88,3 +88,54 @@ def test_core_and_tui_have_no_import_cycles():
         if module not in state:
             visit(module, [module])
     assert cycles == []
+
+
+# What the Textual app (tui/ outside tui/cli/) takes from core, and why. The app draws the
+# events of a source and calls its controls; everything else it knows of the engine is here.
+APP_IMPORTS = {
+    "core.events": "the events it draws, and the vocabularies their fields use",
+    "core.sources": "the source base: its controls and capabilities",
+    "core.sources.agent.session": "ctxlab's own session, which the workbench opens and restarts",
+    "core.config": "the thresholds and break switches a presenter edits",
+    "core.usage": "a call's tokens, as the events read them",
+    "core.pricing": "what those tokens cost, for the cache line",
+    "core.scenarios": "the bundled scenarios it offers",
+    "core.memory": "memory editing: the store a person edits by hand",
+    "core.compact.breakdown": "pointer rendering: the shapes compaction leaves, and the categories",
+    "core.compact.stages": "the stage table: what each stage writes and reads",
+    "core.compare": "the compare lab, which runs the strategies",
+    "core.archive.atomic": "a stage export, written like every other file",
+}
+
+
+def _core_imports(files: list[Path]) -> set[str]:
+    """The core modules these files import (at any level; TYPE_CHECKING blocks aside)."""
+    used: set[str] = set()
+    for path in files:
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        for node in ast.walk(tree):
+            if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.dump(node.test):
+                node.body = []
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Import):
+                used |= {a.name for a in node.names if a.name.split(".")[0] == "core"}
+            elif isinstance(node, ast.ImportFrom) and node.module == "core":
+                used |= {f"core.{a.name}" for a in node.names}
+            elif isinstance(node, ast.ImportFrom) and node.module and \
+                    node.module.split(".")[0] == "core":
+                used.add(node.module)
+    return used
+
+
+def test_the_textual_app_takes_from_core_only_what_this_test_names():
+    tui = CORE.parent / "tui"
+    app = [p for p in tui.rglob("*.py") if "cli" not in p.relative_to(tui).parts]
+    used = _core_imports(app)
+    assert sorted(used - set(APP_IMPORTS)) == []
+    assert sorted(set(APP_IMPORTS) - used) == []  # the list says what is, not what was
+    assert len(APP_IMPORTS) <= 12
+
+
+def test_core_keeps_at_most_ten_loose_modules_beside_its_packages():
+    loose = sorted(p.name for p in CORE.glob("*.py") if p.name != "__init__.py")
+    assert len(loose) <= 10, loose

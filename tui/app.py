@@ -30,13 +30,11 @@ from textual.widgets import Footer, Header, Input, TabbedContent, TabPane
 from textual.worker import Worker, WorkerCancelled, WorkerFailed, WorkerState
 
 from core import events as ev
-from core.compact.managers import Manager
 from core.config import Thresholds
-from core.events import Emitter
+from core.events import Emitter, Manager
 from core.scenarios import ScenarioError, find_scenario
 from core.sources import Capability, Source
-from core.sources.agent.session import AgentSession, RunOptions
-from core.sources.agent.worklog import DEFAULT_SESSION
+from core.sources.agent.session import DEFAULT_SESSION, AgentSession, RunOptions
 from tui import panels
 from tui.app_actions import WorkbenchActions
 from tui.app_config import AppConfig, shorten, slug
@@ -109,7 +107,8 @@ class CtxlabApp(Routed, LearnerActions, PanelActions, WorkbenchActions):
         self.finished = False
         self.scenario_title = ""  # "" = live mode
         self.run_breaks: tuple[str, ...] = ()  # as the run reported them (run_start)
-        self.run_manager: str = Manager.PIPELINE  # who manages the context (run_start's)
+        # who manages the context, as run_start says
+        self.run_managers: tuple[str, ...] = (Manager.PIPELINE,)
         self.sent: ev.ModelRequest | None = None  # the last main call: what the model saw
         self.system_prompt: ev.SystemPrompt | None = None  # as the last main call had it
         self.run_start: ev.RunStart | None = None  # what the source said it runs
@@ -303,7 +302,7 @@ class CtxlabApp(Routed, LearnerActions, PanelActions, WorkbenchActions):
             self.view.started(self, self.source)
         self.run_start = event
         self.run_breaks = tuple(event.breaks)
-        self.run_manager = event.context_manager
+        self.run_managers = event.managers
         self.update_header()
         self.redraw_once(self.update_status)
 
@@ -432,7 +431,7 @@ class CtxlabApp(Routed, LearnerActions, PanelActions, WorkbenchActions):
         self.query_one(RunStatus).show(finished=self.finished, live=self.config.live,
                                        paused=self.paused, speed=self.speed,
                                        calls=self.calls, breaks=self.run_breaks,
-                                       manager=self.run_manager,
+                                       managers=self.run_managers,
                                        own=self.view.own_session)
 
     def scripted(self) -> bool:

@@ -5,13 +5,16 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from core.config import Thresholds
-from core.providers.api_context import ApiContext
 from core.scenarios import DEFAULT_SCENARIO
 from core.sources import Source
 from tui.i18n import t
 from tui.themes import DEFAULT_THEME
+
+if TYPE_CHECKING:
+    from core.providers.api_context import ApiContext
 
 
 @dataclass

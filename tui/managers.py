@@ -1,6 +1,6 @@
 """Who manages the context, in the reader's words.
 
-Core names each manager once (:mod:`core.compact.managers`: ``ctxlab``, ``api-compact``,
+Core names each manager once (:class:`core.events.Manager`: ``ctxlab``, ``api-compact``,
 ``claude-code``…), and those names are what a script reads in ``--json``. The workbench says
 them in the reader's language instead — the status line, the stage timeline, the inspector,
 the compare screen — from ``manager.<name>`` in the locales. A name this version does not
@@ -9,7 +9,8 @@ know (a log written by a newer one) is shown as it is rather than hidden.
 
 from __future__ import annotations
 
-from core.compact.managers import manager_names
+from collections.abc import Sequence
+
 from tui.i18n import t
 
 AND = " + "  # several managers at once, as the status line says them
@@ -22,9 +23,9 @@ def manager_label(name: str) -> str:
     return name if text == key else text
 
 
-def managers_label(context_manager: str) -> str:
-    """``run_start.context_manager`` in words: ``s08 pipeline + API compaction``."""
-    return AND.join(manager_label(name) for name in manager_names(context_manager))
+def managers_label(managers: Sequence[str]) -> str:
+    """``run_start``'s managers in words: ``s08 pipeline + API compaction``."""
+    return AND.join(manager_label(name) for name in managers)
 
 
 def by_label(name: str) -> str:

@@ -11,12 +11,14 @@ import the proxy (and its HTTP stack) just to build this table.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
 from core.sources import Source
 from tui.i18n import t
 
 if TYPE_CHECKING:
+    from core.sources.agent.session import AgentSession
+    from core.sources.watch.source import WatchSource
     from tui.app import CtxlabApp
 
 
@@ -45,24 +47,20 @@ class SessionView(SourceView):
     def started(self, app: CtxlabApp, source: Source) -> None:
         # after run_start: the run has generated and seeded the workspace by now (opening
         # the store earlier would create .memory and stop the sample files being generated)
-        from core.sources.agent.session import AgentSession
         from tui.widgets.memory_catalog import MemoryCatalog
 
-        assert isinstance(source, AgentSession)
+        session = cast("AgentSession", source)  # this view's row is AgentSession's
         catalog = app.query_one(MemoryCatalog)
         if catalog.store is not None:
             return
-        catalog.show_store(source.memory_store)
+        catalog.show_store(session.memory_store)
         try:
-            source.watch_memory()
+            session.watch_memory()
         except OSError as exc:
             app.notify(t("mem.not_watched", error=exc), severity="warning")
 
     def detach(self, app: CtxlabApp, source: Source) -> None:
-        from core.sources.agent.session import AgentSession
-
-        assert isinstance(source, AgentSession)
-        source.stop_watching_memory()
+        cast("AgentSession", source).stop_watching_memory()
 
 
 class ReplayView(SourceView):
@@ -83,11 +81,9 @@ class WatchView(SourceView):
     noun = "source.watch"
 
     async def attach(self, app: CtxlabApp, source: Source) -> None:
-        from core.sources.watch.source import WatchSource
         from tui.screens.watch import WatchScreen
 
-        assert isinstance(source, WatchSource)
-        screen = WatchScreen(body_of=source.body)
+        screen = WatchScreen(body_of=cast("WatchSource", source).body)
         await app.push_screen(screen)
         app.routed.append(screen)
 

@@ -15,8 +15,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from core.archive.store import TRANSCRIPT_DIR
-from core.compact.stages import row_of
 from core.events import Stage
 from tui.i18n import t
 
@@ -32,11 +30,9 @@ class StageRecord:
 
     @property
     def transcript(self) -> str | None:
-        row = row_of(self.event.stage, self.event.by)
-        if row is None or row.writes != "transcript":
-            return None
-        prefix = TRANSCRIPT_DIR.as_posix() + "/"
-        return next((f for f in self.event.files if f.startswith(prefix)), None)
+        """The transcript the stage saved, as the archive recorded it (None: it saved none)."""
+        return next((str(record["path"]) for record in self.event.archived
+                     if record.get("kind") == "transcript"), None)
 
 
 @dataclass(frozen=True)

@@ -21,14 +21,6 @@ from core.events import Event, PointerBroken, Stage, StageSnapshot
 from core.measure import CHARS_PER_TOKEN, Measured
 from core.messages import Violation, validate_pairs
 
-BREAK_SWITCHES = (
-    "pair-protection",
-    "unseen-guard",
-    "persist-before-placeholder",
-    "pointer-idempotence",
-    "stage-order",
-)
-
 
 def _discard(event: Event) -> Any:
     return event

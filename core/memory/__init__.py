@@ -45,11 +45,13 @@ from core.memory.recall import render_memory_sections
 from core.memory.select import keyword_select, select_memories
 from core.memory.store import (
     MEMORY_TYPES,
+    FrontmatterError,
     InvalidFile,
     MemoryStore,
     MemoryStoreError,
     Record,
     parse_document,
+    record_from_text,
     render_document,
     slugify,
 )
@@ -59,6 +61,7 @@ __all__ = [
     "INDEX_NAME",
     "MEMORY_TYPES",
     "ConsolidationResult",
+    "FrontmatterError",
     "InvalidFile",
     "MemoryStore",
     "MemoryStoreError",
@@ -71,6 +74,7 @@ __all__ = [
     "offline_candidates",
     "offline_consolidate",
     "parse_document",
+    "record_from_text",
     "render_document",
     "render_index",
     "render_memory_sections",

@@ -33,7 +33,9 @@ from typing import Any, ClassVar, Self
 from core.config import Thresholds
 from core.events import Error, EventT, RunEnd, RunStart, Sink, Stage
 from core.providers.base import ProviderError
-from core.sources.controls import Controls
+from core.sources.controls import MAX_SPEED, Controls
+
+__all__ = ["MAX_SPEED", "Capability", "Controls", "Source", "Unsupported", "error_event"]
 
 
 class Capability(enum.StrEnum):

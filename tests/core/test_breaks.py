@@ -20,11 +20,11 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from core.archive.store import EARLIER_PREFIX, RESULTS_DIR, Archive, pointer_path
-from core.compact.context import BREAK_SWITCHES, CompactContext, StageRun
+from core.compact.context import CompactContext, StageRun
 from core.compact.micro import micro_compact
 from core.compact.pipeline import Compactor
 from core.compact.stages import MICRO_COMPACT
-from core.config import Thresholds
+from core.config import BREAK_SWITCHES, Thresholds
 from core.events import Recorder
 from core.measure import Measured
 from core.messages import validate_pairs

@@ -49,7 +49,7 @@ def test_every_id_the_code_uses_is_in_the_catalog() -> None:
 
 
 def test_stage_hints_and_break_texts_cover_every_stage_and_switch() -> None:
-    from core.compact.context import BREAK_SWITCHES
+    from core.config import BREAK_SWITCHES
     from core.compact.stages import stage_names
     from tui.why import HINT, stage_key
 

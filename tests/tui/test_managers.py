@@ -13,14 +13,21 @@ def test_every_manager_has_words_in_every_language() -> None:
         assert [m for m in Manager if f"manager.{m.value}" not in catalog] == []
 
 
+def said(context_manager: str) -> str:
+    from core.events import RunStart
+
+    return managers_label(RunStart(provider="p", workspace="/w",
+                                   context_manager=context_manager).managers)
+
+
 def test_a_context_manager_value_is_said_in_words_older_names_too() -> None:
-    assert managers_label("ctxlab+api-compact") == "s08 pipeline + API compaction"
-    assert managers_label("s08+api-edit") == "s08 pipeline + API context editing"
+    assert said("ctxlab+api-compact") == "s08 pipeline + API compaction"
+    assert said("s08+api-edit") == "s08 pipeline + API context editing"
     assert manager_label("someone-new") == "someone-new"  # a newer log's name, shown as is
     assert by_label(Manager.CLAUDE_CODE) == "by Claude Code"
     try:
         set_language("zh")
-        assert managers_label("truncate+api-edit") == "截断 + API 上下文编辑"
+        assert said("truncate+api-edit") == "截断 + API 上下文编辑"
     finally:
         set_language("en")
 

@@ -11,13 +11,13 @@ import subprocess
 import sys
 from pathlib import Path
 
-from tui import screenshots
+from tui.cli import screenshots
 
 FIXED_LENGTH = len("/tmp/ctxlab-scenes")  # the length every snapshot was taken with
 
 
 def _root_in_child() -> str:
-    code = "from tui import screenshots; print(screenshots.scene_root())"
+    code = "from tui.cli import screenshots; print(screenshots.scene_root())"
     return subprocess.run([sys.executable, "-c", code], check=True, capture_output=True,
                           text=True, cwd=Path(__file__).resolve().parents[2]).stdout.strip()
 

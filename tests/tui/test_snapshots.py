@@ -1,7 +1,7 @@
 """Snapshot tests of the main screen (in English and Chinese, and at the sizes a laptop, a
 projector and a small terminal have), the inspector, the editor and the welcome card.
 
-The scenes are the ones ``python -m tui.screenshots`` uses (on the tiny test scenario, so the
+The scenes are the ones ``python -m tui.cli.screenshots`` uses (on the tiny test scenario, so the
 pictures depend on this suite only): fixed theme, fixed size, a fixed workspace path,
 numbered transcript names, no blinking cursor, no toasts.
 """
@@ -15,7 +15,7 @@ import pytest
 from textual.pilot import Pilot
 
 from tests.tui.conftest import TINY, TINY_ZH
-from tui import screenshots
+from tui.cli import screenshots
 
 SIZE = screenshots.SIZE
 

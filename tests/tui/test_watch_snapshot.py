@@ -1,5 +1,5 @@
 """A snapshot of the watch screen as ``ctxlab watch`` shows it: the workbench on a watch
-source (the canned one of :mod:`tui.watch_scene`, fixed times and sizes), the watch screen
+source (the canned one of :mod:`tui.cli.watch_scene`, fixed times and sizes), the watch screen
 pushed over its panels and fed through the same batched bridge."""
 
 from __future__ import annotations
@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
-from tui.watch_scene import SIZE, canned_watch_app, settle_watch
+from tui.cli.watch_scene import SIZE, canned_watch_app, settle_watch
 
 
 def test_watch_screen_snapshot(snap_compare: Callable[..., bool], tmp_path: Path) -> None:

@@ -28,7 +28,7 @@ DEFAULT_PORT = 8000
 
 
 def add_parser(sub: Any) -> argparse.ArgumentParser:
-    from core.compact.context import BREAK_SWITCHES
+    from core.config import BREAK_SWITCHES
     from tui.cli.cmd_app import THEMES_HELP
     from tui.cli.flags import add_break_flag
 

@@ -8,8 +8,7 @@ import math
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from core.compact.context import BREAK_SWITCHES
-from core.config import MAX_SETTING, Thresholds
+from core.config import BREAK_SWITCHES, MAX_SETTING, Thresholds
 
 EXIT_USAGE = 2
 BREAK_HELP = f"disable one protection (teaching lab): {', '.join(BREAK_SWITCHES)}"

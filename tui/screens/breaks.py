@@ -1,6 +1,6 @@
 """Break switches (teaching lab): turn protections of the pipeline off, then replay.
 
-Each switch in :data:`core.compact.context.BREAK_SWITCHES` disables exactly one protection,
+Each switch in :data:`core.config.BREAK_SWITCHES` disables exactly one protection,
 so a class can watch what it was protecting against (see docs/TEACHING.md). A switch changes
 how the engine behaves from the first call, so applying them restarts the current scenario
 from scratch, in a fresh temporary workspace — the modal returns the chosen set and the app
@@ -19,7 +19,7 @@ from textual.content import Content
 from textual.screen import ModalScreen
 from textual.widgets import Button, Static, Switch
 
-from core.compact.context import BREAK_SWITCHES
+from core.config import BREAK_SWITCHES
 from tui.i18n import localize_bindings, t
 
 

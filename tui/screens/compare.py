@@ -26,7 +26,7 @@ from textual.widgets import DataTable, Footer, ProgressBar, Static
 
 from core.compare import STRATEGIES, Strategy, StrategyResult, compare_sync
 from core.config import Thresholds, scenario_thresholds
-from core.scenarios.model import Scenario
+from core.scenarios import Scenario
 from tui.i18n import has, localize_bindings, t
 from tui.managers import manager_label
 from tui.widgets.compare_chart import CompareChart

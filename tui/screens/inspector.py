@@ -26,8 +26,8 @@ from textual.content import Content
 from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Static
 
-from core.compact.managers import Manager
 from core.config import Thresholds
+from core.events import Manager
 from tui.i18n import localize_bindings, t
 from tui.managers import by_label
 from tui.messages import OpenFile

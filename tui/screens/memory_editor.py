@@ -23,8 +23,7 @@ from textual.containers import Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Footer, Static, TextArea
 
-from core.memory import MemoryStore, MemoryStoreError
-from core.memory.store import FrontmatterError, record_from_text
+from core.memory import FrontmatterError, MemoryStore, MemoryStoreError, record_from_text
 from tui.i18n import localize_bindings, t
 
 # The frontmatter keys and the type value are the store's format: never translated.

@@ -19,7 +19,7 @@ from textual.widgets import Static
 
 from core import events as ev
 from core.compact.breakdown import CATEGORIES
-from core.compact.managers import Manager
+from core.events import Manager
 from tui.i18n import t
 from tui.managers import manager_label
 from tui.routing import Routed, RunInfo, handles

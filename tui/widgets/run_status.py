@@ -11,8 +11,8 @@ from __future__ import annotations
 from textual.content import Content
 from textual.widgets import Static
 
-from core.compact.managers import Manager, manager_names
-from core.sources.controls import MAX_SPEED
+from core.events import Manager
+from core.sources import MAX_SPEED
 from tui.i18n import t
 from tui.managers import managers_label
 from tui.widgets.redraw import update_if_changed
@@ -35,7 +35,8 @@ class RunStatus(Static):
     """
 
     def show(self, *, finished: bool, live: bool, paused: bool, speed: float,
-             calls: int, breaks: tuple[str, ...] = (), manager: str = Manager.PIPELINE,
+             calls: int, breaks: tuple[str, ...] = (),
+             managers: tuple[str, ...] = (Manager.PIPELINE,),
              own: bool = True) -> None:
         if finished:  # only ctxlab's own session can be replaced by another scenario (o)
             state = t("status.finished" if own else "status.finished_source")
@@ -47,9 +48,9 @@ class RunStatus(Static):
             state = t("status.playing")
         pace = t("status.max") if speed >= MAX_SPEED else f"×{speed:g}"
         line = Content(t("status.line", state=state, pace=pace, calls=calls))
-        if manager_names(manager) != (Manager.PIPELINE,):  # the default goes unsaid
+        if managers != (Manager.PIPELINE,):  # the default goes unsaid
             line = Content.assemble(line, "   ",
-                                    t("status.manager", manager=managers_label(manager)))
+                                    t("status.manager", manager=managers_label(managers)))
         if breaks:
             line = Content.assemble(line, "   ", (
                 "⚠ " + t("status.broken", switches=", ".join(breaks)), "bold $warning"))

@@ -18,8 +18,7 @@ from textual.message import Message
 from textual.widgets import DataTable
 from textual.widgets.data_table import ColumnKey
 
-from core.compact.managers import Manager
-from core.events import PairViolation, Stage
+from core.events import Manager, PairViolation, Stage
 from tui.i18n import t
 from tui.managers import by_label
 from tui.routing import Routed, RunInfo, handles

@@ -49,7 +49,7 @@ from core.sources.agent.worklog import (
     worklog_path,
 )
 
-__all__ = ["AgentSession", "RunOptions"]
+__all__ = ["DEFAULT_SESSION", "AgentSession", "RunOptions"]
 
 PLAYED = frozenset({Capability.PAUSE, Capability.STEP, Capability.PACE,
                     Capability.NEXT_STAGE, Capability.THRESHOLDS, Capability.CANCEL})

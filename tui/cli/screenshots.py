@@ -1,11 +1,11 @@
-"""Regenerate the SVG screenshots in ``screenshots/``: ``python -m tui.screenshots``.
+"""Regenerate the SVG screenshots in ``screenshots/``: ``python -m tui.cli.screenshots``.
 
 Each screenshot is a *scene*: a fixed scenario, theme and terminal size, driven headless to
 a fixed point, so the pictures only change when the workbench does. The same scene
 functions drive the snapshot tests, which is what keeps the README's pictures honest.
 
 A replay (``replay``: a Claude Code session copied to a fixed path) and a watched client
-(``watch``: :mod:`tui.watch_scene`) are shot the same way, on their own event sources.
+(``watch``: :mod:`tui.cli.watch_scene`) are shot the same way, on their own event sources.
 
 Determinism: the workspace path always has the same length (it reaches the system prompt and
 so the meter) but is unique to the process, so concurrent runs never share a scene; transcript
@@ -34,10 +34,10 @@ from textual.widgets import Input, TextArea
 
 from core.compact.managers import Manager
 from tui.app import AppConfig, CtxlabApp
-from tui.watch_scene import canned_watch_app, settle_watch
+from tui.cli.watch_scene import canned_watch_app, settle_watch
 
 SIZE = (200, 55)
-OUT = Path(__file__).resolve().parents[1] / "screenshots"
+OUT = Path(__file__).resolve().parents[2] / "screenshots"
 SCENE_ROOT_LENGTH = len("/tmp/ctxlab-scenes")  # fixed: the path's length shows in the meter
 Scene = Callable[[Pilot[Any]], Awaitable[None]]
 
@@ -130,7 +130,7 @@ async def compare(pilot: Pilot[Any]) -> None:
     await settle(pilot)
 
 
-REPLAY_FIXTURE = Path(__file__).resolve().parents[1] / "tests" / "fixtures" / "replay" / \
+REPLAY_FIXTURE = Path(__file__).resolve().parents[2] / "tests" / "fixtures" / "replay" / \
     "claude-code" / "5b1f3c2e-8d4a-4f0e-9a57-2c6d1e0b7a91.jsonl"
 
 
@@ -284,7 +284,7 @@ async def shoot(name: str, scenario: str, out: Path) -> Path:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m tui.screenshots",
+    parser = argparse.ArgumentParser(prog="python -m tui.cli.screenshots",
                                      description="Regenerate screenshots/*.svg.")
     parser.add_argument("--scenario", default="refactor-auth")
     parser.add_argument("--out", type=Path, default=OUT)
