@@ -49,8 +49,8 @@ def test_every_id_the_code_uses_is_in_the_catalog() -> None:
 
 
 def test_stage_hints_and_break_texts_cover_every_stage_and_switch() -> None:
-    from core.config import BREAK_SWITCHES
     from core.compact.stages import stage_names
+    from core.config import BREAK_SWITCHES
     from tui.why import HINT, stage_key
 
     for stage in stage_names():
