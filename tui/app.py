@@ -321,16 +321,12 @@ class CtxlabApp(Routed, LearnerActions, PanelActions, WorkbenchActions):
             self.calls += 1
             if event.sent is not None:
                 self.sent = event
+                self.schedule_views()
             self.redraw_once(self.update_status)
 
     @handles(ev.SystemPrompt)
     def keep_system_prompt(self, event: ev.SystemPrompt) -> None:
         self.system_prompt = event
-
-    @handles(ev.ModelResponse, ev.Stage, ev.TurnEnd)
-    def views_changed(self, event: ev.Event) -> None:
-        if not isinstance(event, ev.ModelResponse) or event.purpose == "main":
-            self.schedule_views()
 
     @handles(ev.Error)
     def show_error(self, event: ev.Error) -> None:
@@ -342,14 +338,13 @@ class CtxlabApp(Routed, LearnerActions, PanelActions, WorkbenchActions):
     def show_run_end(self, event: ev.RunEnd) -> None:
         self.finished = True
         self.redraw_once(self.update_status)
-        self.schedule_views()
         if not self.config.live:
             text = (t("notice.finished") if self.view.own_session else
                     t("notice.finished_source", kind=t(self.view.noun)))
             self.notify(text, title=t("notice.finished_title"), timeout=6)
 
     def schedule_views(self) -> None:
-        """Re-measure and redraw "what the model sees" at most every 50 ms."""
+        """Redraw "what the model sees" at most every 50 ms (a main call's list arrived)."""
         if not self._views_pending:
             self._views_pending = True
             self.set_timer(0.05, self.refresh_views)

@@ -15,7 +15,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from core.providers.base import Provider
+from core.providers.base import Provider, awaits_retry_sink
 
 if TYPE_CHECKING:
     from core.compact.summarizer import Summarizer
@@ -81,8 +81,12 @@ def make_provider(name: str, *, model: str | None = None, word_delay: float = 0.
     cls = getattr(importlib.import_module(entry.module), entry.cls)
     if entry.scripted:
         return cls(word_delay=word_delay)
-    given = {"model": model, "on_retry": on_retry}  # what is not given: the provider's default
-    return cls(**{key: value for key, value in given.items() if value is not None})
+    # a model not given is the provider's default; retries are reported through the slot
+    # every provider has (BaseProvider.on_retry), so a provider's constructor needs neither
+    provider: Provider = cls(model=model) if model is not None else cls()
+    if on_retry is not None and awaits_retry_sink(provider):
+        provider.on_retry = on_retry
+    return provider
 
 
 def make_summarizer(name: str, *, model: str | None = None,

@@ -7,6 +7,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from textual.widgets import Input
 
 from core.compact.breakdown import MESSAGE_CATEGORIES
 from core.sources.replay import load_recording
@@ -16,6 +17,7 @@ from tests.tui.conftest import play_to_end, wait_for
 from tui.app import AppConfig, CtxlabApp
 from tui.screens.viewer import Viewer
 from tui.widgets.context_meter import ContextMeter
+from tui.widgets.model_view import ModelView
 from tui.widgets.replay_panel import ReplayPanel
 from tui.widgets.run_status import RunStatus
 from tui.widgets.stage_timeline import StageTimeline
@@ -157,3 +159,44 @@ async def test_the_palette_offers_the_jump_to_the_next_compaction(tmp_path: Path
                      if title == "Jump to the next compaction")
         await entry()
         await wait_for(pilot, lambda: app.query_one(StageTimeline).row_count > 0)
+
+
+async def test_a_paused_replay_shows_what_ctxlab_would_send_and_goes_back_and_forth(
+        tmp_path: Path) -> None:
+    """At a paused request the model view is ctxlab's side as that request sent it; stepping
+    back or going to a request redraws every panel for that point, from the same events."""
+    app = replay_app(tmp_path)
+    async with app.run_test(size=(200, 55)) as pilot:
+        panel = app.query_one(ReplayPanel)
+        await wait_for(pilot, lambda: panel.start is not None)
+        for _ in range(3):
+            await pilot.press("s")
+        await wait_for(pilot, lambda: panel.step is not None and panel.step.index == 3)
+        await pilot.press("v")  # what the model sees
+        await pilot.pause(0.2)
+        view, meter = app.query_one(ModelView), app.query_one(ContextMeter)
+        sent = app.sent
+        assert sent is not None and sent.purpose == "main" and sent.sent
+        assert view.messages == list(sent.sent) and len(view.messages) == sent.messages
+        assert view.total == meter.chars == sent.chars == panel.step.ctxlab_chars
+        assert sum(meter.breakdown[k] for k in MESSAGE_CATEGORIES) == meter.chars
+        at_three = (view.messages, meter.chars, app.query_one(StageTimeline).row_count)
+
+        await pilot.press("S")  # one request back
+        await wait_for(pilot, lambda: panel.step is not None and panel.step.index == 2)
+        await pilot.pause(0.2)
+        assert app.paused and app.calls == 2 and panel.step.index == 2
+        assert app.sent is not None and view.messages == list(app.sent.sent or ())
+        assert 0 < len(view.messages) < len(at_three[0]) and view.total == meter.chars
+
+        await pilot.press("g")  # and forward again, by number: the same point as before
+        await pilot.pause(0.1)
+        field = app.screen.query_one("#goto-input", Input)
+        field.value = "3"
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: panel.step is not None and panel.step.index == 3)
+        await pilot.pause(0.2)
+        assert (view.messages, meter.chars, app.query_one(StageTimeline).row_count) == at_three
+        await pilot.press("space")
+        await play_to_end(pilot)
+        assert panel.step.index == panel.step.total and app.finished

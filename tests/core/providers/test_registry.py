@@ -134,3 +134,22 @@ def test_a_provider_that_cannot_be_made_names_the_flag(monkeypatch) -> None:
         make_summarizer("broken")
     with pytest.raises(ProviderUnavailable, match="unknown provider 'nonsense'"):
         make_summarizer("nonsense")
+
+
+def test_a_toy_provider_plays_a_run_from_one_registry_entry(monkeypatch, tmp_path) -> None:
+    """docs/EXTENDING.md, "Adding a provider": one entry in PROVIDERS, and ``--provider
+    plain`` plays ctxlab's own loop on it, as any provider does."""
+    import asyncio
+
+    from core.events import AssistantText, Recorder, RunStart
+    from core.sources.agent.session import AgentSession, RunOptions
+
+    _register(monkeypatch, "plain", "Plain")
+    recorder = Recorder()
+    session = AgentSession(RunOptions(workspace=tmp_path, prompts=["where are we?"],
+                                      provider="plain", memory=False), recorder)
+    assert asyncio.run(session.run())
+    assert recorder.of(RunStart)[0].provider == "plain"
+    assert recorder.of(AssistantText) == []  # a provider that streams nothing still answers
+    assert recorder.events[-1].ok and recorder.events[-1].turns == 1
+    assert isinstance(session.provider, Plain) and session.provider.closed  # closed at the end
