@@ -41,6 +41,15 @@ def test_importing_every_core_module_loads_no_textual():
     assert proc.returncode == 0, proc.stdout + proc.stderr
 
 
+def _runtime_tree(path: Path) -> ast.Module:
+    """The file's syntax tree without its TYPE_CHECKING blocks (imports for the checker only)."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    for node in ast.walk(tree):
+        if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.dump(node.test):
+            node.body = []
+    return tree
+
+
 def _import_graph(roots: list[Path]) -> dict[str, set[str]]:
     """module → the project modules it imports (at any level; TYPE_CHECKING blocks aside)."""
     files = {}
@@ -50,10 +59,7 @@ def _import_graph(roots: list[Path]) -> dict[str, set[str]]:
             files[name.removesuffix(".__init__")] = path
     graph: dict[str, set[str]] = {m: set() for m in files}
     for module, path in files.items():
-        tree = ast.parse(path.read_text(encoding="utf-8"))
-        for node in ast.walk(tree):
-            if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.dump(node.test):
-                node.body = []
+        tree = _runtime_tree(path)
         for node in ast.walk(tree):
             if isinstance(node, ast.Import):
                 names = [a.name for a in node.names]
@@ -112,11 +118,7 @@ def _core_imports(files: list[Path]) -> set[str]:
     """The core modules these files import (at any level; TYPE_CHECKING blocks aside)."""
     used: set[str] = set()
     for path in files:
-        tree = ast.parse(path.read_text(encoding="utf-8"))
-        for node in ast.walk(tree):
-            if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.dump(node.test):
-                node.body = []
-        for node in ast.walk(tree):
+        for node in ast.walk(_runtime_tree(path)):
             if isinstance(node, ast.Import):
                 used |= {a.name for a in node.names if a.name.split(".")[0] == "core"}
             elif isinstance(node, ast.ImportFrom) and node.module == "core":
