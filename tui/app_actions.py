@@ -125,8 +125,7 @@ class WorkbenchActions(App[int]):
     def action_step_back(self) -> None:
         """A replay: back to the request before the one shown, paused there."""
         if (source := self.offered(Capability.SEEK)) is not None:
-            source.seek(max(source.position - 1, 0))
-        self.update_status()
+            self.seek(source, max(source.position - 1, 0))
 
     def action_go_to(self) -> None:
         """A replay: ask for a request number and go there (back or forward), paused."""
@@ -138,10 +137,25 @@ class WorkbenchActions(App[int]):
 
         def chosen(position: int | None) -> None:
             if position is not None:
-                source.seek(position)
-                self.update_status()
+                self.seek(source, position)
 
         self.push_screen(GoToScreen(source.position), chosen)
+
+    def seek(self, source: Source, position: int) -> None:
+        """Go to ``position``. A source that has run to its end is made again and played,
+        paused, up to there: its steps are deterministic, and its files already exist."""
+        if source.running:
+            source.seek(position)
+            self.update_status()
+            return
+
+        async def again() -> None:
+            await self.start_run(self.config.scenario, self.workspace)
+            if self.source is not None and self.source.offers(Capability.SEEK):
+                self.source.seek(position)
+            self.update_status()
+
+        self.run_worker(again(), group="seek", exclusive=True, exit_on_error=False)
 
     def change_speed(self, direction: int) -> None:
         self.speed = next_speed(self.speed, direction)

@@ -200,3 +200,10 @@ async def test_a_paused_replay_shows_what_ctxlab_would_send_and_goes_back_and_fo
         await pilot.press("space")
         await play_to_end(pilot)
         assert panel.step.index == panel.step.total and app.finished
+        # after the end, back still works: the replay is played again, paused, up to there
+        total = panel.step.total
+        await pilot.press("S")
+        await wait_for(pilot, lambda: panel.step is not None and panel.step.index == total - 1
+                       and app.source is not None and not app.source.seeking)
+        await pilot.pause(0.2)
+        assert app.paused and not app.finished and app.calls == total - 1
