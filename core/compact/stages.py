@@ -111,11 +111,6 @@ def summary_stages() -> frozenset[str]:
     return frozenset(spec.name for spec in TABLE if spec.summarises)
 
 
-def transcript_stages() -> frozenset[str]:
-    """Stages that save the whole list they received (their *before*) as a transcript."""
-    return frozenset(spec.name for spec in TABLE if spec.writes == "transcript")
-
-
 @contextmanager
 def registered(spec: StageSpec, after: StageSpec) -> Iterator[StageSpec]:
     """Add ``spec`` right after the row ``after``, for the duration of the block."""

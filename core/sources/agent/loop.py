@@ -135,7 +135,6 @@ class Agent:
         self.last_system: list[Section] = []
         api = getattr(provider, "api_context", None)
         self.prefix_cache = PrefixCache(enabled=api.cache if api is not None else True)
-        self.last_sent: list[dict] = []  # the list the last main call was sent
         self.tool_chars = json_chars(TOOL_SCHEMAS)  # the same definitions with every call
 
     # -- side-call routing --------------------------------------------------------------------
@@ -294,7 +293,6 @@ class Agent:
 
         self.messages, reply = await self.compactor.call_with_recovery(
             self.messages, request, send)
-        self.last_sent = list(self.messages)  # the list the model answered
         self._shed_persisted()
         return reply
 
