@@ -1,4 +1,4 @@
-"""docs/EVENTS.md is checked against core/events.py: every event type and every field is
+"""docs/EVENTS.md is checked against core/events/: every event type and every field is
 documented with its JSON type, nothing stale is documented, and the example lines are real.
 
 To see what the code defines (a starting point when an event changes)::

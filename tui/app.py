@@ -37,14 +37,14 @@ from core.sources import Capability, Source
 from core.sources.agent.session import DEFAULT_SESSION, AgentSession, RunOptions
 from tui import panels
 from tui.app_actions import WorkbenchActions
-from tui.app_config import AppConfig, shorten, slug
+from tui.app_config import AppConfig, slug
 from tui.app_learner import LearnerActions
 from tui.app_panels import PanelActions, PanelStrip
 from tui.cli.temp_workspaces import make_temp_workspace
 from tui.collector import QuietCollector
 from tui.commands import CtxlabCommands
 from tui.i18n import localize_bindings, set_language, t
-from tui.messages import EngineEvents, EventBridge, OpenFile, OpenText, TextChunk
+from tui.messages import EngineEvents, EventBridge, OpenFile, TextChunk
 from tui.routing import Routed, RunInfo, handles, route_batch
 from tui.source_views import SourceView, view_for
 from tui.themes import DEFAULT_THEME, VARIABLE_DEFAULTS, load_themes
@@ -366,16 +366,6 @@ class CtxlabApp(Routed, LearnerActions, PanelActions, WorkbenchActions):
             list(sent.sent or ()) if sent else [], sent.sent_sizes if sent else (),
             sent.chars if sent else 0)
 
-    def on_open_file(self, message: OpenFile) -> None:
-        from tui.screens.viewer import Viewer
-
-        self.push_screen(Viewer.for_file(self.workspace, message.path))
-
-    def on_open_text(self, message: OpenText) -> None:
-        from tui.screens.viewer import Viewer
-
-        self.push_screen(Viewer(message.title, message.text, message.language))
-
     def on_stage_timeline_inspect(self, message: StageTimeline.Inspect) -> None:
         stage = message.record.event
         if stage.by != Manager.PIPELINE and stage.files:  # another's compaction: its summary
@@ -401,46 +391,6 @@ class CtxlabApp(Routed, LearnerActions, PanelActions, WorkbenchActions):
             return
         event.input.value = ""
         source.send(text)
-
-    # -- header and status ------------------------------------------------------------------
-
-    def update_header(self) -> None:
-        """Provider and model as the run reports them (``run_start``), else as configured."""
-        shown = self.config.display_workspace or shorten(self.workspace,
-                                                         self.is_temporary(self.workspace))
-        scripted = self.config.provider == "scripted"
-        said = self.run_start
-        provider = (said.provider if said else None) or self.config.provider
-        model = (said.model if said else None) or self.config.model or (
-            "scripted" if scripted else t("header.default_model"))
-        self.title = f"ctxlab · {self.scenario_title or t('header.live')}"
-        sub = t("header.sub", provider=provider, model=model, workspace=shown)
-        short = self.short_sub_title(provider)
-        if self.run_breaks:
-            broken = " · " + t("status.broken", switches=", ".join(self.run_breaks))
-            sub, short = sub + broken, short + broken
-        self.header_full, self.header_short = sub, short
-        self.fit_header()
-
-    def update_status(self) -> None:
-        self.query_one(RunStatus).show(finished=self.finished, live=self.config.live,
-                                       paused=self.paused, speed=self.speed,
-                                       calls=self.calls, breaks=self.run_breaks,
-                                       managers=self.run_managers,
-                                       own=self.view.own_session)
-
-    def scripted(self) -> bool:
-        """ctxlab's own session on the scripted model: no API usage will ever come."""
-        return self.view.own_session and self.config.provider == "scripted"
-
-    @property
-    def paused(self) -> bool:
-        return self.source.paused if self.source is not None else False
-
-    def apply_speed(self) -> None:
-        """The presenter's pace, as the source counts it (a model call, a request)."""
-        if self.source is not None and self.source.offers(Capability.PACE):
-            self.source.set_speed(self.speed)
 
     # -- leaving ---------------------------------------------------------------------------
 

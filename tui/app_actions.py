@@ -20,6 +20,7 @@ from textual.screen import Screen
 from core.config import Thresholds
 from core.sources import Capability, Source
 from tui.i18n import has, t
+from tui.messages import OpenFile, OpenText
 from tui.themes import load_themes
 from tui.widgets.context_meter import ContextMeter
 from tui.widgets.memory_catalog import MemoryCatalog
@@ -256,6 +257,18 @@ class WorkbenchActions(App[int]):
         if isinstance(self.screen, SystemPromptScreen):
             return
         self.push_screen(SystemPromptScreen(self.system_prompt))
+
+    # -- the viewer --------------------------------------------------------------------------
+
+    def on_open_file(self, message: OpenFile) -> None:
+        from tui.screens.viewer import Viewer
+
+        self.push_screen(Viewer.for_file(self.workspace, message.path))
+
+    def on_open_text(self, message: OpenText) -> None:
+        from tui.screens.viewer import Viewer
+
+        self.push_screen(Viewer(message.title, message.text, message.language))
 
     # -- memory shortcuts (the palette reaches them without focusing the panel) ---------------
 

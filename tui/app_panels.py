@@ -1,4 +1,5 @@
-"""Panels by key, a layout that fits the terminal, and the workspace path within reach.
+"""Panels by key, a layout that fits the terminal, the header and status line, and the
+workspace path within reach.
 
 A projector at 100 columns or a laptop at 80 cannot show six panels side by side, and a
 panel that silently vanishes is worse than a small one. So below :data:`NARROW_WIDTH` the
@@ -25,11 +26,16 @@ from textual.css.query import NoMatches
 from textual.widget import Widget
 from textual.widgets import Header, Input, Static, TabbedContent
 
+from core.sources import Capability, Source
 from tui import panels
+from tui.app_config import shorten
 from tui.i18n import t
+from tui.widgets.run_status import RunStatus
 
 if TYPE_CHECKING:
+    from core.events import RunStart
     from tui.app import AppConfig
+    from tui.source_views import SourceView
 
 NARROW_WIDTH = 140  # below: the right column shows one panel at a time
 # Keys that pace a scripted run: meaningless (and hidden) in live mode.
@@ -58,6 +64,15 @@ class PanelActions(App[int]):
         config: AppConfig
         workspace: Path
         temp_workspaces: list[Path]
+        source: Source | None
+        view: SourceView
+        run_start: RunStart | None
+        scenario_title: str
+        run_breaks: tuple[str, ...]
+        run_managers: tuple[str, ...]
+        finished: bool
+        speed: float
+        calls: int
 
     narrow = False
     shown_panel = "context"
@@ -173,6 +188,46 @@ class PanelActions(App[int]):
             self.query_one("#prompt", Input).focus()
         except NoMatches:
             return
+
+    # -- header and status line -------------------------------------------------------------
+
+    def update_header(self) -> None:
+        """Provider and model as the run reports them (``run_start``), else as configured."""
+        shown = self.config.display_workspace or shorten(self.workspace,
+                                                         self.is_temporary(self.workspace))
+        scripted = self.config.provider == "scripted"
+        said = self.run_start
+        provider = (said.provider if said else None) or self.config.provider
+        model = (said.model if said else None) or self.config.model or (
+            "scripted" if scripted else t("header.default_model"))
+        self.title = f"ctxlab · {self.scenario_title or t('header.live')}"
+        sub = t("header.sub", provider=provider, model=model, workspace=shown)
+        short = self.short_sub_title(provider)
+        if self.run_breaks:
+            broken = " · " + t("status.broken", switches=", ".join(self.run_breaks))
+            sub, short = sub + broken, short + broken
+        self.header_full, self.header_short = sub, short
+        self.fit_header()
+
+    def update_status(self) -> None:
+        self.query_one(RunStatus).show(finished=self.finished, live=self.config.live,
+                                       paused=self.paused, speed=self.speed,
+                                       calls=self.calls, breaks=self.run_breaks,
+                                       managers=self.run_managers,
+                                       own=self.view.own_session)
+
+    def scripted(self) -> bool:
+        """ctxlab's own session on the scripted model: no API usage will ever come."""
+        return self.view.own_session and self.config.provider == "scripted"
+
+    @property
+    def paused(self) -> bool:
+        return self.source.paused if self.source is not None else False
+
+    def apply_speed(self) -> None:
+        """The presenter's pace, as the source counts it (a model call, a request)."""
+        if self.source is not None and self.source.offers(Capability.PACE):
+            self.source.set_speed(self.speed)
 
     # -- the workspace path ---------------------------------------------------------------------
 
