@@ -386,6 +386,9 @@ class CtxlabApp(Routed, LearnerActions, PanelActions, WorkbenchActions):
         if event.input.id != "prompt" or not text or source is None \
                 or not source.offers(Capability.SEND):
             return
+        if not source.running:  # it could not start, or it has ended
+            self.notify(t("notice.finished_source", kind=t(self.view.noun)))
+            return
         if not source.awaiting_prompt:
             self.notify(t("notice.agent_busy"))
             return

@@ -89,12 +89,22 @@ class WorkbenchActions(App[int]):
         (True leaves the decision to the app's other key rules.)"""
         source = self.source
         if action in CONTROLS:
-            return source is not None and source.offers(CONTROLS[action])
+            if source is None or not source.running or not source.offers(CONTROLS[action]):
+                return False
+            # a replay held at its end: going back is all there is to do
+            return not self.at_end() or CONTROLS[action] is Capability.SEEK
         if action in SESSION_ONLY:
             return self.view.own_session
         return action not in self.view.covers
 
     # -- pace and views ---------------------------------------------------------------------
+
+    def at_end(self) -> bool:
+        """The source has played all it has and waits, paused, to be sent back (a replay
+        in the workbench)."""
+        source = self.source
+        return source is not None and source.running and source.idle and \
+            source.offers(Capability.SEEK)
 
     def offered(self, capability: Capability) -> Source | None:
         """The source, when it declares ``capability`` (a palette entry can run any action)."""
@@ -124,39 +134,29 @@ class WorkbenchActions(App[int]):
         self.update_status()
 
     def action_step_back(self) -> None:
-        """A replay: back to the request before the one shown, paused there."""
+        """A replay: back to the request before the one shown (or before the one it is
+        already going back to), paused there."""
         if (source := self.offered(Capability.SEEK)) is not None:
-            self.seek(source, max(source.position - 1, 0))
+            source.seek(max(source.heading - 1, 0))
+        self.update_status()
 
     def action_go_to(self) -> None:
-        """A replay: ask for a request number and go there (back or forward), paused."""
+        """A replay: ask for a request number and go there (back or forward), paused; it
+        holds still while the question is open."""
         from tui.screens.go_to import GoToScreen
 
         source = self.offered(Capability.SEEK)
         if source is None or isinstance(self.screen, GoToScreen):
             return
+        if source.offers(Capability.PAUSE):
+            source.pause()
 
         def chosen(position: int | None) -> None:
             if position is not None:
-                self.seek(source, position)
-
-        self.push_screen(GoToScreen(source.position), chosen)
-
-    def seek(self, source: Source, position: int) -> None:
-        """Go to ``position``. A source that has run to its end is made again and played,
-        paused, up to there: its steps are deterministic, and its files already exist."""
-        if source.running:
-            source.seek(position)
-            self.update_status()
-            return
-
-        async def again() -> None:
-            await self.start_run(self.config.scenario, self.workspace)
-            if self.source is not None and self.source.offers(Capability.SEEK):
-                self.source.seek(position)
+                source.seek(position)
             self.update_status()
 
-        self.run_worker(again(), group="seek", exclusive=True, exit_on_error=False)
+        self.push_screen(GoToScreen(source.heading), chosen)
 
     def change_speed(self, direction: int) -> None:
         self.speed = next_speed(self.speed, direction)

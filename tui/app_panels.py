@@ -74,8 +74,11 @@ class PanelActions(App[int]):
         speed: float
         calls: int
 
+        def at_end(self) -> bool: ...
+
     narrow = False
     shown_panel = "context"
+    _phase: tuple[bool, bool] = (False, False)  # (running, at its end): the footer's keys
 
     # -- layout -----------------------------------------------------------------------------
 
@@ -110,6 +113,10 @@ class PanelActions(App[int]):
             for panel in strip:
                 self.panel_widget(panel.name).display = \
                     not self.narrow or panel.name == self.shown_panel
+            for extra in panels.placed("right"):  # a source's own panel (a replay's) goes
+                if not extra.keyed:  # with the Context panel when one panel is shown at a time
+                    self.query_one(f"#{extra.id}").set_class(
+                        self.narrow and self.shown_panel != "context", "-narrow-hidden")
             shown = panels.by_name(self.shown_panel)
             self.query_one("#bottom-row").display = not self.narrow or (
                 shown is not None and shown.place == "bottom")
@@ -210,11 +217,18 @@ class PanelActions(App[int]):
         self.fit_header()
 
     def update_status(self) -> None:
+        """The status line; and the footer's keys when what the source can do changed (it
+        started, ended, or reached the end it holds)."""
+        at_end = self.at_end()
+        phase = (self.source is not None and self.source.running, at_end)
+        if phase != self._phase:
+            self._phase = phase
+            self.refresh_bindings()
         self.query_one(RunStatus).show(finished=self.finished, live=self.config.live,
                                        paused=self.paused, speed=self.speed,
                                        calls=self.calls, breaks=self.run_breaks,
                                        managers=self.run_managers,
-                                       own=self.view.own_session)
+                                       own=self.view.own_session, at_end=at_end)
 
     def scripted(self) -> bool:
         """ctxlab's own session on the scripted model: no API usage will ever come."""

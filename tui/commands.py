@@ -2,9 +2,10 @@
 
 A presenter in front of a room should not have to remember keys; typing "pause", "limit"
 or "projector" is enough (or "暂停", "阈值" in Chinese: titles are looked up in the UI's
-language when the palette opens). Each entry runs the same app action as its key binding,
-so the two can never drift apart, and themes are listed by name so any shipped theme is
-one search away.
+language when the palette opens). Each entry runs the same app action as its key binding
+and is listed only where that key is offered (the source shown declares the control), so
+the two can never drift apart, and themes are listed by name so any shipped theme is one
+search away.
 """
 
 from __future__ import annotations
@@ -48,9 +49,9 @@ class CtxlabCommands(Provider):
 
     def entries(self) -> list[tuple[str, Any, str]]:
         app = self.app
-        out: list[tuple[str, Any, str]] = [
+        out: list[tuple[str, Any, str]] = [  # what the source shown can do, as the footer
             (t(title), partial(app.run_action, action), t(help_text))
-            for title, action, help_text in ACTIONS
+            for title, action, help_text in ACTIONS if app.check_action(action, ()) is not False
         ]
         for name, key in panels.keys().items():  # "Go to Memory" etc.: one entry per panel
             out.append((t("palette.panel", name=t(f"panel.{name}")),

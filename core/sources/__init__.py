@@ -205,6 +205,13 @@ class Source(abc.ABC):
         """Where a seekable source stands (what :meth:`seek` counts): 0 before the first."""
         return self.turns
 
+    @property
+    def heading(self) -> int:
+        """Where the source is going: a seek's position while it seeks one, else where it
+        stands (two steps back in a row go back two, not one)."""
+        target = self.controls.target
+        return target if target is not None else self.position
+
     def seek(self, position: int) -> None:
         self._require(Capability.SEEK)
         self.controls.seek(position)

@@ -187,6 +187,19 @@ class Controls:
             self._waiting_for_prompt = False
         return self._prompts.popleft() if self._prompts else None
 
+    async def hold(self, position: int) -> None:
+        """At the end of what there is to play: idle and paused until :meth:`finish`, or a
+        seek to a position before ``position`` (one at or past it has nowhere to go)."""
+        self._paused = True
+        self._serving = True
+        try:
+            while not self._finished and not self.behind(position):
+                if self._target is not None:
+                    self._target = None  # ahead of the end: stay here
+                await self._sleep_until_poked()
+        finally:
+            self._serving = False
+
     async def until_finished(self) -> None:
         """Until :meth:`finish` (a source that serves until told to stop)."""
         self._serving = True

@@ -58,13 +58,16 @@ async def test_quitting_while_a_turn_runs_exits_cleanly(
     assert app.return_value == 0
 
 
-async def test_palette_lists_every_action(make_app: Callable[..., CtxlabApp]) -> None:
+async def test_palette_lists_every_action_the_run_offers(
+        make_app: Callable[..., CtxlabApp]) -> None:
     app = make_app(paused=True)
     async with app.run_test(size=(200, 55)) as pilot:
         await pilot.pause(0.1)
         provider = CtxlabCommands(app.screen)
         titles = [title for title, _, _ in provider.entries()]
-        assert [t(key) for key, _, _ in ACTIONS] == titles[: len(ACTIONS)]
+        offered = [t(key) for key, action, _ in ACTIONS if action not in ("step_back", "go_to")]
+        assert offered == titles[: len(offered)]  # a scripted run cannot go back: not listed
+        assert t("palette.step_back") not in titles and t("palette.go_to") not in titles
         assert "Theme: projector" in titles
         hits = [hit async for hit in provider.search("pause")]
         assert hits and hits[0].text == "Play / pause"

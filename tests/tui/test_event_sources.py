@@ -10,11 +10,13 @@ import pytest
 from textual.widgets import Input
 
 from core.compact.breakdown import MESSAGE_CATEGORIES
+from core.sources import Capability
 from core.sources.replay import load_recording
 from core.sources.replay.source import ReplayOptions, ReplaySource
 from tests.core.sources.replay.conftest import CLAUDE
 from tests.tui.conftest import play_to_end, wait_for
 from tui.app import AppConfig, CtxlabApp
+from tui.commands import CtxlabCommands
 from tui.screens.viewer import Viewer
 from tui.widgets.context_meter import ContextMeter
 from tui.widgets.model_view import ModelView
@@ -25,9 +27,10 @@ from tui.widgets.stage_timeline import StageTimeline
 pytestmark = pytest.mark.anyio
 
 
-def replay_of(path: Path):  # type: ignore[no-untyped-def]
+def replay_of(path: Path, hold: bool = False):  # type: ignore[no-untyped-def]
     def make(workspace: Path) -> ReplaySource:
-        return ReplaySource(load_recording(path), ReplayOptions(workdir=workspace))
+        return ReplaySource(load_recording(path),
+                            ReplayOptions(workdir=workspace, hold_at_end=hold))
 
     return make
 
@@ -164,8 +167,9 @@ async def test_the_palette_offers_the_jump_to_the_next_compaction(tmp_path: Path
 async def test_a_paused_replay_shows_what_ctxlab_would_send_and_goes_back_and_forth(
         tmp_path: Path) -> None:
     """At a paused request the model view is ctxlab's side as that request sent it; stepping
-    back or going to a request redraws every panel for that point, from the same events."""
-    app = replay_app(tmp_path)
+    back or going to a request redraws every panel for that point, from the same events;
+    at the end (as ``ctxlab replay`` opens it) the replay waits to be sent back."""
+    app = replay_app(tmp_path, source=replay_of(CLAUDE, hold=True))
     async with app.run_test(size=(200, 55)) as pilot:
         panel = app.query_one(ReplayPanel)
         await wait_for(pilot, lambda: panel.start is not None)
@@ -198,12 +202,24 @@ async def test_a_paused_replay_shows_what_ctxlab_would_send_and_goes_back_and_fo
         await pilot.pause(0.2)
         assert (view.messages, meter.chars, app.query_one(StageTimeline).row_count) == at_three
         await pilot.press("space")
-        await play_to_end(pilot)
-        assert panel.step.index == panel.step.total and app.finished
-        # after the end, back still works: the replay is played again, paused, up to there
+        await wait_for(pilot, app.at_end)
+        await pilot.pause(0.1)
         total = panel.step.total
-        await pilot.press("S")
-        await wait_for(pilot, lambda: panel.step is not None and panel.step.index == total - 1
+        assert panel.step.index == total and not app.finished
+        assert "at the end" in str(app.query_one(RunStatus).render())
+        keys = {b.binding.key for b in app.active_bindings.values() if b.enabled}
+        assert {"S", "g"} <= keys and not {"space", "s", "n"} & keys  # back is all there is
+        titles = [title for title, _, _ in CtxlabCommands(app.screen).entries()]
+        assert "Step back one request" in titles and "Play another scenario" not in titles
+        files = sorted(p.relative_to(tmp_path) for p in tmp_path.rglob("*") if p.is_file())
+        await pilot.press("S", "S")  # two steps back in a row go back two
+        await wait_for(pilot, lambda: panel.step is not None and panel.step.index == total - 2
                        and app.source is not None and not app.source.seeking)
         await pilot.pause(0.2)
-        assert app.paused and not app.finished and app.calls == total - 1
+        assert app.paused and not app.at_end() and app.calls == total - 2
+        # nothing was computed again: the same files, no second transcript
+        assert sorted(p.relative_to(tmp_path) for p in tmp_path.rglob("*") if p.is_file()) \
+            == files
+        await pilot.press("space")
+        await wait_for(pilot, app.at_end)
+        assert app.source is not None and app.source.offers(Capability.FINISH)

@@ -180,7 +180,8 @@ def open_workbench(args: argparse.Namespace, recording: Any, limits: Thresholds,
     def make(folder: Path) -> ReplaySource:
         options = ReplayOptions(workdir=folder, thresholds=limits,
                                 context_limit_tokens=args.context_limit_tokens,
-                                summarizer=summarizer, breaks=frozenset(args.breaks))
+                                summarizer=summarizer, breaks=frozenset(args.breaks),
+                                hold_at_end=True)
         return ReplaySource(recording, options)
 
     speed = WORKBENCH_SPEED if args.speed is None else args.speed

@@ -142,28 +142,50 @@ def _printer(as_json: bool):
     return sink
 
 
+STOP_SIGNALS = tuple(getattr(signal, name) for name in ("SIGINT", "SIGTERM")
+                     if hasattr(signal, name))
+
+
 async def serve(options: WatchOptions, emit: Emitter) -> bool:
-    """Watch until Ctrl+C, which finishes the watch (its ``run_end`` says ok): stopping is
-    how a watch ends, not a failure. True unless it could not start or failed."""
+    """Watch until Ctrl+C (or a SIGTERM), which finishes the watch (its ``run_end`` says
+    ok): stopping is how a watch ends, not a failure. True unless it could not start or
+    failed."""
     source = WatchSource(options)
     loop = asyncio.get_running_loop()
-    try:
-        loop.add_signal_handler(signal.SIGINT, source.finish)
-    except (NotImplementedError, RuntimeError):  # no signal handlers here: Ctrl+C cancels
-        pass
+    handled = []
+    for number in STOP_SIGNALS:
+        try:
+            loop.add_signal_handler(number, source.finish)
+            handled.append(number)
+        except (NotImplementedError, RuntimeError):  # no handlers here: the signal cancels
+            pass
     try:
         return await source.run(emit)
     finally:
-        try:
-            loop.remove_signal_handler(signal.SIGINT)
-        except (NotImplementedError, RuntimeError):
-            pass
+        for number in handled:
+            loop.remove_signal_handler(number)
+
+
+def port_free(options: WatchOptions) -> str | None:
+    """Why the watch could not listen where it is asked to, or None: asked before the
+    workbench opens, so a busy port is one line and exit 2 there too, not a notice in a
+    workbench that then watches nothing."""
+    import socket
+
+    try:
+        with socket.create_server((options.host, options.port)):
+            return None
+    except OSError as exc:
+        return f"cannot listen on {options.host}:{options.port}: {exc.strerror or exc}"
 
 
 def open_workbench(options: WatchOptions) -> int:
     """The workbench on the watch source; it hosts the watch screen (tui.screens.watch)."""
     from tui.app_config import AppConfig
     from tui.cli.cmd_app import launch
+
+    if options.port and (busy := port_free(options)) is not None:
+        return fail(busy)
 
     return launch(AppConfig(scenario=None, source=lambda _workspace: WatchSource(options)),
                   None)

@@ -19,6 +19,8 @@ MESSAGES: dict[str, str] = {
     "status.finished_source": "■ finished — ctrl+q: quit",
     "status.live": "live — type a request below",
     "status.paused": "‖ paused — s: one model call · space: play",
+    "status.paused_source": "‖ paused — s: one step · space: play",
+    "status.at_end": "■ at the end — S: step back · g: go to a request · ctrl+q: quit",
     "status.playing": "▶ playing",
     "status.max": "max",
     "status.line": "{state}   speed {pace}   model calls {calls}",

@@ -23,6 +23,8 @@ MESSAGES: dict[str, str] = {
     "status.finished_source": "■ 已结束 — ctrl+q：退出",
     "status.live": "实时模式 — 在下方输入请求",
     "status.paused": "‖ 已暂停 — s：放行一次模型调用 · space：继续播放",
+    "status.paused_source": "‖ 已暂停 — s：前进一步 · space：继续播放",
+    "status.at_end": "■ 已到结尾 — S：后退一步 · g：跳到请求 · ctrl+q：退出",
     "status.playing": "▶ 播放中",
     "status.max": "最快",
     "status.line": "{state}   速度 {pace}   模型调用 {calls} 次",

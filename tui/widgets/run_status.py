@@ -37,13 +37,15 @@ class RunStatus(Static):
     def show(self, *, finished: bool, live: bool, paused: bool, speed: float,
              calls: int, breaks: tuple[str, ...] = (),
              managers: tuple[str, ...] = (Manager.PIPELINE,),
-             own: bool = True) -> None:
+             own: bool = True, at_end: bool = False) -> None:
         if finished:  # only ctxlab's own session can be replaced by another scenario (o)
             state = t("status.finished" if own else "status.finished_source")
+        elif at_end:  # a replay held at its end: going back is what is left
+            state = t("status.at_end")
         elif live:
             state = t("status.live")
-        elif paused:
-            state = t("status.paused")
+        elif paused:  # a step is a model call of ctxlab's own, a request of a replay
+            state = t("status.paused" if own else "status.paused_source")
         else:
             state = t("status.playing")
         pace = t("status.max") if speed >= MAX_SPEED else f"×{speed:g}"

@@ -68,6 +68,9 @@ class ReplayOptions:
     summarizer: Summarizer | None = None  # None: the offline summarizer
     speed: float = 0.0
     breaks: frozenset[str] = frozenset()
+    # the workbench: at the end, wait (paused) for a seek back until finished, instead of
+    # ending the run, so a learner can still go back to any request
+    hold_at_end: bool = False
 
 
 def sample_history(requests: int = 6) -> list[Message]:
@@ -105,6 +108,8 @@ class ReplaySource(Source):
         self.recording = recording
         self.name = recording.path.name
         self.options = options
+        if options.hold_at_end:
+            self.capabilities = self.capabilities | {Capability.FINISH}
         self.controls.set_speed(options.speed)  # requests per second (0: as fast as it can)
         self.ratio, self.ratio_source = chars_per_token(recording)
         self.thresholds = effective_thresholds(options, self.ratio)
@@ -123,11 +128,13 @@ class ReplaySource(Source):
 
     @classmethod
     def sample(cls, workdir: Path) -> Self:
-        """A small Messages history under limits low enough that ctxlab's stages fire."""
+        """A small Messages history under limits low enough that ctxlab's stages fire,
+        held at its end as the workbench opens a replay."""
         path = workdir / "sample-history.json"
         recording = messages_json.load(path, json.dumps(sample_history()))
         return cls(recording, ReplayOptions(
-            workdir=workdir, thresholds=Thresholds(context_limit=6_000, max_messages=8)))
+            workdir=workdir, thresholds=Thresholds(context_limit=6_000, max_messages=8),
+            hold_at_end=True))
 
     @property
     def index(self) -> int:
@@ -160,16 +167,23 @@ class ReplaySource(Source):
             self.emit(ReplayNotice(kind=notice.kind, message=notice.message, line=notice.line))
         steps = self.recording.steps
         cursor = 0  # the next step to show
-        while cursor < len(steps):
-            await self.controls.wait(self.turns)
-            if self.controls.behind(self.turns):
-                cursor = self._rewind(self.controls.target or 0)
-                continue
-            if cursor < len(self._played):
-                self._show_again(cursor)
-            else:
-                await self._play_step(steps[cursor])
-            cursor += 1
+        while True:
+            while cursor < len(steps):
+                await self.controls.wait(self.turns)
+                if self.controls.behind(self.turns):
+                    cursor = self._rewind(self.controls.target or 0)
+                    continue
+                if cursor < len(self._played):
+                    self._show_again(cursor)
+                else:
+                    await self._play_step(steps[cursor])
+                cursor += 1
+            if not self.options.hold_at_end:
+                break
+            await self.controls.hold(self.turns)
+            if self.controls.finished:
+                break
+            cursor = self._rewind(self.controls.target or 0)
         self._log = None
 
     async def _play_step(self, step: Exchange | Compaction) -> None:

@@ -162,18 +162,37 @@ def test_a_linked_recording_folder_is_one_line_and_nothing_outside_is_written(
     assert list(outside.iterdir()) == []
 
 
-def test_a_busy_port_gets_one_line(messages_server, tmp_path, capsys, monkeypatch):
+@pytest.mark.parametrize("headless", [["--headless"], []], ids=["headless", "workbench"])
+def test_a_busy_port_gets_one_line(messages_server, tmp_path, capsys, monkeypatch, headless):
+    """In the workbench too: said before it opens, not a notice in a workbench that then
+    watches nothing."""
     import socket
 
+    import tui.cli.cmd_app
+
+    opened: list = []
+    monkeypatch.setattr(tui.cli.cmd_app, "launch", lambda config, theme: opened.append(config))
     monkeypatch.chdir(tmp_path)
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         sock.listen()
         port = sock.getsockname()[1]
-        code = main(["watch", "--headless", "--port", str(port),
+        code = main(["watch", *headless, "--port", str(port),
                      "--upstream", messages_server.url])
-    assert code == 2
-    assert "cannot listen on 127.0.0.1" in capsys.readouterr().err
+    assert code == 2 and opened == []
+    err = capsys.readouterr().err
+    assert err.startswith("ctxlab watch: cannot listen on 127.0.0.1") and err.count("\n") == 1
+
+
+def test_a_sigterm_finishes_the_watch_as_ctrl_c_does(messages_server, tmp_path):
+    proc, _ = start_watch(messages_server.url, tmp_path)
+    proc.send_signal(signal.SIGTERM)
+    out, err = proc.communicate(timeout=20)
+    assert proc.returncode == 0, err
+    assert [json.loads(line) for line in out.splitlines()] == [
+        {"type": "run_end", "t": json.loads(out.splitlines()[-1])["t"], "ok": True,
+         "turns": 0}]
+    assert err.strip() == "ctxlab watch: stopped"
 
 
 def test_without_headless_the_workbench_opens_on_the_watch(monkeypatch, tmp_path):
