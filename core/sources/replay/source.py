@@ -136,11 +136,6 @@ class ReplaySource(Source):
             workdir=workdir, thresholds=Thresholds(context_limit=6_000, max_messages=8),
             hold_at_end=True))
 
-    @property
-    def index(self) -> int:
-        """Recorded requests played so far (what ``seek`` counts)."""
-        return self.turns
-
     # -- running ------------------------------------------------------------------------
 
     def emit(self, event: EventT) -> EventT:
