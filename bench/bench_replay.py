@@ -61,7 +61,7 @@ def time_replay(path: Path, workdir: Path) -> float:
     """CPU seconds of import + replay in this process, events discarded."""
     start = time.process_time()
     recording = load_recording(path, max_bytes=100 * MB)
-    ok = asyncio.run(ReplaySource(recording, ReplayOptions(workdir=workdir)).run(
+    ok = asyncio.run(ReplaySource(recording, ReplayOptions(workdir=workdir, seekable=False)).run(
         lambda event: event))
     if not ok:
         raise RuntimeError(f"the replay of {path} failed")

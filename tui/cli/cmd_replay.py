@@ -138,7 +138,7 @@ def run(args: argparse.Namespace) -> int:
     options = ReplayOptions(workdir=folder, thresholds=limits,
                             context_limit_tokens=args.context_limit_tokens,
                             summarizer=summarizer, speed=args.speed or 0.0,
-                            breaks=frozenset(args.breaks))
+                            breaks=frozenset(args.breaks), seekable=False)
 
     async def replay() -> bool:
         # The SDK client is bound to this event loop: close it here, before asyncio.run ends

@@ -72,15 +72,11 @@ class AgentSession(Source):
         self._store: MemoryStore | None = None
         self._watcher: MemoryWatcher | None = None
         self._unsaved = False  # a turn began and its end did not save the work log
-        scenario = options.scenario
-        self.name = scenario.name if scenario else "live"
-        if options.thresholds is not None:
-            self.thresholds = options.thresholds
-        elif scenario is not None:  # a budget that does not validate fails at open()
-            try:
-                self.thresholds = scenario_thresholds(scenario.thresholds, scenario.source)
-            except ValueError:
-                pass
+        self.name = options.scenario.name if options.scenario else "live"
+        try:
+            self.thresholds = self._asked_thresholds()
+        except ValueError:  # a scenario's budget that does not validate fails at open()
+            pass
 
     @classmethod
     def sample(cls, workdir: Path) -> Self:
@@ -92,6 +88,15 @@ class AgentSession(Source):
     @property
     def workspace(self) -> Path:
         return self.options.workspace
+
+    def _asked_thresholds(self) -> Thresholds:
+        """The limits the options ask for: given ones, else the scenario's, else defaults."""
+        scenario = self.options.scenario
+        if self.options.thresholds is not None:
+            return self.options.thresholds
+        if scenario is not None:
+            return scenario_thresholds(scenario.thresholds, scenario.source)
+        return Thresholds()
 
     def set_thresholds(self, value: Thresholds) -> None:
         """New limits, from the next ``prepare()`` on (and for every later agent)."""
@@ -163,8 +168,7 @@ class AgentSession(Source):
     async def open(self) -> RunStart:
         """Prepare the workspace and pick the provider."""
         opts = self.options
-        if opts.scenario is not None and opts.thresholds is None:  # a bad budget fails here
-            self.thresholds = scenario_thresholds(opts.scenario.thresholds, opts.scenario.source)
+        self.thresholds = self._asked_thresholds()  # a scenario's bad budget fails here
         prepare_workspace(opts)
         given = self.provider is not None
         provider = self.provider or make_provider(opts, self.emit)

@@ -71,6 +71,9 @@ class ReplayOptions:
     # the workbench: at the end, wait (paused) for a seek back until finished, instead of
     # ending the run, so a learner can still go back to any request
     hold_at_end: bool = False
+    # a person may seek (the workbench): every step's events are kept to show them again.
+    # Headless, nobody seeks, and keeping them would hold the whole run in memory.
+    seekable: bool = True
 
 
 def sample_history(requests: int = 6) -> list[Message]:
@@ -110,6 +113,8 @@ class ReplaySource(Source):
         self.options = options
         if options.hold_at_end:
             self.capabilities = self.capabilities | {Capability.FINISH}
+        if not options.seekable:
+            self.capabilities = self.capabilities - {Capability.SEEK}
         self.controls.set_speed(options.speed)  # requests per second (0: as fast as it can)
         self.ratio, self.ratio_source = chars_per_token(recording)
         self.thresholds = effective_thresholds(options, self.ratio)
@@ -183,12 +188,13 @@ class ReplaySource(Source):
 
     async def _play_step(self, step: Exchange | Compaction) -> None:
         events: list[Event] = []
-        self._log = events
+        self._log = events if self.options.seekable else None
         if isinstance(step, Compaction):
             self._original_compaction(step)
         else:
             await self._exchange(step)
-        self._played.append((self.turns, events))
+        if self.options.seekable:
+            self._played.append((self.turns, events))
         self._log = None
 
     def _show_again(self, cursor: int) -> None:

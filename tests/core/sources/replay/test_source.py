@@ -205,3 +205,16 @@ def test_speed_paces_the_requests(tmp_path):
     source.controls.sleep = sleep
     assert asyncio.run(source.run(lambda event: event))
     assert pauses == [0.25] * 7  # before each of the 6 requests and the compaction
+
+
+def test_a_replay_nobody_can_seek_keeps_no_step_to_show_again(tmp_path):
+    """Headless, a replay does not offer seeking, so it holds none of its steps' events."""
+    from core.sources import Capability, Unsupported
+
+    source = ReplaySource(load_recording(CLAUDE), ReplayOptions(workdir=tmp_path / "w",
+                                                                seekable=False))
+    assert not source.offers(Capability.SEEK)
+    with pytest.raises(Unsupported):
+        source.seek(0)
+    assert asyncio.run(source.run(Emitter(sinks=[Recorder()])))
+    assert source._played == []  # nothing kept for a seek that cannot come
