@@ -30,6 +30,7 @@ import sys
 import threading
 import time
 from collections import deque
+from collections.abc import Callable
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from itertools import count
@@ -82,6 +83,9 @@ class MessagesServer:
         self._ids = count(1)
         self._httpd: ThreadingHTTPServer | None = None
         self._thread: threading.Thread | None = None
+        # Asked when a queue is empty: a real client (Claude Code) makes calls a test cannot
+        # order in advance (titles, summaries, parallel tool turns), so it answers by content.
+        self.responder: Callable[[RecordedRequest], Reply | ErrorReply | None] | None = None
 
     # -- lifecycle -------------------------------------------------------------------------
 
@@ -241,10 +245,14 @@ class MessagesServer:
         with self._lock:
             self.requests.append(request)
 
-    def next_for(self, path: str) -> Any:
+    def next_for(self, path: str, request: RecordedRequest | None = None) -> Any:
         with self._lock:
             queue = self._queues.get(path)
-            return queue.popleft() if queue else None
+            if queue:
+                return queue.popleft()
+        if self.responder is not None and request is not None and path == MESSAGES:
+            return self.responder(request)
+        return None
 
     def next_id(self) -> str:
         return f"{next(self._ids):04d}"
@@ -260,6 +268,12 @@ class _Handler(BaseHTTPRequestHandler):
     def log_message(self, format: str, *args: Any) -> None:
         """Silence the default stderr access log."""
 
+    def do_HEAD(self) -> None:
+        """Clients probe reachability with ``HEAD /`` (Claude Code does at start)."""
+        self.send_response(200)
+        self.send_header("content-length", "0")
+        self.end_headers()
+
     def do_POST(self) -> None:
         raw = self.rfile.read(int(self.headers.get("content-length") or 0))
         path = self.path.split("?", 1)[0]
@@ -268,7 +282,8 @@ class _Handler(BaseHTTPRequestHandler):
         except ValueError:
             body = None
         headers = {k.lower(): v for k, v in self.headers.items()}
-        self.script.record(RecordedRequest("POST", path, headers, body, raw))
+        recorded = RecordedRequest("POST", path, headers, body, raw)
+        self.script.record(recorded)
         if path not in (MESSAGES, COUNT_TOKENS):
             self.send_json(404, ErrorReply(404, "not_found_error", f"no route {path}").body())
             return
@@ -277,7 +292,7 @@ class _Handler(BaseHTTPRequestHandler):
             refusal = ErrorReply(400, "invalid_request_error", problem, {"x-should-retry": "false"})
             self.send_json(400, refusal.body(), refusal.headers)
             return
-        step = self.script.next_for(path)
+        step = self.script.next_for(path, recorded)
         if isinstance(step, ErrorReply):
             time.sleep(step.delay)
             self.send_json(step.status, step.body(), step.headers)

@@ -69,6 +69,12 @@ def block_events(index: int, block: dict[str, Any], size: int) -> list[bytes]:
         start = {"type": "tool_use", "id": block["id"], "name": block["name"], "input": {}}
         raw = json.dumps(block.get("input", {}))
         deltas = [{"type": "input_json_delta", "partial_json": p} for p in pieces(raw, size)]
+    elif block["type"] == "thinking":
+        # The API streams the thought, then its signature in one signature_delta.
+        start = {"type": "thinking", "thinking": "", "signature": ""}
+        deltas = [{"type": "thinking_delta", "thinking": p}
+                  for p in pieces(block["thinking"], size)]
+        deltas.append({"type": "signature_delta", "signature": block.get("signature", "sig")})
     elif block["type"] == "compaction":
         # The API opens the block empty and sends the summary in one compaction_delta; the
         # SDK's accumulator replaces (not appends) content and encrypted_content from it.

@@ -1,0 +1,154 @@
+"""The real Claude Code CLI as a test client, and the scripted model it talks to.
+
+The CLI comes from the npm registry at a pinned version and is kept in a cache folder
+outside the repository (``CTXLAB_CLIENTS``, else ``~/.cache/ctxlab/clients``), so a test run
+downloads it once per machine. It runs in print mode with its own ``HOME``, a dummy key and
+every optional network feature off, against :class:`ClaudeCodeModel`: the scripted server's
+responder, which answers by what Claude Code asks (a session title, a conversation summary,
+a turn of the scripted task), because the order of those calls is the client's business.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from filelock import FileLock
+
+from tests.support.messages_server import RecordedRequest
+from tests.support.messages_wire import Reply
+
+VERSION = "2.1.197"
+PACKAGE = "@anthropic-ai/claude-code"
+# What Claude Code appends to the last user message when it asks for a summary (auto
+# compaction and /compact alike): how the scripted model tells that call from a turn.
+SUMMARY_ASK = "Your task is to create a detailed summary of the conversation so far"
+SUMMARY = (
+    "<analysis>The user asked for the notes to be read and counted.</analysis>\n<summary>\n"
+    "1. Primary Request and Intent: read notes.txt and count its lines.\n"
+    "2. Key Technical Concepts: none.\n3. Files and Code Sections: notes.txt (3 lines).\n"
+    "4. Errors and fixes: none.\n5. Problem Solving: done.\n6. All user messages: the prompt.\n"
+    "7. Pending Tasks: none.\n8. Current Work: counted the lines.\n</summary>"
+)
+
+
+class Unavailable(RuntimeError):
+    """The CLI cannot be installed here (no npm, or the registry cannot be reached)."""
+
+
+def clients_dir() -> Path:
+    configured = os.environ.get("CTXLAB_CLIENTS")
+    return Path(configured) if configured else Path.home() / ".cache" / "ctxlab" / "clients"
+
+
+def claude_binary() -> Path:
+    """The pinned CLI, installed on first use (one installer at a time across processes)."""
+    folder = clients_dir() / f"claude-code-{VERSION}"
+    binary = folder / "node_modules" / ".bin" / "claude"
+    if binary.exists():
+        return binary
+    npm = shutil.which("npm")
+    if npm is None:
+        raise Unavailable("npm is not on PATH, so the Claude Code CLI cannot be installed")
+    folder.mkdir(parents=True, exist_ok=True)
+    with FileLock(str(folder) + ".lock"):
+        if not binary.exists():
+            done = subprocess.run(
+                [npm, "install", "--prefix", str(folder), "--no-audit", "--no-fund",
+                 "--loglevel", "error", f"{PACKAGE}@{VERSION}"],
+                capture_output=True, text=True, timeout=600,
+            )
+            if done.returncode != 0 or not binary.exists():
+                raise Unavailable(f"npm install {PACKAGE}@{VERSION} failed: "
+                                  f"{done.stderr.strip()[-500:]}")
+    return binary
+
+
+def claude_env(home: Path, base_url: str, **extra: str) -> dict[str, str]:
+    """An environment with nothing of the developer's: own HOME, dummy key, no telemetry."""
+    env = {k: v for k, v in os.environ.items()
+           if not k.startswith(("ANTHROPIC_", "CLAUDE_", "OTEL_"))}
+    env.update(
+        HOME=str(home),
+        ANTHROPIC_BASE_URL=base_url,
+        ANTHROPIC_API_KEY="sk-ant-test-not-a-key",
+        DISABLE_TELEMETRY="1",
+        DISABLE_AUTOUPDATER="1",
+        DISABLE_ERROR_REPORTING="1",
+        CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC="1",
+    )
+    env.update(extra)
+    return env
+
+
+@dataclass
+class Turn:
+    """What the scripted model does on one call of a task: content blocks and usage."""
+
+    content: list[dict[str, Any]]
+    input_tokens: int = 2_000
+
+
+@dataclass
+class ClaudeCodeModel:
+    """Answers Claude Code's calls by content: summaries, titles, then a task's turns.
+
+    A task's turn is chosen by how many tool results the conversation holds since its last
+    plain user prompt, so the same script replays correctly after a compaction or a resume.
+    """
+
+    turns: list[Turn]
+    summary: str = SUMMARY
+    summary_tokens: int = 1_200
+    calls: list[str] = field(default_factory=list)
+
+    def __call__(self, request: RecordedRequest) -> Reply:
+        body = request.body if isinstance(request.body, dict) else {}
+        messages = body.get("messages") or []
+        if SUMMARY_ASK in last_user_text(messages):
+            self.calls.append("summary")
+            return Reply([{"type": "text", "text": self.summary}],
+                         usage={"input_tokens": self.summary_tokens, "output_tokens": 300})
+        if not body.get("tools"):
+            self.calls.append("side")
+            return Reply([{"type": "text", "text": json.dumps({"title": "Count the notes"})}],
+                         usage={"input_tokens": 150, "output_tokens": 10})
+        step = min(results_since_prompt(messages), len(self.turns) - 1)
+        turn = self.turns[step]
+        self.calls.append(f"turn{step}")
+        stop = "tool_use" if any(b["type"] == "tool_use" for b in turn.content) else "end_turn"
+        return Reply(turn.content, stop_reason=stop,
+                     usage={"input_tokens": turn.input_tokens, "output_tokens": 40})
+
+
+def last_user_text(messages: list[dict[str, Any]]) -> str:
+    for message in reversed(messages):
+        if message.get("role") == "user":
+            return _text_of(message.get("content"))
+    return ""
+
+
+def results_since_prompt(messages: list[dict[str, Any]]) -> int:
+    """How many assistant calls answered with tool results since the last typed prompt."""
+    rounds = 0
+    for message in reversed(messages):
+        if message.get("role") != "user":
+            continue
+        content = message.get("content")
+        blocks = content if isinstance(content, list) else []
+        if any(isinstance(b, dict) and b.get("type") == "tool_result" for b in blocks):
+            rounds += 1
+        else:
+            break
+    return rounds
+
+
+def _text_of(content: Any) -> str:
+    if isinstance(content, str):
+        return content
+    return "\n".join(b.get("text", "") for b in content or [] if isinstance(b, dict))
