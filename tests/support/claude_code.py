@@ -96,13 +96,16 @@ class Turn:
 
 @dataclass
 class ClaudeCodeModel:
-    """Answers Claude Code's calls by content: summaries, titles, then a task's turns.
+    """Answers Claude Code's calls by content: summaries, side calls, then a task's turns.
 
-    A task's turn is chosen by how many tool results the conversation holds since its last
-    plain user prompt, so the same script replays correctly after a compaction or a resume.
+    The task is chosen by a marker in the conversation's first message (``tasks``; the
+    ``default`` otherwise, which is also what a compacted conversation continues with), and
+    its turn by how many tool-result rounds the conversation holds since its last typed
+    prompt, so the same script answers correctly after a compaction or a resume.
     """
 
-    turns: list[Turn]
+    default: list[Turn]
+    tasks: dict[str, list[Turn]] = field(default_factory=dict)
     summary: str = SUMMARY
     summary_tokens: int = 1_200
     calls: list[str] = field(default_factory=list)
@@ -118,9 +121,12 @@ class ClaudeCodeModel:
             self.calls.append("side")
             return Reply([{"type": "text", "text": json.dumps({"title": "Count the notes"})}],
                          usage={"input_tokens": 150, "output_tokens": 10})
-        step = min(results_since_prompt(messages), len(self.turns) - 1)
-        turn = self.turns[step]
-        self.calls.append(f"turn{step}")
+        first = _text_of(messages[0].get("content")) if messages else ""
+        name = next((marker for marker in self.tasks if marker in first), "")
+        turns = self.tasks.get(name, self.default)
+        step = min(results_since_prompt(messages), len(turns) - 1)
+        self.calls.append(f"{name or 'task'}:{step}")
+        turn = turns[step]
         stop = "tool_use" if any(b["type"] == "tool_use" for b in turn.content) else "end_turn"
         return Reply(turn.content, stop_reason=stop,
                      usage={"input_tokens": turn.input_tokens, "output_tokens": 40})
@@ -134,7 +140,7 @@ def last_user_text(messages: list[dict[str, Any]]) -> str:
 
 
 def results_since_prompt(messages: list[dict[str, Any]]) -> int:
-    """How many assistant calls answered with tool results since the last typed prompt."""
+    """How many assistant calls were answered with tool results since the last typed prompt."""
     rounds = 0
     for message in reversed(messages):
         if message.get("role") != "user":
@@ -152,3 +158,7 @@ def _text_of(content: Any) -> str:
     if isinstance(content, str):
         return content
     return "\n".join(b.get("text", "") for b in content or [] if isinstance(b, dict))
+
+
+if __name__ == "__main__":  # ``python -m tests.support.claude_code``: install it now (CI)
+    print(claude_binary())
