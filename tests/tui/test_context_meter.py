@@ -48,7 +48,7 @@ async def test_a_paused_replay_shows_message_rows_that_add_up_to_the_bar(
         tmp_path: Path) -> None:
     def make(workspace: Path) -> ReplaySource:  # a small limit: ctxlab's side differs
         return ReplaySource(load_recording(CLAUDE), ReplayOptions(
-            workdir=workspace, thresholds=Thresholds(context_limit=2_000)))
+            workdir=workspace, thresholds=Thresholds(context_limit=2_200)))
 
     app = CtxlabApp(AppConfig(scenario=None, source=make, workspace=tmp_path / "w",
                               theme="ctxlab-dark", display_workspace="~/replay",

@@ -1,23 +1,21 @@
 """Claude Code session JSONL (``~/.claude/projects/<project>/<session>.jsonl``).
 
 Each line is one record with a ``type``. Conversation records (``user``, ``assistant``,
-``system``) carry ``uuid`` and ``parentUuid``: the file is a tree, not a list — rewinding
-starts a branch, sidechains (``isSidechain``) hang off it, and a compaction starts a new
-root (``system``/``compact_boundary`` with ``parentUuid: null``) that points back through
-``logicalParentUuid``. The main chain is rebuilt by walking parents up from the last main
-message. An assistant message is written one content block per line under the same
-``message.id``; those lines are merged back into one message.
+``attachment``, ``system``) carry ``uuid`` and ``parentUuid``: the file is a tree, not a
+list — rewinding starts a branch, sidechains (``isSidechain``) hang off it, parallel tool
+calls fork, and a compaction starts a new root (``system``/``compact_boundary``) that points
+back through ``logicalParentUuid``. :mod:`~core.sources.replay.claude_code_chain` rebuilds
+the conversation from that tree; this module turns its records into what Claude Code sent.
 
-Read: ``type``, ``uuid``, ``parentUuid``, ``logicalParentUuid``, ``isSidechain``,
-``isMeta``, ``isCompactSummary``, ``isApiErrorMessage``, ``subtype``, ``compactMetadata``
-(``trigger``, ``preTokens``), ``microcompactMetadata`` (``trigger``, ``preTokens``,
-``compactedToolIds``: those results are cleared in the original's history), ``timestamp``,
-``message`` (``role``, ``content``, ``id``, ``model``, ``usage``). Ignored: ``toolUseResult``
-(the UI's copy of a result; the API copy is in ``message.content``), ``cwd``,
-``gitBranch``, ``version``, ``sessionId``, ``userType``, ``requestId``, ``slug``, ``agentId``
-and every other key. Skipped and counted: ``progress``,
-``file-history-snapshot``, ``queue-operation``, ``summary``, other ``system`` records, meta
-and sidechain lines, lines of abandoned branches, and any type not listed here.
+What Claude Code sends is more than the prompts and replies: attachments become
+``<system-reminder>`` text in the user message
+(:mod:`~core.sources.replay.claude_code_attachments`), ``isMeta`` prompts (the
+local-command caveat, "Continue from where you left off.") are sent as written, and a
+``<synthetic>`` assistant reply ("No response requested.") enters the history without any
+request. After a ``compact_boundary`` the history is the ``isCompactSummary`` message
+followed by the messages its ``compactMetadata.preservedMessages`` names.
+
+docs/replay/claude-code.md lists every record type and field, read or ignored.
 """
 
 from __future__ import annotations
@@ -28,16 +26,30 @@ from typing import Any
 
 from core.compact.managers import Manager
 from core.messages import message_text
-from core.sources.replay.model import Compaction, Recording
+from core.sources.replay.claude_code_attachments import attachment_blocks
+from core.sources.replay.claude_code_chain import (
+    LINKED_TYPES,
+    MAIN_TYPES,
+    Tree,
+    join_boundaries,
+    main_chain,
+    merge_forks,
+    message_id,
+)
+from core.sources.replay.model import Compaction, Message, Recording
 from core.sources.replay.reading import Line, jsonl_objects, skip
 from core.sources.replay.shape import content_problem, text_or_none, usage_problem
-from core.sources.replay.steps import StepBuilder
+from core.sources.replay.steps import StepBuilder, merge_into
 
 AGENT = Manager.CLAUDE_CODE
-MAIN_TYPES = frozenset({"user", "assistant"})
 TRIGGER = re.compile(r"[a-z][a-z0-9_]{0,31}")
-KNOWN_SKIPPED = frozenset({"progress", "file-history-snapshot", "queue-operation", "summary",
-                           "attachment", "custom-title", "last-prompt"})
+SYNTHETIC = "<synthetic>"  # the model name of a reply Claude Code wrote itself
+# Records with no place in the conversation: session bookkeeping and the UI's state.
+KNOWN_SKIPPED = frozenset({
+    "progress", "file-history-snapshot", "queue-operation", "summary", "custom-title",
+    "last-prompt", "mode", "permission-mode", "ai-title", "tag", "agent-name",
+    "agent-setting", "pr-link", "worktree-state", "content-replacement",
+    "marble-origami-commit", "marble-origami-snapshot", "speculation-accept"})
 
 
 def looks_like(first: Any) -> bool:
@@ -49,7 +61,7 @@ def looks_like(first: Any) -> bool:
         return False
     keys = {"uuid", "parentUuid", "sessionId", "leafUuid", "messageId", "isSidechain"}
     return "payload" not in first and bool(keys & set(first)) and (
-        kind in MAIN_TYPES or kind == "system" or kind in KNOWN_SKIPPED)
+        kind in LINKED_TYPES or kind in KNOWN_SKIPPED)
 
 
 def subagent_files(path: Path) -> list[Path]:
@@ -64,17 +76,20 @@ def subagent_files(path: Path) -> list[Path]:
 def load(path: Path, text: str) -> Recording:
     recording = Recording(format="claude-code", path=path, agent=AGENT)
     recording.subagents = subagent_files(path)
-    nodes: dict[str, Line] = {}
+    tree = Tree()
+    linked: list[Line] = []
     leaf: Line | None = None
     side_leaf: Line | None = None  # a subagent transcript is sidechain lines only
     for line in jsonl_objects(text, recording):
         data = line.data
         uuid = data.get("uuid")
         if isinstance(uuid, str):
-            if uuid in nodes:
+            if uuid in tree.nodes:
                 recording.note("duplicate-uuid", f"line {line.number} reuses the uuid of line "
-                               f"{nodes[uuid].number}; the later line is kept", line.number)
-            nodes[uuid] = line
+                               f"{tree.nodes[uuid].number}; the later line is kept",
+                               line.number)
+            tree.nodes[uuid] = line
+            linked.append(line)
         kind = data.get("type") if isinstance(data.get("type"), str) else None
         if not isinstance(uuid, str):
             recording.skipped[_skip_kind(data)] += 1  # snapshots, queue operations…
@@ -86,98 +101,38 @@ def load(path: Path, text: str) -> Recording:
     leaf = leaf or side_leaf
     if leaf is None:
         return recording
-    chain = main_chain(leaf, nodes, recording, sidechain)
+    join_boundaries(tree, linked, recording, sidechain)
+    chain, _ = merge_forks(main_chain(leaf, tree, recording, sidechain), tree)
     on_chain = {id(line) for line in chain}
-    for line in nodes.values():
+    for line in tree.nodes.values():
         if id(line) not in on_chain:
             recording.skipped[_skip_kind(line.data, off_chain=True, sidechain=sidechain)] += 1
-    _build(chain, recording, sidechain)
+    _Builder(recording, tree, sidechain).build(chain)
     return recording
-
-
-def _parent(data: dict[str, Any]) -> str | None:
-    parent = data.get("parentUuid")
-    if parent is None and data.get("subtype") == "compact_boundary":
-        parent = data.get("logicalParentUuid")
-    return parent if isinstance(parent, str) else None
-
-
-def _walk(start: Line, nodes: dict[str, Line]) -> tuple[list[Line], str | None]:
-    """The chain from ``start`` up to its root (root first) and the missing parent, if any."""
-    chain: list[Line] = []
-    seen: set[str] = set()
-    current: Line | None = start
-    missing = None
-    while current is not None:
-        chain.append(current)
-        seen.add(current.data.get("uuid", ""))
-        parent = _parent(current.data)
-        if parent is None or parent in seen:
-            break
-        current = nodes.get(parent)
-        if current is None:
-            missing = parent
-    chain.reverse()
-    return chain, missing
-
-
-def main_chain(leaf: Line, nodes: dict[str, Line], recording: Recording,
-               sidechain: bool = False) -> list[Line]:
-    """The conversation ending at ``leaf``; if its parent chain is broken, the longest one.
-    (``sidechain``: the file is a subagent's transcript, whose lines are all sidechain.)"""
-    chain, missing = _walk(leaf, nodes)
-    if missing is None:
-        return chain
-    depth: dict[str, int] = {}
-    for uuid in nodes:
-        _depth(uuid, nodes, depth)
-    candidates = [u for u in nodes if str(nodes[u].data.get("type")) in MAIN_TYPES
-                  and bool(nodes[u].data.get("isSidechain")) == sidechain]
-    # None at all when a later line of another kind took the leaf's uuid: keep the leaf's.
-    best = max(candidates, key=lambda u: (depth[u], nodes[u].number), default=None)
-    if best is not None and depth[best] > len(chain):
-        chain, _ = _walk(nodes[best], nodes)
-    recording.note("broken-chain", f"the parent chain is broken at line {chain[0].number} "
-                   f"(its parent {missing[:8]}… is not in the file): following the longest "
-                   f"chain, {len(chain):,} of {len(nodes):,} linked lines", chain[0].number)
-    return chain
-
-
-def _depth(uuid: str, nodes: dict[str, Line], depth: dict[str, int]) -> int:
-    """Chain length up from ``uuid`` (iterative: real sessions are thousands deep)."""
-    path: list[str] = []
-    current: str | None = uuid
-    while current is not None and current in nodes and current not in depth:
-        if current in path:
-            break  # a cycle: cut it here
-        path.append(current)
-        current = _parent(nodes[current].data)
-    base = depth.get(current, 0) if current is not None else 0
-    for u in reversed(path):
-        base += 1
-        depth[u] = base
-    return depth[uuid]
 
 
 def _skip_kind(data: dict[str, Any], off_chain: bool = False, sidechain: bool = False) -> str:
     kind = data.get("type")
-    if not isinstance(kind, str):
-        return f"unknown type {kind!r}"
-    if kind not in MAIN_TYPES and kind != "system" and kind not in KNOWN_SKIPPED:
+    if not isinstance(kind, str) or (kind not in LINKED_TYPES and kind not in KNOWN_SKIPPED):
         return f"unknown type {kind!r}"
     if data.get("isSidechain") and not sidechain:
         return "sidechain"
-    if data.get("isMeta"):
-        return "meta"
-    if kind in MAIN_TYPES and off_chain:
+    if kind in LINKED_TYPES and off_chain:
         return "off-chain"
     if kind == "system":
         return f"system:{data.get('subtype') or '?'}"
+    if kind == "attachment":
+        attachment = _mapping(data.get("attachment"))
+        return f"attachment:{attachment.get('type') or '?'}"
     return str(kind)
 
 
 def _mapping(value: Any) -> dict[str, Any]:
     return value if isinstance(value, dict) else {}
+
+
+def _int(value: Any) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
 def _trigger(value: Any) -> str:
@@ -192,53 +147,131 @@ def _problem(message: dict[str, Any]) -> str | None:
         usage_problem(message.get("usage"), "message.usage")
 
 
-def _build(chain: list[Line], recording: Recording, sidechain: bool = False) -> None:
-    steps = StepBuilder(recording)
-    compaction: Compaction | None = None
-    for line in chain:
+def _message(data: dict[str, Any]) -> dict[str, Any]:
+    return given if isinstance(given := data.get("message"), dict) else {}
+
+
+def _blocks(message: dict[str, Any]) -> list[Any]:
+    content = message.get("content")
+    return content if isinstance(content, list) else \
+        [{"type": "text", "text": str(content or "")}]
+
+
+class _Builder:
+    """Walks the rebuilt chain and feeds the step builder what Claude Code sent."""
+
+    def __init__(self, recording: Recording, tree: Tree, sidechain: bool) -> None:
+        self.recording = recording
+        self.tree = tree
+        self.sidechain = sidechain
+        self.steps = StepBuilder(recording)
+        self.compaction: Compaction | None = None
+        self.preserved: list[Message] = []
+
+    def build(self, chain: list[Line]) -> None:
+        for line in chain:
+            self.line(line)
+        self.steps.finish()
+
+    def line(self, line: Line) -> None:
         data = line.data
         kind = data.get("type") if isinstance(data.get("type"), str) else None
-        message = given if isinstance(given := data.get("message"), dict) else {}
-        stamp = text_or_none(data.get("timestamp"))
+        message = _message(data)
         problem = _problem(message) if kind in MAIN_TYPES else None
         if problem:
-            skip(recording, line.number, f"line {line.number}: {problem}; skipped")
+            skip(self.recording, line.number, f"line {line.number}: {problem}; skipped")
         elif kind == "system" and data.get("subtype") == "compact_boundary":
-            meta = _mapping(data.get("compactMetadata"))
-            pre = meta.get("preTokens")
-            compaction = steps.compaction(Compaction(
-                by=AGENT, trigger=_trigger(meta.get("trigger")),
-                pre_tokens=pre if isinstance(pre, int) else None,
-                line=line.number, timestamp=stamp))
+            self.boundary(line)
         elif kind == "system" and data.get("subtype") == "microcompact_boundary":
-            meta = _mapping(data.get("microcompactMetadata"))
-            ids = meta.get("compactedToolIds")
-            pre = meta.get("preTokens")
-            steps.compaction(Compaction(
-                by=AGENT, trigger=_trigger(meta.get("trigger")),
-                pre_tokens=pre if isinstance(pre, int) else None,
-                cleared=[i for i in ids if isinstance(i, str)] if isinstance(ids, list) else [],
-                line=line.number, timestamp=stamp))
-        elif kind not in MAIN_TYPES or data.get("isMeta"):
-            recording.skipped[_skip_kind(data, sidechain=sidechain)] += 1
-        elif kind == "user" and data.get("isCompactSummary"):
-            summary = {"role": "user", "content": message.get("content", "")}
-            if compaction is not None and not compaction.kept:
-                compaction.summary = message_text(summary)
-                compaction.kept = [summary]
+            self.microcompact(line)
+        elif kind == "attachment":
+            blocks = attachment_blocks(data.get("attachment"))
+            if blocks is None:
+                self.recording.skipped[_skip_kind(data)] += 1
             else:
-                steps.user(summary["content"])
+                self.steps.attachment(blocks)
+        elif kind not in MAIN_TYPES:
+            self.recording.skipped[_skip_kind(data, sidechain=self.sidechain)] += 1
+        elif kind == "user" and data.get("isCompactSummary"):
+            self.summary(message)
         elif kind == "user":
-            steps.user(message.get("content", ""))
-        elif data.get("isApiErrorMessage") or message.get("model") == "<synthetic>":
-            recording.skipped["api-error"] += 1
+            self.steps.user(message.get("content", ""))
+        elif data.get("isApiErrorMessage"):
+            self.recording.skipped["api-error"] += 1  # Claude Code never sends these back
+        elif message.get("model") == SYNTHETIC:
+            self.steps.sent_without_request({"role": "assistant", "content": _blocks(message)})
         else:
-            content = message.get("content")
-            steps.assistant(content if isinstance(content, list) else
-                            [{"type": "text", "text": str(content or "")}],
-                            message_id=text_or_none(message.get("id")),
-                            usage=message.get("usage"),
-                            model=text_or_none(message.get("model")), line=line.number,
-                            stop_reason=text_or_none(message.get("stop_reason")),
-                            timestamp=stamp)
-    steps.finish()
+            self.steps.assistant(
+                _blocks(message), message_id=text_or_none(message.get("id")),
+                usage=message.get("usage"), model=text_or_none(message.get("model")),
+                line=line.number, stop_reason=text_or_none(message.get("stop_reason")),
+                timestamp=text_or_none(data.get("timestamp")))
+
+    def boundary(self, line: Line) -> None:
+        meta = _mapping(line.data.get("compactMetadata"))
+        self.compaction = self.steps.compaction(Compaction(
+            by=AGENT, trigger=_trigger(meta.get("trigger")),
+            pre_tokens=_int(meta.get("preTokens")), post_tokens=_int(meta.get("postTokens")),
+            line=line.number, timestamp=text_or_none(line.data.get("timestamp"))))
+        self.preserved = self.preserved_messages(meta, line.number)
+
+    def microcompact(self, line: Line) -> None:
+        meta = _mapping(line.data.get("microcompactMetadata"))
+        ids = meta.get("compactedToolIds")
+        self.steps.compaction(Compaction(
+            by=AGENT, trigger=_trigger(meta.get("trigger")),
+            pre_tokens=_int(meta.get("preTokens")),
+            cleared=[i for i in ids if isinstance(i, str)] if isinstance(ids, list) else [],
+            line=line.number, timestamp=text_or_none(line.data.get("timestamp"))))
+
+    def summary(self, message: dict[str, Any]) -> None:
+        """The compaction's summary: the history restarts from it and the preserved
+        messages (it is never a user turn)."""
+        summary: Message = {"role": "user", "content": message.get("content", "")}
+        if self.compaction is not None and not self.compaction.kept:
+            self.compaction.summary = message_text(summary)
+            self.compaction.kept = [summary, *self.preserved]
+            self.preserved = []
+        else:
+            self.recording.note("stray-summary", "a compaction summary with no boundary "
+                                "before it is replayed as a user message")
+            self.steps.user(summary["content"])
+
+    def preserved_messages(self, meta: dict[str, Any], number: int) -> list[Message]:
+        """The messages a compaction kept after its summary, as Claude Code sends them:
+        ``preservedMessages.uuids`` (older files: the ``preservedSegment`` walked from its
+        tail up to its head), in the order they were written."""
+        uuids = _mapping(meta.get("preservedMessages")).get("uuids")
+        if not isinstance(uuids, list):
+            uuids = self.segment(_mapping(meta.get("preservedSegment")))
+        lines = [self.tree.nodes[u] for u in uuids if isinstance(u, str) and u in self.tree.nodes]
+        if len(lines) < len(uuids):
+            self.recording.note("preserved-missing", f"line {number}: {len(uuids) - len(lines)}"
+                                f" of the {len(uuids)} messages the compaction kept are not in "
+                                "the file; the history after it lacks them", number)
+        kept: list[Message] = []
+        last_id: str | None = None
+        for line in sorted(lines, key=lambda x: x.number):
+            data, message = line.data, _message(line.data)
+            if data.get("type") not in MAIN_TYPES or _problem(message):
+                continue
+            role = str(data["type"])
+            content: Any = _blocks(message) if role == "assistant" else message.get("content", "")
+            mid = message_id(data)
+            if kept and kept[-1]["role"] == role and (role == "user" or mid == last_id):
+                kept[-1] = merge_into(kept[-1], content)
+            else:
+                kept.append({"role": role, "content": content})
+            last_id = mid
+        return kept
+
+    def segment(self, segment: dict[str, Any]) -> list[str]:
+        head, tail = segment.get("headUuid"), segment.get("tailUuid")
+        uuids: list[str] = []
+        current = tail if isinstance(tail, str) else None
+        while current is not None and current in self.tree.nodes and current not in uuids:
+            uuids.append(current)
+            if current == head:
+                break
+            current = self.tree.parent(self.tree.nodes[current].data)
+        return uuids[::-1]

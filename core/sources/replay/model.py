@@ -64,6 +64,7 @@ class Compaction:
     input: list[Message] = field(default_factory=list)  # appended just before compacting
     summary: str = ""
     pre_tokens: int | None = None
+    post_tokens: int | None = None  # what the agent reported its history was right after
     line: int | None = None
     timestamp: str | None = None
     # A micro-compaction (Claude Code's ``microcompact_boundary``) keeps the history and

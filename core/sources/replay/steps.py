@@ -37,6 +37,11 @@ def _only_results(message: Message) -> bool:
         isinstance(b, dict) and b.get("type") == "tool_result" for b in content)
 
 
+def _reminder(block: Any) -> bool:
+    return isinstance(block, dict) and block.get("type") == "text" and \
+        str(block.get("text", "")).startswith("<system-reminder>")
+
+
 class StepBuilder:
     """Collects messages in order and cuts them into exchanges and compactions."""
 
@@ -60,6 +65,30 @@ class StepBuilder:
             self.pending[-1] = merge_into(self.pending[-1], content)
         else:
             self.pending.append({"role": "user", "content": content})
+
+    def attachment(self, blocks: list[Any]) -> None:
+        """Context sent with the next prompt (Claude Code's attachments): it goes ahead of
+        the prompts of the user message being built, after its tool results, as Claude
+        Code moves attachments up to the last assistant message or tool result."""
+        self.flush()
+        if not blocks:
+            return
+        last = self.pending[-1] if self.pending else None
+        if last is None or last.get("role") != "user":
+            self.pending.append({"role": "user", "content": list(blocks)})
+            return
+        content = as_blocks(last.get("content"))
+        at = max((i + 1 for i, b in enumerate(content)
+                  if isinstance(b, dict) and b.get("type") == "tool_result"), default=0)
+        while at < len(content) and _reminder(content[at]):
+            at += 1  # after the attachments already there: they keep their order
+        self.pending[-1] = {**last, "content": content[:at] + list(blocks) + content[at:]}
+
+    def sent_without_request(self, message: Message) -> None:
+        """A message the agent put in its history itself, with no model request (Claude
+        Code's ``<synthetic>`` replies): it is sent with the next request's input."""
+        self.flush()
+        self.pending.append(message)
 
     def assistant(self, blocks: list[Any], *, message_id: str | None = None,
                   usage: dict[str, Any] | None = None, model: str | None = None,

@@ -70,11 +70,13 @@ def test_compact_boundary_and_its_summary():
 
 def test_skipped_lines_are_counted_by_kind_and_never_replayed():
     rec = load_recording(CLAUDE)
-    assert rec.skipped == {"file-history-snapshot": 1, "meta": 1, "progress": 1,
+    assert rec.skipped == {"file-history-snapshot": 1, "progress": 1,
                            "queue-operation": 1, "sidechain": 2, "summary": 1,
                            "system:local_command": 1, "unknown type 'mystery-type'": 1}
     text = json.dumps([s.input for s in rec.exchanges] + [s.reply for s in rec.exchanges])
-    assert "sidechain output" not in text and "Caveat:" not in text
+    assert "sidechain output" not in text
+    # an isMeta prompt (the local-command caveat) is sent to the API as written
+    assert "Caveat:" in json.dumps(rec.exchanges[0].input)
     assert "check_token is called from views.py and api.py." in text  # via the tool result
 
 

@@ -79,7 +79,7 @@ def test_categories_split_thinking_images_and_tool_results(tmp_path):
 
 
 def test_both_sides_are_broken_down_in_one_vocabulary_adding_up_to_their_chars(tmp_path):
-    _, rec, _ = replay(CLAUDE, tmp_path, thresholds=Thresholds(context_limit=2_000))
+    _, rec, _ = replay(CLAUDE, tmp_path, thresholds=Thresholds(context_limit=2_200))
     ours = [e for e in rec.of(ModelRequest) if e.purpose == "main"]
     steps = rec.of(ReplayStep)
     assert len(ours) == len(steps) == 6
