@@ -60,8 +60,10 @@ def looks_like(first: Any) -> bool:
     if not isinstance(kind, str):
         return False
     keys = {"uuid", "parentUuid", "sessionId", "leafUuid", "messageId", "isSidechain"}
+    # A record of a kind not listed here still has its ``sessionId``: Claude Code adds
+    # bookkeeping kinds often, and an interactive session opens with them.
     return "payload" not in first and bool(keys & set(first)) and (
-        kind in LINKED_TYPES or kind in KNOWN_SKIPPED)
+        kind in LINKED_TYPES or kind in KNOWN_SKIPPED or "sessionId" in first)
 
 
 def subagent_files(path: Path) -> list[Path]:
@@ -117,7 +119,7 @@ def _skip_kind(data: dict[str, Any], off_chain: bool = False, sidechain: bool = 
         return f"unknown type {kind!r}"
     if data.get("isSidechain") and not sidechain:
         return "sidechain"
-    if kind in LINKED_TYPES and off_chain:
+    if kind in MAIN_TYPES and off_chain:
         return "off-chain"
     if kind == "system":
         return f"system:{data.get('subtype') or '?'}"

@@ -1,0 +1,173 @@
+"""Transcripts the real Claude Code 2.1.197 wrote, against the requests it really sent.
+
+1292932d is one session of four runs: a task with two parallel tool calls and one more
+call, a follow-up that Claude Code compacted automatically first, ``/compact``, and the
+task again. 1292932d-requests.json holds every request body's messages, reduced to their
+text and tool ids, as the watch recorded them (requests 3 and 7 are the summary requests,
+which the transcript does not record). What ctxlab rebuilds as the original's history
+before each request must be those messages.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from core.sources.replay import Compaction, Exchange, Recording, load_recording
+from core.sources.replay.detect import detect
+from core.sources.replay.original import OriginalHistory
+
+REAL = Path(__file__).resolve().parents[3] / "fixtures" / "replay" / "claude-code-2.1.197"
+SESSION = REAL / "1292932d-83c2-464e-86ec-21d645a712d5.jsonl"
+INTERACTIVE = REAL / "23066283-41ed-4042-8fbf-6784c95a159e.jsonl"
+ORPHAN = REAL / "boundary-without-logical-parent.jsonl"
+SUBAGENT = REAL / "d64386a0-acb4-45b0-92ee-44fa32751f8c" / "subagents" / \
+    "agent-ad28c263592ced03c.jsonl"
+SUMMARY_REQUESTS = (3, 7)
+# Claude Code adds this reminder to every request itself; no transcript record holds it.
+UNRECORDED = "<system-reminder> As you answer the user's questions"
+
+
+def sent_requests() -> list[list[dict[str, Any]]]:
+    data = json.loads((REAL / "1292932d-requests.json").read_text(encoding="utf-8"))
+    return [r["messages"] for r in data["requests"]]
+
+
+def digest(block: Any) -> str | None:
+    """A block as the requests fixture spells it (thinking: None, Claude Code sent none;
+    the fixture's reminders are reduced already, as its long texts are cut)."""
+    if isinstance(block, str):
+        block = {"type": "text", "text": block}
+    kind = block.get("type")
+    if kind == "text":
+        text = block["text"].rstrip("\n")  # Claude Code ends joined user texts with one
+        if text.startswith("<system-reminder>\n"):  # (the fixture's are reduced already)
+            text = "<system-reminder> " + text.split("\n", 2)[1].split(":")[0]
+        return (text if len(text) <= 120 else text[:120] + "…").rstrip("\n")
+    if kind == "tool_use":
+        return f"tool_use {block['id']}"
+    if kind == "tool_result":
+        return f"tool_result {block['tool_use_id']}"
+    return None
+
+
+def comparable(messages: list[dict[str, Any]]) -> list[tuple[str, list[str], list[str]]]:
+    """Roles with their text and tool ids, in order; neighbours of one role merged (the
+    API joins them too); the reminders as a sorted list of their kinds, since their place
+    among a message's blocks is Claude Code's own and not recorded."""
+    out: list[tuple[str, list[str], list[str]]] = []
+    for message in messages:
+        content = message["content"]
+        blocks = [content] if isinstance(content, str) else content
+        texts = [d for d in map(digest, blocks) if d is not None]
+        plain = [d for d in texts if not d.startswith("<system-reminder>")]
+        notes = [d for d in texts if d.startswith("<system-reminder>")
+                 and not d.startswith(UNRECORDED)]
+        if not plain and not notes:
+            continue
+        if out and out[-1][0] == message["role"]:
+            out[-1] = (message["role"], out[-1][1] + plain, sorted(out[-1][2] + notes))
+        else:
+            out.append((message["role"], plain, sorted(notes)))
+    return out
+
+
+def histories(recording: Recording) -> list[list[dict[str, Any]]]:
+    """The original's history as each request was sent."""
+    history = OriginalHistory()
+    sent = []
+    for step in recording.steps:
+        if isinstance(step, Compaction):
+            history.compact(step)
+            history.after_compaction(step)
+            continue
+        history.before_request(step)
+        sent.append(list(history.messages))
+        history.after_reply(step)
+    return sent
+
+
+def tool_ids(exchanges: list[Exchange], kind: str) -> list[str]:
+    key = "id" if kind == "tool_use" else "tool_use_id"
+    messages = [m for e in exchanges for m in (e.input if kind == "tool_result" else
+                                               [e.reply] if e.reply else [])]
+    return [b[key] for m in messages if isinstance(m["content"], list)
+            for b in m["content"] if b.get("type") == kind]
+
+
+def test_every_parallel_call_and_result_of_every_task_is_replayed():
+    rec = load_recording(SESSION)
+    assert len(rec.exchanges) == 9 and rec.notices == []
+    per_task = ["toolu_01read", "toolu_02bash", "toolu_03bash"]
+    assert tool_ids(rec.exchanges, "tool_use") == per_task * 3
+    assert tool_ids(rec.exchanges, "tool_result") == per_task * 3
+    # one assistant message [thinking, text, Read, Bash], then ONE user message of results
+    first, second = rec.exchanges[0], rec.exchanges[1]
+    assert [b["type"] for b in first.reply["content"]] == \
+        ["thinking", "text", "tool_use", "tool_use"]
+    assert second.input == [{"role": "user", "content": [
+        *[b for b in second.input[0]["content"] if b["type"] == "tool_result"]]}]
+    assert len(second.input[0]["content"]) == 2
+
+
+def test_exactly_the_two_compactions_claude_code_made():
+    rec = load_recording(SESSION)
+    assert [(c.trigger, c.stage, c.pre_tokens, c.post_tokens) for c in rec.compactions] == \
+        [("auto", "auto_compact", 190_048, 764), ("manual", "manual_compact", 190_040, 700)]
+    assert all(c.summary.startswith("This session is being continued") for c in rec.compactions)
+
+
+def test_the_originals_history_is_what_claude_code_sent_before_every_request():
+    sent = [r for i, r in enumerate(sent_requests()) if i not in SUMMARY_REQUESTS]
+    ours = histories(load_recording(SESSION))
+    assert len(ours) == len(sent) == 9
+    for index, (mine, theirs) in enumerate(zip(ours, sent, strict=True)):
+        assert comparable(mine) == comparable(theirs), f"request {index}"
+
+
+def test_after_each_compaction_the_summary_then_the_preserved_messages():
+    requests = sent_requests()
+    after_auto, after_manual = histories(load_recording(SESSION))[3], \
+        histories(load_recording(SESSION))[6]
+    assert comparable(after_auto) == comparable(requests[4])
+    assert [role for role, _, _ in comparable(after_auto)] == ["user", "assistant", "user"]
+    assert comparable(after_auto)[1][1] == ["notes.txt has 3 lines."]  # the preserved reply
+    assert comparable(after_manual) == comparable(requests[8])
+    # the synthetic reply Claude Code wrote itself is sent, and is no request
+    assert ("assistant", ["No response requested."], []) in comparable(after_manual)
+
+
+def test_a_boundary_whose_logical_parent_is_missing_joins_the_record_before_it():
+    rec = load_recording(ORPHAN)
+    [notice] = rec.notices
+    assert notice.kind == "boundary-joined" and notice.line == 21
+    assert "joined to line 20" in notice.message
+    # nothing before the boundary is lost: the first task's three requests come first
+    assert [type(s).__name__ for s in rec.steps] == ["Exchange"] * 3 + ["Compaction"] + \
+        ["Exchange"] * 3
+    assert tool_ids(rec.exchanges, "tool_result").count("toolu_01read") == 2
+    [compaction] = rec.compactions
+    assert [m["role"] for m in compaction.kept] == ["user", "assistant", "user"]
+
+
+def test_an_interactive_transcript_opening_with_mode_lines_is_detected_and_read():
+    text = INTERACTIVE.read_text(encoding="utf-8")
+    assert json.loads(text.split("\n", 1)[0])["type"] == "ai-title"
+    assert detect(INTERACTIVE, text) == "claude-code"
+    rec = load_recording(INTERACTIVE)
+    assert not [k for k in rec.skipped if k.startswith("unknown")]
+    assert {"mode", "permission-mode", "ai-title", "last-prompt",
+            "file-history-snapshot", "system:turn_duration"} <= set(rec.skipped)
+    # written out of order (the prompt after the reply's first lines): still one request
+    assert tool_ids(rec.exchanges, "tool_use") == ["toolu_01read", "toolu_02bash",
+                                                   "toolu_03bash"]
+    assert "Read notes.txt" in json.dumps(rec.exchanges[0].input)
+
+
+def test_a_subagent_transcript_opens_as_a_session_of_its_own():
+    rec = load_recording(SUBAGENT)
+    assert len(rec.exchanges) == 2 and rec.notices == []
+    assert "SUBAGENT-TASK" in json.dumps(rec.exchanges[0].input)
+    main = load_recording(SUBAGENT.parents[2] / "d64386a0-acb4-45b0-92ee-44fa32751f8c.jsonl")
+    assert [p.name for p in main.subagents] == ["agent-ad28c263592ced03c.jsonl"]
