@@ -9,15 +9,17 @@ from those two, so the auto-pause line, the inspector's "why" pane and the tests
 Core only names stages; their words are the UI's, looked up here under ``hint.<stage>``,
 ``rule.<stage>`` and ``why.<stage>``. Only a stage of a row of the table has them — its name
 *and* its manager (:func:`core.compact.stages.row_of`): a recorded agent's ``manual_compact``
-is its own summary, and ctxlab's rule for that name would be an invented explanation.
+is its own summary, and ctxlab's rule for that name would be an invented explanation. Such a
+stage says instead what that agent did, in the terms it recorded (:func:`recorded_why`).
 """
 
 from __future__ import annotations
 
 from core.compact.stages import StageSpec, row_of
 from core.config import Thresholds
-from core.events import Stage
+from core.events import Manager, Stage
 from tui.i18n import t
+from tui.managers import manager_label
 
 HINT, RULE, WHY = "hint", "rule", "why"  # the kinds of words a row may have in a locale
 
@@ -46,8 +48,30 @@ def stage_hint(event: Stage) -> str:
     return _words(HINT, row(event))
 
 
+def recorded_why(event: Stage) -> str:
+    """Another agent's compaction, as it recorded it: set off how (its own trigger or the
+    user's ``/compact``), at and down to how many tokens, and what it kept — the summary
+    and the messages it preserved after it. "" for the pipeline's own stages."""
+    if event.by == Manager.PIPELINE or not event.trigger:
+        return ""
+    at = t("why.recorded.at", tokens=event.pre_tokens) if event.pre_tokens else ""
+    post = t("why.recorded.post", tokens=event.post_tokens) if event.post_tokens else ""
+    kept = ""
+    if event.files and event.after_messages >= 1:  # a summary was written, then kept
+        preserved = event.after_messages - 1
+        kept = t("why.recorded.kept", n=preserved) if preserved else \
+            t("why.recorded.summary_only")
+    key = {"auto": "why.recorded.auto", "manual": "why.recorded.manual"}.get(
+        event.trigger, "why.recorded.other")
+    return t(key, manager=manager_label(event.by), trigger=event.trigger, at=at, post=post,
+             kept=kept)
+
+
 def why_fired(event: Stage, limits: Thresholds) -> str:
-    """The comparison that made ``event``'s stage act, with both numbers."""
+    """The comparison that made ``event``'s stage act, with both numbers (another agent's
+    stage: what it recorded, :func:`recorded_why`)."""
+    if row(event) is None:
+        return recorded_why(event)
     fields = dict(chars=event.before_chars, messages=event.before_messages,
                   limit=limits.context_limit, target=limits.target,
                   max=limits.max_messages, keep=limits.keep_recent,

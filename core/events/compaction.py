@@ -36,7 +36,8 @@ class Stage(Event):
     replay), so one timeline can show them side by side; an older log's spelling reads as
     today's name.
     Such a stage may also say what set it off (``trigger``) and at how many tokens
-    (``pre_tokens``); its summary, when there is one, is a file listed in ``files``.
+    (``pre_tokens``, and ``post_tokens`` when it reported what it kept); its summary, when
+    there is one, is a file listed in ``files``.
 
     Its cache cost: ``first_changed`` is the index of the first message it changed (the
     cached prefix ends there) and ``rewrite_tokens`` the estimated tokens from that point on
@@ -58,6 +59,7 @@ class Stage(Event):
     by: str = Manager.PIPELINE.value
     trigger: str | None = None  # another agent's own compaction: "auto", "manual"…
     pre_tokens: int | None = None  # …and the tokens it reported before compacting
+    post_tokens: int | None = None  # …and after (Claude Code's ``postTokens``)
     first_changed: int | None = None  # cache cost: first message index changed…
     rewrite_tokens: int | None = None  # …and the tokens after it to write to the cache again
     archived: tuple[dict[str, Any], ...] = ()

@@ -214,6 +214,7 @@ def describe_replay(e: Any) -> str | None:
                 f"in {e.ctxlab_messages} messages")
     if e.type == "stage" and e.by != Manager.PIPELINE:
         at = f" at {e.pre_tokens:,} tokens" if e.pre_tokens else ""
+        at += f" → {e.post_tokens:,} tokens" if e.post_tokens else ""
         summary = f"; summary in {e.files[0]}" if e.files else ""
         return (f"{e.by} {e.stage.replace('_', '-')}{at}: {e.before_chars:,} → "
                 f"{e.after_chars:,} chars, {e.before_messages} → {e.after_messages} messages"

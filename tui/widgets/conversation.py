@@ -230,7 +230,7 @@ class Conversation(Routed, VerticalScroll, can_focus_children=False):
         line = Content.assemble(
             ("▌ ", "$warning"), (event.stage, "bold $warning"),
             "  ", t("conv.stage_chars", before=event.before_chars, after=event.after_chars),
-            " ", (f"(−{saved:,})", "dim"),
+            " ", (f"(−{saved:,})" if saved >= 0 else f"(+{-saved:,})", "dim"),
             "  ", t("conv.stage_msgs", before=event.before_messages, after=event.after_messages),
             (t("conv.files_written", n=len(event.files)) if event.files else "", "dim"),
         )

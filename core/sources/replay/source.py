@@ -314,5 +314,6 @@ class ReplaySource(Source):
         self.emit(Stage(stage=step.stage, by=step.by, before_chars=before_chars,
                         after_chars=theirs.chars, before_messages=before_messages,
                         after_messages=len(theirs.messages), files=files,
-                        trigger=step.trigger, pre_tokens=step.pre_tokens))
+                        trigger=step.trigger, pre_tokens=step.pre_tokens,
+                        post_tokens=step.post_tokens))
 

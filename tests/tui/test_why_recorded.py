@@ -1,0 +1,31 @@
+"""A recorded agent's compaction says what that agent did, never ctxlab's rule for the name."""
+
+from __future__ import annotations
+
+from core.config import Thresholds
+from core.events import Stage
+from tests.core.sources.replay.test_claude_code_real import SESSION
+from tests.core.sources.replay.test_source import replay
+from tui.why import why_fired
+
+
+def test_claude_codes_two_compactions_say_their_trigger_tokens_and_what_was_kept(tmp_path):
+    _, rec, _ = replay(SESSION, tmp_path)
+    stages = [s for s in rec.of(Stage) if s.by == "claude-code"]
+    assert [s.stage for s in stages] == ["auto_compact", "manual_compact"]
+    auto, manual = (why_fired(s, Thresholds()) for s in stages)
+    assert auto == ("Claude Code compacted automatically at 190,048 tokens (its own trigger) "
+                    "→ 764 tokens: summary + 2 preserved messages")
+    assert manual == "the user ran /compact at 190,040 tokens → 700 tokens: summary + 1 " \
+        "preserved message"
+    assert stages[0].post_tokens == 764
+    for text in (auto, manual):
+        assert "compact tool" not in text and "model called" not in text
+    # nothing but Claude Code's two compactions is called one on the original's side
+    assert [s for s in rec.of(Stage) if s.by not in ("claude-code", "ctxlab")] == []
+
+
+def test_the_pipelines_own_manual_compact_keeps_its_rule(tmp_path):
+    event = Stage(stage="manual_compact", before_chars=10, after_chars=5, before_messages=4,
+                  after_messages=1)
+    assert "compact tool" in why_fired(event, Thresholds())
