@@ -26,6 +26,9 @@ class ReplayStart(Event):
     lines_total: int
     skipped: dict[str, Any]
     subagents: tuple[str, ...] = ()
+    # one object per subagent transcript: path, agent_type, description, tool_use_id,
+    # spawn_depth, requests, compactions, input_tokens, output_tokens, error
+    subagent_totals: tuple[dict[str, Any], ...] = ()
     chars_per_token: float
     ratio_source: str  # "usage" (measured from the recording) or "estimate"
     unit: str  # "chars" or "tokens": how the context limit was given

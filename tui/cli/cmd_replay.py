@@ -64,6 +64,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                              "workbench)")
     parser.add_argument("--max-mb", action=Checked, check=number(), default=None, metavar="MB",
                         help="refuse larger files (default 64)")
+    parser.add_argument("--with-subagents", action="store_true",
+                        help="--headless: end with the totals of the session and its "
+                             "subagent transcripts (their requests, compactions, tokens)")
     add_common_flags(parser)
     add_threshold_flags(parser)
     parser.set_defaults(handler=run)
@@ -157,7 +160,29 @@ def run(args: argparse.Namespace) -> int:
         refused = sink.last_error_kind == HarnessPathError.__name__
         return fail(sink.last_error or "the replay did not complete",
                     EXIT_USAGE if refused else EXIT_FAILED)
+    if args.with_subagents and not args.json:  # (--json: replay_start holds the totals)
+        print(with_subagents(recording))
     return 0
+
+
+def with_subagents(recording: Any) -> str:
+    """The session's requests, compactions and input tokens with its subagents' added:
+    ``with 1 subagent: 11 requests (9 + 2), …``. A subagent that could not be read is
+    counted as such, never as zero work."""
+    from core.usage import context_tokens
+
+    subs = recording.subagents_read
+    unread = [s for s in subs if s.error]
+    main = (len(recording.exchanges), len(recording.compactions),
+            sum(context_tokens(e.usage) or 0 for e in recording.exchanges))
+    theirs = (sum(s.requests for s in subs), sum(s.compactions for s in subs),
+              sum(s.input_tokens for s in subs))
+    parts = [f"{a + b:,} {name} ({a:,} + {b:,})" for a, b, name in
+             zip(main, theirs, ("requests", "compactions", "tokens in"), strict=True)]
+    text = f"with {len(subs)} subagent{'' if len(subs) == 1 else 's'}: " + ", ".join(parts)
+    if unread:
+        text += f"; {len(unread)} could not be read ({unread[0].path}: {unread[0].error})"
+    return text
 
 
 def open_workbench(args: argparse.Namespace, recording: Any, limits: Thresholds,
@@ -191,6 +216,17 @@ def open_workbench(args: argparse.Namespace, recording: Any, limits: Thresholds,
     return launch(config, None)
 
 
+def subagent_words(totals: dict[str, Any] | None) -> str:
+    """`` (general-purpose, 2 requests, 2,100 tokens in)`` for a subagent's totals."""
+    if not totals:
+        return ""
+    if totals.get("error"):
+        return " (could not be read)"
+    return (f" ({totals.get('agent_type') or '?'}, {totals.get('requests', 0):,} requests, "
+            f"{totals.get('compactions', 0):,} compactions, "
+            f"{totals.get('input_tokens', 0):,} tokens in)")
+
+
 def describe_replay(e: Any) -> str | None:
     """One human line for the replay's own events, and for another agent's stage."""
     if e.type == "replay_start":
@@ -202,8 +238,9 @@ def describe_replay(e: Any) -> str | None:
                  f"{e.lines_total:,} lines" + (f" (skipped {skipped})" if skipped else ""),
                  f"  {e.chars_per_token:.2f} chars per token ({e.ratio_source}); context "
                  f"limit {unit} (unit: {e.unit})"]
-        lines += [f"  subagent transcript: {p}  (open it with ctxlab replay)"
-                  for p in e.subagents]
+        read = {str(row.get("path")): row for row in e.subagent_totals}
+        lines += [f"  subagent transcript: {p}{subagent_words(read.get(p))}  (open it with "
+                  "ctxlab replay)" for p in e.subagents]
         return "\n".join(lines)
     if e.type == "replay_notice":
         return f"notice ({e.kind}): {e.message}"

@@ -145,6 +145,11 @@ MESSAGES: dict[str, str] = {
     "replay.last":
         "last {by} compaction: {stage}{at}, {before:,} → {after:,} chars "
         "(Enter on its Stages row: summary)",
+    "replay.subagent": "{kind}{about}: "
+        "{n:,} requests, {compactions} compactions, {tokens:,} tokens in",
+    "replay.subagent.one": "{kind}{about}: "
+        "{n:,} request, {compactions} compactions, {tokens:,} tokens in",
+    "replay.subagent_unread": "could not be read (ctxlab replay PATH says why)",
     "replay.subagents": "subagent transcripts ({n}) beside the session (ctxlab replay PATH):",
     "replay.skipped": "read {read:,} of {total:,} lines; skipped {skipped}",
     "meter.recorded": "{n:,} input tokens (recorded usage)",

@@ -147,6 +147,11 @@ MESSAGES: dict[str, str] = {
     "replay.cats": "原始历史按类别：",
     "replay.last": ("最近一次 {by} 压缩：{stage}{at}，{before:,} → {after:,} 字符"
                     "（在阶段行上回车：摘要）"),
+    "replay.subagent": "{kind}{about}："
+        "{n:,} 次请求，{compactions} 次压缩，输入 {tokens:,} tokens",
+    "replay.subagent.one": "{kind}{about}："
+        "{n:,} 次请求，{compactions} 次压缩，输入 {tokens:,} tokens",
+    "replay.subagent_unread": "无法读取（ctxlab replay PATH 会说明原因）",
     "replay.subagents": "会话旁的子代理记录（{n}），用 ctxlab replay PATH 打开：",
     "replay.skipped": "读取 {read:,}/{total:,} 行；跳过 {skipped}",
     "meter.recorded": "{n:,} 输入 token（记录的用量）",

@@ -7,12 +7,14 @@ request being shown beside ctxlab's, the original history by category (``replay_
 breakdown, in the Context meter's vocabulary: the meter shows ctxlab's side, this panel the
 original's), the original agent's last compaction, and the subagent transcripts
 — each a session of its own, listed with its path so it can be opened with
-``ctxlab replay PATH``.
+``ctxlab replay PATH``, and with its type, task, requests, compactions and tokens, which the
+session's own transcript does not hold.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 from textual.content import Content
 from textual.widgets import Static
@@ -33,6 +35,22 @@ def beside(path: str, session: str) -> str:
         return str(Path(path).relative_to(Path(session).parent))
     except ValueError:
         return path
+
+
+def subagent_row(path: str, session: str, totals: dict[str, Any] | None) -> Content:
+    """One subagent: its path, then who it was and its own requests, compactions and
+    tokens (they are not in the session's transcript, yet they were sent)."""
+    line = Content.styled(f"  {beside(path, session)}", "dim")
+    if totals is None:
+        return line
+    if totals.get("error"):
+        return Content.assemble(line, "  ", (t("replay.subagent_unread"), "$error"))
+    kind = totals.get("agent_type") or "?"
+    about = f" “{totals['description']}”" if totals.get("description") else ""
+    return Content.assemble(line, "  ", t(
+        "replay.subagent", kind=kind, about=about, n=int(totals.get("requests") or 0),
+        compactions=int(totals.get("compactions") or 0),
+        tokens=int(totals.get("input_tokens") or 0)))
 
 
 class ReplayPanel(Routed, Static):
@@ -106,7 +124,8 @@ class ReplayPanel(Routed, Static):
                   after=o.after_chars), "bold $warning"))
         if s.subagents:
             out.append(t("replay.subagents", n=len(s.subagents)))
-            out += [Content.styled(f"  {beside(path, s.path)}", "dim") for path in s.subagents]
+            read = {str(row.get("path")): row for row in s.subagent_totals}
+            out += [subagent_row(path, s.path, read.get(path)) for path in s.subagents]
         return out
 
     def text(self) -> str:

@@ -14,6 +14,7 @@ from core.sources.replay import claude_code, codex, messages_json, requests_json
 from core.sources.replay.detect import FORMATS, detect
 from core.sources.replay.model import Compaction, Exchange, Notice, Recording, ReplayError
 from core.sources.replay.reading import MAX_BYTES, cycle_collection_paused, read_text
+from core.sources.replay.subagents import read_subagents
 
 LOADERS = {
     "claude-code": claude_code.load,
@@ -26,10 +27,11 @@ __all__ = ["FORMATS", "Compaction", "Exchange", "Notice", "Recording", "ReplayEr
            "load_recording"]
 
 
-def load_recording(path: Path | str, fmt: str = "auto", max_bytes: int = MAX_BYTES
-                   ) -> Recording:
+def load_recording(path: Path | str, fmt: str = "auto", max_bytes: int = MAX_BYTES,
+                   with_subagents: bool = True) -> Recording:
     """Read ``path`` as ``fmt`` (``auto`` detects it); raise :class:`ReplayError` with a
-    one-line reason when it cannot be replayed at all."""
+    one-line reason when it cannot be replayed at all. Its subagent transcripts are read
+    too (``with_subagents``), each for its totals."""
     path = Path(path)
     text = read_text(path, max_bytes)
     if fmt == "auto":
@@ -38,6 +40,9 @@ def load_recording(path: Path | str, fmt: str = "auto", max_bytes: int = MAX_BYT
         raise ReplayError(f"unknown format {fmt!r}; choose from auto, {', '.join(FORMATS)}")
     with cycle_collection_paused():
         recording = LOADERS[fmt](path, text)
+    if with_subagents and recording.subagents:
+        recording.subagents_read = read_subagents(
+            recording.subagents, lambda p: load_recording(p, "auto", max_bytes, False))
     if not recording.exchanges:
         why = f"; {recording.summary_line()}" if recording.lines_total else ""
         first = next((n for n in recording.notices if n.kind == "malformed"), None)

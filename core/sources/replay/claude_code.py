@@ -40,6 +40,7 @@ from core.sources.replay.model import Compaction, Message, Recording
 from core.sources.replay.reading import Line, jsonl_objects, skip
 from core.sources.replay.shape import content_problem, text_or_none, usage_problem
 from core.sources.replay.steps import StepBuilder, merge_into
+from core.sources.replay.subagents import read_meta
 
 AGENT = Manager.CLAUDE_CODE
 TRIGGER = re.compile(r"[a-z][a-z0-9_]{0,31}")
@@ -103,6 +104,8 @@ def load(path: Path, text: str) -> Recording:
     leaf = leaf or side_leaf
     if leaf is None:
         return recording
+    if sidechain:
+        recording.note("subagent", _subagent_words(path))
     join_boundaries(tree, linked, recording, sidechain)
     chain, _ = merge_forks(main_chain(leaf, tree, recording, sidechain), tree)
     on_chain = {id(line) for line in chain}
@@ -111,6 +114,20 @@ def load(path: Path, text: str) -> Recording:
             recording.skipped[_skip_kind(line.data, off_chain=True, sidechain=sidechain)] += 1
     _Builder(recording, tree, sidechain).build(chain)
     return recording
+
+
+def _subagent_words(path: Path) -> str:
+    """Whose transcript this is, when it is a subagent's (every record a sidechain)."""
+    meta = read_meta(path)
+    kind, about, call = (meta.get(k) for k in ("agentType", "description", "toolUseId"))
+    words = "a subagent's transcript (every record isSidechain)"
+    if isinstance(kind, str):
+        words += f": {kind}"
+    if isinstance(about, str):
+        words += f" “{about}”"
+    if isinstance(call, str):
+        words += f", started by the session's tool call {call}"
+    return words
 
 
 def _skip_kind(data: dict[str, Any], off_chain: bool = False, sidechain: bool = False) -> str:

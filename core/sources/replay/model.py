@@ -20,9 +20,12 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from core.compact.managers import Manager
+
+if TYPE_CHECKING:
+    from core.sources.replay.subagents import SubagentTotals
 
 Message = dict[str, Any]
 
@@ -96,6 +99,7 @@ class Recording:
     skipped: Counter[str] = field(default_factory=Counter)
     notices: list[Notice] = field(default_factory=list)
     subagents: list[Path] = field(default_factory=list)
+    subagents_read: list[SubagentTotals] = field(default_factory=list)  # their totals
 
     @property
     def exchanges(self) -> list[Exchange]:

@@ -223,6 +223,7 @@ class ReplaySource(Source):
             requests=len(rec.exchanges), compactions=len(rec.compactions),
             lines_read=rec.lines_read, lines_total=rec.lines_total, skipped=dict(rec.skipped),
             subagents=tuple(str(p) for p in rec.subagents),
+            subagent_totals=tuple(s.to_json() for s in rec.subagents_read),
             chars_per_token=round(self.ratio, 3), ratio_source=self.ratio_source,
             unit="tokens" if self.options.context_limit_tokens is not None else "chars",
             context_limit=self.thresholds.context_limit,

@@ -24,6 +24,7 @@ INTERACTIVE = REAL / "23066283-41ed-4042-8fbf-6784c95a159e.jsonl"
 ORPHAN = REAL / "boundary-without-logical-parent.jsonl"
 SUBAGENT = REAL / "d64386a0-acb4-45b0-92ee-44fa32751f8c" / "subagents" / \
     "agent-ad28c263592ced03c.jsonl"
+MAIN_WITH_SUBAGENT = REAL / "d64386a0-acb4-45b0-92ee-44fa32751f8c.jsonl"
 SUMMARY_REQUESTS = (3, 7)
 # Claude Code adds this reminder to every request itself; no transcript record holds it.
 UNRECORDED = "<system-reminder> As you answer the user's questions"
@@ -165,9 +166,36 @@ def test_an_interactive_transcript_opening_with_mode_lines_is_detected_and_read(
     assert "Read notes.txt" in json.dumps(rec.exchanges[0].input)
 
 
-def test_a_subagent_transcript_opens_as_a_session_of_its_own():
+def test_a_subagent_transcript_opens_as_a_session_of_its_own_and_says_whose_it_is():
     rec = load_recording(SUBAGENT)
-    assert len(rec.exchanges) == 2 and rec.notices == []
+    assert len(rec.exchanges) == 2
     assert "SUBAGENT-TASK" in json.dumps(rec.exchanges[0].input)
-    main = load_recording(SUBAGENT.parents[2] / "d64386a0-acb4-45b0-92ee-44fa32751f8c.jsonl")
+    [notice] = rec.notices
+    assert notice.kind == "subagent"
+    assert "general-purpose “Count lines”" in notice.message and "toolu_09task" in notice.message
+
+
+def test_the_sessions_subagents_are_listed_with_their_own_requests_and_tokens():
+    main = load_recording(MAIN_WITH_SUBAGENT)
     assert [p.name for p in main.subagents] == ["agent-ad28c263592ced03c.jsonl"]
+    [totals] = main.subagents_read
+    assert (totals.agent_type, totals.description, totals.tool_use_id, totals.spawn_depth) == \
+        ("general-purpose", "Count lines", "toolu_09task", 1)
+    assert (totals.requests, totals.compactions, totals.error) == (2, 0, None)
+    sub = load_recording(SUBAGENT)
+    assert totals.input_tokens == sum(e.usage["input_tokens"] + e.usage.get(
+        "cache_read_input_tokens", 0) + e.usage.get("cache_creation_input_tokens", 0)
+        for e in sub.exchanges) > 0
+    # the Task call that started it is in the main session, with its result
+    assert "toolu_09task" in tool_ids(main.exchanges, "tool_use")
+
+
+def test_an_unreadable_subagent_is_listed_with_its_reason(tmp_path):
+    session = tmp_path / "s.jsonl"
+    session.write_bytes(MAIN_WITH_SUBAGENT.read_bytes())
+    folder = tmp_path / "s" / "subagents"
+    folder.mkdir(parents=True)
+    (folder / "agent-x.jsonl").write_text("", encoding="utf-8")
+    [totals] = load_recording(session).subagents_read
+    assert totals.requests == 0 and "is empty" in (totals.error or "")
+    assert totals.agent_type is None  # no meta file: unnamed, still listed

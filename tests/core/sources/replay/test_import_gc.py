@@ -33,7 +33,7 @@ def test_the_collector_is_paused_while_the_file_is_parsed(monkeypatch, collector
     monkeypatch.setitem(replay.LOADERS, "claude-code", spy)
     gc.enable()
     recording = load_recording(CLAUDE)
-    assert seen == [False]
+    assert seen == [False, False]  # the session, then its subagent transcript (its totals)
     assert gc.isenabled()
     assert len(recording.exchanges) == 6
 
