@@ -86,6 +86,9 @@ def load(path: Path, text: str) -> Recording:
     for line in jsonl_objects(text, recording):
         data = line.data
         uuid = data.get("uuid")
+        if isinstance(uuid, str) and uuid in tree.nodes and tree.nodes[uuid].data == data:
+            recording.skipped["duplicate"] += 1  # Claude Code wrote the same record twice
+            continue
         if isinstance(uuid, str):
             if uuid in tree.nodes:
                 recording.note("duplicate-uuid", f"line {line.number} reuses the uuid of line "

@@ -199,3 +199,14 @@ def test_an_unreadable_subagent_is_listed_with_its_reason(tmp_path):
     [totals] = load_recording(session).subagents_read
     assert totals.requests == 0 and "is empty" in (totals.error or "")
     assert totals.agent_type is None  # no meta file: unnamed, still listed
+
+
+def test_a_record_written_twice_is_read_once_without_a_notice(tmp_path):
+    rows = SESSION.read_text(encoding="utf-8").splitlines(keepends=True)
+    at = next(i for i, r in enumerate(rows)
+              if "Now say what the first line was" in r and '"type":"user"' in r)
+    twice = tmp_path / "twice.jsonl"  # as Claude Code wrote the follow-up prompt, once more
+    twice.write_text("".join([*rows[:at + 1], rows[at], *rows[at + 1:]]), encoding="utf-8")
+    rec = load_recording(twice)
+    assert rec.notices == [] and rec.skipped["duplicate"] == 1
+    assert histories(rec) == histories(load_recording(SESSION))
