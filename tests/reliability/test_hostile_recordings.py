@@ -18,6 +18,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from tests.core.sources.replay.conftest import CLAUDE, CODEX, MESSAGES, REQUESTS
+from tests.core.sources.replay.test_claude_code_real import SESSION as CLAUDE_2_1
 from tests.reliability.within import main_within
 from tui.cli import main
 
@@ -283,7 +284,8 @@ def _mutated(source: Path, data: st.DataObject) -> str:
 
 @settings(max_examples=int(os.environ.get("FUZZ_N", "150")), deadline=None,
           suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(source=st.sampled_from([CLAUDE, CODEX, REQUESTS, MESSAGES]), data=st.data())
+@given(source=st.sampled_from([CLAUDE, CLAUDE_2_1, CODEX, REQUESTS, MESSAGES]),
+       data=st.data())
 def test_any_value_at_any_key_replays_or_is_one_line(tmp_path_factory, capsys, source, data):
     folder = tmp_path_factory.mktemp("fuzz")
     path = folder / f"s{source.suffix}"

@@ -118,6 +118,7 @@ class ReplayPanel(Routed, Static):
         if (o := self.original_stage) is not None:
             at = f" ({o.trigger})" if o.trigger else ""
             at += f" at {o.pre_tokens:,} tokens" if o.pre_tokens else ""
+            at += f" → {o.post_tokens:,} tokens" if o.post_tokens else ""
             out.append(Content.styled(
                 t("replay.last", by=manager_label(o.by), stage=o.stage, at=at,
                   before=o.before_chars,

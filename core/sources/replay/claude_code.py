@@ -275,7 +275,7 @@ class _Builder:
         last_id: str | None = None
         for line in sorted(lines, key=lambda x: x.number):
             data, message = line.data, _message(line.data)
-            if data.get("type") not in MAIN_TYPES or _problem(message):
+            if str(data.get("type")) not in MAIN_TYPES or _problem(message):
                 continue
             role = str(data["type"])
             content: Any = _blocks(message) if role == "assistant" else message.get("content", "")

@@ -43,7 +43,8 @@ class Tree:
         parent = data.get("parentUuid")
         if parent is None and data.get("subtype") == "compact_boundary":
             logical = data.get("logicalParentUuid")
-            parent = logical if logical in self.nodes else self.joined.get(str(data["uuid"]))
+            parent = logical if isinstance(logical, str) and logical in self.nodes else \
+                self.joined.get(str(data.get("uuid")))
         return parent if isinstance(parent, str) else None
 
 
@@ -72,7 +73,7 @@ def join_boundaries(tree: Tree, lines: list[Line], recording: Recording,
                 recording.note("boundary-joined", f"line {line.number}: the compaction's "
                                f"logical parent {logical[:8]}… is not in the file and "
                                "nothing precedes it: the session starts there", line.number)
-        if data.get("type") in LINKED_TYPES:
+        if str(data.get("type")) in LINKED_TYPES:
             previous = line
 
 
@@ -170,8 +171,10 @@ def merge_forks(chain: list[Line], tree: Tree) -> tuple[list[Line], int]:
         mid = message_id(line.data)
         group = [line]
         if mid is not None:
-            group = sorted((g for g in by_message[mid] if bool(g.data.get("isSidechain")) ==
-                            bool(line.data.get("isSidechain"))), key=lambda g: g.number)
+            # (the line itself too: a later record reusing its uuid hides it from the tree)
+            siblings = [g for g in by_message.get(mid, []) if g is not line and
+                        bool(g.data.get("isSidechain")) == bool(line.data.get("isSidechain"))]
+            group = sorted([line, *siblings], key=lambda g: g.number)
             results = [r for g in group for r in children.get(str(g.data.get("uuid")), [])]
             group += sorted(results, key=lambda r: r.number)
         for member in group:

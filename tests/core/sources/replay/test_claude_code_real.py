@@ -210,3 +210,36 @@ def test_a_record_written_twice_is_read_once_without_a_notice(tmp_path):
     rec = load_recording(twice)
     assert rec.notices == [] and rec.skipped["duplicate"] == 1
     assert histories(rec) == histories(load_recording(SESSION))
+
+
+def rewritten(tmp_path: Path, change: Any) -> Path:
+    """The real session with ``change`` applied to each compact boundary's metadata."""
+    rows = []
+    for row in SESSION.read_text(encoding="utf-8").splitlines():
+        data = json.loads(row)
+        if data.get("subtype") == "compact_boundary":
+            change(data["compactMetadata"])
+        rows.append(json.dumps(data, ensure_ascii=False))
+    path = tmp_path / "rewritten.jsonl"
+    path.write_text("\n".join(rows) + "\n", encoding="utf-8")
+    return path
+
+
+def test_without_preserved_messages_the_preserved_segment_is_walked(tmp_path):
+    session = rewritten(tmp_path, lambda meta: meta.pop("preservedMessages"))
+    assert histories(load_recording(session)) == histories(load_recording(SESSION))
+
+
+def test_preserved_messages_missing_from_the_file_are_said(tmp_path):
+    def lose(meta: dict[str, Any]) -> None:
+        meta["preservedMessages"]["uuids"].append("0f0e0d0c-0000-4000-8000-000000000000")
+
+    rec = load_recording(rewritten(tmp_path, lose))
+    assert [n.kind for n in rec.notices] == ["preserved-missing"] * 2
+    assert histories(rec) == histories(load_recording(SESSION))  # the rest is kept
+
+
+def test_a_boundary_without_metadata_keeps_the_summary_alone(tmp_path):
+    rec = load_recording(rewritten(tmp_path, lambda meta: meta.clear()))
+    assert [len(c.kept) for c in rec.compactions] == [1, 1]
+    assert [c.trigger for c in rec.compactions] == ["auto", "auto"]  # no trigger recorded
