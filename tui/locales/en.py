@@ -181,6 +181,7 @@ MESSAGES: dict[str, str] = {
     "cat.pinned": "pinned: rules+log",
     "cat.tools": "tool definitions",
     "cat.text": "conversation text",
+    "cat.system_messages": "system messages",
     "cat.tool_calls": "tool calls",
     "cat.tool_results": "tool results",
     "cat.pointers": "pointers & previews",

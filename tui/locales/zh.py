@@ -183,6 +183,7 @@ MESSAGES: dict[str, str] = {
     "cat.pinned": "固定：规则和日志",
     "cat.tools": "工具定义",
     "cat.text": "对话文本",
+    "cat.system_messages": "对话内系统消息",
     "cat.tool_calls": "工具调用",
     "cat.tool_results": "工具结果",
     "cat.pointers": "指针和预览",
