@@ -3,9 +3,13 @@ compaction — built from what the CLI 2.1.197 sent (claude_code_shapes.py besid
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
+import anthropic
+
 from core.compact.breakdown import MESSAGE_CATEGORIES
+from core.events import WatchRequest, WatchResponse
 from core.measure import json_chars
 from core.sources.watch.analysis import analyse_request, guess_purpose
 from core.sources.watch.conversations import Conversations, diff_requests
@@ -148,3 +152,26 @@ def test_system_messages_in_the_history_are_counted_as_system_messages_not_text(
     legacy = facts.categories
     assert sum(legacy[k] for k in ("messages", "tool calls", "tool results", "thinking",
                                    "images")) == facts.chars
+
+
+def test_the_proxy_hands_the_session_and_agent_headers_to_the_measuring(watch,
+                                                                        messages_server):
+    """Through the proxy and its measuring process: the same body from two sessions, and
+    from a subagent of one, is three conversations; nothing of the ids is recorded."""
+    bodies = {"model": "claude-opus-4-8", "max_tokens": 64, "system": "You help.",
+              "messages": [{"role": "user", "content": "hi"}]}
+    for _ in range(3):
+        messages_server.reply_text("hello")
+    for session, agent in (("s-one", None), ("s-two", None), ("s-one", "a-sub")):
+        headers = {"x-claude-code-session-id": session,
+                   **({"x-claude-code-agent-id": agent} if agent else {})}
+        client = anthropic.Anthropic(base_url=watch.url, api_key="k", default_headers=headers)
+        client.messages.create(**bodies)
+    watch.wait_for(lambda w: len(w.of(WatchResponse)) == 3)
+    conversations = [r.conversation for r in watch.of(WatchRequest)]
+    assert len(set(conversations)) == 3
+    assert watch.source is not None and watch.source.recording is not None
+    text = watch.source.recording.path.read_text()
+    lines = [json.loads(line) for line in text.splitlines()]
+    assert [line["conversation"] for line in lines] == conversations
+    assert "s-one" not in text and "a-sub" not in text
