@@ -28,9 +28,18 @@ class ReplayStart(Event):
     subagents: tuple[str, ...] = ()
     chars_per_token: float
     ratio_source: str  # "usage" (measured from the recording) or "estimate"
-    unit: str  # "chars" or "tokens": how the context limit was given
+    unit: str  # "chars" or "tokens": how the context limit was given (or scaled from)
     context_limit: int  # in chars, as the pipeline applies it
     context_limit_tokens: int | None = None
+    # How ctxlab's side got its limits: "window" (scaled to the recorded model's context
+    # window), "tokens" (to --context-limit-tokens), "course" or "given"; None in older logs.
+    limits: str | None = None
+    max_messages: int | None = None  # the message-count rule in force
+    # A watch recording: the conversation replayed, every conversation found ({id,
+    # requests, first_line, label}), and the side calls kept apart.
+    conversation: str | None = None
+    conversations: tuple[dict[str, Any], ...] = ()
+    side_calls: int = 0
 
 
 @dataclass(frozen=True, kw_only=True)
