@@ -41,6 +41,19 @@ class ReplayStart(Event):
     conversations: tuple[dict[str, Any], ...] = ()
     side_calls: int = 0
 
+    def limits_line(self) -> str:
+        """ctxlab's limits in words (the headless log, the Replay panel); an older log,
+        which does not say how they were reached, gives the char limit alone."""
+        sizes = f"{self.context_limit:,} chars" + (
+            f", {self.max_messages:,} messages" if self.max_messages is not None else "")
+        tokens = f"{self.context_limit_tokens:,}" if self.context_limit_tokens else "?"
+        said = {"window": f"{sizes}, scaled to the model's {tokens}-token window "
+                          "(--course-limits: the course's)",
+                "tokens": f"{sizes}, scaled to --context-limit-tokens {tokens}",
+                "course": f"{sizes}: the course's limits (--course-limits)",
+                "given": f"{sizes}, as given"}
+        return said.get(self.limits or "", sizes)
+
 
 @dataclass(frozen=True, kw_only=True)
 class ReplayNotice(Event):

@@ -30,7 +30,6 @@ from core.providers.registry import (
     summarizer_names,
 )
 from core.sources.controls import MAX_DELAY
-from core.sources.replay.limits import describe as describe_limits
 from core.usage import context_tokens
 from tui.cli import failure
 from tui.cli.cmd_run import JsonSink, LogSink, add_common_flags, describe_event
@@ -221,9 +220,7 @@ def describe_replay(e: Any) -> str | None:
                  f"{e.lines_total:,} lines" + (f" (skipped {skipped})" if skipped else ""),
                  f"  {e.chars_per_token:.2f} chars per token ({e.ratio_source}); context "
                  f"limit {unit} (unit: {e.unit})",
-                 "  ctxlab's limits: " + describe_limits(e.limits, e.context_limit,
-                                                          e.max_messages,
-                                                          e.context_limit_tokens)]
+                 "  ctxlab's limits: " + e.limits_line()]
         lines += conversation_lines(e)
         lines += [f"  subagent transcript: {p}  (open it with ctxlab replay)"
                   for p in e.subagents]

@@ -9,7 +9,8 @@ message-count rule grows by the same factor (the course allows 50 messages per 5
 chars). ``--context-limit-tokens`` replaces the window and is scaled the same way;
 ``--course-limits`` keeps the course's numbers. A limit given in chars on the command line
 (``--context-limit``, ``--max-messages``) is always kept as given. Which of these applied
-is said in ``replay_start`` (``limits``), so a reader never mistakes one for the other.
+is said in ``replay_start`` (``limits``, and in words by ``ReplayStart.limits_line``), so a
+reader never mistakes one for the other.
 """
 
 from __future__ import annotations
@@ -64,20 +65,3 @@ def resolve(base: Thresholds, mode: LimitMode, ratio: float, *, model: str | Non
         changes["max_messages"] = max(scaled, COURSE.max_messages, base.snip_head + 2)
     return Limits(base.replace(**changes), mode if tokens is None else LimitMode.TOKENS,
                   window)
-
-
-def describe(mode: str | None, context_limit: int, max_messages: int | None,
-             tokens: int | None) -> str:
-    """One line for people (the headless log, the Replay panel), from ``replay_start``'s
-    fields; an older log that does not say gives the char limit alone."""
-    sizes = f"{context_limit:,} chars" + (f", {max_messages:,} messages"
-                                          if max_messages is not None else "")
-    window = f"{tokens:,}" if tokens is not None else "?"
-    said: dict[str, str] = {
-        LimitMode.WINDOW: f"{sizes}, scaled to the model's {window}-token window "
-                          "(--course-limits: the course's)",
-        LimitMode.TOKENS: f"{sizes}, scaled to --context-limit-tokens {window}",
-        LimitMode.COURSE: f"{sizes}: the course's limits (--course-limits)",
-        LimitMode.GIVEN: f"{sizes}, as given",
-    }
-    return said.get(mode or "", sizes)

@@ -9,7 +9,7 @@ from pathlib import Path
 from core.config import Thresholds
 from core.events import Emitter, ReplayStart
 from core.sources.replay import load_recording
-from core.sources.replay.limits import CLAUDE_WINDOW, LimitMode, describe, resolve
+from core.sources.replay.limits import CLAUDE_WINDOW, LimitMode, resolve
 from core.sources.replay.source import ReplayOptions, ReplaySource
 from tests.core.sources.replay.conftest import CLAUDE, FIXTURES
 
@@ -35,14 +35,21 @@ def test_by_default_a_real_session_runs_at_limits_scaled_to_its_models_window(tm
     assert (start.limits, start.context_limit_tokens, start.context_limit) == (
         "window", CLAUDE_WINDOW, chars)
     assert start.max_messages == round(50 * chars / 50_000)
-    text = describe(start.limits, start.context_limit, start.max_messages,
-                    start.context_limit_tokens)
-    assert "scaled to the model's 200,000-token window" in text
+    assert "scaled to the model's 200,000-token window" in start.limits_line()
 
 
 def test_the_course_limits_are_the_courses_50000_chars_and_50_messages(tmp_path):
     start = start_of(load_recording(COMPACTIONS), tmp_path, limits=LimitMode.COURSE)
     assert (start.limits, start.context_limit, start.max_messages) == ("course", 50_000, 50)
+    assert start.limits_line() == "50,000 chars, 50 messages: the course's limits " \
+        "(--course-limits)"
+
+
+def test_an_older_log_without_limits_says_the_char_limit_alone():
+    old = ReplayStart(format="requests", path="p", agent="agent", requests=1, compactions=0,
+                      lines_read=1, lines_total=1, skipped={}, chars_per_token=4.0,
+                      ratio_source="estimate", unit="chars", context_limit=50_000)
+    assert old.limits_line() == "50,000 chars"
 
 
 def test_a_token_limit_scales_the_message_count_rule_too(tmp_path):
