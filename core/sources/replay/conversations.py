@@ -143,6 +143,13 @@ def continues_summary(messages: list[Message]) -> bool:
     return bool(messages) and any(CONTINUED in t for t in texts(messages[0]))
 
 
+def by_claude_code(calls: list[Call]) -> bool:
+    """Did Claude Code make these calls? (Its billing line, or its way of compacting.)"""
+    return any(line.startswith(VOLATILE_SYSTEM_LINES) for call in calls[:1]
+               for line in system_text(call.request.get("system")).split("\n")) or any(
+        is_summary_request(c) or continues_summary(c.messages) for c in calls)
+
+
 def manual_compaction(messages: list[Message]) -> bool:
     """Did the user ask for the compaction (``/compact``)? Claude Code keeps the command."""
     return any(MANUAL_COMPACT in t for m in messages if m.get("role") == "user"

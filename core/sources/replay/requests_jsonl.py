@@ -42,6 +42,7 @@ from core.sources.replay.conversations import (
     Call,
     Conversation,
     Split,
+    by_claude_code,
     continues_summary,
     is_summary_request,
     manual_compaction,
@@ -166,8 +167,7 @@ def load(path: Path, text: str, conversation: str | None = None) -> Recording:
         return recording
     recording.conversation = chosen.id
     _note_others(recording, found, chosen)
-    if any(is_summary_request(c) or continues_summary(c.messages) for c in chosen.calls) \
-            or "x-anthropic-billing-header:" in system_text(chosen.calls[0].request.get("system")):
+    if by_claude_code(chosen.calls):
         recording.agent = Manager.CLAUDE_CODE
     _Steps(recording).play(chosen.calls)
     return recording
@@ -212,8 +212,8 @@ class _Steps:
                 self.summary = None
         elif self.summary is not None or continues_summary(messages):
             new = _after_last_assistant(messages)
-            self.recording.steps.append(self._compaction(call, messages[:len(messages)
-                                                                     - len(new)]))
+            kept = messages[:len(messages) - len(new)]
+            self.recording.steps.append(self._compaction(call, kept))
         else:
             new = _after_last_assistant(messages)
             self.recording.steps.append(Compaction(
@@ -232,7 +232,7 @@ class _Steps:
                             ) if summary and summary.response else ""
         return Compaction(
             by=self.recording.agent,
-            trigger="manual" if manual_compaction(kept) else "auto", kept=kept,
+            trigger="manual" if manual_compaction(call.messages) else "auto", kept=kept,
             summary=said or "\n".join(texts(kept[0])),
             pre_tokens=self.last_tokens or (context_tokens(usage) if usage else None),
             line=(summary or call).line, timestamp=(summary or call).timestamp, usage=usage)
