@@ -18,6 +18,9 @@ probe, or — in a recording whose agent uses tools — a call without ``max_tok
   carries a message of that conversation's last request — the latest conversation of its
   session and system prompt (the agent rewrote its history).
 
+A request whose only change to the previous one is tool results replaced by Claude Code's
+``[Old tool result content cleared]`` is a micro-compaction (:func:`cleared_results`).
+
 Messages are compared as content, not as bytes: ``cache_control`` moves to the newest block
 on every call, and a prompt sent as a string once is sent as one text block the next time.
 """
@@ -40,6 +43,7 @@ SUMMARY_PROMPTS = ("Your task is to create a detailed summary of the conversatio
 # "[Conversation compressed. …]"; ctxlab's "[Compacted]"; most agents: "summary").
 SUMMARY_MARKERS = ("continued from a previous conversation", "conversation compressed",
                    "[compacted]", "summary")
+CLEARED = "[Old tool result content cleared]"  # Claude Code's micro-compaction placeholder
 MANUAL_COMPACT = "<command-name>/compact</command-name>"
 SIDE_MAX_MESSAGES = 2  # a tool-less call this small, beside an agent that uses tools
 LABEL_CHARS = 60
@@ -221,3 +225,36 @@ def _rewrites(conversation: Conversation, call: Call) -> bool:
         return True
     last = {json.dumps(as_content(m), sort_keys=True) for m in conversation.calls[-1].messages}
     return any(json.dumps(as_content(m), sort_keys=True) in last for m in call.messages[1:])
+
+
+def cleared_results(old: list[Message], new: list[Message]) -> list[str] | None:
+    """The ids of the tool results ``new`` clears in ``old`` when that is all it changes
+    there (Claude Code's micro-compaction), else None. Walks the whole history: asked only
+    of a request that does not extend the previous one."""
+    if len(new) < len(old):
+        return None
+    ids: list[str] = []
+    for before, after in zip(old, new, strict=False):
+        a, b = as_content(before), as_content(after)
+        if a == b:
+            continue
+        blocks_a, blocks_b = a.get("content"), b.get("content")
+        if a.get("role") != b.get("role") or not isinstance(blocks_a, list) \
+                or not isinstance(blocks_b, list) or len(blocks_a) != len(blocks_b):
+            return None
+        for x, y in zip(blocks_a, blocks_b, strict=True):
+            if x == y:
+                continue
+            if not (isinstance(x, dict) and isinstance(y, dict) and _cleared(x, y)):
+                return None
+            ids.append(str(y.get("tool_use_id")))
+    return ids or None
+
+
+def _cleared(before: dict[str, Any], after: dict[str, Any]) -> bool:
+    """Is ``after`` the tool result ``before`` with its content replaced by the marker?"""
+    content = after.get("content")
+    return before.get("type") == after.get("type") == "tool_result" \
+        and before.get("tool_use_id") == after.get("tool_use_id") \
+        and isinstance(content, list) and len(content) == 1 and isinstance(content[0], dict) \
+        and str(content[0].get("text", "")).startswith(CLEARED)

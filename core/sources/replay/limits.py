@@ -6,8 +6,9 @@ session that filled a 200,000-token window they snip and summarise from the firs
 by default a replay scales them to the recorded model's context window: the char limit
 becomes the window in tokens times the session's measured chars-per-token ratio, and the
 message-count rule grows by the same factor (the course allows 50 messages per 50,000
-chars; a small token limit never takes it below those 50). ``--context-limit-tokens`` replaces the window and is scaled the same way;
-``--course-limits`` keeps the course's numbers. A limit given in chars on the command line
+chars; a small token limit never takes it below those 50). ``--context-limit-tokens``
+replaces the window and is scaled the same way; ``--course-limits`` keeps the course's
+numbers. A limit given in chars on the command line
 (``--context-limit``, ``--max-messages``) is always kept as given. Which of these applied
 is said in ``replay_start`` (``limits``, and in words by ``ReplayStart.limits_line``), so a
 reader never mistakes one for the other.

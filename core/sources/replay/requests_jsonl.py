@@ -19,7 +19,9 @@ reply, not new input). Claude Code's summary request is the agent's compaction c
 a user turn: the compaction shows on the next request, which starts with the summary
 ("This session is being continued…"), as ``manual_compact`` when the history holds the
 ``/compact`` command and ``auto_compact`` otherwise, with the summary request's ``usage``
-as its cost. Any other request that does not extend the previous one shows a stage
+as its cost. A request that only clears old tool results (Claude Code's
+``[Old tool result content cleared]``) is its ``micro_compact``. Any other request that
+does not extend the previous one shows a stage
 ``rewrite_compact`` by the recorded agent. After a compaction, ctxlab's side takes only the
 messages after the last assistant message as new input.
 
@@ -43,6 +45,7 @@ from core.sources.replay.conversations import (
     Conversation,
     Split,
     by_claude_code,
+    cleared_results,
     continues_summary,
     is_summary_request,
     manual_compaction,
@@ -202,9 +205,7 @@ class _Steps:
         if known is None:
             new = messages
         elif _extends(known, messages) and not (self.summary and continues_summary(messages)):
-            new = messages[len(known):]
-            if self.replied and new and new[0].get("role") == "assistant":
-                new = new[1:]  # the previous reply, as the client sends it back
+            new = self._appended(known, messages)
             if self.summary is not None:
                 self.recording.note("summary_unused", f"the summary request on line "
                                     f"{self.summary.line} was not followed by a compacted "
@@ -214,6 +215,11 @@ class _Steps:
             new = _after_last_assistant(messages)
             kept = messages[:len(messages) - len(new)]
             self.recording.steps.append(self._compaction(call, kept))
+        elif (cleared := cleared_results(known, messages)) is not None:
+            self.recording.steps.append(Compaction(
+                by=self.recording.agent, trigger="auto", cleared=cleared,
+                pre_tokens=self.last_tokens, line=call.line, timestamp=call.timestamp))
+            new = self._appended(known, messages)
         else:
             new = _after_last_assistant(messages)
             self.recording.steps.append(Compaction(
@@ -223,6 +229,12 @@ class _Steps:
                         f"one ({json_chars(known):,} → {json_chars(messages):,} chars)",
                 line=call.line))
         self._exchange(call, new)
+
+    def _appended(self, known: list[Message], messages: list[Message]) -> list[Message]:
+        """What ``messages`` add to ``known``, the previous reply (as the client sends it
+        back: it is that request's reply) left out."""
+        new = messages[len(known):]
+        return new[1:] if self.replied and new and new[0].get("role") == "assistant" else new
 
     def _compaction(self, call: Call, kept: list[Message]) -> Compaction:
         """The agent's summary compaction, seen on the first request after it."""

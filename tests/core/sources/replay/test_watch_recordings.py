@@ -129,3 +129,14 @@ def test_replay_start_lists_the_conversations(tmp_path):
     start = next(e for e in events if isinstance(e, ReplayStart))
     assert start.conversation == "1" and [c["id"] for c in start.conversations] == ["1", "2"]
     assert start.to_json()["conversations"][1]["label"].startswith("SUBAGENT-TASK")
+
+
+def test_tool_results_cleared_in_place_are_the_agents_micro_compaction(tmp_path):
+    rows = lines(COMPACTIONS)[:3]
+    results = rows[2]["request"]["messages"][2]["content"]
+    results[0]["content"] = "[Old tool result content cleared]"
+    rec = load_recording(write(tmp_path / "r.jsonl", rows))
+    [micro] = rec.compactions
+    assert (micro.stage, micro.cleared, micro.line) == (
+        "micro_compact", [results[0]["tool_use_id"]], 3)
+    assert [m["role"] for m in rec.exchanges[2].input] == ["user"]  # the new result only
