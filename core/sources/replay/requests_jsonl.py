@@ -25,7 +25,8 @@ does not extend the previous one shows a stage
 ``rewrite_compact`` by the recorded agent. After a compaction, ctxlab's side takes only the
 messages after the last assistant message as new input.
 
-Read: ``messages`` (``role: "system"`` notes left out), ``system``, ``model``, ``tools`` and
+Read: ``messages`` (a mid-history ``role: "system"`` note is user text on ctxlab's
+side), ``system``, ``model``, ``tools`` and
 ``max_tokens`` (to tell side calls), ``metadata.user_id`` (the session); in a response
 ``content``, ``usage``, ``stop_reason``, ``model``. Ignored: ``temperature``, ``stream`` and
 every other key; a response's ``id`` and ``type``.
@@ -115,8 +116,7 @@ def _calls(text: str, recording: Recording) -> list[Call]:
             recording.skipped["not a request"] += 1
             recording.lines_read -= 1
             continue
-        messages = [m for m in request["messages"] if isinstance(m, dict)
-                    and m.get("role") != "system"]  # Claude Code's mid-history notes
+        messages = [m for m in request["messages"] if isinstance(m, dict)]
         problem = _problem(messages, response)
         if problem:
             skip(recording, line.number, f"line {line.number}: {problem}; skipped")
@@ -259,11 +259,18 @@ class _Steps:
         self.recording.model = self.recording.model or model
         stop = (response or {}).get("stop_reason")
         self.recording.steps.append(Exchange(
-            input=new, reply=reply, usage=usage, model=model,
+            input=[_user_side(m) for m in new], reply=reply, usage=usage, model=model,
             stop_reason=stop if isinstance(stop, str) else None, sent=call.messages,
             line=call.line, timestamp=call.timestamp))
         self.known, self.replied = call.messages, reply is not None
         self.last_tokens = context_tokens(usage) if usage else self.last_tokens
+
+
+def _user_side(message: Message) -> Message:
+    """Claude Code's mid-history ``role: "system"`` notes (the agent list, reminders) are
+    context the agent gave: ctxlab's side keeps them as user text (its history alternates
+    user and assistant); the original's history keeps them as sent."""
+    return {**message, "role": "user"} if message.get("role") == "system" else message
 
 
 def _usage(response: dict[str, Any] | None) -> dict[str, Any] | None:

@@ -140,3 +140,15 @@ def test_tool_results_cleared_in_place_are_the_agents_micro_compaction(tmp_path)
     assert (micro.stage, micro.cleared, micro.line) == (
         "micro_compact", [results[0]["tool_use_id"]], 3)
     assert [m["role"] for m in rec.exchanges[2].input] == ["user"]  # the new result only
+
+
+def test_a_mid_history_system_note_is_sent_as_is_and_user_text_on_ctxlabs_side(tmp_path):
+    rows = lines(COMPACTIONS)[:2]
+    note = {"role": "system", "content": "Available agent types for the Agent tool: …"}
+    for row in rows:  # as Claude Code 2.1.197 sends it with some models
+        row["request"]["messages"].insert(1, note)
+    rec = load_recording(write(tmp_path / "r.jsonl", rows))
+    first, second = rec.exchanges
+    assert [m["role"] for m in first.sent] == ["user", "system"]
+    assert [m["role"] for m in first.input] == ["user", "user"]
+    assert rec.compactions == [] and [m["role"] for m in second.input] == ["user"]
