@@ -113,6 +113,9 @@ def test_the_recording_carries_the_request_and_conversation_a_ledger_names(sent,
     # and replay reads it, as it reads a line without the two fields
     text = recording.path.read_text()
     old = "\n".join(json.dumps({"request": x["request"], "timestamp": "t"}) for x in lines)
-    new_steps = requests_jsonl.load(recording.path, text).steps
-    old_steps = requests_jsonl.load(recording.path, old).steps
-    assert len(new_steps) == len(old_steps) > len(lines)
+    new, before = requests_jsonl.load(recording.path, text), \
+        requests_jsonl.load(recording.path, old)
+    assert [c.requests for c in new.conversations] == \
+        [c.requests for c in before.conversations] == [11, 2, 2, 3]
+    assert [s.line for s in new.steps] == [s.line for s in before.steps]
+    assert [c.stage for c in new.compactions] == ["auto_compact", "manual_compact"]
