@@ -6,6 +6,9 @@ list exactly: they add up to ``json_chars(messages)``, the measure the compactio
 compares and the Context meter's bar shows.
 
 * ``text`` — conversation text (a string content, a text block, a block of another kind);
+* ``system_messages`` — the content of ``role: "system"`` messages in the history (Claude
+  Code sends its agent and skill listings that way): instructions, not conversation, though
+  they are in the message list;
 * ``tool_calls`` — ``tool_use`` blocks, whole;
 * ``tool_results`` — what tool results hold (their ``content``);
 * ``pointers`` — the stand-ins ctxlab put where a result was: micro's placeholder and the
@@ -35,8 +38,8 @@ from core.measure import json_chars, list_chars
 
 PROMPT_CATEGORIES = ("system", "memory", "recalled", "pinned")
 SENT_EVERY_CALL = (*PROMPT_CATEGORIES, "tools")
-MESSAGE_CATEGORIES = ("text", "tool_calls", "tool_results", "pointers", "summaries",
-                      "thinking", "images", "structure")
+MESSAGE_CATEGORIES = ("text", "system_messages", "tool_calls", "tool_results", "pointers",
+                      "summaries", "thinking", "images", "structure")
 CATEGORIES = SENT_EVERY_CALL + MESSAGE_CATEGORIES
 
 Sizes = dict[str, int]
@@ -104,7 +107,9 @@ def message_breakdown(message: Any) -> Sizes:
         sizes["structure"] = json_chars(message)
         return sizes
     content = message.get("content")
-    if isinstance(content, str):
+    if message.get("role") == "system":
+        sizes["system_messages"] += json_chars(content) if "content" in message else 0
+    elif isinstance(content, str):
         sizes[_SHAPE_CATEGORY[text_kind(content, message)]] += json_chars(content)
     elif isinstance(content, list):
         for block in content:

@@ -63,6 +63,8 @@ class Stage(Event):
     first_changed: int | None = None  # cache cost: first message index changed…
     rewrite_tokens: int | None = None  # …and the tokens after it to write to the cache again
     archived: tuple[dict[str, Any], ...] = ()
+    # a recorded agent's compaction: the usage of its own compaction call, when recorded
+    usage: dict[str, Any] | None = None
     snapshot: StageSnapshot | None = field(default=None, repr=False, compare=False,
                                            metadata=LOCAL_ONLY)
 

@@ -31,9 +31,31 @@ class ReplayStart(Event):
     subagent_totals: tuple[dict[str, Any], ...] = ()
     chars_per_token: float
     ratio_source: str  # "usage" (measured from the recording) or "estimate"
-    unit: str  # "chars" or "tokens": how the context limit was given
+    unit: str  # "chars" or "tokens": how the context limit was given (or scaled from)
     context_limit: int  # in chars, as the pipeline applies it
     context_limit_tokens: int | None = None
+    # How ctxlab's side got its limits: "window" (scaled to the recorded model's context
+    # window), "tokens" (to --context-limit-tokens), "course" or "given"; None in older logs.
+    limits: str | None = None
+    max_messages: int | None = None  # the message-count rule in force
+    # A watch recording: the conversation replayed, every conversation found ({id,
+    # requests, first_line, label}), and the side calls kept apart.
+    conversation: str | None = None
+    conversations: tuple[dict[str, Any], ...] = ()
+    side_calls: int = 0
+
+    def limits_line(self) -> str:
+        """ctxlab's limits in words (the headless log, the Replay panel); an older log,
+        which does not say how they were reached, gives the char limit alone."""
+        sizes = f"{self.context_limit:,} chars" + (
+            f", {self.max_messages:,} messages" if self.max_messages is not None else "")
+        tokens = f"{self.context_limit_tokens:,}" if self.context_limit_tokens else "?"
+        said = {"window": f"{sizes}, scaled to the model's {tokens}-token window "
+                          "(--course-limits: the course's)",
+                "tokens": f"{sizes}, scaled to --context-limit-tokens {tokens}",
+                "course": f"{sizes}: the course's limits (--course-limits)",
+                "given": f"{sizes}, as given"}
+        return said.get(self.limits or "", sizes)
 
 
 @dataclass(frozen=True, kw_only=True)

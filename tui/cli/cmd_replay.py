@@ -30,6 +30,7 @@ from core.providers.registry import (
     summarizer_names,
 )
 from core.sources.controls import MAX_DELAY
+from core.usage import context_tokens
 from tui.cli import failure
 from tui.cli.cmd_run import JsonSink, LogSink, add_common_flags, describe_event
 from tui.cli.flags import Checked, add_threshold_flags, integer, number, threshold_overrides
@@ -58,6 +59,13 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                         default=None, metavar="N",
                         help="the context limit in tokens, converted to chars with the "
                              "session's measured chars-per-token ratio")
+    parser.add_argument("--course-limits", action="store_true",
+                        help="run ctxlab's side at the course's limits (50,000 chars, 50 "
+                             "messages) instead of limits scaled to the recorded model's "
+                             "context window")
+    parser.add_argument("--conversation", default=None, metavar="ID",
+                        help="which conversation of a watch recording to replay (default: "
+                             "the longest; replay_start lists them)")
     parser.add_argument("--speed", action=Checked, check=number(), default=None, metavar="REQ/S",
                         help="requests per second (0: as fast as possible; else at least "
                              f"{MIN_SPEED:g}; default 0 headless, {WORKBENCH_SPEED:g} in the "
@@ -84,7 +92,19 @@ def thresholds(args: argparse.Namespace) -> Thresholds:
                               "not both")
         if args.context_limit_tokens <= 0:
             raise ConfigError("--context-limit-tokens: must be positive")
+        if args.course_limits:
+            raise ConfigError("give --course-limits or --context-limit-tokens, not both")
     return thresholds_from_mapping(overrides, source="command line")
+
+
+def limit_options(args: argparse.Namespace) -> dict[str, Any]:
+    """How ctxlab's side gets its limits: the course's when asked, else scaled to the
+    recorded model's window (or to --context-limit-tokens); flags given stay as given."""
+    from core.sources.replay.limits import LimitMode
+
+    return {"context_limit_tokens": args.context_limit_tokens,
+            "limits": LimitMode.COURSE if args.course_limits else LimitMode.WINDOW,
+            "explicit": frozenset(threshold_overrides(args))}
 
 
 def workdir(args: argparse.Namespace) -> Path:
@@ -123,7 +143,7 @@ def run(args: argparse.Namespace) -> int:
     try:
         limits = thresholds(args)
         max_bytes = int(args.max_mb * 1e6) if args.max_mb else MAX_BYTES
-        recording = load_recording(args.path, args.format, max_bytes)
+        recording = load_recording(args.path, args.format, max_bytes, args.conversation)
         if not args.headless:  # the workbench makes (and removes) its own temporary folder
             chosen = workdir(args) if args.workdir is not None else None
             return open_workbench(args, recording, limits, chosen)
@@ -138,8 +158,7 @@ def run(args: argparse.Namespace) -> int:
                                                max_tokens=limits.summary_max_tokens)
     except ProviderUnavailable as exc:
         return fail(str(exc))
-    options = ReplayOptions(workdir=folder, thresholds=limits,
-                            context_limit_tokens=args.context_limit_tokens,
+    options = ReplayOptions(workdir=folder, thresholds=limits, **limit_options(args),
                             summarizer=summarizer, speed=args.speed or 0.0,
                             breaks=frozenset(args.breaks), seekable=False)
 
@@ -203,8 +222,7 @@ def open_workbench(args: argparse.Namespace, recording: Any, limits: Thresholds,
         return fail(str(exc))
 
     def make(folder: Path) -> ReplaySource:
-        options = ReplayOptions(workdir=folder, thresholds=limits,
-                                context_limit_tokens=args.context_limit_tokens,
+        options = ReplayOptions(workdir=folder, thresholds=limits, **limit_options(args),
                                 summarizer=summarizer, breaks=frozenset(args.breaks),
                                 hold_at_end=True)
         return ReplaySource(recording, options)
@@ -237,7 +255,9 @@ def describe_replay(e: Any) -> str | None:
                  f"{e.compactions:,} compactions by {e.agent}; read {e.lines_read:,} of "
                  f"{e.lines_total:,} lines" + (f" (skipped {skipped})" if skipped else ""),
                  f"  {e.chars_per_token:.2f} chars per token ({e.ratio_source}); context "
-                 f"limit {unit} (unit: {e.unit})"]
+                 f"limit {unit} (unit: {e.unit})",
+                 "  ctxlab's limits: " + e.limits_line()]
+        lines += conversation_lines(e)
         read = {str(row.get("path")): row for row in e.subagent_totals}
         lines += [f"  subagent transcript: {p}{subagent_words(read.get(p))}  (open it with "
                   "ctxlab replay)" for p in e.subagents]
@@ -253,15 +273,34 @@ def describe_replay(e: Any) -> str | None:
         at = f" at {e.pre_tokens:,} tokens" if e.pre_tokens else ""
         at += f" → {e.post_tokens:,} tokens" if e.post_tokens else ""
         summary = f"; summary in {e.files[0]}" if e.files else ""
+        cost = ""
+        if e.usage:  # the compaction call itself, when the recording holds it
+            cost = (f"; its own call {context_tokens(e.usage):,} tokens in, "
+                    f"{e.usage.get('output_tokens') or 0:,} out")
         return (f"{e.by} {e.stage.replace('_', '-')}{at}: {e.before_chars:,} → "
                 f"{e.after_chars:,} chars, {e.before_messages} → {e.after_messages} messages"
-                f"{summary}")
+                f"{summary}{cost}")
     if e.type == "model_request" and e.purpose in ("original", "main"):
         return None  # replay_step says both at once
     if e.type in ("model_response", "assistant_text") and getattr(e, "purpose", "") in (
             "original", ""):
         return None
     return describe_event(e)
+
+
+def conversation_lines(e: Any) -> list[str]:
+    """A watch recording's conversations, the one replayed marked, and its side calls."""
+    if len(e.conversations) < 2 and not e.side_calls:
+        return []
+    lines = [f"  {'*' if c['id'] == e.conversation else ' '} conversation {c['id']}: "
+             f"{c['requests']:,} requests from line {c['first_line']:,}  {c['label']}"
+             for c in e.conversations]
+    if len(e.conversations) > 1:
+        lines.append("  (* replayed; another with --conversation ID)")
+    if e.side_calls:
+        lines.append(f"  {e.side_calls:,} side call(s) (titles, probes, count_tokens) "
+                     "kept apart")
+    return lines
 
 
 class ReplayLogSink(LogSink):

@@ -147,8 +147,11 @@ def replay_scene_app(name: str = "replay", session: Path = REPLAY_FIXTURE) -> Ct
     if session.with_suffix("").is_dir():  # its subagents/ folder
         shutil.copytree(session.with_suffix(""), copy.with_suffix(""))
 
-    def make(workspace: Path) -> ReplaySource:
-        return ReplaySource(load_recording(copy), ReplayOptions(workdir=workspace))
+    from core.sources.replay.limits import LimitMode
+
+    def make(workspace: Path) -> ReplaySource:  # the course's limits: ctxlab's stages show
+        return ReplaySource(load_recording(copy), ReplayOptions(workdir=workspace,
+                                                                limits=LimitMode.COURSE))
 
     return CtxlabApp(AppConfig(scenario=None, source=make, workspace=root / "work",
                                theme="ctxlab-dark", speed=1000.0, paused=True,

@@ -43,8 +43,8 @@ SPARK_LEVELS = " ▁▂▃▄▅▆▇█"
 LABEL_CELLS = 20  # label column width in terminal cells (a CJK character takes two)
 VALUE_CELLS = 8
 # Rows only a history that has them shows (another agent's, in a replay): in ctxlab's own
-# runs they would be two zeros taking the panel's last lines.
-WHEN_PRESENT = ("thinking", "images")
+# runs they would be zeros taking the panel's last lines.
+WHEN_PRESENT = ("system_messages", "thinking", "images")
 
 
 def side_by_side(left: Sequence[Content], right: Sequence[Content],

@@ -2,7 +2,9 @@
 
 Hidden until a ``replay_start`` arrives, so ctxlab's own runs never see it. It says what the
 meter alone cannot: which agent and format was read (and what was skipped), the session's
-measured chars-per-token ratio and the unit the context limit was given in, the recorded
+measured chars-per-token ratio and the unit the context limit was given in, the limits
+ctxlab's side runs at (scaled to the model's window, or the course's), the conversation of a
+watch recording being replayed and the others it holds, the recorded
 request being shown beside ctxlab's, the original history by category (``replay_step``'s
 breakdown, in the Context meter's vocabulary: the meter shows ctxlab's side, this panel the
 original's), the original agent's last compaction, and the subagent transcripts
@@ -45,7 +47,7 @@ def subagent_row(path: str, session: str, totals: dict[str, Any] | None) -> Cont
         return line
     if totals.get("error"):
         return Content.assemble(line, "  ", (t("replay.subagent_unread"), "$error"))
-    kind = totals.get("agent_type") or "?"
+    kind = totals.get("agent_type") or t("replay.subagent_unnamed")  # no meta file
     about = f" “{totals['description']}”" if totals.get("description") else ""
     return Content.assemble(line, "  ", t(
         "replay.subagent", kind=kind, about=about, n=int(totals.get("requests") or 0),
@@ -53,11 +55,28 @@ def subagent_row(path: str, session: str, totals: dict[str, Any] | None) -> Cont
         tokens=int(totals.get("input_tokens") or 0)))
 
 
+def conversation_lines(s: ev.ReplayStart) -> list[Content | str]:
+    """A watch recording's conversation replayed, the others by id, and its side calls."""
+    if len(s.conversations) < 2 and not s.side_calls:
+        return []
+    chosen = next((c for c in s.conversations if c["id"] == s.conversation), None)
+    out: list[Content | str] = []
+    if chosen is not None:
+        out.append(t("replay.conversation", id=chosen["id"], n=len(s.conversations),
+                     label=chosen["label"]))
+    others = [c["id"] for c in s.conversations if c["id"] != s.conversation]
+    if others:
+        out.append(Content.styled(t("replay.others", ids=", ".join(others)), "dim"))
+    if s.side_calls:
+        out.append(Content.styled(t("replay.side", n=s.side_calls), "dim"))
+    return out
+
+
 class ReplayPanel(Routed, Static):
     """A few lines about the replay; redrawn on every replay event."""
 
     DEFAULT_CSS = """
-    ReplayPanel { height: auto; max-height: 12; border: round $primary; padding: 0 1; }
+    ReplayPanel { height: auto; max-height: 15; border: round $primary; padding: 0 1; }
     """
 
     def __init__(self, *, id: str | None = None) -> None:
@@ -103,6 +122,9 @@ class ReplayPanel(Routed, Static):
                              i=step.index if step else 0, n=s.requests), "bold"),
             t("replay.ratio", ratio=s.chars_per_token, source=s.ratio_source, unit=s.unit,
               limit=limit)]
+        if s.limits is not None:
+            out.append(t("replay.limits", text=s.limits_line()))
+        out += conversation_lines(s)
         if s.skipped:
             skipped = ", ".join(f"{n:,} {k}" for k, n in sorted(s.skipped.items()))
             out.append(Content.styled(t("replay.skipped", read=s.lines_read,

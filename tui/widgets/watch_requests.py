@@ -3,6 +3,8 @@
 A row appears when the request is measured (``watch_request``) and is completed when its
 answer is in (``watch_response``): the real usage, stop reason and duration. Rows are keyed
 by the exchange id, so answers arriving out of order (concurrent streams) land in their row.
+A cell filled in later widens its column: a column sized for the "…" a row starts with
+would otherwise show ``2,`` of 2,019 and ``end_`` of end_turn.
 """
 
 from __future__ import annotations
@@ -80,4 +82,4 @@ class RequestTable(DataTable):
         if str(event.id) not in self.rows:
             return
         for key, value in response_cells(event).items():
-            self.update_cell(str(event.id), key, value)
+            self.update_cell(str(event.id), key, value, update_width=True)

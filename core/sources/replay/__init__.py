@@ -28,21 +28,27 @@ __all__ = ["FORMATS", "Compaction", "Exchange", "Notice", "Recording", "ReplayEr
 
 
 def load_recording(path: Path | str, fmt: str = "auto", max_bytes: int = MAX_BYTES,
-                   with_subagents: bool = True) -> Recording:
+                   conversation: str | None = None, with_subagents: bool = True
+                   ) -> Recording:
     """Read ``path`` as ``fmt`` (``auto`` detects it); raise :class:`ReplayError` with a
-    one-line reason when it cannot be replayed at all. Its subagent transcripts are read
-    too (``with_subagents``), each for its totals."""
+    one-line reason when it cannot be replayed at all. ``conversation`` picks one of a
+    watch recording's conversations (the longest by default). Its subagent transcripts are
+    read too (``with_subagents``), each for its totals."""
     path = Path(path)
     text = read_text(path, max_bytes)
     if fmt == "auto":
         fmt = detect(path, text)
     if fmt not in LOADERS:
         raise ReplayError(f"unknown format {fmt!r}; choose from auto, {', '.join(FORMATS)}")
+    if conversation is not None and fmt != "requests":
+        raise ReplayError(f"{path}: --conversation picks a conversation of a watch recording "
+                          f"(requests format); this file is {fmt}")
     with cycle_collection_paused():
-        recording = LOADERS[fmt](path, text)
+        recording = (requests_jsonl.load(path, text, conversation) if fmt == "requests"
+                     else LOADERS[fmt](path, text))
     if with_subagents and recording.subagents:
         recording.subagents_read = read_subagents(
-            recording.subagents, lambda p: load_recording(p, "auto", max_bytes, False))
+            recording.subagents, lambda p: load_recording(p, "auto", max_bytes, None, False))
     if not recording.exchanges:
         why = f"; {recording.summary_line()}" if recording.lines_total else ""
         first = next((n for n in recording.notices if n.kind == "malformed"), None)

@@ -73,6 +73,9 @@ class Compaction:
     # A micro-compaction (Claude Code's ``microcompact_boundary``) keeps the history and
     # clears these tool results instead (``kept`` is then unused).
     cleared: list[str] | None = None
+    # What the compaction call itself cost, when the recording holds it (a watch recording
+    # of Claude Code: its summary request's usage).
+    usage: dict[str, Any] | None = None
 
     @property
     def stage(self) -> str:
@@ -82,6 +85,17 @@ class Compaction:
 
 
 Step = Exchange | Compaction
+
+
+@dataclass(frozen=True)
+class ConversationInfo:
+    """One conversation of a recording that holds several (a watch recording): its id for
+    ``--conversation``, how many requests it made, where it starts, and its first prompt."""
+
+    id: str
+    requests: int
+    first_line: int
+    label: str = ""
 
 
 @dataclass
@@ -100,6 +114,11 @@ class Recording:
     notices: list[Notice] = field(default_factory=list)
     subagents: list[Path] = field(default_factory=list)
     subagents_read: list[SubagentTotals] = field(default_factory=list)  # their totals
+    # A watch recording: every conversation found, the one replayed, and the calls that
+    # belong to none (a title, a quota probe, count_tokens), which are not replayed.
+    conversations: list[ConversationInfo] = field(default_factory=list)
+    conversation: str | None = None
+    side_calls: int = 0
 
     @property
     def exchanges(self) -> list[Exchange]:

@@ -10,9 +10,14 @@ split, so the two compare like with like.
 tokens of a request cover the system prompt and tool schemas too, which transcripts do not
 record, so the ratio is the *slope* of tokens over history chars across requests (a least
 squares fit: the unseen constant part falls into the intercept), not a plain quotient.
+The base64 data of images and documents is left out of the chars fitted: an image costs
+tokens by its pixels, not by its bytes, so one pasted screenshot (a megabyte of base64 for
+~1,600 tokens) would otherwise double the ratio, and every token limit converted with it.
 """
 
 from __future__ import annotations
+
+from typing import Any
 
 from core.compact.breakdown import BreakdownCache, Sizes
 from core.measure import json_chars, list_chars
@@ -40,11 +45,17 @@ class OriginalHistory:
     def __init__(self) -> None:
         self.messages: list[Message] = []
         self.sizes: list[int] = []
+        self.media: list[int] = []  # each message's base64 image/document chars
         self._split = BreakdownCache()  # each message split once, when a step asks
 
     @property
     def chars(self) -> int:
         return list_chars(self.sizes)
+
+    @property
+    def text_chars(self) -> int:
+        """:attr:`chars` without the base64 data of images and documents."""
+        return self.chars - sum(self.media)
 
     def breakdown(self, system_chars: int = 0) -> Sizes:
         """The history as it was sent, by category (adding up to :attr:`chars`), and the
@@ -58,9 +69,10 @@ class OriginalHistory:
     def append(self, message: Message) -> None:
         self.messages.append(message)
         self.sizes.append(json_chars(message))
+        self.media.append(media_chars(message.get("content")))
 
     def reset(self, messages: list[Message]) -> None:
-        self.messages, self.sizes = [], []
+        self.messages, self.sizes, self.media = [], [], []
         for m in messages:
             self.append(m)
 
@@ -95,6 +107,25 @@ class OriginalHistory:
                        else b for b in content]
             self.messages[i] = {**message, "content": cleared}
             self.sizes[i] = json_chars(self.messages[i])
+            self.media[i] = media_chars(self.messages[i].get("content"))
+
+
+def media_chars(content: Any) -> int:
+    """The base64 ``data`` chars of the image and document blocks in ``content`` (tool
+    results' content included)."""
+    if not isinstance(content, list):
+        return 0
+    total = 0
+    for block in content:
+        if not isinstance(block, dict):
+            continue
+        source = block.get("source")
+        if block.get("type") in ("image", "document") and isinstance(source, dict) \
+                and isinstance(source.get("data"), str):
+            total += len(source["data"])
+        elif block.get("type") == "tool_result":
+            total += media_chars(block.get("content"))
+    return total
 
 
 def chars_per_token(recording: Recording) -> tuple[float, str]:
@@ -110,7 +141,7 @@ def chars_per_token(recording: Recording) -> tuple[float, str]:
         history.before_request(step)
         tokens = context_tokens(step.usage)
         if tokens:
-            points.append((history.chars + system, tokens))
+            points.append((history.text_chars + system, tokens))
         history.after_reply(step)
     ratio = _slope_ratio(points) or _mean_ratio(points)
     return (ratio, "usage") if ratio else (ESTIMATE_RATIO, "estimate")

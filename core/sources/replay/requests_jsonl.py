@@ -7,27 +7,54 @@ harness. Each line is either
 * ``{"request": {<request body>}, "response": {<Messages API response>}}`` — the
   response's ``content``, ``usage``, ``stop_reason`` and ``model`` are read.
 
-Optional on either shape: ``"timestamp"`` (a string, shown as given). Each line is one
-request. Its new input is whatever its ``messages`` add to the previous request's messages
-(plus that request's reply, when the response was recorded). When a request does not extend
-the previous one — the agent compacted or rewrote its history — the replay shows a stage
-``rewrite_compact`` by the recorded agent, and ctxlab's side takes only the messages after
-the last assistant message as new input.
+Optional on either shape: ``"timestamp"`` (a string, shown as given), ``"conversation"``
+and ``"request_id"`` (the watch's own ids, read when present). Each line is one request.
 
-Read: ``messages``, ``system``, ``model``; in a response ``content``, ``usage``,
-``stop_reason``, ``model``. Ignored: ``tools``, ``max_tokens``, ``temperature``,
-``metadata``, ``stream`` and every other key; a response's ``id`` and ``type``.
+A recording holds every call a client made, so it is first cut into conversations
+(:mod:`core.sources.replay.conversations`) and one is replayed: the longest, or the one
+asked for. Its side calls (a title, a quota probe, ``count_tokens``) are never steps.
+Within the conversation, a request's new input is whatever its ``messages`` add to the
+previous request's (the previous reply, as the client sent it back, is that request's
+reply, not new input). Claude Code's summary request is the agent's compaction call, never
+a user turn: the compaction shows on the next request, which starts with the summary
+("This session is being continued…"), as ``manual_compact`` when the history holds the
+``/compact`` command and ``auto_compact`` otherwise, with the summary request's ``usage``
+as its cost. A request that only clears old tool results (Claude Code's
+``[Old tool result content cleared]``) is its ``micro_compact``. Any other request that
+does not extend the previous one shows a stage
+``rewrite_compact`` by the recorded agent. After a compaction, ctxlab's side takes only the
+messages after the last assistant message as new input.
+
+Read: ``messages`` (a mid-history ``role: "system"`` note is user text on ctxlab's
+side), ``system``, ``model``, ``tools`` and
+``max_tokens`` (to tell side calls), ``metadata.user_id`` (the session); in a response
+``content``, ``usage``, ``stop_reason``, ``model``. Ignored: ``temperature``, ``stream`` and
+every other key; a response's ``id`` and ``type``.
 """
 
 from __future__ import annotations
 
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
 from core.compact.managers import Manager
 from core.measure import json_chars
-from core.messages import system_text
-from core.sources.replay.model import Compaction, Exchange, Message, Recording
+from core.messages import message_text, system_text
+from core.sources.replay.conversations import (
+    Call,
+    Conversation,
+    Split,
+    by_claude_code,
+    cleared_results,
+    continues_summary,
+    is_summary_request,
+    manual_compaction,
+    same,
+    split,
+    texts,
+)
+from core.sources.replay.model import Compaction, Exchange, Message, Recording, ReplayError
 from core.sources.replay.reading import jsonl_objects, skip
 from core.sources.replay.shape import content_problem, text_or_none, usage_problem
 from core.usage import context_tokens
@@ -63,10 +90,12 @@ def _problem(messages: list[Message], response: dict[str, Any] | None) -> str | 
 
 
 def _extends(old: list[Message], new: list[Message]) -> bool:
-    """Does ``new`` start with ``old``? (First and last of ``old`` compared: O(1) per line.)"""
+    """Does ``new`` start with ``old``, as content? (Its first and last two messages are
+    compared: O(1) per line; ``cache_control`` moves to the newest block on every call.)"""
     if not old:
         return True
-    return len(new) >= len(old) and new[0] == old[0] and new[len(old) - 1] == old[-1]
+    n = len(old)
+    return len(new) >= n and all(same(old[i], new[i]) for i in {0, max(n - 2, 0), n - 1})
 
 
 def _after_last_assistant(messages: list[Message]) -> list[Message]:
@@ -76,10 +105,9 @@ def _after_last_assistant(messages: list[Message]) -> list[Message]:
     return list(messages)
 
 
-def load(path: Path, text: str) -> Recording:
-    recording = Recording(format="requests", path=path, agent=Manager.AGENT)
-    known: list[Message] = []  # the previous request's messages (+ its reply)
-    last_tokens: int | None = None
+def _calls(text: str, recording: Recording) -> list[Call]:
+    """Every line that holds a usable request body; the others become notices."""
+    calls: list[Call] = []
     for line in jsonl_objects(text, recording):
         request, response = body_of(line.data)
         if request is None:
@@ -94,29 +122,157 @@ def load(path: Path, text: str) -> Recording:
             skip(recording, line.number, f"line {line.number}: {problem}; skipped")
             recording.lines_read -= 1
             continue
-        if not recording.system:
-            recording.system = system_text(request.get("system"))
-        if _extends(known, messages):
-            new = messages[len(known):]
+        calls.append(Call(line=line.number, request=request, response=response,
+                          messages=messages, timestamp=text_or_none(line.data.get("timestamp")),
+                          conversation=_field(line.data.get("conversation")),
+                          request_id=_field(line.data.get("request_id"))))
+    return calls
+
+
+def _field(value: Any) -> str | None:
+    return str(value) if isinstance(value, str | int) and not isinstance(value, bool) else None
+
+
+def _choose(found: Split, wanted: str | None, path: Path) -> Conversation | None:
+    if wanted is None:
+        return found.default()
+    chosen = next((c for c in found.conversations if c.id == wanted), None)
+    if chosen is None:
+        ids = ", ".join(c.id for c in found.conversations) or "none"
+        raise ReplayError(f"{path}: no conversation {wanted!r} (it holds: {ids})")
+    return chosen
+
+
+def _note_others(recording: Recording, found: Split, chosen: Conversation) -> None:
+    """Say what is not replayed: the other conversations, and the side calls."""
+    for other in found.conversations:
+        if other is not chosen:
+            info = other.info()
+            recording.note("conversation", f"conversation {info.id} ({info.requests} "
+                           f"requests from line {info.first_line}: {info.label!r}) is not "
+                           f"replayed; choose it with --conversation {info.id}",
+                           info.first_line)
+    if found.side_calls:
+        kinds = Counter(what for _, what in found.side_calls)
+        listed = ", ".join(f"{n} {what}" for what, n in sorted(kinds.items()))
+        recording.note("side_calls", f"{len(found.side_calls)} side call(s) kept apart, "
+                       f"never a step of the history: {listed}", found.side_calls[0][0].line)
+
+
+def load(path: Path, text: str, conversation: str | None = None) -> Recording:
+    """The recording's ``conversation`` (the longest when None), its steps in order."""
+    recording = Recording(format="requests", path=path, agent=Manager.AGENT)
+    found = split(_calls(text, recording))
+    recording.side_calls = len(found.side_calls)
+    recording.conversations = [c.info() for c in found.conversations]
+    chosen = _choose(found, conversation, path)
+    if chosen is None:
+        return recording
+    recording.conversation = chosen.id
+    _note_others(recording, found, chosen)
+    if by_claude_code(chosen.calls):
+        recording.agent = Manager.CLAUDE_CODE
+    _Steps(recording).play(chosen.calls)
+    return recording
+
+
+class _Steps:
+    """One conversation's calls turned into exchanges and the agent's own compactions."""
+
+    def __init__(self, recording: Recording) -> None:
+        self.recording = recording
+        self.known: list[Message] | None = None  # the previous request's messages
+        self.replied = False  # did the previous request get a reply recorded?
+        self.last_tokens: int | None = None
+        self.summary: Call | None = None  # Claude Code's summary request, not yet followed
+
+    def play(self, calls: list[Call]) -> None:
+        for call in calls:
+            if is_summary_request(call):
+                self.summary = call  # the compaction's own call: never a user turn
+                continue
+            self._request(call)
+        if self.summary is not None:
+            self.recording.note("unanswered", f"the summary request on line "
+                                f"{self.summary.line} is the last of its conversation: the "
+                                "compaction it started is not in the recording",
+                                self.summary.line)
+
+    def _request(self, call: Call) -> None:
+        messages, known = call.messages, self.known
+        if not self.recording.system:
+            self.recording.system = system_text(call.request.get("system"))
+        if known is None:
+            new = messages
+        elif _extends(known, messages) and not (self.summary and continues_summary(messages)):
+            new = self._appended(known, messages)
+            if self.summary is not None:
+                self.recording.note("summary_unused", f"the summary request on line "
+                                    f"{self.summary.line} was not followed by a compacted "
+                                    "history", self.summary.line)
+                self.summary = None
+        elif self.summary is not None or continues_summary(messages):
+            new = _after_last_assistant(messages)
+            kept = messages[:len(messages) - len(new)]
+            self.recording.steps.append(self._compaction(call, kept))
+        elif (cleared := cleared_results(known, messages)) is not None:
+            self.recording.steps.append(Compaction(
+                by=self.recording.agent, trigger="auto", cleared=cleared,
+                pre_tokens=self.last_tokens, line=call.line, timestamp=call.timestamp))
+            new = self._appended(known, messages)
         else:
             new = _after_last_assistant(messages)
-            recording.steps.append(Compaction(
-                by=Manager.AGENT, trigger="rewrite", kept=messages[:len(messages) - len(new)],
-                pre_tokens=last_tokens,
-                summary=f"the request on line {line.number} does not extend the previous "
+            self.recording.steps.append(Compaction(
+                by=self.recording.agent, trigger="rewrite",
+                kept=messages[:len(messages) - len(new)], pre_tokens=self.last_tokens,
+                summary=f"the request on line {call.line} does not extend the previous "
                         f"one ({json_chars(known):,} → {json_chars(messages):,} chars)",
-                line=line.number))
+                line=call.line))
+        self._exchange(call, new)
+
+    def _appended(self, known: list[Message], messages: list[Message]) -> list[Message]:
+        """What ``messages`` add to ``known``, the previous reply (as the client sends it
+        back: it is that request's reply) left out."""
+        new = messages[len(known):]
+        return new[1:] if self.replied and new and new[0].get("role") == "assistant" else new
+
+    def _compaction(self, call: Call, kept: list[Message]) -> Compaction:
+        """The agent's summary compaction, seen on the first request after it."""
+        summary, self.summary = self.summary, None
+        usage = _usage(summary.response) if summary else None
+        said = message_text({"role": "assistant", "content": summary.response.get("content")}
+                            ) if summary and summary.response else ""
+        return Compaction(
+            by=self.recording.agent,
+            trigger="manual" if manual_compaction(call.messages) else "auto", kept=kept,
+            summary=said or "\n".join(texts(kept[0])),
+            pre_tokens=self.last_tokens or (context_tokens(usage) if usage else None),
+            line=(summary or call).line, timestamp=(summary or call).timestamp, usage=usage)
+
+    def _exchange(self, call: Call, new: list[Message]) -> None:
+        request, response = call.request, call.response
         reply, usage = None, None
         if response is not None and isinstance(response.get("content"), list):
             reply = {"role": "assistant", "content": response["content"]}
-            usage = response.get("usage") if isinstance(response.get("usage"), dict) else None
+            usage = _usage(response)
         model = text_or_none((response or {}).get("model") or request.get("model"))
-        recording.model = recording.model or (model if isinstance(model, str) else None)
+        self.recording.model = self.recording.model or model
         stop = (response or {}).get("stop_reason")
-        recording.steps.append(Exchange(input=new, reply=reply, usage=usage, model=model,
-                                        stop_reason=stop if isinstance(stop, str) else None,
-                                        sent=messages, line=line.number,
-                                        timestamp=text_or_none(line.data.get("timestamp"))))
-        known = messages + ([reply] if reply else [])
-        last_tokens = context_tokens(usage) if usage else last_tokens
-    return recording
+        self.recording.steps.append(Exchange(
+            input=[_user_side(m) for m in new], reply=reply, usage=usage, model=model,
+            stop_reason=stop if isinstance(stop, str) else None, sent=call.messages,
+            line=call.line, timestamp=call.timestamp))
+        self.known, self.replied = call.messages, reply is not None
+        self.last_tokens = context_tokens(usage) if usage else self.last_tokens
+
+
+def _user_side(message: Message) -> Message:
+    """Claude Code's mid-history ``role: "system"`` notes (the agent list, reminders) are
+    context the agent gave: ctxlab's side keeps them as user text (its history alternates
+    user and assistant); the original's history keeps them as sent."""
+    return {**message, "role": "user"} if message.get("role") == "system" else message
+
+
+def _usage(response: dict[str, Any] | None) -> dict[str, Any] | None:
+    usage = (response or {}).get("usage")
+    return usage if isinstance(usage, dict) else None

@@ -21,6 +21,7 @@ the seeking.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import re
 from dataclasses import dataclass, field
@@ -52,6 +53,7 @@ from core.measure import json_chars
 from core.messages import blocks, is_block, message_text, tool_names
 from core.sources import Capability, Source
 from core.sources.replay import messages_json
+from core.sources.replay.limits import LimitMode, Limits, resolve
 from core.sources.replay.model import Compaction, Exchange, Message, Recording
 from core.sources.replay.original import OriginalHistory, chars_per_token
 from core.sources.replay.steps import merge_into
@@ -65,6 +67,10 @@ class ReplayOptions:
     workdir: Path
     thresholds: Thresholds = field(default_factory=Thresholds)
     context_limit_tokens: int | None = None  # given: converted with the session's ratio
+    # how ``thresholds`` become ctxlab's limits (core.sources.replay.limits): as given by
+    # default here; ``ctxlab replay`` scales them to the model's window unless told not to
+    limits: LimitMode = LimitMode.GIVEN
+    explicit: frozenset[str] = frozenset()  # thresholds the user set: never scaled
     summarizer: Summarizer | None = None  # None: the offline summarizer
     speed: float = 0.0
     breaks: frozenset[str] = frozenset()
@@ -90,12 +96,11 @@ def sample_history(requests: int = 6) -> list[Message]:
     return history
 
 
-def effective_thresholds(options: ReplayOptions, ratio: float) -> Thresholds:
-    """The thresholds in force: a token limit becomes chars at the session's ratio."""
-    if options.context_limit_tokens is None:
-        return options.thresholds
-    return options.thresholds.replace(
-        context_limit=max(int(options.context_limit_tokens * ratio), 1))
+def effective_limits(options: ReplayOptions, ratio: float, model: str | None) -> Limits:
+    """The limits in force: scaled to the model's window or to a token limit (converted to
+    chars at the session's ratio), or the thresholds as given."""
+    return resolve(options.thresholds, options.limits, ratio, model=model,
+                   tokens=options.context_limit_tokens, explicit=options.explicit)
 
 
 class ReplaySource(Source):
@@ -117,7 +122,8 @@ class ReplaySource(Source):
             self.capabilities = self.capabilities - {Capability.SEEK}
         self.controls.set_speed(options.speed)  # requests per second (0: as fast as it can)
         self.ratio, self.ratio_source = chars_per_token(recording)
-        self.thresholds = effective_thresholds(options, self.ratio)
+        self.limits = effective_limits(options, self.ratio, recording.model)
+        self.thresholds = self.limits.thresholds
         self.original_history = OriginalHistory()
         self.history: list[Message] = []
         self.request = ""
@@ -225,9 +231,13 @@ class ReplaySource(Source):
             subagents=tuple(str(p) for p in rec.subagents),
             subagent_totals=tuple(s.to_json() for s in rec.subagents_read),
             chars_per_token=round(self.ratio, 3), ratio_source=self.ratio_source,
-            unit="tokens" if self.options.context_limit_tokens is not None else "chars",
+            unit="tokens" if self.limits.window_tokens is not None else "chars",
             context_limit=self.thresholds.context_limit,
-            context_limit_tokens=self.options.context_limit_tokens)
+            context_limit_tokens=self.limits.window_tokens,
+            limits=self.limits.mode.value, max_messages=self.thresholds.max_messages,
+            conversation=rec.conversation,
+            conversations=tuple(dataclasses.asdict(c) for c in rec.conversations),
+            side_calls=rec.side_calls)
 
     def _add(self, message: Message) -> None:
         """Append to ctxlab's history, merging same-role neighbours (roles must alternate)."""
@@ -316,5 +326,5 @@ class ReplaySource(Source):
                         after_chars=theirs.chars, before_messages=before_messages,
                         after_messages=len(theirs.messages), files=files,
                         trigger=step.trigger, pre_tokens=step.pre_tokens,
-                        post_tokens=step.post_tokens))
+                        post_tokens=step.post_tokens, usage=step.usage))
 

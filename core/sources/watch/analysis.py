@@ -16,6 +16,7 @@ from typing import Any
 from core.compact.breakdown import BreakdownCache
 from core.measure import estimate_tokens, json_chars
 from core.messages import system_text as messages_system_text
+from core.sources.watch.identity import is_summary_request
 
 # Words of the system prompt or the only message that mark a side call (Claude Code asks
 # for a short title of the session and whether a message starts a new topic).
@@ -38,8 +39,8 @@ class RequestFacts:
         breakdown for scripts that read it (the last five add up to ``chars``)."""
         part = self.breakdown.get
         return {"system": part("system", 0), "tool definitions": part("tools", 0),
-                "messages": part("text", 0) + part("pointers", 0) + part("summaries", 0)
-                + part("structure", 0),
+                "messages": part("text", 0) + part("system_messages", 0) + part("pointers", 0)
+                + part("summaries", 0) + part("structure", 0),
                 "tool calls": part("tool_calls", 0), "tool results": part("tool_results", 0),
                 "thinking": part("thinking", 0), "images": part("images", 0)}
 
@@ -66,8 +67,10 @@ def guess_purpose(path: str, body: dict[str, Any]) -> str:
     A guess, and said to be one.
 
     Claude Code sends ``max_tokens: 1`` probes (quota and usage checks), short tool-less
-    calls for titles and topics, and its conversation with the tool definitions. Any call
-    with tools is taken as the main conversation; a tool-less call with a long history too.
+    calls for titles and topics, its conversation with the tool definitions, and, to
+    compact, that conversation with summary instructions appended (``summary``, tools and
+    all). Any other call with tools is taken as the main conversation; a tool-less call
+    with a long history too.
     """
     if path.rstrip("/").endswith("/count_tokens"):
         return "count_tokens"
@@ -76,6 +79,8 @@ def guess_purpose(path: str, body: dict[str, Any]) -> str:
     messages = given if isinstance(given := body.get("messages"), list) else []
     if body.get("max_tokens") == 1:
         return "quota"
+    if is_summary_request(body):
+        return "summary"
     if body.get("tools"):
         return "main"
     probe = (system_text(body) + " " + _first_text(messages)).lower()

@@ -11,13 +11,20 @@ client compaction become ``stage`` events with ``by="client"``:
   the past;
 * ``client_truncate`` — the history shrank with nothing in its place.
 
-A conversation is keyed by its system prompt and first message. A summary replaces the
-first message, so a request whose key is new but whose system prompt matches a known
-conversation, and which starts with a summary or still carries some of its messages,
-continues that conversation instead of starting one.
+A conversation is keyed by its family — the client's session and agent, and its system
+prompt without volatile header lines (:mod:`core.sources.watch.identity`) — and its first
+message. A summary replaces the first message, so a request whose key is new but whose
+family matches a known conversation, and which starts with a summary or still carries
+one of its assistant messages, continues that conversation instead of starting one. A
+client's request *for* a summary (``identity.is_summary_request``) is placed in its
+conversation but neither compared nor remembered: the compaction shows on the request
+after it, against the last turn before it. Each ledger entry names the request whose body
+held what went (``"where": "request N"``) and the conversation, as the recording's lines do.
 
-Comparisons ignore ``cache_control`` markers: clients move them to the newest block on
-every call, which is no change to the context.
+Comparisons ignore ``cache_control`` markers (clients move them to the newest block on
+every call) and a string content equals one text block of that string (Claude Code sends
+its newest prompt as a block and, one call later, the same prompt as a string): neither is
+a change to the context.
 
 Only the last request of each conversation is kept, and only for the
 :data:`MAX_CONVERSATIONS` used most recently, within :data:`MAX_HELD_CHARS` (the newest is
@@ -38,7 +45,7 @@ from typing import Any
 from core.compact.managers import Manager
 from core.events import Stage
 from core.measure import json_chars
-from core.sources.watch.analysis import system_text
+from core.sources.watch.identity import is_summary_request, session_of, stable_system_text
 
 # Claude Code starts a compacted session with "This session is being continued from a
 # previous conversation…"; the course's auto_compact with "[Conversation compressed. …]";
@@ -51,16 +58,20 @@ MAX_CONVERSATIONS = 32  # conversations whose last request is kept, most recentl
 MAX_HELD_CHARS = 64 << 20  # JSON chars of those requests' messages, at most (bar the newest)
 
 
-def _strip_cache_control(value: Any) -> Any:
+def _normal(value: Any) -> Any:
+    """``value`` as compared: no ``cache_control``, and a string ``content`` as the one text
+    block it stands for."""
     if isinstance(value, dict):
-        return {k: _strip_cache_control(v) for k, v in value.items() if k != "cache_control"}
+        return {k: ([{"type": "text", "text": v}] if k == "content" and isinstance(v, str)
+                    else _normal(v))
+                for k, v in value.items() if k != "cache_control"}
     if isinstance(value, list):
-        return [_strip_cache_control(v) for v in value]
+        return [_normal(v) for v in value]
     return value
 
 
 def _key_json(message: Any) -> str:
-    return json.dumps(_strip_cache_control(message), ensure_ascii=False, sort_keys=True)
+    return json.dumps(_normal(message), ensure_ascii=False, sort_keys=True)
 
 
 def _key_digest(dumped: str) -> str:
@@ -69,7 +80,8 @@ def _key_digest(dumped: str) -> str:
 
 
 def message_key(message: Any) -> str:
-    """A message's identity for comparison: a digest of its JSON without ``cache_control``."""
+    """A message's identity for comparison: a digest of its normalised JSON (no
+    ``cache_control``; a string content as one text block)."""
     return _key_digest(_key_json(message))
 
 
@@ -145,12 +157,23 @@ class _Conversation:
     keys: list[str] = field(default_factory=list)
     size: int = 0  # JSON chars of ``messages``
     first_keys: set[str] = field(default_factory=set)  # the keys it is found by
+    summary_asked: bool = False  # the client asked for a summary since the last turn
+
+
+def _result_key(content: Any) -> str:
+    return message_key({"content": content})  # a string result equals one text block
 
 
 def diff_requests(prev: list[Any], cur: list[Any], *, from_request: int,
                   prev_keys: list[str] | None = None,
-                  cur_keys: list[str] | None = None) -> tuple[int, int, int, tuple[Stage, ...]]:
-    """(appended, removed, rewritten, client stages) between two message lists."""
+                  cur_keys: list[str] | None = None, conversation: str | None = None,
+                  summary_asked: bool = False) -> tuple[int, int, int, tuple[Stage, ...]]:
+    """(appended, removed, rewritten, client stages) between two message lists; the
+    ledger's ``where`` names ``from_request`` (of ``conversation``, when given).
+
+    ``summary_asked``: the client asked for a summary in between, so history that went is
+    a summary's doing even when the summary it kept reads as before (a model that
+    summarises twice alike)."""
     prev_keys = prev_keys if prev_keys is not None else [message_key(m) for m in prev]
     cur_keys = cur_keys if cur_keys is not None else [message_key(m) for m in cur]
     same = 0
@@ -161,7 +184,7 @@ def diff_requests(prev: list[Any], cur: list[Any], *, from_request: int,
     cur_set = set(cur_keys)
     prev_results, cur_results = tool_results(prev), tool_results(cur)
     rewritten_ids = [i for i, v in prev_results.items() if i in cur_results
-                     and message_key(v) != message_key(cur_results[i])]
+                     and _result_key(v) != _result_key(cur_results[i])]
     removed = [i for i, k in enumerate(prev_keys) if k not in cur_set
                and not any(t in cur_results or t in rewritten_ids for t in _tool_ids(prev[i]))
                and not (i < len(cur) and _same_slot(prev[i], cur[i]))]
@@ -176,15 +199,18 @@ def diff_requests(prev: list[Any], cur: list[Any], *, from_request: int,
     appended = len(cur) - last_kept - 1
     kept = cur[: last_kept + 1]
     stages: list[Stage] = []
+    where = {"where": f"request {from_request}",
+             **({"conversation": conversation} if conversation else {})}
     shrunk = [i for i in rewritten_ids
               if json_chars(cur_results[i]) < json_chars(prev_results[i])]
     if shrunk:  # a result that grew was rewritten, not compacted
-        stages.append(_micro_stage(prev, kept, prev_results, cur_results, shrunk,
-                                   from_request))
+        stages.append(_micro_stage(prev, kept, prev_results, cur_results, shrunk, where))
     if removed:
         inserted = [m for m, k in zip(kept, cur_keys, strict=False) if k not in prev_set
                     and not set(_tool_ids(m)) & set(rewritten_ids)]
-        stages.append(_shrink_stage(prev, kept, removed, inserted, from_request))
+        if summary_asked and not any(_is_summary(m) for m in inserted):
+            inserted = [m for m in kept if _is_summary(m)][:1]
+        stages.append(_shrink_stage(prev, kept, removed, inserted, where))
     rewritten = len(rewritten_ids) + sum(
         1 for i in range(min(len(prev), len(cur)))
         if prev_keys[i] != cur_keys[i] and i not in removed and _same_slot(prev[i], cur[i])
@@ -197,6 +223,17 @@ def _is_summary(message: Any) -> bool:
     return any(marker in text for marker in SUMMARY_MARKERS)
 
 
+def _summary_text(message: Any) -> str:
+    """The text of a summary message's block that holds the summary (Claude Code puts a
+    reminder block before it in the same message)."""
+    content = message.get("content") if isinstance(message, dict) else None
+    for block in content if isinstance(content, list) else []:
+        text = block.get("text") if isinstance(block, dict) else None
+        if isinstance(text, str) and any(m in text.lower() for m in SUMMARY_MARKERS):
+            return text
+    return text_of(message)
+
+
 def _same_slot(a: Any, b: Any) -> bool:
     """A message rewritten in place: same role, same tool ids, different content."""
     return (isinstance(a, dict) and isinstance(b, dict) and a.get("role") == b.get("role")
@@ -204,12 +241,11 @@ def _same_slot(a: Any, b: Any) -> bool:
 
 
 def _micro_stage(prev: list[Any], kept: list[Any], prev_results: dict[str, Any],
-                 cur_results: dict[str, Any], ids: list[str], from_request: int) -> Stage:
+                 cur_results: dict[str, Any], ids: list[str], where: dict[str, str]) -> Stage:
     ledger = tuple(
         {"tool_use_id": i, "stage": "client_micro_compact",
          "chars": json_chars(prev_results[i]), "after_chars": json_chars(cur_results[i]),
-         "placeholder": _result_text(cur_results[i])[:PREVIEW],
-         "where": f"request {from_request}"}
+         "placeholder": _result_text(cur_results[i])[:PREVIEW], **where}
         for i in ids)
     return Stage(stage="client_micro_compact", before_chars=json_chars(prev),
                  after_chars=json_chars(kept), before_messages=len(prev),
@@ -217,17 +253,18 @@ def _micro_stage(prev: list[Any], kept: list[Any], prev_results: dict[str, Any],
 
 
 def _shrink_stage(prev: list[Any], kept: list[Any], removed: list[int], inserted: list[Any],
-                  from_request: int) -> Stage:
+                  where: dict[str, str]) -> Stage:
     summary = next((m for m in inserted if _is_summary(m)), None)
     name = "client_summary" if summary is not None else "client_truncate"
     ledger: list[dict[str, Any]] = [
         {"stage": name, "message_index": i, "role": prev[i].get("role"),
          "chars": json_chars(prev[i]), "preview": text_of(prev[i])[:PREVIEW],
-         "tool_use_ids": _tool_ids(prev[i]), "where": f"request {from_request}"}
+         "tool_use_ids": _tool_ids(prev[i]), **where}
         for i in removed]
     if summary is not None:
-        ledger.append({"stage": name, "summary": text_of(summary)[:PREVIEW],
-                       "chars": json_chars(summary)})
+        ledger.append({"stage": name, "summary": _summary_text(summary)[:PREVIEW],
+                       "chars": json_chars(summary),
+                       **{k: v for k, v in where.items() if k == "conversation"}})
     ids = tuple(t for i in removed for t in _tool_ids(prev[i]))
     return Stage(stage=name, before_chars=json_chars(prev), after_chars=json_chars(kept),
                  before_messages=len(prev), after_messages=len(kept), tool_use_ids=ids,
@@ -249,15 +286,23 @@ class Conversations:
         """(conversations, JSON chars of their last requests) held now."""
         return len(self._held), self.held_chars
 
-    def observe(self, request_id: int, body: dict[str, Any]) -> Change:
-        """Place one request in its conversation and compare it with the one before."""
+    def observe(self, request_id: int, body: dict[str, Any], session: str | None = None,
+                agent: str | None = None) -> Change:
+        """Place one request in its conversation and compare it with the one before
+        (``session``, ``agent``: the client's id headers, when it sent them)."""
         messages = given if isinstance(given := body.get("messages"), list) else []
-        system_key = _digest(system_text(body))
+        ids = [i for i in (session_of(body, session), agent) if i]
+        system_key = _digest(stable_system_text(body), *ids)
         dumped = [_key_json(m) for m in messages]
         size = sum(len(d) for d in dumped)
         keys = [_key_digest(d) for d in dumped]
-        key = _digest(system_key, dumped[0] if dumped else "")  # the ids the watch always gave
+        key = _digest(system_key, dumped[0] if dumped else "")
         del dumped
+        if is_summary_request(body):  # a side call: placed, never the turn to compare with
+            known = self._find(self._by_key.get(key))
+            if known is not None:
+                known.summary_asked = True
+            return Change(conversation=known.id if known else f"c{key}")
         conv = self._find(self._by_key.get(key)) or self._continued(system_key, messages, keys)
         if conv is None:
             conv = _Conversation(id=f"c{key}", system_key=system_key, request_id=request_id,
@@ -266,7 +311,8 @@ class Conversations:
             return Change(conversation=conv.id, appended=len(messages))
         appended, removed, rewritten, stages = diff_requests(
             conv.messages, messages, from_request=conv.request_id, prev_keys=conv.keys,
-            cur_keys=keys)
+            cur_keys=keys, conversation=conv.id, summary_asked=conv.summary_asked)
+        conv.summary_asked = False
         conv.messages, conv.keys, conv.request_id = messages, keys, request_id
         self._keep(conv, key, size)
         return Change(conv.id, appended, removed, rewritten, stages)
@@ -305,5 +351,9 @@ class Conversations:
         if conv is None or not messages or len(conv.messages) < 2:
             return None
         starts_with_summary = _is_summary(messages[0])
-        shares = bool(set(keys[1:]) & set(conv.keys[1:]))
+        # An assistant message carried over: a subagent's first request shares reminders
+        # and system messages with its siblings, never a reply.
+        replies = {k for k, m in zip(conv.keys, conv.messages, strict=False)
+                   if isinstance(m, dict) and m.get("role") == "assistant"}
+        shares = bool(set(keys[1:]) & replies)
         return conv if starts_with_summary or shares else None

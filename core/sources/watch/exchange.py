@@ -1,6 +1,8 @@
 """One exchange through the proxy, and the events it makes: pure functions.
 
-:class:`Exchange` is what the proxy hands its observers (bodies and timing, never headers).
+:class:`Exchange` is what the proxy hands its observers: bodies and timing, and of the
+headers only the client's session and agent ids (what tells its conversations apart; never
+a key).
 :func:`measure_request` and :func:`response_event` turn one into ``watch_request`` (plus the
 client stages it reveals) and ``watch_response``; the live watch, its measuring process and
 the tests all use these same two.
@@ -28,13 +30,16 @@ TAIL = 256 << 10
 
 @dataclass
 class Exchange:
-    """One request and its answer, as the observer sees them (no headers)."""
+    """One request and its answer, as the observer sees them (no headers but the
+    session and agent ids)."""
 
     id: int
     method: str
     path: str
     body: bytes
     started: float  # wall-clock seconds (time.time())
+    session: str | None = None  # the client's session header (identity.SESSION_HEADER)
+    agent: str | None = None  # the client's agent header (identity.AGENT_HEADER)
     status: int | None = None
     content_type: str | None = None
     content_encoding: str | None = None
@@ -114,7 +119,8 @@ def measure_request(x: Exchange, conversations: Conversations
             ("/v1/messages", "/count_tokens")):
         return body, base, ()
     facts = analyse_request(x.path, body)
-    change = conversations.observe(x.id, body) if is_messages_call(x.path) else None
+    change = conversations.observe(x.id, body, x.session, x.agent) \
+        if is_messages_call(x.path) else None
     event = dataclasses.replace(
         base, model=facts.model, purpose=facts.purpose, stream=facts.stream,
         conversation=change.conversation if change else None, messages=facts.messages,

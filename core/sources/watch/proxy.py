@@ -4,7 +4,8 @@ aiohttp on both sides. The request body is read whole (tens of MB are fine) and 
 the response is copied to the client chunk by chunk as the upstream sends it, so an SSE
 stream reaches the client event by event, never buffered. Headers go both ways untouched
 except the hop-by-hop ones HTTP itself owns; they are never logged nor handed to the
-observer, so credentials stay on the wire. Compressed bodies are passed on compressed.
+observer — bar the client's session and agent id headers, which are no secrets — so
+credentials stay on the wire. Compressed bodies are passed on compressed.
 
 What the proxy tells its observer is an :class:`Exchange`: the request body, the response
 bytes, status and timing — after the fact, so watching costs the client nothing. When the
@@ -26,6 +27,7 @@ from aiohttp import web
 from yarl import URL
 
 from core.sources.watch.exchange import Exchange
+from core.sources.watch.identity import AGENT_HEADER, SESSION_HEADER, header_id
 
 DEFAULT_UPSTREAM = "https://api.anthropic.com"
 HOP_BY_HOP = frozenset({
@@ -102,7 +104,8 @@ class WatchProxy:
         number = self._ids  # taken before the first await: requests interleave
         body = await request.read()
         x = Exchange(id=number, method=request.method, path=request.path, body=body,
-                     started=time.time())
+                     started=time.time(), session=header_id(request.headers.get(SESSION_HEADER)),
+                     agent=header_id(request.headers.get(AGENT_HEADER)))
         t0 = time.perf_counter()
         if self.on_request is not None:
             self._spawn(self.on_request(x))

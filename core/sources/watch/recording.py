@@ -1,9 +1,13 @@
 """Every watched Messages call appended to ``.ctxlab/watch/<time>.jsonl``: the requests format.
 
-One JSON object per line, ``{"request": …, "response": …}`` plus timing: ``request`` is the
-body exactly as the client sent it, ``response`` the final Message (assembled from the
-stream, or the JSON body; an error body for an error). No headers are written, so no key or
-token ever reaches the disk. ``ctxlab replay`` opens these files.
+One JSON object per line, ``{"request": …, "response": …}`` plus ``request_id`` (the watch's
+number of the exchange), ``conversation`` (the id the watch gave its conversation) and
+timing: ``request`` is the body exactly as the client sent it, ``response`` the final
+Message (assembled from the stream, or the JSON body; an error body for an error). A client
+stage's ledger says ``"where": "request N"`` and names its conversation, so the body that
+held what went is the line with that ``request_id``. No headers are written, so no key or
+token ever reaches the disk. ``ctxlab replay`` opens these files, with those two fields or
+without (older recordings).
 
 Each line is written with one ``write`` on a file opened for appending and flushed at once,
 so a crash loses at most the exchange in flight, and a reader never sees half a line
@@ -37,7 +41,8 @@ def recording_name(now: dt.datetime | None = None) -> str:
 
 
 def raw_record_line(request_json: bytes, response: Any, **timing: Any) -> bytes:
-    """One line of the requests format (``None`` timing fields are left out), with the
+    """One line of the requests format (``None`` fields of ``timing`` — the request's id,
+    conversation and timing — are left out), with the
     request body spliced in byte for byte, never re-serialised: the key order and number
     formatting stay the client's, and no 20 MB body is parsed here. ``request_json`` must be
     a UTF-8 JSON object (see ``worker.recordable``); its literal line breaks are whitespace

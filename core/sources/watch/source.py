@@ -57,6 +57,15 @@ class BodyWindow:
         return len(self._bodies)
 
 
+@dataclass(frozen=True)
+class Recordable:
+    """How a measured request goes into the recording (``worker.recordable``; ``None``: not
+    at all) and the conversation the watch placed it in, which its line carries."""
+
+    how: str | None
+    conversation: str | None = None
+
+
 @dataclass
 class WatchOptions:
     upstream: str = DEFAULT_UPSTREAM
@@ -94,7 +103,7 @@ class WatchSource(Source):
         self._key = uuid.uuid4().hex  # this watch's conversations in the measuring process
         self._in_process = options.in_process
         self._child = worker.MeasuringProcess()
-        self._recordable: dict[int, asyncio.Future[str | None]] = {}
+        self._recordable: dict[int, asyncio.Future[Recordable]] = {}
         self._order = asyncio.Lock()
         self._kept = BodyWindow()
 
@@ -142,7 +151,8 @@ class WatchSource(Source):
     async def _measure(self, x: Exchange
                        ) -> tuple[WatchRequest, tuple[Event, ...], str | None]:
         # only what the request was: the proxy keeps appending response chunks to ``x``
-        x = Exchange(id=x.id, method=x.method, path=x.path, body=x.body, started=x.started)
+        x = Exchange(id=x.id, method=x.method, path=x.path, body=x.body, started=x.started,
+                     session=x.session, agent=x.agent)
         if not self._in_process:
             try:
                 return await self._child.measure(self._key, x)
@@ -153,13 +163,14 @@ class WatchSource(Source):
 
     # -- observers (called by the proxy) ---------------------------------------------------
 
-    def _recordable_future(self, x: Exchange) -> asyncio.Future[str | None]:
+    def _recordable_future(self, x: Exchange) -> asyncio.Future[Recordable]:
         return self._recordable.setdefault(x.id, asyncio.get_running_loop().create_future())
 
     async def _on_request(self, x: Exchange) -> None:
         future = self._recordable_future(x)
         self._kept.add(x.id, x.body)
         recordable: str | None = None
+        conversation: str | None = None
         try:
             if len(x.body) > MEASURE_LIMIT:
                 self.emit(WatchRequest(id=x.id, method=x.method, path=x.path,
@@ -168,6 +179,7 @@ class WatchSource(Source):
                                  "watch reads; forwarded, not recorded")
             async with self._order:
                 event, stages, recordable = await self._measure(x)
+            conversation = event.conversation
             for each in (event, *stages):
                 self.emit(each)
         except Exception as exc:  # a body this side cannot measure: say so, keep proxying
@@ -175,7 +187,7 @@ class WatchSource(Source):
                              kind="watch"))
         finally:
             if not future.done():
-                future.set_result(recordable)
+                future.set_result(Recordable(recordable, conversation))
 
     async def _on_response(self, x: Exchange) -> None:
         recordable = await self._recordable_future(x)
@@ -187,14 +199,15 @@ class WatchSource(Source):
         self.turns += 1  # requests watched: what run_end reports
         self.emit(event)
 
-    def _finish(self, x: Exchange, recordable: str | None) -> WatchResponse:
+    def _finish(self, x: Exchange, measured: Recordable) -> WatchResponse:
         message, event, notes = read_exchange(x)
-        if self.recording is not None and is_messages_call(x.path) and recordable:
+        if self.recording is not None and is_messages_call(x.path) and measured.how:
             request = x.body
-            if recordable == worker.REENCODED:
+            if measured.how == worker.REENCODED:
                 request, notes = utf8_body(x.body), [REENCODED_NOTE, *notes]
             self.recording.append(raw_record_line(
-                request, message, timestamp=iso(x.started), status=x.status,
+                request, message, request_id=x.id, conversation=measured.conversation,
+                timestamp=iso(x.started), status=x.status,
                 duration_ms=event.duration_ms, ttfb_ms=event.ttfb_ms, error=event.error,
                 notes=notes or None))
         return event

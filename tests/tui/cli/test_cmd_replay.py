@@ -28,7 +28,7 @@ def test_json_prints_only_events_in_a_real_process(tmp_path):
     assert done.stderr == ""
     events = [json.loads(line) for line in done.stdout.splitlines()]
     assert events[0]["type"] == "run_start" and events[0]["provider"] == "replay"
-    assert events[1]["type"] == "replay_start" and events[1]["unit"] == "chars"
+    assert events[1]["type"] == "replay_start" and events[1]["limits"] == "window"
     assert events[-1] == {**events[-1], "type": "run_end", "ok": True, "turns": 6}
     [theirs] = [e for e in events if e["type"] == "stage" and e["by"] == "claude-code"]
     assert theirs["pre_tokens"] == 170251 and theirs["trigger"] == "auto"
@@ -38,7 +38,8 @@ def test_the_log_shows_the_agents_compaction_and_the_unit(tmp_path, capsys):
     assert replay(str(CLAUDE), "--headless", "--workdir", str(tmp_path / "w")) == 0
     out = " ".join(capsys.readouterr().out.split())  # rich wraps long lines
     assert "claude-code auto-compact at 170,251 tokens" in out
-    assert "context limit 50,000 chars (unit: chars)" in out
+    assert "context limit 200,000 tokens = " in out and "(unit: tokens)" in out
+    assert "scaled to the model's 200,000-token window" in out
     assert "subagent transcript:" in out and "agent-3f9c2a1b.jsonl" in out
     assert "request 6/6: original" in out
 
@@ -48,6 +49,46 @@ def test_a_token_limit_is_stated_with_its_conversion(tmp_path, capsys):
                   "--workdir", str(tmp_path / "w")) == 0
     out = " ".join(capsys.readouterr().out.split())
     assert "context limit 1,000 tokens = 4,000 chars (unit: tokens)" in out
+
+
+def test_course_limits_are_the_courses_and_exclude_a_token_limit(tmp_path, capsys):
+    assert replay(str(CLAUDE), "--headless", "--json", "--course-limits",
+                  "--workdir", str(tmp_path / "w")) == 0
+    start = next(e for e in map(json.loads, capsys.readouterr().out.splitlines())
+                 if e["type"] == "replay_start")
+    assert (start["limits"], start["context_limit"], start["max_messages"], start["unit"]) \
+        == ("course", 50_000, 50, "chars")
+    assert replay(str(CLAUDE), "--headless", "--course-limits", "--context-limit-tokens",
+                  "9000", "--workdir", str(tmp_path / "x")) == 2
+    assert "not both" in capsys.readouterr().err
+
+
+def test_the_agents_compactions_show_with_their_own_calls_cost(tmp_path, capsys):
+    path = str(FIXTURES / "watch-2.1.197" / "compactions.jsonl")
+    assert replay(path, "--headless", "--workdir", str(tmp_path / "w")) == 0
+    out = " ".join(capsys.readouterr().out.split())
+    assert "claude-code auto-compact at 190,000 tokens" in out
+    assert "claude-code manual-compact at 190,000 tokens" in out
+    assert out.count("its own call 1,200 tokens in, 300 out") == 2
+    assert "rewrite" not in out and "CRITICAL" not in out
+
+
+def test_a_watch_recording_lists_its_conversations_and_replays_the_one_asked(tmp_path,
+                                                                           capsys):
+    path = str(FIXTURES / "watch-2.1.197" / "subagent.jsonl")
+    assert replay(path, "--headless", "--workdir", str(tmp_path / "w")) == 0
+    out = capsys.readouterr().out
+    assert "* conversation 1: 2 requests from line 1  MAIN-TASK" in out
+    assert "claude-code" in out and "rewrite" not in out
+    assert "conversation 2: 2 requests from line 2  SUBAGENT-TASK" in out
+    assert replay(path, "--headless", "--json", "--conversation", "2",
+                  "--workdir", str(tmp_path / "x")) == 0
+    start = next(e for e in map(json.loads, capsys.readouterr().out.splitlines())
+                 if e["type"] == "replay_start")
+    assert (start["conversation"], start["requests"]) == ("2", 2)
+    assert replay(path, "--headless", "--conversation", "7",
+                  "--workdir", str(tmp_path / "y")) == 2
+    assert "no conversation '7' (it holds: 1, 2)" in capsys.readouterr().err
 
 
 def test_without_headless_it_opens_the_workbench_on_the_replay(tmp_path, monkeypatch):

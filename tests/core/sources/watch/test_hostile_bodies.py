@@ -82,7 +82,9 @@ def test_a_lone_surrogate_as_raw_bytes_leaves_a_recording_replay_opens(
                  "--workdir", str(tmp_path / "replay")]) == 0
     events = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
     begin = next(e for e in events if e["type"] == "replay_start")
-    assert (begin["format"], begin["requests"]) == ("requests", 3)
+    # three unrelated one-message calls: three conversations, each replayable on its own
+    assert (begin["format"], begin["requests"]) == ("requests", 1)
+    assert [c["requests"] for c in begin["conversations"]] == [1, 1, 1]
 
 
 def test_utf8_is_checked_piece_by_piece_across_character_boundaries():

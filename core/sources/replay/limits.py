@@ -1,0 +1,68 @@
+"""The limits ctxlab's side of a replay runs at, for every replay format.
+
+The course's thresholds (50,000 chars, 50 messages) are a teaching budget: against a real
+session that filled a 200,000-token window they snip and summarise from the first minutes
+(192 snips on one real session), which says nothing about the agent that was recorded. So
+by default a replay scales them to the recorded model's context window: the char limit
+becomes the window in tokens times the session's measured chars-per-token ratio, and the
+message-count rule grows by the same factor (the course allows 50 messages per 50,000
+chars; a small token limit never takes it below those 50). ``--context-limit-tokens``
+replaces the window and is scaled the same way; ``--course-limits`` keeps the course's
+numbers. A limit given in chars on the command line
+(``--context-limit``, ``--max-messages``) is always kept as given. Which of these applied
+is said in ``replay_start`` (``limits``, and in words by ``ReplayStart.limits_line``), so a
+reader never mistakes one for the other.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import StrEnum
+
+from core.config import Thresholds
+
+CLAUDE_WINDOW = 200_000  # every Claude model's standard context window, in tokens
+COURSE = Thresholds()
+
+
+class LimitMode(StrEnum):
+    """How ctxlab's side got its limits (the wire value of ``replay_start.limits``)."""
+
+    WINDOW = "window"  # scaled to the recorded model's context window (the default)
+    TOKENS = "tokens"  # scaled to --context-limit-tokens
+    COURSE = "course"  # the course's teaching budget (--course-limits)
+    GIVEN = "given"  # exactly the thresholds a caller passed (tests, the sample)
+
+
+@dataclass(frozen=True)
+class Limits:
+    """What was applied: the thresholds, how they were reached, and from what window."""
+
+    thresholds: Thresholds
+    mode: LimitMode
+    window_tokens: int | None = None  # the tokens the char limit was scaled from
+
+
+def model_window(model: str | None) -> int | None:
+    """The recorded model's context window in tokens, when ctxlab knows it."""
+    return CLAUDE_WINDOW if model and model.lower().startswith("claude") else None
+
+
+def resolve(base: Thresholds, mode: LimitMode, ratio: float, *, model: str | None = None,
+            tokens: int | None = None, explicit: frozenset[str] = frozenset()) -> Limits:
+    """``base`` scaled as ``mode`` says; the keys in ``explicit`` (given in chars or as a
+    count on the command line) stay as ``base`` has them."""
+    if mode in (LimitMode.COURSE, LimitMode.GIVEN):
+        if tokens is None:
+            return Limits(base, mode)
+        mode = LimitMode.TOKENS
+    window = tokens if tokens is not None else model_window(model) or CLAUDE_WINDOW
+    chars = max(int(window * ratio), 1)
+    changes: dict[str, int] = {}
+    if "context_limit" not in explicit:
+        changes["context_limit"] = chars
+    if "max_messages" not in explicit:
+        scaled = round(COURSE.max_messages * chars / COURSE.context_limit)
+        changes["max_messages"] = max(scaled, COURSE.max_messages, base.snip_head + 2)
+    return Limits(base.replace(**changes), mode if tokens is None else LimitMode.TOKENS,
+                  window)

@@ -1,0 +1,104 @@
+"""What tells one watched conversation from another, and which request is no turn of one.
+
+A client resends its history on every call but says little about which history it is.
+Claude Code says most: every call carries its session id (the ``x-claude-code-session-id``
+header, and ``session_id`` inside the JSON string ``metadata.user_id``), and its system
+prompt opens with a billing block, ``x-anthropic-billing-header: cc_version=….<hash>;
+cc_entrypoint=…;``, whose hash follows the first user message. After a compaction the
+first message is the summary, so the hash changes: keyed on the whole system text, the
+compacted conversation looked like a new one. Such volatile header lines are left out of
+the system text a conversation is known by.
+
+The session alone is not a conversation: a subagent (the Task tool) runs in the same
+session with its own system prompt and first message, and says which agent it is in the
+``x-claude-code-agent-id`` header (the main conversation sends none). So a conversation's
+*family* is the session, the agent and the stable system text, and within a family the
+first message tells conversations apart (for a client that names no agent, two subagents
+of one type share a system prompt, not a task).
+
+Claude Code compacts by asking the model for a summary: the same system prompt, tools and
+history, with the summary instructions appended to the last user message. That request is
+a side call: its purpose is ``summary``, and it is no turn of the conversation to diff the
+next request against. The compaction itself shows on the request after it, which starts
+with the summary.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from core.messages import system_text
+
+SESSION_HEADER = "x-claude-code-session-id"
+AGENT_HEADER = "x-claude-code-agent-id"
+# System lines that change within one conversation and say nothing of its context.
+VOLATILE_PREFIXES = ("x-anthropic-billing-header:",)
+# Words of Claude Code's summary instructions (appended to the last user message).
+SUMMARY_TASK = "your task is to create a detailed summary of the conversation so far"
+MAX_SESSION = 200  # characters of a session id kept; a longer one is no session id
+
+
+def header_id(value: str | None) -> str | None:
+    """A session or agent id header as kept: ``None`` when absent, empty or too long."""
+    return _usable(value)
+
+
+def _usable(value: Any) -> str | None:
+    if isinstance(value, str) and 0 < len(value) <= MAX_SESSION:
+        return value
+    return None
+
+
+def session_of(body: dict[str, Any], header: str | None = None) -> str | None:
+    """The client's session id: the header when it sent one, else ``metadata.user_id``'s
+    ``session_id`` (a JSON string in Claude Code's requests), else ``None``."""
+    if _usable(header):
+        return header
+    metadata = body.get("metadata")
+    user_id = metadata.get("user_id") if isinstance(metadata, dict) else None
+    if not isinstance(user_id, str) or not user_id.startswith("{"):
+        return None
+    try:
+        parsed = json.loads(user_id)
+    except ValueError:
+        return None
+    return _usable(parsed.get("session_id")) if isinstance(parsed, dict) else None
+
+
+def _volatile(text: str) -> bool:
+    return text.lstrip().lower().startswith(VOLATILE_PREFIXES)
+
+
+def stable_system_text(body: dict[str, Any]) -> str:
+    """The system prompt as text without its volatile header lines (a block of them, or
+    such a line of a string prompt)."""
+    system = body.get("system")
+    if isinstance(system, str):
+        return "\n".join(line for line in system.split("\n") if not _volatile(line))
+    if isinstance(system, list):
+        system = [b for b in system if not (isinstance(b, dict)
+                                            and isinstance(b.get("text"), str)
+                                            and _volatile(b["text"]))]
+    return system_text(system)
+
+
+def _texts(message: Any) -> str:
+    content = message.get("content") if isinstance(message, dict) else None
+    if isinstance(content, str):
+        return content
+    if not isinstance(content, list):
+        return ""
+    return "\n".join(b["text"] for b in content
+                     if isinstance(b, dict) and isinstance(b.get("text"), str))
+
+
+def is_summary_request(body: dict[str, Any]) -> bool:
+    """Is this a client's request for a summary of its conversation (Claude Code's
+    instructions in the last user message)?"""
+    messages = body.get("messages")
+    if not isinstance(messages, list):
+        return False
+    last_user = next((m for m in reversed(messages)
+                      if isinstance(m, dict) and m.get("role") == "user"), None)
+    return last_user is not None and SUMMARY_TASK in _texts(last_user).lower()
