@@ -156,6 +156,10 @@ def test_an_interactive_transcript_opening_with_mode_lines_is_detected_and_read(
     text = INTERACTIVE.read_text(encoding="utf-8")
     assert json.loads(text.split("\n", 1)[0])["type"] == "ai-title"
     assert detect(INTERACTIVE, text) == "claude-code"
+    for skip in (2, 3):  # a file opening with its mode or permission-mode line
+        rest = "".join(text.splitlines(keepends=True)[skip:])
+        assert json.loads(rest.split("\n", 1)[0])["type"] in ("mode", "permission-mode")
+        assert detect(INTERACTIVE, rest) == "claude-code"
     rec = load_recording(INTERACTIVE)
     assert not [k for k in rec.skipped if k.startswith("unknown")]
     assert {"mode", "permission-mode", "ai-title", "last-prompt",
