@@ -26,7 +26,11 @@ from typing import Any
 
 from core.compact.managers import Manager
 from core.messages import message_text
-from core.sources.replay.claude_code_attachments import attachment_blocks
+from core.sources.replay.claude_code_attachments import (
+    attachment_blocks,
+    takes_system_messages,
+    unwrapped,
+)
 from core.sources.replay.claude_code_chain import (
     LINKED_TYPES,
     MAIN_TYPES,
@@ -115,8 +119,21 @@ def load(path: Path, text: str) -> Recording:
     for line in tree.nodes.values():
         if id(line) not in on_chain:
             recording.skipped[_skip_kind(line.data, off_chain=True, sidechain=sidechain)] += 1
-    _Builder(recording, tree, sidechain).build(chain)
+    builder = _Builder(recording, tree, sidechain)
+    builder.system_notes = takes_system_messages(_first_model(chain))
+    builder.build(chain)
     return recording
+
+
+def _first_model(chain: list[Line]) -> str | None:
+    """The model the session's replies came from (the API answers with the model asked
+    for; Claude Code's own ``<synthetic>`` replies say nothing of it)."""
+    for line in chain:
+        model = _message(line.data).get("model") if line.data.get("type") == "assistant" \
+            else None
+        if isinstance(model, str) and model != SYNTHETIC:
+            return model
+    return None
 
 
 def _subagent_words(path: Path) -> str:
@@ -189,6 +206,7 @@ class _Builder:
         self.steps = StepBuilder(recording)
         self.compaction: Compaction | None = None
         self.preserved: list[Message] = []
+        self.system_notes = False  # attachments sent as role:system messages
 
     def build(self, chain: list[Line]) -> None:
         for line in chain:
@@ -210,6 +228,8 @@ class _Builder:
             blocks = attachment_blocks(data.get("attachment"))
             if blocks is None:
                 self.recording.skipped[_skip_kind(data)] += 1
+            elif self.system_notes:
+                self.steps.system_note(unwrapped(blocks))
             else:
                 self.steps.attachment(blocks)
         elif kind not in MAIN_TYPES:

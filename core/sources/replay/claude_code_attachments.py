@@ -3,7 +3,12 @@
 An attachment is context Claude Code adds beside a prompt — the agent types the Agent tool
 may start, the skills, a file the user mentioned or that was read before a compaction. It
 is written to the transcript as data, and sent as ``<system-reminder>`` text blocks in the
-user message, ahead of the prompt it came with. The original's history must count them,
+user message, ahead of the prompt it came with — or, for the models that take a
+``role: "system"`` message mid-conversation, as one such message after the prompt, its
+attachments' texts joined by a line break and without the reminder tags (Claude Code 2.1.197
+does so for ``claude-opus-4-8`` and ``claude-fable-5``, its default model and the newest:
+every other model it offers gets the reminders). The transcript does not say which form
+went out; the model its replies came from does. The original's history must count them,
 so the kinds seen in the real requests are rendered the way those requests show them; any
 other kind is not known to be sent and is skipped (and counted as skipped).
 """
@@ -14,10 +19,22 @@ import json
 from typing import Any
 
 SENT_KINDS = ("agent_listing_delta", "skill_listing", "file")
+SYSTEM_MESSAGE_MODELS = ("claude-opus-4-8", "claude-fable-5")
+OPEN, CLOSE = "<system-reminder>\n", "\n</system-reminder>"
+
+
+def takes_system_messages(model: str | None) -> bool:
+    """Does Claude Code send attachments to ``model`` as ``role: "system"`` messages?"""
+    return bool(model) and str(model).startswith(SYSTEM_MESSAGE_MODELS)
+
+
+def unwrapped(blocks: list[dict[str, str]]) -> str:
+    """The attachment's text as a system message carries it: no reminder tags."""
+    return "\n".join(b["text"].removeprefix(OPEN).removesuffix(CLOSE) for b in blocks)
 
 
 def reminder(text: str) -> dict[str, str]:
-    return {"type": "text", "text": f"<system-reminder>\n{text}\n</system-reminder>"}
+    return {"type": "text", "text": f"{OPEN}{text}{CLOSE}"}
 
 
 def _lines(value: Any) -> list[str]:

@@ -57,6 +57,7 @@ class StepBuilder:
         self.stop_reason: str | None = None
         self.closed = False
         self.last_id: str | None = None
+        self.notes: list[str] = []  # system notes of the user turn being built
 
     def user(self, content: Any) -> None:
         """A user-side message (a prompt, tool results, Codex's function outputs)."""
@@ -84,10 +85,23 @@ class StepBuilder:
             at += 1  # after the attachments already there: they keep their order
         self.pending[-1] = {**last, "content": content[:at] + list(blocks) + content[at:]}
 
+    def system_note(self, text: str) -> None:
+        """Context sent as one ``role: "system"`` message at the end of the user's turn it
+        came with (after its prompts and meta prompts, before the next assistant message)."""
+        self.flush()
+        if text:
+            self.notes.append(text)
+
+    def _place_notes(self) -> None:
+        if self.notes:
+            self.pending.append({"role": "system", "content": "\n".join(self.notes)})
+            self.notes = []
+
     def sent_without_request(self, message: Message) -> None:
         """A message the agent put in its history itself, with no model request (Claude
         Code's ``<synthetic>`` replies): it is sent with the next request's input."""
         self.flush()
+        self._place_notes()
         self.pending.append(message)
 
     def assistant(self, blocks: list[Any], *, message_id: str | None = None,
@@ -115,6 +129,7 @@ class StepBuilder:
             self.reply = merge_into(self.reply, blocks)
         else:
             self.flush()
+            self._place_notes()
             self.reply = {"role": "assistant", "content": list(blocks)}
             self.reply_id = message_id
             self.timestamp = timestamp
@@ -148,6 +163,7 @@ class StepBuilder:
     def compaction(self, compaction: Compaction) -> Compaction:
         """The agent compacted: what it had appended before goes with the compaction."""
         self.flush()
+        self._place_notes()
         self.last_id = None
         compaction.input = self.pending
         self.pending = []
@@ -156,6 +172,7 @@ class StepBuilder:
 
     def finish(self) -> None:
         self.flush()
+        self._place_notes()
         if self.pending:
             n = len(self.pending)
             self.recording.note("unanswered", f"the last {n} message(s) got no reply in the "

@@ -247,3 +247,21 @@ def test_a_boundary_without_metadata_keeps_the_summary_alone(tmp_path):
     rec = load_recording(rewritten(tmp_path, lambda meta: meta.clear()))
     assert [len(c.kept) for c in rec.compactions] == [1, 1]
     assert [c.trigger for c in rec.compactions] == ["auto", "auto"]  # no trigger recorded
+
+
+OPUS = REAL / "opus-6ce1357e-ba2e-41af-8172-5c9f29e9cb6a.jsonl"
+
+
+def test_for_claude_codes_default_model_attachments_are_the_system_messages_it_sent():
+    """The same session with Claude Code's default model (claude-opus-4-8), which takes
+    ``role: "system"`` messages mid-conversation: every attachment of a turn is one such
+    message at the end of the turn, as its requests show (opus-requests.json)."""
+    data = json.loads((REAL / "opus-requests.json").read_text(encoding="utf-8"))
+    sent = [r["messages"] for r in data["requests"] if r["index"] not in SUMMARY_REQUESTS]
+    ours = histories(load_recording(OPUS))
+    assert len(ours) == len(sent) == 9
+    for index, (mine, theirs) in enumerate(zip(ours, sent, strict=True)):
+        assert comparable(mine) == comparable(theirs), f"request {index}"
+    assert any(m["role"] == "system" for m in ours[-1])
+    # the sonnet-shaped session above keeps them as reminders in the user's message
+    assert not any(m["role"] == "system" for h in histories(load_recording(SESSION)) for m in h)
