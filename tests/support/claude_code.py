@@ -112,6 +112,12 @@ class ClaudeCodeModel:
 
     def __call__(self, request: RecordedRequest) -> Reply:
         body = request.body if isinstance(request.body, dict) else {}
+        reply = self.answer(body)
+        if isinstance(body.get("model"), str):  # the API answers as the model asked for
+            reply.model = body["model"]
+        return reply
+
+    def answer(self, body: dict[str, Any]) -> Reply:
         messages = body.get("messages") or []
         if SUMMARY_ASK in last_user_text(messages):
             self.calls.append("summary")

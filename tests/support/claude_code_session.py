@@ -8,7 +8,9 @@ scripted Messages server, all in one folder:
   prompt on ``--resume`` (Claude Code compacts automatically first); ``/compact`` (the manual
   compaction); a last prompt;
 * session B — a task delegated to a general-purpose subagent (the Task tool), which reads a
-  file itself.
+  file itself;
+* session C — session A's task typed into the CLI's interactive terminal UI
+  (tests/support/claude_code_tty.py), whose transcript has a shape of its own.
 
 Claude Code really executes every tool call, writes its transcripts under its own ``HOME``,
 and the watch writes its recording; the tests then read all of it, and replay it.
@@ -26,6 +28,7 @@ from typing import Any
 
 from core.events import Event, WatchRequest, WatchResponse
 from tests.support.claude_code import ClaudeCodeModel, Turn, claude_binary, claude_env
+from tests.support.claude_code_tty import record_interactive
 from tests.support.messages_server import MESSAGES, MessagesServer, RecordedRequest
 from tests.support.watching import RunningWatch
 
@@ -94,6 +97,7 @@ class Recorded:
     events: list[Event] = field(default_factory=list)
     calls: list[str] = field(default_factory=list)
     seconds: float = 0.0
+    interactive: Path | None = None  # session C's transcript (the CLI's terminal UI)
 
     @property
     def recording(self) -> Path:
@@ -142,6 +146,9 @@ def record(base: Path, *, watched: bool = True) -> Recorded:
                          run("/compact", "--resume", session),
                          run("And the last line?", "--resume", session),
                          run(f"{DELEGATE} have a subagent count notes.txt")]
+            out.interactive = record_interactive(
+                base / "home-tty", work, url, "Read notes.txt and count the lines of other.txt",
+                "notes.txt has 3 lines.")
             if watch is not None:
                 watch.wait_for(lambda w: _answered(w) >= len(server.requests_to()))
                 out.events = list(watch.events)
