@@ -103,14 +103,27 @@ def test_an_interleaved_recording_replays_one_conversation(claude: Recorded, tmp
     assert len(steps) == len(main_requests(claude, session))
 
 
-def test_the_subagent_is_listed_and_replays(claude: Recorded, tmp_path: Path):
+def test_the_subagent_is_listed_attributed_and_replays(claude: Recorded, tmp_path: Path):
     session = claude.runs[-1].session_id
     [agent] = claude.subagents(session)
-    events = replay_json(claude.transcript(session), tmp_path / "w")
+    events = replay_json(claude.transcript(session), tmp_path / "w", "--with-subagents")
     start = next(e for e in events if e["type"] == "replay_start")
     assert [Path(p).name for p in start["subagents"]] == [agent.name]
+    [totals] = start["subagent_totals"]
+    assert totals["agent_type"] == "general-purpose" and totals["tool_use_id"] == "toolu_09task"
+    assert totals["requests"] == 2 and totals["input_tokens"] == 900 + 1_200
     own = replay_json(agent, tmp_path / "sub")
     assert next(e for e in own if e["type"] == "replay_start")["requests"] == 2
+
+
+def test_no_record_type_claude_code_wrote_is_unknown(claude: Recorded):
+    sessions = {run.session_id for run in claude.runs}
+    assert claude.interactive is not None
+    files = [claude.transcript(s) for s in sessions] + [claude.interactive]
+    files += [a for s in sessions for a in claude.subagents(s)]
+    for path in files:
+        skipped = load_recording(path).skipped
+        assert not [kind for kind in skipped if kind.startswith("unknown")], (path, skipped)
 
 
 def test_an_interactive_transcript_is_detected_and_replays_whole(claude: Recorded,

@@ -90,8 +90,12 @@ def load(path: Path, text: str) -> Recording:
     for line in jsonl_objects(text, recording):
         data = line.data
         uuid = data.get("uuid")
-        if isinstance(uuid, str) and uuid in tree.nodes and tree.nodes[uuid].data == data:
-            recording.skipped["duplicate"] += 1  # Claude Code wrote the same record twice
+        if isinstance(uuid, str) and uuid in tree.nodes and _rewritten(tree.nodes[uuid].data,
+                                                                       data):
+            # Claude Code wrote the same record twice, the second time perhaps with a field
+            # added (2.1.197 adds the session's ``slug`` to its first prompt): one record
+            recording.skipped["duplicate"] += 1
+            tree.nodes[uuid].data.update(data)
             continue
         if isinstance(uuid, str):
             if uuid in tree.nodes:
@@ -123,6 +127,12 @@ def load(path: Path, text: str) -> Recording:
     builder.system_notes = takes_system_messages(_first_model(chain))
     builder.build(chain)
     return recording
+
+
+def _rewritten(first: dict[str, Any], again: dict[str, Any]) -> bool:
+    """Is ``again`` the record ``first`` written anew: every field of it the same, perhaps
+    with fields added?"""
+    return all(k in again and again[k] == v for k, v in first.items())
 
 
 def _first_model(chain: list[Line]) -> str | None:

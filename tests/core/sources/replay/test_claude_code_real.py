@@ -265,3 +265,11 @@ def test_for_claude_codes_default_model_attachments_are_the_system_messages_it_s
     assert any(m["role"] == "system" for m in ours[-1])
     # the sonnet-shaped session above keeps them as reminders in the user's message
     assert not any(m["role"] == "system" for h in histories(load_recording(SESSION)) for m in h)
+
+
+def test_a_record_written_again_with_a_field_added_is_one_record_without_a_notice():
+    """2.1.197 writes the first prompt of an interactive or resumed session a second time
+    with the session's ``slug`` added: the same record, not another under its uuid."""
+    rec = load_recording(OPUS)
+    assert rec.skipped["duplicate"] == 1
+    assert not [n for n in rec.notices if n.kind == "duplicate-uuid"]
