@@ -17,7 +17,6 @@ the rows say so.
 
 from __future__ import annotations
 
-import http.client
 import json
 import statistics
 import subprocess
@@ -30,7 +29,7 @@ from typing import Any
 if __package__ in (None, ""):  # run as a script: make the project importable
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from bench.bench_watch import HEADERS, TARGET_MS, _conn
+from bench.bench_watch import TARGET_MS, _conn, ttfb_ms
 from tests.support.claude_code import Unavailable, claude_binary
 from tests.support.claude_code_session import record
 from tests.support.messages_server import MessagesServer
@@ -56,16 +55,6 @@ def wall_times() -> tuple[float, float, float, list[bytes]]:
     for _ in range(5):
         subprocess.run([str(claude_binary()), "--version"], capture_output=True, check=True)
     return min(watched), min(direct), time.monotonic() - start, bodies
-
-
-def ttfb_ms(conn: http.client.HTTPConnection, body: bytes) -> float:
-    started = time.perf_counter()
-    conn.request("POST", "/v1/messages", body=body, headers=HEADERS)
-    response = conn.getresponse()
-    response.read1(1)
-    first = time.perf_counter() - started
-    response.read()
-    return first * 1000
 
 
 def ttfb_with(bodies: list[bytes]) -> tuple[list[float], list[float]]:

@@ -45,10 +45,10 @@ HEADERS = {"content-type": "application/json", "x-api-key": "bench",
            "anthropic-version": "2023-06-01"}
 
 
-def ttfb_ms(conn: http.client.HTTPConnection) -> float:
+def ttfb_ms(conn: http.client.HTTPConnection, body: bytes = BODY) -> float:
     """One request's time to the first body byte; the rest of the body is drained."""
     start = time.perf_counter()
-    conn.request("POST", "/v1/messages", body=BODY, headers=HEADERS)
+    conn.request("POST", "/v1/messages", body=body, headers=HEADERS)
     response = conn.getresponse()
     response.read1(1)
     first = time.perf_counter() - start

@@ -13,8 +13,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from core.sources.replay import Compaction, Exchange, load_recording
-from core.sources.replay.original import OriginalHistory
+from core.sources.replay import load_recording
+from core.sources.replay.original import as_sent
 from tests.support.claude_code import SUMMARY_ASK, last_user_text
 from tests.support.claude_code_session import SUBAGENT, Recorded
 
@@ -56,17 +56,7 @@ def main_requests(claude: Recorded, session: str) -> list[list[dict[str, Any]]]:
 
 def histories(path: Path) -> list[list[dict[str, Any]]]:
     """The original's history before each of its requests, as the replay rebuilds it."""
-    recording = load_recording(path)
-    original, seen = OriginalHistory(), []
-    for step in recording.steps:
-        if isinstance(step, Exchange):
-            original.before_request(step)
-            seen.append(list(original.messages))
-            original.after_reply(step)
-        elif isinstance(step, Compaction):
-            original.compact(step)
-            original.after_compaction(step)
-    return seen
+    return [list(history.messages) for _, history in as_sent(load_recording(path))]
 
 
 def test_the_transcript_holds_every_tool_call_and_both_compactions(claude: Recorded,

@@ -17,6 +17,7 @@ tokens by its pixels, not by its bytes, so one pasted screenshot (a megabyte of 
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import Any
 
 from core.compact.breakdown import BreakdownCache, Sizes
@@ -128,21 +129,29 @@ def media_chars(content: Any) -> int:
     return total
 
 
-def chars_per_token(recording: Recording) -> tuple[float, str]:
-    """``(ratio, source)``: measured from usage (``"usage"``) or the estimate's 4.0."""
+def as_sent(recording: Recording) -> Iterator[tuple[Exchange, OriginalHistory]]:
+    """Each request of the recording with the original's history as it went out (the
+    agent's own compactions applied in between); the history moves on once the caller
+    takes the next one."""
     history = OriginalHistory()
-    points: list[tuple[int, int]] = []
-    system = len(recording.system)
     for step in recording.steps:
         if isinstance(step, Compaction):
             history.compact(step)
             history.after_compaction(step)
             continue
         history.before_request(step)
+        yield step, history
+        history.after_reply(step)
+
+
+def chars_per_token(recording: Recording) -> tuple[float, str]:
+    """``(ratio, source)``: measured from usage (``"usage"``) or the estimate's 4.0."""
+    points: list[tuple[int, int]] = []
+    system = len(recording.system)
+    for step, history in as_sent(recording):
         tokens = context_tokens(step.usage)
         if tokens:
             points.append((history.text_chars + system, tokens))
-        history.after_reply(step)
     ratio = _slope_ratio(points) or _mean_ratio(points)
     return (ratio, "usage") if ratio else (ESTIMATE_RATIO, "estimate")
 

@@ -14,9 +14,9 @@ import json
 from pathlib import Path
 from typing import Any
 
-from core.sources.replay import Compaction, Exchange, Recording, load_recording
+from core.sources.replay import Exchange, Recording, load_recording
 from core.sources.replay.detect import detect
-from core.sources.replay.original import OriginalHistory
+from core.sources.replay.original import as_sent
 
 REAL = Path(__file__).resolve().parents[3] / "fixtures" / "replay" / "claude-code-2.1.197"
 SESSION = REAL / "1292932d-83c2-464e-86ec-21d645a712d5.jsonl"
@@ -76,17 +76,7 @@ def comparable(messages: list[dict[str, Any]]) -> list[tuple[str, list[str], lis
 
 def histories(recording: Recording) -> list[list[dict[str, Any]]]:
     """The original's history as each request was sent."""
-    history = OriginalHistory()
-    sent = []
-    for step in recording.steps:
-        if isinstance(step, Compaction):
-            history.compact(step)
-            history.after_compaction(step)
-            continue
-        history.before_request(step)
-        sent.append(list(history.messages))
-        history.after_reply(step)
-    return sent
+    return [list(history.messages) for _, history in as_sent(recording)]
 
 
 def tool_ids(exchanges: list[Exchange], kind: str) -> list[str]:
