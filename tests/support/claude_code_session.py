@@ -13,7 +13,9 @@ scripted Messages server, all in one folder:
   (tests/support/claude_code_tty.py), whose transcript has a shape of its own.
 
 Claude Code really executes every tool call, writes its transcripts under its own ``HOME``,
-and the watch writes its recording; the tests then read all of it, and replay it.
+and the watch writes its recording; the tests then read all of it, and replay it. The runs
+take the CLI's default model, as a user's do: a session's first run then describes it as
+"Opus 4.8 (1M context)" in the system prompt and a resumed run as "Opus 4.8".
 """
 
 from __future__ import annotations
@@ -39,7 +41,6 @@ OVER_THRESHOLD = 190_000
 DELEGATE = "DELEGATE:"
 SUBAGENT = "SUBAGENT-TASK:"
 TOOLS = ["Bash", "Read", "Task"]
-MODEL = "claude-opus-4-8"
 
 
 def count_task(work: Path) -> list[Turn]:
@@ -167,7 +168,7 @@ def _run(claude: str, args: tuple[str, ...], work: Path, env: dict[str, str]) ->
     started = time.monotonic()
     done = subprocess.run(
         [claude, "-p", *args, "--output-format", "stream-json", "--verbose",
-         "--model", MODEL, "--allowedTools", *TOOLS],
+         "--allowedTools", *TOOLS],
         cwd=work, env=env, capture_output=True, text=True, timeout=120, check=False)
     lines = [json.loads(line) for line in done.stdout.splitlines() if line.startswith("{")]
     return Run(args, done.returncode, lines, done.stderr, time.monotonic() - started)

@@ -28,17 +28,14 @@ on every call, and a prompt sent as a string once is sent as one text block the 
 from __future__ import annotations
 
 import json
-import re
 from dataclasses import dataclass, field
 from typing import Any
 
 from core.messages import system_text
 from core.sources.replay.model import ConversationInfo, Message
+from core.sources.watch import identity
 
-VOLATILE_SYSTEM_LINES = ("x-anthropic-billing-header:",)
 CONTINUED = "This session is being continued from a previous conversation"
-SUMMARY_PROMPTS = ("Your task is to create a detailed summary of the conversation so far",
-                   "CRITICAL: Respond with TEXT ONLY")
 # How a rewritten history's first message says it is a summary (Claude Code; the course's
 # "[Conversation compressed. …]"; ctxlab's "[Compacted]"; most agents: "summary").
 SUMMARY_MARKERS = ("continued from a previous conversation", "conversation compressed",
@@ -47,7 +44,6 @@ CLEARED = "[Old tool result content cleared]"  # Claude Code's micro-compaction 
 MANUAL_COMPACT = "<command-name>/compact</command-name>"
 SIDE_MAX_MESSAGES = 2  # a tool-less call this small, beside an agent that uses tools
 LABEL_CHARS = 60
-_SESSION = re.compile(r"session_([0-9a-fA-F-]{36})")
 
 
 @dataclass
@@ -105,24 +101,12 @@ def same(a: Any, b: Any) -> bool:
 
 def session_of(request: dict[str, Any]) -> str:
     """The client's session id from ``metadata.user_id`` ("" when it has none)."""
-    metadata = request.get("metadata")
-    user = metadata.get("user_id") if isinstance(metadata, dict) else None
-    if not isinstance(user, str):
-        return ""
-    try:
-        data = json.loads(user)
-    except ValueError:
-        data = None
-    if isinstance(data, dict) and isinstance(data.get("session_id"), str):
-        return str(data["session_id"])
-    found = _SESSION.search(user)  # older clients: "user_<hash>_account__session_<uuid>"
-    return found.group(1) if found else ""
+    return identity.session_of(request) or ""
 
 
 def stable_system(request: dict[str, Any]) -> str:
     """The system prompt without the lines a client changes within one conversation."""
-    lines = system_text(request.get("system")).split("\n")
-    return "\n".join(x for x in lines if not x.startswith(VOLATILE_SYSTEM_LINES))
+    return identity.stable_system_text(request)
 
 
 def texts(message: Message) -> list[str]:
@@ -135,11 +119,7 @@ def texts(message: Message) -> list[str]:
 
 def is_summary_request(call: Call) -> bool:
     """Claude Code's compaction call: its summary instructions end the last user message."""
-    last = call.messages[-1] if call.messages else None
-    if last is None or last.get("role") != "user":
-        return False
-    found = texts(last)
-    return bool(found) and any(p in found[-1] for p in SUMMARY_PROMPTS)
+    return identity.is_summary_request(call.request)
 
 
 def continues_summary(messages: list[Message]) -> bool:
@@ -149,7 +129,7 @@ def continues_summary(messages: list[Message]) -> bool:
 
 def by_claude_code(calls: list[Call]) -> bool:
     """Did Claude Code make these calls? (Its billing line, or its way of compacting.)"""
-    return any(line.startswith(VOLATILE_SYSTEM_LINES) for call in calls[:1]
+    return any(line.startswith(identity.VOLATILE_PREFIXES) for call in calls[:1]
                for line in system_text(call.request.get("system")).split("\n")) or any(
         is_summary_request(c) or continues_summary(c.messages) for c in calls)
 

@@ -11,14 +11,15 @@ client compaction become ``stage`` events with ``by="client"``:
   the past;
 * ``client_truncate`` — the history shrank with nothing in its place.
 
-A conversation is keyed by its family — the client's session and agent, and its system
-prompt without volatile header lines (:mod:`core.sources.watch.identity`) — and its first
-message. A summary replaces the first message, so a request whose key is new but whose
-family matches a known conversation, and which starts with a summary or still carries
-one of its assistant messages, continues that conversation instead of starting one. A
-client's request *for* a summary (``identity.is_summary_request``) is placed in its
-conversation but neither compared nor remembered: the compaction shows on the request
-after it, against the last turn before it. Each ledger entry names the request whose body
+A conversation is keyed by its family — the client's session and agent when it names
+them, else its system prompt without volatile header lines
+(:mod:`core.sources.watch.identity`; :func:`family_key`) — and its first message. A
+summary replaces the first message, so a request whose key is new but whose family
+matches a known conversation, and which starts with a summary or still carries one of its
+assistant messages, continues that conversation instead of starting one. A client's
+request *for* a summary (``identity.is_summary_request``) is placed in its conversation
+but neither compared nor remembered: the compaction shows on the request after it,
+against the last turn before it. Each ledger entry names the request whose body
 held what went (``"where": "request N"``) and the conversation, as the recording's lines do.
 
 Comparisons ignore ``cache_control`` markers (clients move them to the newest block on
@@ -271,6 +272,18 @@ def _shrink_stage(prev: list[Any], kept: list[Any], removed: list[int], inserted
                  ledger=tuple(ledger), by=BY)
 
 
+def family_key(body: dict[str, Any], session: str | None, agent: str | None) -> str:
+    """What the conversations of one agent of one client session share. A client that names
+    its session is known by it (and the agent) alone: its system prompt can change within
+    the session — Claude Code describes the model as "Opus 4.8 (1M context)" in a session's
+    first run and as "Opus 4.8" once it is resumed, and rewrites the prompt on ``/model``.
+    A client that names none is known by its system prompt, volatile lines left out."""
+    named = session_of(body, session)
+    if named is not None:
+        return _digest("session", named, agent or "")
+    return _digest(stable_system_text(body), *([agent] if agent else []))
+
+
 class Conversations:
     """Tracks the last request of the conversations used most recently; one per watch."""
 
@@ -291,8 +304,7 @@ class Conversations:
         """Place one request in its conversation and compare it with the one before
         (``session``, ``agent``: the client's id headers, when it sent them)."""
         messages = given if isinstance(given := body.get("messages"), list) else []
-        ids = [i for i in (session_of(body, session), agent) if i]
-        system_key = _digest(stable_system_text(body), *ids)
+        system_key = family_key(body, session, agent)
         dumped = [_key_json(m) for m in messages]
         size = sum(len(d) for d in dumped)
         keys = [_key_digest(d) for d in dumped]

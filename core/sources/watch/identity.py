@@ -12,9 +12,11 @@ the system text a conversation is known by.
 The session alone is not a conversation: a subagent (the Task tool) runs in the same
 session with its own system prompt and first message, and says which agent it is in the
 ``x-claude-code-agent-id`` header (the main conversation sends none). So a conversation's
-*family* is the session, the agent and the stable system text, and within a family the
-first message tells conversations apart (for a client that names no agent, two subagents
-of one type share a system prompt, not a task).
+*family* is the session and the agent — not the system text, which changes within a
+session (a resumed run describes the model differently, ``/model`` rewrites it) — and,
+for a client that names no session, the stable system text; within a family the first
+message tells conversations apart (for a client that names no agent, two subagents of
+one type share a system prompt, not a task).
 
 Claude Code compacts by asking the model for a summary: the same system prompt, tools and
 history, with the summary instructions appended to the last user message. That request is
@@ -26,6 +28,7 @@ with the summary.
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 from core.messages import system_text
@@ -34,8 +37,11 @@ SESSION_HEADER = "x-claude-code-session-id"
 AGENT_HEADER = "x-claude-code-agent-id"
 # System lines that change within one conversation and say nothing of its context.
 VOLATILE_PREFIXES = ("x-anthropic-billing-header:",)
-# Words of Claude Code's summary instructions (appended to the last user message).
-SUMMARY_TASK = "your task is to create a detailed summary of the conversation so far"
+# Words of Claude Code's summary instructions (appended to the last user message): the
+# block opens with the first, the task follows (a line trimmed short keeps the first).
+SUMMARY_TASKS = ("critical: respond with text only",
+                 "your task is to create a detailed summary of the conversation so far")
+OLD_SESSION = re.compile(r"session_([0-9a-fA-F-]{36})")
 MAX_SESSION = 200  # characters of a session id kept; a longer one is no session id
 
 
@@ -52,13 +58,17 @@ def _usable(value: Any) -> str | None:
 
 def session_of(body: dict[str, Any], header: str | None = None) -> str | None:
     """The client's session id: the header when it sent one, else ``metadata.user_id``'s
-    ``session_id`` (a JSON string in Claude Code's requests), else ``None``."""
+    ``session_id`` (a JSON string in Claude Code's requests; older clients wrote
+    ``user_<hash>_account__session_<uuid>``), else ``None``."""
     if _usable(header):
         return header
     metadata = body.get("metadata")
     user_id = metadata.get("user_id") if isinstance(metadata, dict) else None
-    if not isinstance(user_id, str) or not user_id.startswith("{"):
+    if not isinstance(user_id, str):
         return None
+    if not user_id.startswith("{"):
+        found = OLD_SESSION.search(user_id)
+        return found.group(1) if found else None
     try:
         parsed = json.loads(user_id)
     except ValueError:
@@ -101,4 +111,5 @@ def is_summary_request(body: dict[str, Any]) -> bool:
         return False
     last_user = next((m for m in reversed(messages)
                       if isinstance(m, dict) and m.get("role") == "user"), None)
-    return last_user is not None and SUMMARY_TASK in _texts(last_user).lower()
+    text = _texts(last_user).lower() if last_user is not None else ""
+    return any(task in text for task in SUMMARY_TASKS)

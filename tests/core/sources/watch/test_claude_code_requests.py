@@ -175,3 +175,27 @@ def test_the_proxy_hands_the_session_and_agent_headers_to_the_measuring(watch,
     lines = [json.loads(line) for line in text.splitlines()]
     assert [line["conversation"] for line in lines] == conversations
     assert "s-one" not in text and "a-sub" not in text
+
+
+def test_a_resumed_run_that_rewrites_the_system_prompt_stays_in_its_conversation():
+    """Claude Code's first run describes the model as "Opus 4.8 (1M context)", a resumed run
+    of the same session as "Opus 4.8": a named session is known by its id, not its prompt,
+    so the summary call and the compaction after it land in the conversation they belong to.
+    A client that names no session is still told apart by its system prompt."""
+    first = cc.MAIN_PROMPT + "\nYou are powered by the model named Opus 4.8 (1M context)."
+    resumed = cc.MAIN_PROMPT + "\nYou are powered by the model named Opus 4.8."
+    tracker = Conversations()
+    ones = [tracker.observe(n, cc.body("5f6", h, prompt=first), cc.SESSION)
+            for n, h in enumerate(three_turns(), start=1)]
+    summary_call = tracker.observe(
+        4, cc.body("5f6", cc.summary_request(three_turns()[-1]), prompt=resumed), cc.SESSION)
+    after = tracker.observe(
+        5, cc.body("f9d", cc.continued("Now say what the first line was"), prompt=resumed),
+        cc.SESSION)
+    assert {c.conversation for c in (*ones, summary_call, after)} == {ones[0].conversation}
+    assert [s.stage for s in after.stages] == ["client_summary"]
+
+    anonymous = Conversations()
+    bodies = [{k: v for k, v in cc.body("5f6", three_turns()[0], prompt=p).items()
+               if k != "metadata"} for p in (first, resumed)]
+    assert len({anonymous.observe(n, b).conversation for n, b in enumerate(bodies)}) == 2
