@@ -1,10 +1,10 @@
 """Benchmark of the real Claude Code CLI through ``ctxlab watch``.
 
-* **Real-client session, watched** — the wall time of the real-client tests' two sessions
-  (tests/support/claude_code_session.py: five print-mode runs of the pinned CLI, two
-  compactions, a subagent) through the watch. Baseline: the same runs straight to the
-  scripted server, in the same bench run; floor: the CLI's own start-up, ``claude --version``
-  five times.
+* **Real-client sessions, watched** — the wall time of the real-client tests' sessions
+  (tests/support/claude_code_session.py: five print-mode runs of the pinned CLI with two
+  compactions and a subagent, and one interactive session) through the watch. Baseline:
+  the same runs straight to the scripted server, in the same bench run; floor: the CLI's own
+  start-up, ``claude --version`` five times.
 * **TTFB added with Claude Code's bodies** — the request bodies the CLI really sent in that
   session (its system prompt, 24 tool definitions, the history), each sent streaming to the
   scripted server directly and through the proxy, interleaved; time to the first SSE byte.
@@ -86,8 +86,8 @@ def run() -> list[Row]:
     base, value = statistics.median(d), statistics.median(p)
     size = statistics.median(len(b) for b in bodies)
     return [
-        {"name": "real-client session (5 CLI runs), watched", "value": round(watched, 2),
-         "unit": "s", "target": None, "baseline": round(direct, 2),
+        {"name": "real-client sessions (5 print runs, 1 interactive), watched",
+         "value": round(watched, 2), "unit": "s", "target": None, "baseline": round(direct, 2),
          "ratio": round(watched / direct, 2), "ok": True, "floor": round(floor, 2)},
         {"name": f"proxy: TTFB added, Claude Code bodies (median {size / 1000:.0f} kB)",
          "value": round(value - base, 2), "unit": "ms", "target": TARGET_MS,
