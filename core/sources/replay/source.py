@@ -60,6 +60,9 @@ from core.sources.replay.steps import merge_into
 
 SUMMARY_DIR = Path(".replay/compactions")
 SAFE_NAME = re.compile(r"[^A-Za-z0-9_-]")
+# Context a harness adds to a user message (Claude Code's attachments, its date note): sent
+# to the model, counted in the history, but not what the person typed, so not shown as such.
+REMINDER = re.compile(r"<system-reminder>.*?</system-reminder>\s*", re.DOTALL)
 
 
 @dataclass
@@ -250,6 +253,7 @@ class ReplaySource(Source):
         names = tool_names(self.history)
         for message in messages:
             text = message_text(message) if message.get("role") == "user" else ""
+            text = REMINDER.sub("", text)
             if text.strip() and not any(is_block(b, "tool_result") for b in blocks(message)):
                 self.request = text
                 self.emit(TurnStart(request=text))

@@ -263,3 +263,22 @@ def test_a_record_written_again_with_a_field_added_is_one_record_without_a_notic
     rec = load_recording(OPUS)
     assert rec.skipped["duplicate"] == 1
     assert not [n for n in rec.notices if n.kind == "duplicate-uuid"]
+
+
+def test_the_turns_shown_are_what_the_user_typed_not_the_reminders_sent_with_them(tmp_path):
+    """The attachments go to the model as ``<system-reminder>`` blocks in the prompt's
+    message and count in its history; the conversation view shows the prompt alone."""
+    import asyncio
+
+    from core.events import Emitter, TurnStart
+    from core.sources.replay.source import ReplayOptions, ReplaySource
+
+    rec = load_recording(SESSION)
+    assert "<system-reminder>" in json.dumps(rec.exchanges[0].input)
+    events: list[Any] = []
+    source = ReplaySource(rec, ReplayOptions(workdir=tmp_path / "w", seekable=False))
+    assert asyncio.run(source.run(Emitter(sinks=[events.append])))
+    turns = [e.request for e in events if isinstance(e, TurnStart)]
+    assert turns[:2] == ["Read notes.txt and count lines of other.txt",
+                         "Now say what the first line was"]
+    assert not any("<system-reminder>" in t for t in turns)
