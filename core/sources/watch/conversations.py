@@ -46,7 +46,12 @@ from typing import Any
 from core.compact.managers import Manager
 from core.events import Stage
 from core.measure import json_chars
-from core.sources.watch.identity import is_summary_request, session_of, stable_system_text
+from core.sources.watch.identity import (
+    is_side_call,
+    is_summary_request,
+    session_of,
+    stable_system_text,
+)
 
 # Claude Code starts a compacted session with "This session is being continued from a
 # previous conversation…"; the course's auto_compact with "[Conversation compressed. …]";
@@ -308,33 +313,37 @@ class Conversations:
         dumped = [_key_json(m) for m in messages]
         size = sum(len(d) for d in dumped)
         keys = [_key_digest(d) for d in dumped]
-        key = _digest(system_key, dumped[0] if dumped else "")
+        # Only a named session mixes its side calls into its conversations' family.
+        side = session_of(body, session) is not None and is_side_call(body)
+        key = _digest(system_key, *(["side"] if side else []), dumped[0] if dumped else "")
         del dumped
         if is_summary_request(body):  # a side call: placed, never the turn to compare with
             known = self._find(self._by_key.get(key))
             if known is not None:
                 known.summary_asked = True
             return Change(conversation=known.id if known else f"c{key}")
-        conv = self._find(self._by_key.get(key)) or self._continued(system_key, messages, keys)
+        conv = self._find(self._by_key.get(key)) or (
+            None if side else self._continued(system_key, messages, keys))
         if conv is None:
             conv = _Conversation(id=f"c{key}", system_key=system_key, request_id=request_id,
                                  messages=messages, keys=keys)
-            self._keep(conv, key, size)
+            self._keep(conv, key, size, latest=not side)
             return Change(conversation=conv.id, appended=len(messages))
         appended, removed, rewritten, stages = diff_requests(
             conv.messages, messages, from_request=conv.request_id, prev_keys=conv.keys,
             cur_keys=keys, conversation=conv.id, summary_asked=conv.summary_asked)
         conv.summary_asked = False
         conv.messages, conv.keys, conv.request_id = messages, keys, request_id
-        self._keep(conv, key, size)
+        self._keep(conv, key, size, latest=not side)
         return Change(conv.id, appended, removed, rewritten, stages)
 
     def _find(self, conversation_id: str | None) -> _Conversation | None:
         return self._held.get(conversation_id) if conversation_id is not None else None
 
-    def _keep(self, conv: _Conversation, key: str, size: int) -> None:
+    def _keep(self, conv: _Conversation, key: str, size: int, latest: bool = True) -> None:
         """Hold ``conv`` as the most recently used, then forget the least recently used
-        while over a bound (never the one just kept)."""
+        while over a bound (never the one just kept). ``latest``: it is the conversation a
+        compacted request of its family continues (a side call's never is)."""
         known = self._held.get(conv.id)
         if known is not None and known is not conv:  # the same id, found afresh
             self._forget(conv.id)
@@ -343,7 +352,9 @@ class Conversations:
         self._held[conv.id] = conv
         self._held.move_to_end(conv.id)
         conv.first_keys.add(key)
-        self._by_key[key] = self._latest_by_system[conv.system_key] = conv.id
+        self._by_key[key] = conv.id
+        if latest:
+            self._latest_by_system[conv.system_key] = conv.id
         while len(self._held) > 1 and (len(self._held) > self.max_conversations
                                        or self.held_chars > self.max_chars):
             self._forget(next(iter(self._held)))
@@ -362,7 +373,8 @@ class Conversations:
         conv = self._find(self._latest_by_system.get(system_key))
         if conv is None or not messages or len(conv.messages) < 2:
             return None
-        starts_with_summary = _is_summary(messages[0])
+        # After the client asked for a summary, its next new history is the compacted one.
+        starts_with_summary = conv.summary_asked or _is_summary(messages[0])
         # An assistant message carried over: a subagent's first request shares reminders
         # and system messages with its siblings, never a reply.
         replies = {k for k, m in zip(conv.keys, conv.messages, strict=False)

@@ -113,3 +113,13 @@ def is_summary_request(body: dict[str, Any]) -> bool:
                       if isinstance(m, dict) and m.get("role") == "user"), None)
     text = _texts(last_user).lower() if last_user is not None else ""
     return any(task in text for task in SUMMARY_TASKS)
+
+
+def is_side_call(body: dict[str, Any]) -> bool:
+    """A call beside the conversation, never a turn of it: a ``max_tokens: 1`` probe, or a
+    small call without tools (Claude Code's titles and topic checks). It shares the session
+    of the conversation it is about, so it must not be taken for that conversation's next
+    request, nor for its continuation after a compaction."""
+    messages = body.get("messages")
+    small = not isinstance(messages, list) or len(messages) <= 2
+    return body.get("max_tokens") == 1 or (not body.get("tools") and small)

@@ -199,3 +199,27 @@ def test_a_resumed_run_that_rewrites_the_system_prompt_stays_in_its_conversation
     bodies = [{k: v for k, v in cc.body("5f6", three_turns()[0], prompt=p).items()
                if k != "metadata"} for p in (first, resumed)]
     assert len({anonymous.observe(n, b).conversation for n, b in enumerate(bodies)}) == 2
+
+
+def test_side_calls_of_the_same_session_neither_fake_nor_hide_a_compaction():
+    """Claude Code's title and topic calls carry the session of the conversation they are
+    about: one between a turn and the summary call must not take the compacted request
+    away from its conversation, and one whose text says "summary" is no compaction."""
+    main_turns = three_turns()
+    title = {"model": "claude-haiku-4-5", "max_tokens": 512,
+             "system": [{"type": "text", "text": "Generate a concise, sentence-case title"}],
+             "metadata": cc.body("5f6", [])["metadata"],
+             "messages": [cc.user("<session>write a summary of notes.txt</session>")]}
+    probe = {**cc.body("5f6", [cc.user("quota")]), "max_tokens": 1}
+    tracker = Conversations()
+    ones = [tracker.observe(n, cc.body("5f6", h), cc.SESSION)
+            for n, h in enumerate(main_turns, start=1)]
+    sides = [tracker.observe(4, title, cc.SESSION), tracker.observe(5, probe, cc.SESSION)]
+    summary_call = tracker.observe(6, cc.body("5f6", cc.summary_request(main_turns[-1])),
+                                   cc.SESSION)
+    after = tracker.observe(7, cc.body("f9d", cc.continued("Now say what the first line was")),
+                            cc.SESSION)
+    main = ones[0].conversation
+    assert {c.conversation for c in (*ones, summary_call, after)} == {main}
+    assert all(c.conversation != main and not c.stages and not c.removed for c in sides)
+    assert [s.stage for s in after.stages] == ["client_summary"]
