@@ -18,7 +18,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from tests.core.sources.replay.conftest import CLAUDE, CODEX, MESSAGES, REQUESTS
+from tests.core.sources.replay.test_claude_code_real import OPUS as CLAUDE_2_1_OPUS
 from tests.core.sources.replay.test_claude_code_real import SESSION as CLAUDE_2_1
+from tests.core.sources.replay.test_watch_recordings import COMPACTIONS as WATCHED_2_1
 from tests.reliability.within import main_within
 from tui.cli import main
 
@@ -249,7 +251,10 @@ READ_KEYS = frozenset({"usage", "text", "id", "name", "input", "content", "tool_
                        "payload", "messages", "system", "info", "last_token_usage",
                        "input_tokens", "parentUuid", "uuid", "type", "role", "summary",
                        "call_id", "arguments", "output", "compactMetadata", "preTokens",
-                       "request", "response", "stop_reason", "instructions"})
+                       "request", "response", "stop_reason", "instructions",
+                       "output_tokens", "metadata", "user_id", "max_tokens", "tools",
+                       "attachment", "preservedMessages", "uuids", "logicalParentUuid",
+                       "isMeta", "isCompactSummary", "conversation", "request_id"})
 
 
 def _pick(data: st.DataObject, paths: list[tuple[Any, ...]]) -> tuple[Any, ...]:
@@ -284,7 +289,8 @@ def _mutated(source: Path, data: st.DataObject) -> str:
 
 @settings(max_examples=int(os.environ.get("FUZZ_N", "150")), deadline=None,
           suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(source=st.sampled_from([CLAUDE, CLAUDE_2_1, CODEX, REQUESTS, MESSAGES]),
+@given(source=st.sampled_from([CLAUDE, CLAUDE_2_1, CLAUDE_2_1_OPUS, CODEX, REQUESTS,
+                               WATCHED_2_1, MESSAGES]),
        data=st.data())
 def test_any_value_at_any_key_replays_or_is_one_line(tmp_path_factory, capsys, source, data):
     folder = tmp_path_factory.mktemp("fuzz")

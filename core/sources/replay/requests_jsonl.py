@@ -245,7 +245,7 @@ class _Steps:
         return Compaction(
             by=self.recording.agent,
             trigger="manual" if manual_compaction(call.messages) else "auto", kept=kept,
-            summary=said or "\n".join(texts(kept[0])),
+            summary=said or ("\n".join(texts(kept[0])) if kept else ""),
             pre_tokens=self.last_tokens or (context_tokens(usage) if usage else None),
             line=(summary or call).line, timestamp=(summary or call).timestamp, usage=usage)
 
@@ -274,5 +274,10 @@ def _user_side(message: Message) -> Message:
 
 
 def _usage(response: dict[str, Any] | None) -> dict[str, Any] | None:
+    """A response's usage with only the counts that are counts (a recording is untrusted:
+    a ``"7"`` or ``true`` where a number belongs is left out, not carried to every view)."""
     usage = (response or {}).get("usage")
-    return usage if isinstance(usage, dict) else None
+    if not isinstance(usage, dict) or usage_problem(usage) is not None:
+        return None
+    return {k: v for k, v in usage.items() if not k.endswith("_tokens")
+            or (isinstance(v, int) and not isinstance(v, bool))}

@@ -152,3 +152,51 @@ def test_a_mid_history_system_note_is_sent_as_is_and_user_text_on_ctxlabs_side(t
     assert [m["role"] for m in first.sent] == ["user", "system"]
     assert [m["role"] for m in first.input] == ["user", "user"]
     assert rec.compactions == [] and [m["role"] for m in second.input] == ["user"]
+
+
+SUMMARY_ASK = ("CRITICAL: Respond with TEXT ONLY. Your task is to create a detailed summary of "
+               "the conversation so far")
+
+
+def _call(messages: list[dict], response: dict | None) -> dict:
+    request = {"model": "claude-x", "system": "s", "max_tokens": 100,
+               "tools": [{"name": "x", "input_schema": {}}], "messages": messages}
+    return {"request": request, "response": response}
+
+
+def _answer(text: str, output_tokens: object = 2) -> dict:
+    return {"content": [{"type": "text", "text": text}], "stop_reason": "end_turn",
+            "model": "claude-x", "usage": {"input_tokens": 10, "output_tokens": output_tokens}}
+
+
+def test_a_compacted_history_of_one_message_after_an_unanswered_summary_call(tmp_path):
+    """The summary call failed (an error body) and the agent went on with the summary as
+    its only message: a compaction that keeps nothing, not a traceback."""
+    hi, yo = {"role": "user", "content": "hi"}, {"role": "assistant", "content": "yo"}
+    asked = {"role": "user", "content": "more " + SUMMARY_ASK}
+    continued = {"role": "user", "content": "This session is being continued from a "
+                 "previous conversation. go on"}
+    rec = load_recording(write(tmp_path / "r.jsonl", [
+        _call([hi], _answer("yo")),
+        _call([hi, yo, asked], {"type": "error", "error": {"type": "overloaded_error"}}),
+        _call([continued], _answer("ok"))]))
+    [compaction] = rec.compactions
+    assert compaction.kept == [] and compaction.summary == ""
+    assert rec.exchanges[-1].input == [continued]
+
+
+def test_a_count_that_is_not_a_number_is_left_out_of_the_usage(tmp_path, capsys):
+    from tui.cli import main
+
+    hi, yo = {"role": "user", "content": "hi"}, {"role": "assistant", "content": "yo"}
+    path = write(tmp_path / "r.jsonl", [
+        _call([hi], _answer("yo")),
+        _call([hi, yo, {"role": "user", "content": "more " + SUMMARY_ASK}],
+              _answer("SUMMARY", output_tokens="7")),
+        _call([{"role": "user", "content": "This session is being continued from a previous "
+                "conversation. go on"}, {"role": "assistant", "content": "k"},
+               {"role": "user", "content": "x"}], _answer("ok"))])
+    [compaction] = load_recording(path).compactions
+    assert compaction.usage == {"input_tokens": 10}
+    assert main(["replay", str(path), "--headless", "--workdir", str(tmp_path / "w")]) == 0
+    assert "its own call 10 tokens in, 0 out" in " ".join(capsys.readouterr().out.split())
