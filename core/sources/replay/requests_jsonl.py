@@ -259,18 +259,11 @@ class _Steps:
         self.recording.model = self.recording.model or model
         stop = (response or {}).get("stop_reason")
         self.recording.steps.append(Exchange(
-            input=[_user_side(m) for m in new], reply=reply, usage=usage, model=model,
+            input=new, reply=reply, usage=usage, model=model,
             stop_reason=stop if isinstance(stop, str) else None, sent=call.messages,
             line=call.line, timestamp=call.timestamp))
         self.known, self.replied = call.messages, reply is not None
         self.last_tokens = context_tokens(usage) if usage else self.last_tokens
-
-
-def _user_side(message: Message) -> Message:
-    """Claude Code's mid-history ``role: "system"`` notes (the agent list, reminders) are
-    context the agent gave: ctxlab's side keeps them as user text (its history alternates
-    user and assistant); the original's history keeps them as sent."""
-    return {**message, "role": "user"} if message.get("role") == "system" else message
 
 
 def _usage(response: dict[str, Any] | None) -> dict[str, Any] | None:

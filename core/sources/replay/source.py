@@ -106,6 +106,14 @@ def effective_limits(options: ReplayOptions, ratio: float, model: str | None) ->
                    tokens=options.context_limit_tokens, explicit=options.explicit)
 
 
+def ctxlab_side(message: Message) -> Message:
+    """A recorded message as ctxlab's history holds it: the agent's mid-history
+    ``role: "system"`` notes (Claude Code's attachments for the models that take them)
+    become user text, since ctxlab's history alternates user and assistant and its model
+    calls take the system prompt apart. The original's history keeps them as sent."""
+    return {**message, "role": "user"} if message.get("role") == "system" else message
+
+
 class ReplaySource(Source):
     """Plays one :class:`Recording`; see the module docstring. It can pause, step, pace,
     play to the next stage and seek (back as well as forward), but takes no prompt."""
@@ -263,7 +271,7 @@ class ReplaySource(Source):
                     self.emit(ToolResult(id=use_id, name=names.get(use_id, ""),
                                           chars=json_chars(block.get("content", "")),
                                           is_error=bool(block.get("is_error"))))
-            self._add(message)
+            self._add(ctxlab_side(message))
 
     async def _exchange(self, step: Exchange) -> None:
         assert self.compactor is not None

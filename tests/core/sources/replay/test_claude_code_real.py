@@ -282,3 +282,20 @@ def test_the_turns_shown_are_what_the_user_typed_not_the_reminders_sent_with_the
     assert turns[:2] == ["Read notes.txt and count lines of other.txt",
                          "Now say what the first line was"]
     assert not any("<system-reminder>" in t for t in turns)
+
+
+def test_ctxlab_side_holds_the_system_messages_as_user_text(tmp_path):
+    """The original sent its attachments as system messages; ctxlab's history alternates
+    user and assistant, so there they are user text."""
+    import asyncio
+
+    from core.events import Emitter, ModelRequest
+    from core.sources.replay.source import ReplayOptions, ReplaySource
+
+    events: list[Any] = []
+    source = ReplaySource(load_recording(OPUS),
+                          ReplayOptions(workdir=tmp_path / "w", seekable=False))
+    assert asyncio.run(source.run(Emitter(sinks=[events.append])))
+    sent = [e.sent for e in events if isinstance(e, ModelRequest) and e.purpose == "main"]
+    assert len(sent) == 9
+    assert not any(m["role"] == "system" for messages in sent for m in messages)

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from core.events import Emitter, ReplayStart, Stage, TurnStart
+from core.events import Emitter, ModelRequest, ReplayStart, Stage, TurnStart
 from core.sources.replay import ReplayError, load_recording
 from core.sources.replay.conversations import same
 from core.sources.replay.source import ReplayOptions, ReplaySource
@@ -150,8 +150,12 @@ def test_a_mid_history_system_note_is_sent_as_is_and_user_text_on_ctxlabs_side(t
     rec = load_recording(write(tmp_path / "r.jsonl", rows))
     first, second = rec.exchanges
     assert [m["role"] for m in first.sent] == ["user", "system"]
-    assert [m["role"] for m in first.input] == ["user", "user"]
+    assert [m["role"] for m in first.input] == ["user", "system"]  # as sent
     assert rec.compactions == [] and [m["role"] for m in second.input] == ["user"]
+    events = played(rec, tmp_path)
+    [first_call, _] = [e for e in events if isinstance(e, ModelRequest)
+                       and e.purpose == "main"]
+    assert [m["role"] for m in first_call.sent] == ["user"]  # one user turn on ctxlab's side
 
 
 SUMMARY_ASK = ("CRITICAL: Respond with TEXT ONLY. Your task is to create a detailed summary of "
