@@ -296,7 +296,8 @@ class _Builder:
         uuids = _mapping(meta.get("preservedMessages")).get("uuids")
         if not isinstance(uuids, list):
             uuids = self.segment(_mapping(meta.get("preservedSegment")))
-        lines = [self.tree.nodes[u] for u in uuids if isinstance(u, str) and u in self.tree.nodes]
+        uuids = list(dict.fromkeys(u for u in uuids if isinstance(u, str)))  # each once
+        lines = [self.tree.nodes[u] for u in uuids if u in self.tree.nodes]
         if len(lines) < len(uuids):
             self.recording.note("preserved-missing", f"line {number}: {len(uuids) - len(lines)}"
                                 f" of the {len(uuids)} messages the compaction kept are not in "

@@ -9,7 +9,8 @@ message-count rule grows by the same factor (the course allows 50 messages per 5
 chars; a small token limit never takes it below those 50). ``--context-limit-tokens``
 replaces the window and is scaled the same way; ``--course-limits`` keeps the course's
 numbers. A limit given in chars on the command line
-(``--context-limit``, ``--max-messages``) is always kept as given. Which of these applied
+(``--context-limit``, ``--max-messages``) is always kept as given, and the message rule
+then follows the given char limit. Which of these applied
 is said in ``replay_start`` (``limits``, and in words by ``ReplayStart.limits_line``), so a
 reader never mistakes one for the other.
 """
@@ -56,13 +57,16 @@ def resolve(base: Thresholds, mode: LimitMode, ratio: float, *, model: str | Non
         if tokens is None:
             return Limits(base, mode)
         mode = LimitMode.TOKENS
-    window = tokens if tokens is not None else model_window(model) or CLAUDE_WINDOW
-    chars = max(int(window * ratio), 1)
+    window: int | None = tokens if tokens is not None else model_window(model) or CLAUDE_WINDOW
     changes: dict[str, int] = {}
     if "context_limit" not in explicit:
-        changes["context_limit"] = chars
+        changes["context_limit"] = max(int((window or CLAUDE_WINDOW) * ratio), 1)
+    elif tokens is None:  # the char limit was given: nothing is scaled to a window
+        mode, window = LimitMode.GIVEN, None
     if "max_messages" not in explicit:
-        scaled = round(COURSE.max_messages * chars / COURSE.context_limit)
+        # the course's messages per char, at the char limit that applies
+        limit = changes.get("context_limit", base.context_limit)
+        scaled = round(COURSE.max_messages * limit / COURSE.context_limit)
         changes["max_messages"] = max(scaled, COURSE.max_messages, base.snip_head + 2)
     return Limits(base.replace(**changes), mode if tokens is None else LimitMode.TOKENS,
                   window)

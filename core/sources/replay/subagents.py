@@ -64,7 +64,8 @@ def named(path: Path) -> SubagentTotals:
     return SubagentTotals(path=str(path), agent_type=_text(meta.get("agentType")),
                           description=_text(meta.get("description")),
                           tool_use_id=_text(meta.get("toolUseId")),
-                          spawn_depth=depth if isinstance(depth, int) else None)
+                          spawn_depth=depth if isinstance(depth, int)
+                          and not isinstance(depth, bool) else None)
 
 
 def totals(path: Path, recording: Recording) -> SubagentTotals:

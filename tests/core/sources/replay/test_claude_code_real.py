@@ -299,3 +299,12 @@ def test_ctxlab_side_holds_the_system_messages_as_user_text(tmp_path):
     sent = [e.sent for e in events if isinstance(e, ModelRequest) and e.purpose == "main"]
     assert len(sent) == 9
     assert not any(m["role"] == "system" for messages in sent for m in messages)
+
+
+def test_a_preserved_message_listed_twice_is_kept_once(tmp_path):
+    def twice(meta: dict[str, Any]) -> None:
+        uuids = meta["preservedMessages"]["uuids"]
+        uuids.extend(uuids)
+
+    assert histories(load_recording(rewritten(tmp_path, twice))) == \
+        histories(load_recording(SESSION))

@@ -71,3 +71,10 @@ def test_an_unknown_model_is_scaled_to_an_assumed_window_and_given_limits_stay()
         CLAUDE_WINDOW
     given = resolve(Thresholds(context_limit=6_000), LimitMode.GIVEN, 4.0, model="claude-x")
     assert (given.mode, given.thresholds.context_limit) == ("given", 6_000)
+
+
+def test_a_char_limit_the_user_gave_sets_the_message_rule_and_scales_nothing():
+    limits = resolve(Thresholds(context_limit=60_000), LimitMode.WINDOW, 3.7,
+                     model="claude-opus-4-8", explicit=frozenset({"context_limit"}))
+    assert (limits.mode, limits.window_tokens) == ("given", None)
+    assert (limits.thresholds.context_limit, limits.thresholds.max_messages) == (60_000, 60)
