@@ -3,8 +3,10 @@
 The course's thresholds (50,000 chars, 50 messages) are a teaching budget: against a real
 session that filled a 200,000-token window they snip and summarise from the first minutes
 (192 snips on one real session), which says nothing about the agent that was recorded. So
-by default a replay scales them to the recorded model's context window: the char limit
-becomes the window in tokens times the session's measured chars-per-token ratio, and the
+by default a replay scales them to the recorded model's context window (200,000 tokens for
+Claude models, 1,000,000 when a recorded request used more than that: the long-context
+window Claude Code's default model runs with): the char limit becomes the window in tokens
+times the session's measured chars-per-token ratio, and the
 message-count rule grows by the same factor (the course allows 50 messages per 50,000
 chars; a small token limit never takes it below those 50). ``--context-limit-tokens``
 replaces the window and is scaled the same way; ``--course-limits`` keeps the course's
@@ -23,6 +25,7 @@ from enum import StrEnum
 from core.config import Thresholds
 
 CLAUDE_WINDOW = 200_000  # every Claude model's standard context window, in tokens
+LONG_WINDOW = 1_000_000  # the long-context window (Claude Code's default "[1m]" model)
 COURSE = Thresholds()
 
 
@@ -44,20 +47,27 @@ class Limits:
     window_tokens: int | None = None  # the tokens the char limit was scaled from
 
 
-def model_window(model: str | None) -> int | None:
-    """The recorded model's context window in tokens, when ctxlab knows it."""
+def model_window(model: str | None, seen: int = 0) -> int | None:
+    """The recorded model's context window in tokens, when ctxlab knows it. A request
+    that used more than the standard window (``seen`` tokens) shows the session ran with
+    the long one: the recording names the model, not the window it was run with."""
+    if seen > CLAUDE_WINDOW:
+        return LONG_WINDOW
     return CLAUDE_WINDOW if model and model.lower().startswith("claude") else None
 
 
 def resolve(base: Thresholds, mode: LimitMode, ratio: float, *, model: str | None = None,
-            tokens: int | None = None, explicit: frozenset[str] = frozenset()) -> Limits:
+            tokens: int | None = None, explicit: frozenset[str] = frozenset(),
+            seen: int = 0) -> Limits:
     """``base`` scaled as ``mode`` says; the keys in ``explicit`` (given in chars or as a
-    count on the command line) stay as ``base`` has them."""
+    count on the command line) stay as ``base`` has them. ``seen``: the most context
+    tokens a recorded request used."""
     if mode in (LimitMode.COURSE, LimitMode.GIVEN):
         if tokens is None:
             return Limits(base, mode)
         mode = LimitMode.TOKENS
-    window: int | None = tokens if tokens is not None else model_window(model) or CLAUDE_WINDOW
+    window: int | None = tokens if tokens is not None else \
+        model_window(model, seen) or CLAUDE_WINDOW
     changes: dict[str, int] = {}
     if "context_limit" not in explicit:
         changes["context_limit"] = max(int((window or CLAUDE_WINDOW) * ratio), 1)

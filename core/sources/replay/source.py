@@ -57,6 +57,7 @@ from core.sources.replay.limits import LimitMode, Limits, resolve
 from core.sources.replay.model import Compaction, Exchange, Message, Recording
 from core.sources.replay.original import OriginalHistory, chars_per_token
 from core.sources.replay.steps import merge_into
+from core.usage import context_tokens
 
 SUMMARY_DIR = Path(".replay/compactions")
 SAFE_NAME = re.compile(r"[^A-Za-z0-9_-]")
@@ -99,11 +100,12 @@ def sample_history(requests: int = 6) -> list[Message]:
     return history
 
 
-def effective_limits(options: ReplayOptions, ratio: float, model: str | None) -> Limits:
+def effective_limits(options: ReplayOptions, ratio: float, recording: Recording) -> Limits:
     """The limits in force: scaled to the model's window or to a token limit (converted to
     chars at the session's ratio), or the thresholds as given."""
-    return resolve(options.thresholds, options.limits, ratio, model=model,
-                   tokens=options.context_limit_tokens, explicit=options.explicit)
+    seen = max((context_tokens(e.usage) or 0 for e in recording.exchanges), default=0)
+    return resolve(options.thresholds, options.limits, ratio, model=recording.model,
+                   tokens=options.context_limit_tokens, explicit=options.explicit, seen=seen)
 
 
 def ctxlab_side(message: Message) -> Message:
@@ -133,7 +135,7 @@ class ReplaySource(Source):
             self.capabilities = self.capabilities - {Capability.SEEK}
         self.controls.set_speed(options.speed)  # requests per second (0: as fast as it can)
         self.ratio, self.ratio_source = chars_per_token(recording)
-        self.limits = effective_limits(options, self.ratio, recording.model)
+        self.limits = effective_limits(options, self.ratio, recording)
         self.thresholds = self.limits.thresholds
         self.original_history = OriginalHistory()
         self.history: list[Message] = []

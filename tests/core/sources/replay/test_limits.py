@@ -78,3 +78,14 @@ def test_a_char_limit_the_user_gave_sets_the_message_rule_and_scales_nothing():
                      model="claude-opus-4-8", explicit=frozenset({"context_limit"}))
     assert (limits.mode, limits.window_tokens) == ("given", None)
     assert (limits.thresholds.context_limit, limits.thresholds.max_messages) == (60_000, 60)
+
+
+def test_a_session_that_used_more_than_the_standard_window_ran_with_the_long_one():
+    """Claude Code's default model runs with a 1M-token window; its recording names the
+    model only, but a request of 300,000 tokens could not have fit in 200,000."""
+    limits = resolve(Thresholds(), LimitMode.WINDOW, 4.0, model="claude-opus-4-8",
+                     seen=300_000)
+    assert limits.window_tokens == 1_000_000
+    assert limits.thresholds.context_limit == 4_000_000
+    assert resolve(Thresholds(), LimitMode.WINDOW, 4.0, model="claude-opus-4-8",
+                   seen=190_000).window_tokens == 200_000
