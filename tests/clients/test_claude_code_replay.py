@@ -13,10 +13,12 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from core.events import event_from_json
 from core.sources.replay import load_recording
 from core.sources.replay.original import as_sent
 from tests.support.claude_code import SUMMARY_ASK, last_user_text
 from tests.support.claude_code_session import SUBAGENT, Recorded
+from tui.why import recorded_why
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -69,6 +71,10 @@ def test_the_transcript_holds_every_tool_call_and_both_compactions(claude: Recor
     assert [(s["stage"], s["trigger"]) for s in stages] == [
         ("auto_compact", "auto"), ("manual_compact", "manual")]
     assert events[-1]["type"] == "run_end" and events[-1]["ok"]
+    # the workbench says what Claude Code did, never ctxlab's "the model called the compact tool"
+    auto, manual = (recorded_why(event_from_json(s)) for s in stages)
+    assert "automatically" in auto and "/compact" in manual
+    assert "compact tool" not in auto + manual
 
 
 def test_the_original_history_is_what_claude_code_sent(claude: Recorded):
@@ -88,6 +94,8 @@ def test_an_interleaved_recording_replays_one_conversation(claude: Recorded, tmp
     events = replay_json(claude.recording, tmp_path / "w")
     stages = recorded_stages(events)
     assert len(stages) == 2, [(s["stage"], s.get("trigger")) for s in stages]
+    turns = [e["request"] for e in events if e["type"] == "turn_start"]
+    assert turns and not any(SUMMARY_ASK in t for t in turns)  # the summary call is no turn
     steps = [e for e in events if e["type"] == "replay_step"]
     session = claude.runs[0].session_id
     assert len(steps) == len(main_requests(claude, session))
