@@ -33,3 +33,18 @@ def test_the_panel_names_the_limits_and_the_conversations(tmp_path):
     assert "not replayed: 2 (ctxlab replay --conversation ID)" in text
     panel.start = start(tmp_path / "c", LimitMode.COURSE)
     assert "50,000 chars, 50 messages: the course's limits" in panel.text()
+
+
+def test_the_limits_are_said_in_the_active_language(tmp_path):
+    from tui.i18n import set_language
+
+    panel = ReplayPanel()
+    panel.start = start(tmp_path, LimitMode.WINDOW)
+    english = panel.text()
+    set_language("zh")
+    try:
+        chinese = panel.text()
+    finally:
+        set_language("en")
+    assert "按模型 200,000 token 的上下文窗口换算" in chinese
+    assert "scaled to the model's" not in chinese and "scaled to the model's" in english

@@ -154,6 +154,12 @@ MESSAGES: dict[str, str] = {
     "replay.subagents": "subagent transcripts ({n}) beside the session (ctxlab replay PATH):",
     "replay.skipped": "read {read:,} of {total:,} lines; skipped {skipped}",
     "replay.limits": "ctxlab's limits: {text}",
+    "replay.limits.sizes": "{chars:,} chars, {messages:,} messages",
+    "replay.limits.window": "{sizes}, scaled to the model's {tokens:,}-token window "
+        "(--course-limits: the course's)",
+    "replay.limits.tokens": "{sizes}, scaled to --context-limit-tokens {tokens:,}",
+    "replay.limits.course": "{sizes}: the course's limits (--course-limits)",
+    "replay.limits.given": "{sizes}, as given",
     "replay.conversation": "conversation {id} of {n}: {label}",
     "replay.others": "  not replayed: {ids} (ctxlab replay --conversation ID)",
     "replay.side": "  {n:,} side call(s) kept apart (titles, probes, count_tokens)",

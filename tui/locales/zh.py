@@ -156,6 +156,12 @@ MESSAGES: dict[str, str] = {
     "replay.subagents": "会话旁的子代理记录（{n}），用 ctxlab replay PATH 打开：",
     "replay.skipped": "读取 {read:,}/{total:,} 行；跳过 {skipped}",
     "replay.limits": "ctxlab 的上限：{text}",
+    "replay.limits.sizes": "{chars:,} 字符，{messages:,} 条消息",
+    "replay.limits.window": "{sizes}，按模型 {tokens:,} token 的上下文窗口换算"
+        "（--course-limits：课程的上限）",
+    "replay.limits.tokens": "{sizes}，按 --context-limit-tokens {tokens:,} 换算",
+    "replay.limits.course": "{sizes}：课程的上限（--course-limits）",
+    "replay.limits.given": "{sizes}，按给定值",
     "replay.conversation": "对话 {id}（共 {n} 个）：{label}",
     "replay.others": "  未重放：{ids}（ctxlab replay --conversation ID）",
     "replay.side": "  {n:,} 个旁路调用另行保留（标题、探测、count_tokens）",

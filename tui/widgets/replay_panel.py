@@ -72,6 +72,16 @@ def conversation_lines(s: ev.ReplayStart) -> list[Content | str]:
     return out
 
 
+def limits_words(start: ev.ReplayStart) -> str:
+    """``ReplayStart.limits_line`` in the active language."""
+    if start.max_messages is None or start.limits not in ("window", "tokens", "course",
+                                                          "given"):
+        return start.limits_line()
+    sizes = t("replay.limits.sizes", chars=start.context_limit, messages=start.max_messages)
+    return t(f"replay.limits.{start.limits}", sizes=sizes,
+             tokens=start.context_limit_tokens or 0)
+
+
 class ReplayPanel(Routed, Static):
     """A few lines about the replay; redrawn on every replay event."""
 
@@ -123,7 +133,7 @@ class ReplayPanel(Routed, Static):
             t("replay.ratio", ratio=s.chars_per_token, source=s.ratio_source, unit=s.unit,
               limit=limit)]
         if s.limits is not None:
-            out.append(t("replay.limits", text=s.limits_line()))
+            out.append(t("replay.limits", text=limits_words(s)))
         out += conversation_lines(s)
         if s.skipped:
             skipped = ", ".join(f"{n:,} {k}" for k, n in sorted(s.skipped.items()))
