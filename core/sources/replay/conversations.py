@@ -22,25 +22,26 @@ A request whose only change to the previous one is tool results replaced by Clau
 ``[Old tool result content cleared]`` is a micro-compaction (:func:`cleared_results`).
 
 Messages are compared as content, not as bytes: ``cache_control`` moves to the newest block
-on every call, and a prompt sent as a string once is sent as one text block the next time.
+on every call, and a prompt sent as a string once is sent as one text block the next time
+(the watch's own ``identity.comparable``, so both read a recording alike).
 """
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from typing import Any
 
 from core.messages import system_text
 from core.sources.replay.model import ConversationInfo, Message
+from core.sources.replay.original import CLEARED
 from core.sources.watch import identity
+from core.sources.watch.conversations import message_key
 
 CONTINUED = "This session is being continued from a previous conversation"
 # How a rewritten history's first message says it is a summary (Claude Code; the course's
 # "[Conversation compressed. …]"; ctxlab's "[Compacted]"; most agents: "summary").
 SUMMARY_MARKERS = ("continued from a previous conversation", "conversation compressed",
                    "[compacted]", "summary")
-CLEARED = "[Old tool result content cleared]"  # Claude Code's micro-compaction placeholder
 MANUAL_COMPACT = "<command-name>/compact</command-name>"
 SIDE_MAX_MESSAGES = 2  # a tool-less call this small, beside an agent that uses tools
 LABEL_CHARS = 60
@@ -82,21 +83,8 @@ class Split:
         return max(self.conversations, key=lambda c: len(c.calls), default=None)
 
 
-def as_content(value: Any) -> Any:
-    """``value`` without ``cache_control``, a string content as one text block."""
-    if isinstance(value, dict):
-        out = {k: as_content(v) for k, v in value.items() if k != "cache_control"}
-        if isinstance(out.get("content"), str) and ("role" in out or out.get("type")
-                                                    == "tool_result"):
-            out["content"] = [{"type": "text", "text": out["content"]}]
-        return out
-    if isinstance(value, list):
-        return [as_content(v) for v in value]
-    return value
-
-
 def same(a: Any, b: Any) -> bool:
-    return a is b or as_content(a) == as_content(b)
+    return a is b or identity.comparable(a) == identity.comparable(b)
 
 
 def session_of(request: dict[str, Any]) -> str:
@@ -185,7 +173,7 @@ def split(calls: list[Call]) -> Split:
 
 def _join(conversations: list[Conversation], call: Call) -> Conversation:
     key = (session_of(call.request), stable_system(call.request))
-    first = as_content(call.messages[0]) if call.messages else None
+    first = identity.comparable(call.messages[0]) if call.messages else None
     same_key = [c for c in reversed(conversations) if c.key == key]
     found = next((c for c in same_key if c.first == first), None)
     if found is None and same_key and _rewrites(same_key[0], call):
@@ -203,8 +191,8 @@ def _rewrites(conversation: Conversation, call: Call) -> bool:
     if call.messages and any(m in t.lower() for t in texts(call.messages[0])
                              for m in SUMMARY_MARKERS):
         return True
-    last = {json.dumps(as_content(m), sort_keys=True) for m in conversation.calls[-1].messages}
-    return any(json.dumps(as_content(m), sort_keys=True) in last for m in call.messages[1:])
+    last = {message_key(m) for m in conversation.calls[-1].messages}
+    return any(message_key(m) in last for m in call.messages[1:])
 
 
 def cleared_results(old: list[Message], new: list[Message]) -> list[str] | None:
@@ -215,7 +203,7 @@ def cleared_results(old: list[Message], new: list[Message]) -> list[str] | None:
         return None
     ids: list[str] = []
     for before, after in zip(old, new, strict=False):
-        a, b = as_content(before), as_content(after)
+        a, b = identity.comparable(before), identity.comparable(after)
         if a == b:
             continue
         blocks_a, blocks_b = a.get("content"), b.get("content")

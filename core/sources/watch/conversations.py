@@ -47,6 +47,7 @@ from core.compact.managers import Manager
 from core.events import Stage
 from core.measure import json_chars
 from core.sources.watch.identity import (
+    comparable,
     is_side_call,
     is_summary_request,
     session_of,
@@ -64,20 +65,8 @@ MAX_CONVERSATIONS = 32  # conversations whose last request is kept, most recentl
 MAX_HELD_CHARS = 64 << 20  # JSON chars of those requests' messages, at most (bar the newest)
 
 
-def _normal(value: Any) -> Any:
-    """``value`` as compared: no ``cache_control``, and a string ``content`` as the one text
-    block it stands for."""
-    if isinstance(value, dict):
-        return {k: ([{"type": "text", "text": v}] if k == "content" and isinstance(v, str)
-                    else _normal(v))
-                for k, v in value.items() if k != "cache_control"}
-    if isinstance(value, list):
-        return [_normal(v) for v in value]
-    return value
-
-
 def _key_json(message: Any) -> str:
-    return json.dumps(_normal(message), ensure_ascii=False, sort_keys=True)
+    return json.dumps(comparable(message), ensure_ascii=False, sort_keys=True)
 
 
 def _key_digest(dumped: str) -> str:
@@ -277,13 +266,13 @@ def _shrink_stage(prev: list[Any], kept: list[Any], removed: list[int], inserted
                  ledger=tuple(ledger), by=BY)
 
 
-def family_key(body: dict[str, Any], session: str | None, agent: str | None) -> str:
+def family_key(body: dict[str, Any], named: str | None, agent: str | None) -> str:
     """What the conversations of one agent of one client session share. A client that names
     its session is known by it (and the agent) alone: its system prompt can change within
     the session — Claude Code describes the model as "Opus 4.8 (1M context)" in a session's
     first run and as "Opus 4.8" once it is resumed, and rewrites the prompt on ``/model``.
-    A client that names none is known by its system prompt, volatile lines left out."""
-    named = session_of(body, session)
+    A client that names none (``named``: its session id, or None) is known by its system
+    prompt, volatile lines left out."""
     if named is not None:
         return _digest("session", named, agent or "")
     return _digest(stable_system_text(body), *([agent] if agent else []))
@@ -309,12 +298,13 @@ class Conversations:
         """Place one request in its conversation and compare it with the one before
         (``session``, ``agent``: the client's id headers, when it sent them)."""
         messages = given if isinstance(given := body.get("messages"), list) else []
-        system_key = family_key(body, session, agent)
+        named = session_of(body, session)
+        system_key = family_key(body, named, agent)
         dumped = [_key_json(m) for m in messages]
         size = sum(len(d) for d in dumped)
         keys = [_key_digest(d) for d in dumped]
         # Only a named session mixes its side calls into its conversations' family.
-        side = session_of(body, session) is not None and is_side_call(body)
+        side = named is not None and is_side_call(body)
         key = _digest(system_key, *(["side"] if side else []), dumped[0] if dumped else "")
         del dumped
         if is_summary_request(body):  # a side call: placed, never the turn to compare with

@@ -76,6 +76,19 @@ def session_of(body: dict[str, Any], header: str | None = None) -> str | None:
     return _usable(parsed.get("session_id")) if isinstance(parsed, dict) else None
 
 
+def comparable(value: Any) -> Any:
+    """``value`` as two requests are compared: no ``cache_control`` (clients move it to the
+    newest block on every call), and a string ``content`` as the one text block it stands
+    for (Claude Code sends a prompt as a block, then as a string)."""
+    if isinstance(value, dict):
+        return {k: ([{"type": "text", "text": v}] if k == "content" and isinstance(v, str)
+                    else comparable(v))
+                for k, v in value.items() if k != "cache_control"}
+    if isinstance(value, list):
+        return [comparable(v) for v in value]
+    return value
+
+
 def _volatile(text: str) -> bool:
     return text.lstrip().lower().startswith(VOLATILE_PREFIXES)
 
