@@ -138,6 +138,7 @@ class WatchRequest(Event):
     removed: int = 0
     rewritten: int = 0
     breakdown: dict[str, Any] = field(default_factory=dict)  # as in model_request
+    api: str | None = None  # "messages", "responses", "responses.compact", "chat.completions"
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -157,6 +158,8 @@ class WatchResponse(Event):
     ttfb_ms: float | None = None
     error: str | None = None
     context_tokens: int | None = None  # read from usage, as in model_response
+    api: str | None = None  # as in watch_request
+    api_usage: dict[str, Any] | None = None  # an OpenAI answer's usage as sent
 
     def __post_init__(self) -> None:
         if self.context_tokens is None:

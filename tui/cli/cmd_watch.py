@@ -29,6 +29,7 @@ from core.events import (
     dumps_event,
 )
 from core.harness_paths import HarnessPathError
+from core.sources.watch.apis import OPENAI_UPSTREAM
 from core.sources.watch.proxy import DEFAULT_UPSTREAM
 from core.sources.watch.recording import Recording
 from core.sources.watch.source import WatchOptions, WatchSource
@@ -39,11 +40,13 @@ EXIT_USAGE = 2
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
-    parser = sub.add_parser("watch", help="proxy a client's Messages-API calls and watch them")
+    parser = sub.add_parser("watch", help="proxy a client's Messages or OpenAI API calls and "
+                                          "watch them")
     parser.add_argument("--port", type=int, default=8787, help="port on 127.0.0.1 (default 8787)")
     parser.add_argument("--upstream", metavar="URL", default=None,
-                        help=f"where to forward (default $ANTHROPIC_BASE_URL, else "
-                             f"{DEFAULT_UPSTREAM})")
+                        help=f"where to forward every call (default: Messages calls to "
+                             f"$ANTHROPIC_BASE_URL, else {DEFAULT_UPSTREAM}; OpenAI calls to "
+                             f"{OPENAI_UPSTREAM})")
     parser.add_argument("--host", default=None,
                         help="bind this address instead of 127.0.0.1 (warns: others could use "
                              "your key through it)")
@@ -80,19 +83,23 @@ def upstream_port(upstream: str) -> tuple[str, int] | str:
 
 
 def options_from(args: argparse.Namespace) -> WatchOptions | str:
-    """The watch's options, or a one-line reason they cannot work."""
-    upstream = args.upstream or os.environ.get("ANTHROPIC_BASE_URL") or DEFAULT_UPSTREAM
-    where = upstream_port(upstream)
+    """The watch's options, or a one-line reason they cannot work.
+
+    ``--upstream`` sends every request there; without it, Messages calls go to
+    ``$ANTHROPIC_BASE_URL`` (else Anthropic's API) and OpenAI calls to OpenAI's API,
+    decided per request by its path (:mod:`core.sources.watch.apis`)."""
+    messages = args.upstream or os.environ.get("ANTHROPIC_BASE_URL") or DEFAULT_UPSTREAM
+    where = upstream_port(messages)
     if isinstance(where, str):
         return where
     host = args.host or "127.0.0.1"
     if (where[0] in LOCAL_HOSTS and host in LOCAL_HOSTS and where[1] == args.port):
-        return (f"the upstream {upstream} is this proxy itself (is ANTHROPIC_BASE_URL already "
+        return (f"the upstream {messages} is this proxy itself (is ANTHROPIC_BASE_URL already "
                 f"pointing at it?); pass --upstream {DEFAULT_UPSTREAM}")
     if not 0 <= args.port <= 65535:
         return f"--port must be 0-65535, not {args.port}"
-    return WatchOptions(upstream=upstream, host=host, port=args.port, root=Path.cwd(),
-                        record=not args.no_record)
+    return WatchOptions(upstream=args.upstream, messages_upstream=messages, host=host,
+                        port=args.port, root=Path.cwd(), record=not args.no_record)
 
 
 def _number(value: object) -> str:
@@ -104,7 +111,8 @@ def describe(event: Event) -> str | None:
     if isinstance(event, WatchStart):
         where = f"; recording to {event.recording}" if event.recording else ""
         return (f"watching on {event.listen} → {event.upstream}{where}\n"
-                f"  point a client at it: ANTHROPIC_BASE_URL={event.listen}")
+                f"  point a client at it: ANTHROPIC_BASE_URL={event.listen} or "
+                f"OPENAI_BASE_URL={event.listen}/v1")
     if isinstance(event, WatchRequest):
         if event.conversation is None and event.purpose == "other":
             return f"#{event.id} → {event.method} {event.path} ({_number(event.body_bytes)} bytes)"

@@ -75,7 +75,8 @@ class WatchScreen(Routed, Screen[None]):
             where = f" · recording {event.recording}" if event.recording else ""
             self.query_one("#watch-status", Static).update(
                 f"watching {event.listen} → {event.upstream}{where}\n"
-                f"point a client at it: ANTHROPIC_BASE_URL={event.listen}")
+                f"point a client at it: ANTHROPIC_BASE_URL={event.listen} or "
+                f"OPENAI_BASE_URL={event.listen}/v1")
         elif isinstance(event, WatchRequest):
             self.requests[event.id] = event
             self._last_request = event.id

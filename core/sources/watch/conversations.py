@@ -37,6 +37,7 @@ JSON itself, so the parsed history is the only copy held.
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 from collections import OrderedDict
@@ -46,19 +47,29 @@ from typing import Any
 from core.compact.managers import Manager
 from core.events import Stage
 from core.measure import json_chars
+from core.sources.watch.history_shapes import (
+    SUMMARY_MARKERS,
+    encrypted_size,
+    is_summary,
+    result_text,
+    summary_text,
+    text_of,
+    tool_ids,
+    tool_results,
+)
 from core.sources.watch.identity import (
     comparable,
     is_side_call,
     is_summary_request,
+    openai_session,
     session_of,
     stable_system_text,
 )
+from core.sources.watch.openai_requests import history, is_instructions
 
-# Claude Code starts a compacted session with "This session is being continued from a
-# previous conversation…"; the course's auto_compact with "[Conversation compressed. …]";
-# ctxlab with "[Compacted]".
-SUMMARY_MARKERS = ("continued from a previous conversation", "conversation compressed",
-                   "summary", "summarized", "[compacted]", "compacted")
+__all__ = ["SUMMARY_MARKERS", "Asks", "Change", "Conversations", "diff_requests", "family_key",
+           "message_key", "text_of", "tool_results"]
+
 PREVIEW = 160
 BY = Manager.CLIENT
 MAX_CONVERSATIONS = 32  # conversations whose last request is kept, most recently used
@@ -88,48 +99,19 @@ def _digest(*parts: str) -> str:
     return sha.hexdigest()[:8]
 
 
-def text_of(message: Any) -> str:
-    """The readable text of a message (text blocks and tool-result text), for previews."""
-    content = message.get("content") if isinstance(message, dict) else None
-    if isinstance(content, str):
-        return content
-    parts: list[str] = []
-    for block in content if isinstance(content, list) else []:
-        if not isinstance(block, dict):
-            continue
-        if block.get("type") == "text":
-            parts.append(block.get("text", ""))
-        elif block.get("type") == "tool_result":
-            parts.append(_result_text(block.get("content")))
-    return " ".join(parts)
+@dataclass(frozen=True)
+class Asks:
+    """What an OpenAI request asks of its conversation, read from its body and the client's
+    headers: ``summary`` — the client's compaction request (Codex's checkpoint summary or
+    remote ``compaction_trigger``, a ``/responses/compact`` call), whose effect shows on the
+    next request; ``aside`` — a call beside the turns (Codex's prewarm), placed but never
+    compared; ``follows_response`` — ``previous_response_id`` is set, so the body holds only
+    the new items; ``trigger`` — the client's word for what set a compaction off."""
 
-
-def _result_text(content: Any) -> str:
-    if isinstance(content, str):
-        return content
-    if isinstance(content, list):
-        return " ".join(b.get("text", "") for b in content if isinstance(b, dict))
-    return ""
-
-
-def tool_results(messages: list[Any]) -> dict[str, Any]:
-    """tool_use_id → the result's content, over the whole list."""
-    found: dict[str, Any] = {}
-    for message in messages:
-        content = message.get("content") if isinstance(message, dict) else None
-        for block in content if isinstance(content, list) else []:
-            if isinstance(block, dict) and block.get("type") == "tool_result":
-                found[str(block.get("tool_use_id"))] = block.get("content", "")
-    return found
-
-
-def _tool_ids(message: Any) -> list[str]:
-    content = message.get("content") if isinstance(message, dict) else None
-    ids = []
-    for block in content if isinstance(content, list) else []:
-        if isinstance(block, dict) and block.get("type") in ("tool_use", "tool_result"):
-            ids.append(str(block.get("id") or block.get("tool_use_id")))
-    return ids
+    summary: bool = False
+    aside: bool = False
+    follows_response: bool = False
+    trigger: str | None = None
 
 
 @dataclass(frozen=True)
@@ -153,6 +135,7 @@ class _Conversation:
     size: int = 0  # JSON chars of ``messages``
     first_keys: set[str] = field(default_factory=set)  # the keys it is found by
     summary_asked: bool = False  # the client asked for a summary since the last turn
+    trigger: str | None = None  # what set that off, in the client's word (Codex's)
 
 
 def _result_key(content: Any) -> str:
@@ -181,15 +164,15 @@ def diff_requests(prev: list[Any], cur: list[Any], *, from_request: int,
     rewritten_ids = [i for i, v in prev_results.items() if i in cur_results
                      and _result_key(v) != _result_key(cur_results[i])]
     removed = [i for i, k in enumerate(prev_keys) if k not in cur_set
-               and not any(t in cur_results or t in rewritten_ids for t in _tool_ids(prev[i]))
+               and not any(t in cur_results or t in rewritten_ids for t in tool_ids(prev[i]))
                and not (i < len(cur) and _same_slot(prev[i], cur[i]))]
     # The new tail: messages after the last one carried over from ``prev``.
     prev_set = set(prev_keys)
     last_kept = max((j for j, k in enumerate(cur_keys) if k in prev_set), default=-1)
     if rewritten_ids:
         last_kept = max(last_kept, max(j for j, m in enumerate(cur)
-                                       if set(_tool_ids(m)) & set(rewritten_ids)))
-    if last_kept == -1 and cur and _is_summary(cur[0]):
+                                       if set(tool_ids(m)) & set(rewritten_ids)))
+    if last_kept == -1 and cur and is_summary(cur[0]):
         last_kept = 0  # the summary stands in for the past; what follows it is new
     appended = len(cur) - last_kept - 1
     kept = cur[: last_kept + 1]
@@ -202,37 +185,21 @@ def diff_requests(prev: list[Any], cur: list[Any], *, from_request: int,
         stages.append(_micro_stage(prev, kept, prev_results, cur_results, shrunk, where))
     if removed:
         inserted = [m for m, k in zip(kept, cur_keys, strict=False) if k not in prev_set
-                    and not set(_tool_ids(m)) & set(rewritten_ids)]
-        if summary_asked and not any(_is_summary(m) for m in inserted):
-            inserted = [m for m in kept if _is_summary(m)][:1]
+                    and not set(tool_ids(m)) & set(rewritten_ids)]
+        if summary_asked and not any(is_summary(m) for m in inserted):
+            inserted = [m for m in kept if is_summary(m)][:1]
         stages.append(_shrink_stage(prev, kept, removed, inserted, where))
     rewritten = len(rewritten_ids) + sum(
         1 for i in range(min(len(prev), len(cur)))
         if prev_keys[i] != cur_keys[i] and i not in removed and _same_slot(prev[i], cur[i])
-        and not set(_tool_ids(prev[i])) & set(rewritten_ids))
+        and not set(tool_ids(prev[i])) & set(rewritten_ids))
     return appended, len(removed), rewritten, tuple(stages)
-
-
-def _is_summary(message: Any) -> bool:
-    text = text_of(message).lower()
-    return any(marker in text for marker in SUMMARY_MARKERS)
-
-
-def _summary_text(message: Any) -> str:
-    """The text of a summary message's block that holds the summary (Claude Code puts a
-    reminder block before it in the same message)."""
-    content = message.get("content") if isinstance(message, dict) else None
-    for block in content if isinstance(content, list) else []:
-        text = block.get("text") if isinstance(block, dict) else None
-        if isinstance(text, str) and any(m in text.lower() for m in SUMMARY_MARKERS):
-            return text
-    return text_of(message)
 
 
 def _same_slot(a: Any, b: Any) -> bool:
     """A message rewritten in place: same role, same tool ids, different content."""
     return (isinstance(a, dict) and isinstance(b, dict) and a.get("role") == b.get("role")
-            and _tool_ids(a) == _tool_ids(b) and bool(_tool_ids(a)))
+            and tool_ids(a) == tool_ids(b) and bool(tool_ids(a)))
 
 
 def _micro_stage(prev: list[Any], kept: list[Any], prev_results: dict[str, Any],
@@ -240,7 +207,7 @@ def _micro_stage(prev: list[Any], kept: list[Any], prev_results: dict[str, Any],
     ledger = tuple(
         {"tool_use_id": i, "stage": "client_micro_compact",
          "chars": json_chars(prev_results[i]), "after_chars": json_chars(cur_results[i]),
-         "placeholder": _result_text(cur_results[i])[:PREVIEW], **where}
+         "placeholder": result_text(cur_results[i])[:PREVIEW], **where}
         for i in ids)
     return Stage(stage="client_micro_compact", before_chars=json_chars(prev),
                  after_chars=json_chars(kept), before_messages=len(prev),
@@ -249,24 +216,27 @@ def _micro_stage(prev: list[Any], kept: list[Any], prev_results: dict[str, Any],
 
 def _shrink_stage(prev: list[Any], kept: list[Any], removed: list[int], inserted: list[Any],
                   where: dict[str, str]) -> Stage:
-    summary = next((m for m in inserted if _is_summary(m)), None)
+    summary = next((m for m in inserted if is_summary(m)), None)
     name = "client_summary" if summary is not None else "client_truncate"
     ledger: list[dict[str, Any]] = [
         {"stage": name, "message_index": i, "role": prev[i].get("role"),
          "chars": json_chars(prev[i]), "preview": text_of(prev[i])[:PREVIEW],
-         "tool_use_ids": _tool_ids(prev[i]), **where}
+         "tool_use_ids": tool_ids(prev[i]), **where}
         for i in removed]
     if summary is not None:
-        ledger.append({"stage": name, "summary": _summary_text(summary)[:PREVIEW],
+        encrypted = encrypted_size(summary)
+        ledger.append({"stage": name, "summary": summary_text(summary)[:PREVIEW],
                        "chars": json_chars(summary),
+                       **({"encrypted_chars": encrypted} if encrypted is not None else {}),
                        **{k: v for k, v in where.items() if k == "conversation"}})
-    ids = tuple(t for i in removed for t in _tool_ids(prev[i]))
+    ids = tuple(t for i in removed for t in tool_ids(prev[i]))
     return Stage(stage=name, before_chars=json_chars(prev), after_chars=json_chars(kept),
                  before_messages=len(prev), after_messages=len(kept), tool_use_ids=ids,
                  ledger=tuple(ledger), by=BY)
 
 
-def family_key(body: dict[str, Any], named: str | None, agent: str | None) -> str:
+def family_key(body: dict[str, Any], named: str | None, agent: str | None, *,
+               api_openai: bool = False) -> str:
     """What the conversations of one agent of one client session share. A client that names
     its session is known by it (and the agent) alone: its system prompt can change within
     the session — Claude Code describes the model as "Opus 4.8 (1M context)" in a session's
@@ -275,7 +245,8 @@ def family_key(body: dict[str, Any], named: str | None, agent: str | None) -> st
     prompt, volatile lines left out."""
     if named is not None:
         return _digest("session", named, agent or "")
-    return _digest(stable_system_text(body), *([agent] if agent else []))
+    return _digest(stable_system_text(body, api_openai=api_openai),
+                   *([agent] if agent else []))
 
 
 class Conversations:
@@ -294,24 +265,42 @@ class Conversations:
         return len(self._held), self.held_chars
 
     def observe(self, request_id: int, body: dict[str, Any], session: str | None = None,
-                agent: str | None = None) -> Change:
+                agent: str | None = None, *, asks: Asks | None = None) -> Change:
         """Place one request in its conversation and compare it with the one before
-        (``session``, ``agent``: the client's id headers, when it sent them)."""
-        messages = given if isinstance(given := body.get("messages"), list) else []
-        named = session_of(body, session)
-        system_key = family_key(body, named, agent)
+        (``session``, ``agent``: the client's id headers, when it sent them; ``asks``: an
+        OpenAI request, and what it asks for)."""
+        openai = asks is not None
+        messages = history(body) if openai else (
+            given if isinstance(given := body.get("messages"), list) else [])
+        named = openai_session(body, session) if openai else session_of(body, session)
+        system_key = family_key(body, named, agent, api_openai=openai)
         dumped = [_key_json(m) for m in messages]
         size = sum(len(d) for d in dumped)
         keys = [_key_digest(d) for d in dumped]
         # Only a named session mixes its side calls into its conversations' family.
-        side = named is not None and is_side_call(body)
-        key = _digest(system_key, *(["side"] if side else []), dumped[0] if dumped else "")
+        side = named is not None and is_side_call(body, api_openai=openai)
+        # An OpenAI history opens with its instructions: the first entry after them tells
+        # two conversations apart, as a Messages request's first message does.
+        first = next((i for i, m in enumerate(messages) if not is_instructions(m)), 0) \
+            if openai else 0
+        key = _digest(system_key, *(["side"] if side else []),
+                      dumped[first] if first < len(dumped) else "")
         del dumped
-        if is_summary_request(body):  # a side call: placed, never the turn to compare with
+        summary_asked = asks.summary if asks is not None else is_summary_request(body)
+        if summary_asked or (asks is not None and asks.aside):
+            # a side call: placed, never the turn to compare with
             known = self._find(self._by_key.get(key))
-            if known is not None:
+            if known is not None and summary_asked:
                 known.summary_asked = True
+                known.trigger = asks.trigger if asks is not None else None
             return Change(conversation=known.id if known else f"c{key}")
+        if asks is not None and asks.follows_response:
+            chained = self._find(self._latest_by_system.get(system_key))
+            if chained is not None:  # only the new items are sent: all appended
+                chained.messages = chained.messages + messages
+                chained.keys, chained.request_id = chained.keys + keys, request_id
+                self._keep(chained, key, chained.size + size)
+                return Change(chained.id, appended=len(messages))
         conv = self._find(self._by_key.get(key)) or (
             None if side else self._continued(system_key, messages, keys))
         if conv is None:
@@ -322,7 +311,9 @@ class Conversations:
         appended, removed, rewritten, stages = diff_requests(
             conv.messages, messages, from_request=conv.request_id, prev_keys=conv.keys,
             cur_keys=keys, conversation=conv.id, summary_asked=conv.summary_asked)
-        conv.summary_asked = False
+        if conv.trigger is not None:
+            stages = tuple(dataclasses.replace(s, trigger=conv.trigger) for s in stages)
+        conv.summary_asked, conv.trigger = False, None
         conv.messages, conv.keys, conv.request_id = messages, keys, request_id
         self._keep(conv, key, size, latest=not side)
         return Change(conv.id, appended, removed, rewritten, stages)
@@ -364,7 +355,7 @@ class Conversations:
         if conv is None or not messages or len(conv.messages) < 2:
             return None
         # After the client asked for a summary, its next new history is the compacted one.
-        starts_with_summary = conv.summary_asked or _is_summary(messages[0])
+        starts_with_summary = conv.summary_asked or is_summary(messages[0])
         # An assistant message carried over: a subagent's first request shares reminders
         # and system messages with its siblings, never a reply.
         replies = {k for k, m in zip(conv.keys, conv.messages, strict=False)

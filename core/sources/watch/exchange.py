@@ -17,9 +17,13 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from core.events import Event, WatchRequest, WatchResponse
+from core.measure import estimate_tokens
+from core.sources.watch import openai_requests
 from core.sources.watch.analysis import analyse_request, response_facts
-from core.sources.watch.conversations import Conversations
-from core.sources.watch.sse import DECODED_LIMIT, read_response
+from core.sources.watch.apis import MESSAGES, RESPONSES_COMPACT, api_of, is_openai
+from core.sources.watch.conversations import Asks, Conversations
+from core.sources.watch.openai_stream import final_facts, read_openai_response
+from core.sources.watch.sse import DECODED_LIMIT, read_response, readable_encoding
 
 # Bytes of one response kept for reading once the exchange is over: the client gets every
 # byte as it comes, the watch keeps the first RESPONSE_BUDGET and the last TAIL (where a
@@ -38,8 +42,10 @@ class Exchange:
     path: str
     body: bytes
     started: float  # wall-clock seconds (time.time())
-    session: str | None = None  # the client's session header (identity.SESSION_HEADER)
+    session: str | None = None  # the client's session header (identity.SESSION_HEADERS)
     agent: str | None = None  # the client's agent header (identity.AGENT_HEADER)
+    window: str | None = None  # Codex's ``x-codex-window-id`` (thread:compactions)
+    turn_metadata: str | None = None  # Codex's ``x-codex-turn-metadata`` (JSON, no secret)
     status: int | None = None
     content_type: str | None = None
     content_encoding: str | None = None
@@ -80,7 +86,12 @@ class Exchange:
 
 
 def is_messages_call(path: str) -> bool:
-    return path.rstrip("/").endswith("/v1/messages")
+    return api_of(path) == MESSAGES
+
+
+def is_model_call(path: str) -> bool:
+    """A call of one of the APIs the watch reads and records (Messages or OpenAI's)."""
+    return api_of(path) is not None
 
 
 def iso(seconds: float) -> str:
@@ -113,8 +124,11 @@ def measure_request(x: Exchange, conversations: Conversations
     """The parsed body, its ``watch_request`` and the client stages it reveals (pure but for
     ``conversations``, which remembers the previous request of each conversation)."""
     body = _parse(x.body)
+    api = api_of(x.path)
     base = WatchRequest(id=x.id, method=x.method, path=x.path, time=iso(x.started),
-                        body_bytes=len(x.body))
+                        body_bytes=len(x.body), api=api)
+    if isinstance(body, dict) and is_openai(api):
+        return body, *_measure_openai(x, body, str(api), conversations)
     if not isinstance(body, dict) or not x.path.rstrip("/").endswith(
             ("/v1/messages", "/count_tokens")):
         return body, base, ()
@@ -131,6 +145,43 @@ def measure_request(x: Exchange, conversations: Conversations
     return body, event, change.stages if change else ()
 
 
+def openai_asks(api: str, body: dict[str, Any], metadata: dict[str, Any]) -> Asks:
+    """What an OpenAI request asks of its conversation (see :class:`Asks`)."""
+    kind = metadata.get("request_kind")
+    summary = (api == RESPONSES_COMPACT or kind == "compaction"
+               or openai_requests.is_compaction_trigger(body)
+               or openai_requests.is_checkpoint_request(body))
+    return Asks(summary=summary, aside=kind == "prewarm",
+                follows_response=bool(body.get("previous_response_id")),
+                trigger=openai_requests.compaction_trigger(metadata) if summary else None)
+
+
+def _measure_openai(x: Exchange, body: dict[str, Any], api: str,
+                    conversations: Conversations) -> tuple[WatchRequest, tuple[Event, ...]]:
+    metadata = openai_requests.turn_metadata(x.turn_metadata)
+    measured = openai_requests.measure(body)
+    change = conversations.observe(x.id, body, x.session, x.agent,
+                                   asks=openai_asks(api, body, metadata))
+    breakdown = measured.breakdown
+    part = breakdown.get
+    model = body.get("model")
+    return WatchRequest(
+        id=x.id, method=x.method, path=x.path, time=iso(x.started), body_bytes=len(x.body),
+        api=api, model=model if isinstance(model, str) else None,
+        purpose=openai_requests.guess_purpose(api, body, metadata),
+        stream=bool(body.get("stream")), conversation=change.conversation,
+        messages=measured.items, chars=measured.chars,
+        est_tokens=estimate_tokens(measured.sent_text), breakdown=breakdown,
+        categories={"system": part("system", 0), "tool definitions": part("tools", 0),
+                    "messages": part("text", 0) + part("system_messages", 0)
+                    + part("summaries", 0) + part("structure", 0),
+                    "tool calls": part("tool_calls", 0),
+                    "tool results": part("tool_results", 0),
+                    "thinking": part("thinking", 0), "images": part("images", 0)},
+        appended=change.appended, removed=change.removed, rewritten=change.rewritten,
+    ), change.stages
+
+
 def _problem(said: str | None, transport: str | None) -> str | None:
     """What the API said went wrong first, then what happened on the wire (a client that
     hangs up on an SSE ``error`` event is the usual end of that stream, not the news)."""
@@ -140,9 +191,15 @@ def _problem(said: str | None, transport: str | None) -> str | None:
 
 
 def read_exchange(x: Exchange) -> tuple[dict[str, Any] | None, WatchResponse, list[str]]:
-    """The final Message (or error body), the ``watch_response``, and notes on what of the
-    response the watch did not read (the client got it whole either way)."""
-    message, error, cut = read_response(x.response, x.content_type, x.content_encoding)
+    """The final Message, Response or chat.completion (or error body), the
+    ``watch_response``, and notes on what of the response the watch did not read (the
+    client got it whole either way)."""
+    api = api_of(x.path)
+    if is_openai(api):
+        message, error, cut = read_openai_response(
+            x.response, x.content_type, x.content_encoding, str(api))
+    else:
+        message, error, cut = read_response(x.response, x.content_type, x.content_encoding)
     notes = []
     if x.dropped:
         notes.append(f"response truncated: {x.kept:,} of {x.kept + x.dropped:,} bytes read "
@@ -150,13 +207,19 @@ def read_exchange(x: Exchange) -> tuple[dict[str, Any] | None, WatchResponse, li
     if cut:
         notes.append(f"response truncated: decompressed to its first {DECODED_LIMIT:,} bytes "
                      f"({x.content_encoding}; the client got it whole)")
-    stop_reason, usage = response_facts(message)
+    if x.response and not readable_encoding(x.content_encoding):
+        notes.append(f"response not read: {x.content_encoding}-encoded, which the watch "
+                     "cannot decode here (the client got it as sent)")
+    if is_openai(api):
+        stop_reason, usage, sent = final_facts(str(api), message)
+    else:
+        (stop_reason, usage), sent = response_facts(message), None
     transport = "; ".join(([x.error] if x.error else []) + notes) or None
     return message, WatchResponse(
         id=x.id, status=x.status, stop_reason=stop_reason, usage=usage,
         duration_ms=round(x.duration_ms or 0.0, 3),
         ttfb_ms=None if x.ttfb_ms is None else round(x.ttfb_ms, 3),
-        error=_problem(_error_text(error), transport)), notes
+        error=_problem(_error_text(error), transport), api=api, api_usage=sent), notes
 
 
 def response_event(x: Exchange) -> tuple[dict[str, Any] | None, WatchResponse]:

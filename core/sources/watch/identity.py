@@ -32,8 +32,14 @@ import re
 from typing import Any
 
 from core.messages import system_text
+from core.sources.watch import openai_requests as openai
 
 SESSION_HEADER = "x-claude-code-session-id"
+# The session headers, first found wins: Claude Code's, then Codex's (it sends both of its
+# own, equal; ``thread-id`` stays the same across a compaction).
+SESSION_HEADERS = (SESSION_HEADER, "session-id", "thread-id")
+CODEX_WINDOW_HEADER = "x-codex-window-id"  # "<thread>:<compactions so far>"
+CODEX_METADATA_HEADER = "x-codex-turn-metadata"  # JSON: request_kind, compaction.trigger…
 AGENT_HEADER = "x-claude-code-agent-id"
 # System lines that change within one conversation and say nothing of its context.
 VOLATILE_PREFIXES = ("x-anthropic-billing-header:",)
@@ -93,9 +99,12 @@ def _volatile(text: str) -> bool:
     return text.lstrip().lower().startswith(VOLATILE_PREFIXES)
 
 
-def stable_system_text(body: dict[str, Any]) -> str:
+def stable_system_text(body: dict[str, Any], *, api_openai: bool = False) -> str:
     """The system prompt as text without its volatile header lines (a block of them, or
-    such a line of a string prompt)."""
+    such a line of a string prompt); of an OpenAI request, its ``instructions`` or leading
+    system/developer messages."""
+    if api_openai:
+        return openai.instructions_text(body)
     system = body.get("system")
     if isinstance(system, str):
         return "\n".join(line for line in system.split("\n") if not _volatile(line))
@@ -128,11 +137,22 @@ def is_summary_request(body: dict[str, Any]) -> bool:
     return any(task in text for task in SUMMARY_TASKS)
 
 
-def is_side_call(body: dict[str, Any]) -> bool:
+def openai_session(body: dict[str, Any], header: str | None = None) -> str | None:
+    """An OpenAI client's session: its session or thread header (Codex sends both), else
+    the body's ``prompt_cache_key`` (Codex sets it to the thread id; other clients to
+    whatever keeps one conversation's cache warm)."""
+    return _usable(header) or _usable(body.get("prompt_cache_key"))
+
+
+def is_side_call(body: dict[str, Any], *, api_openai: bool = False) -> bool:
     """A call beside the conversation, never a turn of it: a ``max_tokens: 1`` probe, or a
     small call without tools (Claude Code's titles and topic checks). It shares the session
     of the conversation it is about, so it must not be taken for that conversation's next
-    request, nor for its continuation after a compaction."""
+    request, nor for its continuation after a compaction. An OpenAI request's instructions
+    messages are not counted as history."""
+    if api_openai:
+        items = [i for i in openai.history(body) if not openai.is_instructions(i)]
+        return not body.get("tools") and len(items) <= 2
     messages = body.get("messages")
     small = not isinstance(messages, list) or len(messages) <= 2
     return body.get("max_tokens") == 1 or (not body.get("tools") and small)

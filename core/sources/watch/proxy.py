@@ -18,18 +18,24 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 
 import aiohttp
 from aiohttp import web
 from yarl import URL
 
+from core.sources.watch.apis import ANTHROPIC_UPSTREAM, Upstreams, api_of, error_body
 from core.sources.watch.exchange import Exchange
-from core.sources.watch.identity import AGENT_HEADER, SESSION_HEADER, header_id
+from core.sources.watch.identity import (
+    AGENT_HEADER,
+    CODEX_METADATA_HEADER,
+    CODEX_WINDOW_HEADER,
+    SESSION_HEADERS,
+    header_id,
+)
 
-DEFAULT_UPSTREAM = "https://api.anthropic.com"
+DEFAULT_UPSTREAM = ANTHROPIC_UPSTREAM
 HOP_BY_HOP = frozenset({
     "connection", "keep-alive", "proxy-authenticate", "proxy-authorization", "te",
     "trailer", "trailers", "transfer-encoding", "upgrade", "host", "content-length",
@@ -39,21 +45,37 @@ MAX_BODY = 1 << 30  # a request body of up to 1 GiB is forwarded
 
 
 Observer = Callable[[Exchange], Awaitable[None]]
+MAX_METADATA = 8192  # characters of Codex's turn metadata header kept
 
 
-def _error_body(message: str) -> bytes:
-    return json.dumps({"type": "error", "error": {"type": "api_error", "message": message}}
-                      ).encode()
+def _metadata(value: str | None) -> str | None:
+    return value if value and len(value) <= MAX_METADATA else None
+
+
+UPGRADE_REFUSED = ("ctxlab watch proxies HTTP only: WebSocket upgrades are refused so the "
+                   "client falls back to HTTP at once")
+
+
+def is_websocket(request: web.Request) -> bool:
+    return request.headers.get("upgrade", "").lower() == "websocket"
+
+
+def _session(headers: Mapping[str, str]) -> str | None:
+    """The client's session id: the first of its session headers it sent."""
+    return next((found for name in SESSION_HEADERS
+                 if (found := header_id(headers.get(name))) is not None), None)
 
 
 class WatchProxy:
     """A running proxy: ``await start()``, ``url``, ``await stop()``."""
 
-    def __init__(self, upstream: str = DEFAULT_UPSTREAM, *, host: str = "127.0.0.1",
+    def __init__(self, upstream: str | Upstreams | None = DEFAULT_UPSTREAM, *,
+                 host: str = "127.0.0.1",
                  port: int = 8787, on_request: Observer | None = None,
                  on_response: Observer | None = None, connect_timeout: float = 30.0,
                  read_timeout: float = 600.0) -> None:
-        self.upstream = URL(upstream.rstrip("/"))
+        self.upstreams = upstream if isinstance(upstream, Upstreams) else \
+            Upstreams.of(upstream)
         self.host, self.port = host, port
         self.on_request, self.on_response = on_request, on_response
         self.timeout = aiohttp.ClientTimeout(total=None, sock_connect=connect_timeout,
@@ -62,6 +84,11 @@ class WatchProxy:
         self._runner: web.AppRunner | None = None
         self._session: aiohttp.ClientSession | None = None
         self._tasks: set[asyncio.Task[None]] = set()
+
+    @property
+    def upstream(self) -> str:
+        """Where requests go, as ``watch_start`` says it."""
+        return self.upstreams.describe()
 
     @property
     def url(self) -> str:
@@ -100,18 +127,24 @@ class WatchProxy:
     # -- one request -----------------------------------------------------------------------
 
     async def _handle(self, request: web.Request) -> web.StreamResponse:
+        if is_websocket(request):  # refused before it is counted: no exchange happened
+            return web.json_response({"error": {"message": UPGRADE_REFUSED,
+                                                "type": "upgrade_required"}},
+                                     status=426)
         self._ids += 1
         number = self._ids  # taken before the first await: requests interleave
         body = await request.read()
+        given = request.headers
         x = Exchange(id=number, method=request.method, path=request.path, body=body,
-                     started=time.time(), session=header_id(request.headers.get(SESSION_HEADER)),
-                     agent=header_id(request.headers.get(AGENT_HEADER)))
+                     started=time.time(), session=_session(given),
+                     agent=header_id(given.get(AGENT_HEADER)),
+                     window=header_id(given.get(CODEX_WINDOW_HEADER)),
+                     turn_metadata=_metadata(given.get(CODEX_METADATA_HEADER)))
         t0 = time.perf_counter()
         if self.on_request is not None:
             self._spawn(self.on_request(x))
         headers = [(k, v) for k, v in request.headers.items() if k.lower() not in HOP_BY_HOP]
-        target = self.upstream.with_path(self.upstream.path.rstrip("/") + request.raw_path,
-                                         encoded=True)
+        target = self.upstreams.target(request.raw_path)
         try:
             return await self._forward(request, x, target, headers, t0)
         finally:
@@ -175,7 +208,7 @@ class WatchProxy:
 
     def _fail(self, x: Exchange, status: int, message: str) -> web.Response:
         x.status, x.error, x.content_type = status, message, "application/json"
-        body = _error_body(message)
+        body = error_body(api_of(x.path), message)
         x.chunks = [body]
         return web.Response(status=status, body=body, content_type="application/json")
 

@@ -3,10 +3,10 @@
 It starts the proxy and turns each exchange into events: ``watch_request`` (the measure,
 the purpose guess and the difference with the previous request of the conversation), the
 client's own compaction as ``stage`` events with ``by="client"``, then ``watch_response``
-(status, stop reason, the real usage, timing, what went wrong). Every Messages call is
-appended to the recording. Parsing and measuring run in a separate process
-(:mod:`core.sources.watch.worker`), one request at a time in arrival order, so a body of tens of MB
-never stalls the proxy or a UI on its loop.
+(status, stop reason, the real usage, timing, what went wrong). Every Messages, Responses
+and Chat Completions call is appended to the recording. Parsing and measuring run in a
+separate process (:mod:`core.sources.watch.worker`), one request at a time in arrival
+order, so a body of tens of MB never stalls the proxy or a UI on its loop.
 """
 
 from __future__ import annotations
@@ -21,7 +21,8 @@ from typing import Self
 from core.events import Error, Event, RunStart, WatchRequest, WatchResponse, WatchStart
 from core.sources import Capability, Source
 from core.sources.watch import worker
-from core.sources.watch.exchange import Exchange, is_messages_call, iso, read_exchange
+from core.sources.watch.apis import MESSAGES, Upstreams, api_of
+from core.sources.watch.exchange import Exchange, is_model_call, iso, read_exchange
 from core.sources.watch.proxy import DEFAULT_UPSTREAM, WatchProxy
 from core.sources.watch.recording import REENCODED_NOTE, Recording, raw_record_line, utf8_body
 
@@ -68,7 +69,11 @@ class Recordable:
 
 @dataclass
 class WatchOptions:
-    upstream: str = DEFAULT_UPSTREAM
+    """``upstream``: where every request goes; ``None``: each to its API's host, Messages
+    calls to ``messages_upstream`` (:class:`core.sources.watch.apis.Upstreams`)."""
+
+    upstream: str | None = None
+    messages_upstream: str = DEFAULT_UPSTREAM
     host: str = "127.0.0.1"
     port: int = 8787
     root: Path = field(default_factory=Path.cwd)  # the recording goes under root/.ctxlab/watch
@@ -96,7 +101,8 @@ class WatchSource(Source):
         self.options = options
         self.name = "watch"
         self.recording = Recording(options.root) if options.record else None
-        self.proxy = WatchProxy(options.upstream, host=options.host, port=options.port,
+        self.proxy = WatchProxy(Upstreams.of(options.upstream, options.messages_upstream),
+                                host=options.host, port=options.port,
                                 on_request=self._on_request, on_response=self._on_response,
                                 read_timeout=options.read_timeout)
         self.ready = asyncio.Event()
@@ -132,7 +138,7 @@ class WatchSource(Source):
     async def play(self) -> None:
         """Say where it listens, then serve until :meth:`finish`."""
         where = str(self.recording.path) if self.recording else ""
-        self.emit(WatchStart(listen=self.proxy.url, upstream=str(self.proxy.upstream),
+        self.emit(WatchStart(listen=self.proxy.url, upstream=self.proxy.upstream,
                              recording=where))
         self.ready.set()
         await self.controls.until_finished()
@@ -201,12 +207,14 @@ class WatchSource(Source):
 
     def _finish(self, x: Exchange, measured: Recordable) -> WatchResponse:
         message, event, notes = read_exchange(x)
-        if self.recording is not None and is_messages_call(x.path) and measured.how:
+        if self.recording is not None and is_model_call(x.path) and measured.how:
+            api = api_of(x.path)
             request = x.body
             if measured.how == worker.REENCODED:
                 request, notes = utf8_body(x.body), [REENCODED_NOTE, *notes]
             self.recording.append(raw_record_line(
-                request, message, request_id=x.id, conversation=measured.conversation,
+                request, message, api=None if api == MESSAGES else api,
+                request_id=x.id, conversation=measured.conversation,
                 timestamp=iso(x.started), status=x.status,
                 duration_ms=event.duration_ms, ttfb_ms=event.ttfb_ms, error=event.error,
                 notes=notes or None))

@@ -8,8 +8,9 @@ block or delta kinds survive as they came instead of being dropped.
 
 Deltas are collected in lists and joined once per block, so assembling a stream takes time
 linear in its length (``s = s + delta`` copied the whole text at every delta, quadratic in
-the stream's length). A compressed body is decompressed to at most :data:`DECODED_LIMIT`
-bytes, so a small gzip bomb never becomes gigabytes here; what is cut is said.
+the stream's length). A compressed body (gzip, deflate, brotli, zstd) is decompressed to
+at most :data:`DECODED_LIMIT` bytes, so a small gzip bomb never becomes gigabytes here;
+what is cut is said.
 """
 
 from __future__ import annotations
@@ -162,6 +163,31 @@ def _unbrotli(raw: bytes, limit: int) -> tuple[bytes, bool]:
     return b"".join(out), False
 
 
+def _unzstd(raw: bytes, limit: int) -> tuple[bytes, bool]:
+    import zstandard
+
+    reader = zstandard.ZstdDecompressor().stream_reader(raw)
+    body = reader.read(limit)
+    return body, len(body) >= limit and bool(reader.read(1))
+
+
+def _zstd_available() -> bool:
+    try:
+        import zstandard  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+def readable_encoding(encoding: str | None) -> bool:
+    """Can the watch decode a body of this ``content-encoding`` (Codex asks for
+    ``zstd,gzip``; zstd needs the optional ``zstandard`` package)?"""
+    encoding = (encoding or "identity").strip().lower()
+    if encoding == "zstd":
+        return _zstd_available()
+    return encoding in ("", "identity", "gzip", "x-gzip", "deflate", "br")
+
+
 def decoded(raw: bytes, encoding: str | None, limit: int = DECODED_LIMIT
             ) -> tuple[bytes | None, bool]:
     """The body as the server meant it (the proxy forwards it encoded), at most ``limit``
@@ -177,7 +203,9 @@ def decoded(raw: bytes, encoding: str | None, limit: int = DECODED_LIMIT
             return _inflate(raw, limit)
         if encoding == "br":
             return _unbrotli(raw, limit)
-    except Exception:  # no brotli, or a corrupt body: a body this side cannot read
+        if encoding == "zstd":
+            return _unzstd(raw, limit)
+    except Exception:  # no brotli or zstandard, or a corrupt body: one this side cannot read
         return None, False
     return None, False
 

@@ -1,0 +1,267 @@
+"""A recorded OpenAI answer back into its final object: a Response, or a chat.completion.
+
+Like :mod:`core.sources.watch.sse` for the Messages API, this runs once the exchange is
+over, on the bytes the client already has, and works on plain dicts so unknown item or
+event kinds survive as they came.
+
+* Responses API streams (``event: response.*``): the final event (``response.completed``,
+  ``response.incomplete`` or ``response.failed``) carries the whole Response; its ``output``
+  is filled from the ``response.output_item.done`` items when it came empty (the API may
+  leave it so). A stream cut before its final event gives what had arrived: the
+  ``response.created`` Response with the items done so far and the text and arguments of
+  the ones still open, assembled from their deltas.
+* Chat Completions streams (``data: {chunk}`` … ``data: [DONE]``): one ``chat.completion``
+  with each choice's message assembled from its deltas (content, tool calls by index,
+  reasoning content), the last ``finish_reason`` and the ``usage`` of the last chunk (sent
+  only with ``stream_options.include_usage``).
+
+Usage is read in OpenAI's terms, where cached input is *part of* the input count, and
+mapped to the Messages-shaped ``usage`` every ctxlab view reads (:func:`messages_usage`).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable
+from typing import Any
+
+from core.sources.watch.sse import ServerEvent, decoded, iter_sse
+from core.usage import Usage
+
+FINAL_EVENTS = ("response.completed", "response.incomplete", "response.failed")
+
+
+def _load(event: ServerEvent) -> dict[str, Any] | None:
+    try:
+        data = json.loads(event.data)
+    except ValueError:
+        return None
+    return data if isinstance(data, dict) else None
+
+
+class _Items:
+    """The output items of a Responses stream by ``output_index``, with the deltas of the
+    ones not done yet collected in lists (joined once: linear in the stream's length)."""
+
+    def __init__(self) -> None:
+        self.items: dict[int, dict[str, Any]] = {}
+        self.done: set[int] = set()
+        self.parts: dict[tuple[int, str], list[str]] = {}
+
+    def add(self, index: Any, item: Any, done: bool) -> None:
+        if isinstance(index, int) and isinstance(item, dict):
+            self.items[index] = dict(item)
+            if done:
+                self.done.add(index)
+                for key in [k for k in self.parts if k[0] == index]:
+                    del self.parts[key]
+
+    def delta(self, index: Any, key: str, piece: Any) -> None:
+        if isinstance(index, int) and index not in self.done and isinstance(piece, str):
+            self.parts.setdefault((index, key), []).append(piece)
+
+    def output(self) -> list[dict[str, Any]]:
+        """Every item in order; an unfinished one with what its deltas said so far."""
+        out = []
+        for index in sorted(self.items):
+            item = self.items[index]
+            text = "".join(self.parts.get((index, "text"), []))
+            if text:
+                item["content"] = [{"type": "output_text", "text": text}]
+            arguments = "".join(self.parts.get((index, "arguments"), []))
+            if arguments:
+                item["arguments"] = arguments
+            out.append(item)
+        return out
+
+
+def assemble_responses(events: Iterable[ServerEvent]
+                       ) -> tuple[dict[str, Any] | None, dict[str, Any] | None]:
+    """The final Response of a Responses stream and its ``error`` event, if any."""
+    response: dict[str, Any] | None = None
+    error: dict[str, Any] | None = None
+    items = _Items()
+    final = False
+    for event in events:
+        data = _load(event)
+        if data is None:
+            continue
+        kind = data.get("type", event.event)
+        if kind == "error":
+            error = data
+        elif kind in FINAL_EVENTS or (kind in ("response.created", "response.in_progress")
+                                      and not final):
+            if isinstance(data.get("response"), dict):
+                response, final = dict(data["response"]), kind in FINAL_EVENTS
+        elif kind in ("response.output_item.added", "response.output_item.done"):
+            items.add(data.get("output_index"), data.get("item"),
+                      kind.endswith(".done"))
+        elif kind == "response.output_text.delta":
+            items.delta(data.get("output_index"), "text", data.get("delta"))
+        elif kind == "response.function_call_arguments.delta":
+            items.delta(data.get("output_index"), "arguments", data.get("delta"))
+    if response is not None and not response.get("output"):
+        response["output"] = items.output()
+    if response is not None and not final and response.get("status") == "in_progress":
+        response["status"] = "incomplete"  # cut before the API said how it ended
+    return response, error
+
+
+def _merge_tool_call(calls: dict[int, dict[str, Any]], delta: Any) -> None:
+    if not isinstance(delta, dict):
+        return
+    index = delta.get("index", len(calls))
+    if not isinstance(index, int):
+        return
+    call = calls.setdefault(index, {"id": None, "type": "function",
+                                    "function": {"name": "", "arguments": ""}})
+    for key in ("id", "type"):
+        if delta.get(key):
+            call[key] = delta[key]
+    function = delta.get("function")
+    if isinstance(function, dict):
+        for key in ("name", "arguments"):
+            if isinstance(function.get(key), str):
+                call["function"][key] += function[key]
+
+
+def _choice(state: dict[str, Any]) -> dict[str, Any]:
+    message: dict[str, Any] = {"role": state["role"],
+                               "content": "".join(state["content"]) or None}
+    if state["reasoning"]:
+        message["reasoning_content"] = "".join(state["reasoning"])
+    if state["tool_calls"]:
+        message["tool_calls"] = [state["tool_calls"][i] for i in sorted(state["tool_calls"])]
+    return {"index": state["index"], "message": message,
+            "finish_reason": state["finish_reason"]}
+
+
+def assemble_chat(events: Iterable[ServerEvent]
+                  ) -> tuple[dict[str, Any] | None, dict[str, Any] | None]:
+    """The ``chat.completion`` of a Chat Completions stream, and an ``error`` chunk if any."""
+    head: dict[str, Any] | None = None
+    error: dict[str, Any] | None = None
+    choices: dict[int, dict[str, Any]] = {}
+    usage: Any = None
+    for event in events:
+        if event.data.strip() == "[DONE]":
+            break
+        data = _load(event)
+        if data is None:
+            continue
+        if isinstance(data.get("error"), dict):
+            error = data
+            continue
+        if head is None:
+            head = {k: data.get(k) for k in ("id", "model", "created", "system_fingerprint")}
+        if data.get("usage"):
+            usage = data["usage"]
+        for given in data.get("choices") or []:
+            if not isinstance(given, dict) or not isinstance(given.get("index", 0), int):
+                continue
+            state = choices.setdefault(given.get("index", 0), {
+                "index": given.get("index", 0), "role": "assistant", "content": [],
+                "reasoning": [], "tool_calls": {}, "finish_reason": None})
+            delta: dict[str, Any] = given["delta"] if isinstance(given.get("delta"), dict) \
+                else {}
+            if isinstance(delta.get("role"), str):
+                state["role"] = delta["role"]
+            for key, into in (("content", "content"), ("reasoning_content", "reasoning")):
+                if isinstance(delta.get(key), str):
+                    state[into].append(delta[key])
+            for call in delta.get("tool_calls") or []:
+                _merge_tool_call(state["tool_calls"], call)
+            if given.get("finish_reason"):
+                state["finish_reason"] = given["finish_reason"]
+    if head is None:
+        return None, error
+    completion = {**head, "object": "chat.completion",
+                  "choices": [_choice(choices[i]) for i in sorted(choices)]}
+    if usage is not None:
+        completion["usage"] = usage
+    return completion, error
+
+
+def _count(data: Any, key: str) -> int | None:
+    value = data.get(key) if isinstance(data, dict) else None
+    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 \
+        else None
+
+
+def messages_usage(usage: Any) -> dict[str, Any] | None:
+    """An OpenAI ``usage`` (Responses: ``input_tokens``, ``input_tokens_details``,
+    ``output_tokens``, ``output_tokens_details``; Chat Completions: ``prompt_tokens``,
+    ``completion_tokens`` and their ``_details``) in the Messages API's terms: uncached
+    ``input_tokens``, ``cache_read_input_tokens``, ``output_tokens`` — read as
+    :meth:`core.usage.Usage.from_codex` reads Codex's counts — plus
+    ``reasoning_output_tokens`` (part of the output) and the API's ``total_tokens``."""
+    if not isinstance(usage, dict):
+        return None
+    chat = "prompt_tokens" in usage
+    given = _count(usage, "prompt_tokens" if chat else "input_tokens")
+    if given is None:
+        return None
+    details = usage.get("prompt_tokens_details" if chat else "input_tokens_details")
+    out_details = usage.get("completion_tokens_details" if chat else "output_tokens_details")
+    output = _count(usage, "completion_tokens" if chat else "output_tokens") or 0
+    read = Usage.from_codex({"input_tokens": given, "output_tokens": output,
+                             "cached_input_tokens": _count(details, "cached_tokens") or 0})
+    assert read is not None  # the input count is there
+    mapped: dict[str, Any] = {"input_tokens": read.input,
+                              "cache_read_input_tokens": read.cache_read,
+                              "cache_creation_input_tokens": 0, "output_tokens": read.output}
+    reasoning = _count(out_details, "reasoning_tokens")
+    if reasoning is not None:
+        mapped["reasoning_output_tokens"] = reasoning
+    total = _count(usage, "total_tokens")
+    if total is not None:
+        mapped["total_tokens"] = total
+    return mapped
+
+
+def final_facts(api: str, body: dict[str, Any] | None
+                ) -> tuple[str | None, dict[str, Any] | None, dict[str, Any] | None]:
+    """(stop reason, Messages-shaped usage, usage as the API sent it) of a final object.
+
+    The stop reason of a Response is its ``status`` (``incomplete`` with its
+    ``incomplete_details.reason`` after a colon); of a chat.completion, the first choice's
+    ``finish_reason``; an error body has none."""
+    if not isinstance(body, dict) or (isinstance(body.get("error"), dict)
+                                      and not body.get("output") and not body.get("choices")):
+        return None, None, None
+    sent = body.get("usage") if isinstance(body.get("usage"), dict) else None
+    if api == "chat.completions":
+        choices = body.get("choices")
+        first = choices[0] if isinstance(choices, list) and choices else None
+        stop = first.get("finish_reason") if isinstance(first, dict) else None
+    else:
+        stop = body.get("status") if isinstance(body.get("status"), str) else None
+        reason = body.get("incomplete_details")
+        if stop == "incomplete" and isinstance(reason, dict) and reason.get("reason"):
+            stop = f"incomplete: {reason['reason']}"
+    return stop if isinstance(stop, str) else None, messages_usage(sent), sent
+
+
+def read_openai_response(raw: bytes, content_type: str | None, encoding: str | None,
+                         api: str) -> tuple[dict[str, Any] | None, dict[str, Any] | None, bool]:
+    """The final Response or chat.completion (or error body) of an OpenAI answer, a
+    stream's error (an ``error`` event, or a failed Response's ``error``), and whether
+    decompression stopped at :data:`~core.sources.watch.sse.DECODED_LIMIT`."""
+    body, cut = decoded(raw, encoding)
+    if body is None:
+        return None, None, False
+    text = body.decode("utf-8", errors="replace")
+    del body
+    if "text/event-stream" in (content_type or ""):
+        assemble = assemble_chat if api == "chat.completions" else assemble_responses
+        final, error = assemble(iter_sse(text))
+        if error is None and isinstance(final, dict) and isinstance(final.get("error"), dict):
+            error = {"error": final["error"]}
+        return final, error, cut
+    try:
+        value = json.loads(text) if text.strip() else None
+    except ValueError:
+        return None, None, cut
+    if not isinstance(value, dict):
+        return None, None, cut
+    return value, (value if isinstance(value.get("error"), dict) else None), cut
