@@ -84,10 +84,15 @@ class OpenAIServer:
         self.stop()
 
     @property
+    def origin(self) -> str:
+        """Scheme, host and port: what a proxy in front of it forwards to."""
+        assert self._httpd is not None, "server not started"
+        return f"http://127.0.0.1:{self._httpd.server_address[1]}"
+
+    @property
     def url(self) -> str:
         """The base URL a client is given (``…/v1``, as OpenAI clients expect)."""
-        assert self._httpd is not None, "server not started"
-        return f"http://127.0.0.1:{self._httpd.server_address[1]}/v1"
+        return f"{self.origin}/v1"
 
     # -- scripting ---------------------------------------------------------------------------
 
