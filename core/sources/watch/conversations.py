@@ -77,7 +77,21 @@ MAX_HELD_CHARS = 64 << 20  # JSON chars of those requests' messages, at most (ba
 
 
 def _key_json(message: Any) -> str:
-    return json.dumps(comparable(message), ensure_ascii=False, sort_keys=True)
+    return json.dumps(comparable(_without_item_id(message)), ensure_ascii=False,
+                      sort_keys=True)
+
+
+# Keys of a Responses item that label it rather than hold context: Codex sends the context
+# it re-injects after a compaction (its instructions, the environment) as the same text
+# under a new ``id``, and its built-in provider stamps items with a creation time.
+ITEM_LABELS = ("id", "internal_chat_message_metadata_passthrough")
+
+
+def _without_item_id(message: Any) -> Any:
+    """A Responses item as compared: without the keys that only label it."""
+    if isinstance(message, dict) and "type" in message:
+        return {k: v for k, v in message.items() if k not in ITEM_LABELS}
+    return message
 
 
 def _key_digest(dumped: str) -> str:
@@ -174,6 +188,12 @@ def diff_requests(prev: list[Any], cur: list[Any], *, from_request: int,
                                        if set(tool_ids(m)) & set(rewritten_ids)))
     if last_kept == -1 and cur and is_summary(cur[0]):
         last_kept = 0  # the summary stands in for the past; what follows it is new
+    if summary_asked and removed:
+        # Codex puts its summary (or the compaction item) after the history it kept: it is
+        # part of what the compaction left, not the next turn.
+        tail = next((j for j in range(last_kept + 1, len(cur))
+                     if cur_keys[j] not in prev_set and is_summary(cur[j])), None)
+        last_kept = tail if tail is not None else last_kept
     appended = len(cur) - last_kept - 1
     kept = cur[: last_kept + 1]
     stages: list[Stage] = []

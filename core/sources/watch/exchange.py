@@ -22,13 +22,14 @@ from core.sources.watch import openai_requests
 from core.sources.watch.analysis import analyse_request, response_facts
 from core.sources.watch.apis import MESSAGES, RESPONSES_COMPACT, api_of, is_openai
 from core.sources.watch.conversations import Asks, Conversations
-from core.sources.watch.openai_stream import final_facts, read_openai_response
+from core.sources.watch.openai_stream import final_facts, is_whole, read_openai_response
 from core.sources.watch.sse import DECODED_LIMIT, read_response, readable_encoding
 
 # Bytes of one response kept for reading once the exchange is over: the client gets every
 # byte as it comes, the watch keeps the first RESPONSE_BUDGET and the last TAIL (where a
 # stream's stop reason and usage are), so a 100 MB stream costs the proxy 16 MiB, not 100.
 RESPONSE_BUDGET = 16 << 20
+CLIENT_LEFT = "client disconnected"  # how the proxy's error for a client that hung up starts
 TAIL = 256 << 10
 
 
@@ -214,7 +215,10 @@ def read_exchange(x: Exchange) -> tuple[dict[str, Any] | None, WatchResponse, li
         stop_reason, usage, sent = final_facts(str(api), message)
     else:
         (stop_reason, usage), sent = response_facts(message), None
-    transport = "; ".join(([x.error] if x.error else []) + notes) or None
+    hung_up = x.error is not None and x.error.startswith(CLIENT_LEFT)
+    said = x.error if x.error and not (hung_up and is_openai(api)
+                                       and is_whole(str(api), message)) else None
+    transport = "; ".join(([said] if said else []) + notes) or None
     return message, WatchResponse(
         id=x.id, status=x.status, stop_reason=stop_reason, usage=usage,
         duration_ms=round(x.duration_ms or 0.0, 3),

@@ -16,6 +16,7 @@ from typing import Any
 
 from core.sources.watch.openai_requests import (
     CODEX_SUMMARY_PREFIX,
+    INSTRUCTION_ROLES,
     TEXT_PARTS,
     TOOL_CALLS,
     TOOL_OUTPUTS,
@@ -105,6 +106,8 @@ def is_summary(message: Any) -> bool:
     encrypted ``compaction`` item an OpenAI compaction returns)?"""
     if item_type(message) == "compaction":
         return True
+    if isinstance(message, dict) and message.get("role") in INSTRUCTION_ROLES:
+        return False  # instructions that mention summaries (Codex's do) are none
     text = text_of(message).lower()
     return any(marker in text for marker in SUMMARY_MARKERS)
 

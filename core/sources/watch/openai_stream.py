@@ -8,8 +8,8 @@ event kinds survive as they came.
   ``response.incomplete`` or ``response.failed``) carries the whole Response; its ``output``
   is filled from the ``response.output_item.done`` items when it came empty (the API may
   leave it so). A stream cut before its final event gives what had arrived: the
-  ``response.created`` Response with the items done so far and the text and arguments of
-  the ones still open, assembled from their deltas.
+  ``response.created`` Response (its ``status`` still ``in_progress``) with the items done
+  so far and the text and arguments of the ones still open, assembled from their deltas.
 * Chat Completions streams (``data: {chunk}`` … ``data: [DONE]``): one ``chat.completion``
   with each choice's message assembled from its deltas (content, tool calls by index,
   reasoning content), the last ``finish_reason`` and the ``usage`` of the last chunk (sent
@@ -102,8 +102,6 @@ def assemble_responses(events: Iterable[ServerEvent]
             items.delta(data.get("output_index"), "arguments", data.get("delta"))
     if response is not None and not response.get("output"):
         response["output"] = items.output()
-    if response is not None and not final and response.get("status") == "in_progress":
-        response["status"] = "incomplete"  # cut before the API said how it ended
     return response, error
 
 
@@ -265,3 +263,16 @@ def read_openai_response(raw: bytes, content_type: str | None, encoding: str | N
     if not isinstance(value, dict):
         return None, None, cut
     return value, (value if isinstance(value.get("error"), dict) else None), cut
+
+
+def is_whole(api: str, final: dict[str, Any] | None) -> bool:
+    """Did the answer end as the API ends one (a Response's final status, every chat
+    choice's ``finish_reason``)? Codex hangs up as soon as ``response.completed`` arrives:
+    a client that leaves after that had its whole answer."""
+    if not isinstance(final, dict):
+        return False
+    if api == "chat.completions":
+        choices = final.get("choices")
+        return isinstance(choices, list) and bool(choices) and all(
+            isinstance(c, dict) and c.get("finish_reason") for c in choices)
+    return final.get("status") in ("completed", "incomplete", "failed")

@@ -158,7 +158,8 @@ class WatchSource(Source):
                        ) -> tuple[WatchRequest, tuple[Event, ...], str | None]:
         # only what the request was: the proxy keeps appending response chunks to ``x``
         x = Exchange(id=x.id, method=x.method, path=x.path, body=x.body, started=x.started,
-                     session=x.session, agent=x.agent)
+                     session=x.session, agent=x.agent, window=x.window,
+                     turn_metadata=x.turn_metadata)
         if not self._in_process:
             try:
                 return await self._child.measure(self._key, x)
