@@ -51,6 +51,7 @@ from core.sources.watch.history_shapes import (
     SUMMARY_MARKERS,
     encrypted_size,
     is_summary,
+    is_summary_item,
     result_text,
     summary_text,
     text_of,
@@ -192,7 +193,7 @@ def diff_requests(prev: list[Any], cur: list[Any], *, from_request: int,
         # Codex puts its summary (or the compaction item) after the history it kept: it is
         # part of what the compaction left, not the next turn.
         tail = next((j for j in range(last_kept + 1, len(cur))
-                     if cur_keys[j] not in prev_set and is_summary(cur[j])), None)
+                     if cur_keys[j] not in prev_set and is_summary_item(cur[j])), None)
         last_kept = tail if tail is not None else last_kept
     appended = len(cur) - last_kept - 1
     kept = cur[: last_kept + 1]

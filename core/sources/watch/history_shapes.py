@@ -112,6 +112,16 @@ def is_summary(message: Any) -> bool:
     return any(marker in text for marker in SUMMARY_MARKERS)
 
 
+def is_summary_item(message: Any) -> bool:
+    """Is this entry an OpenAI client's summary, as it places it after the history it kept
+    (a ``compaction`` item; a message that opens with Codex's summary preamble)? Stricter
+    than :func:`is_summary`: a kept message that mentions compaction is none."""
+    if item_type(message) == "compaction":
+        return True
+    return item_type(message) == "message" and message.get("role") == "user" and \
+        text_of(message).lstrip().lower().startswith(CODEX_SUMMARY_PREFIX)
+
+
 def summary_text(message: Any) -> str:
     """The text of a summary entry's block that holds the summary (Claude Code puts a
     reminder block before it in the same message)."""
