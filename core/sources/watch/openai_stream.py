@@ -68,9 +68,10 @@ class _Items:
             text = "".join(self.parts.get((index, "text"), []))
             if text:
                 item["content"] = [{"type": "output_text", "text": text}]
-            arguments = "".join(self.parts.get((index, "arguments"), []))
-            if arguments:
-                item["arguments"] = arguments
+            for key in ("arguments", "input"):  # a function's, a custom tool's
+                joined = "".join(self.parts.get((index, key), []))
+                if joined:
+                    item[key] = joined
             out.append(item)
         return out
 
@@ -100,6 +101,8 @@ def assemble_responses(events: Iterable[ServerEvent]
             items.delta(data.get("output_index"), "text", data.get("delta"))
         elif kind == "response.function_call_arguments.delta":
             items.delta(data.get("output_index"), "arguments", data.get("delta"))
+        elif kind == "response.custom_tool_call_input.delta":
+            items.delta(data.get("output_index"), "input", data.get("delta"))
     if response is not None and not response.get("output"):
         response["output"] = items.output()
     return response, error

@@ -1,0 +1,179 @@
+"""OpenAI answers read back after the fact: Responses and Chat Completions streams, usage.
+
+The streams are the scripted server's wire format (event for event as the API sends them);
+what comes out must be the final object the API (or the SDK's accumulator) would give, with
+the usage in the project's terms: OpenAI counts cached input *inside* ``input_tokens``.
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+
+import pytest
+
+from core.events import WatchResponse
+from core.sources.watch.openai_stream import (
+    assemble_chat,
+    assemble_responses,
+    final_facts,
+    is_whole,
+    messages_usage,
+    read_openai_response,
+)
+from core.sources.watch.sse import iter_sse, readable_encoding
+from tests.support.openai_wire import (
+    ChatReply,
+    ResponsesReply,
+    chat_chunks,
+    chat_json,
+    chat_usage,
+    custom_tool_call_item,
+    function_call_item,
+    message_item,
+    reasoning_item,
+    response_events,
+    response_json,
+    responses_usage,
+    tool_call,
+)
+
+SSE = "text/event-stream; charset=utf-8"
+OUTPUT = [reasoning_item("Think first.", encrypted="gAAAA" + "x" * 300),
+          message_item("Counting the lines now, in several deltas."),
+          function_call_item("exec_command", {"cmd": "wc -l notes.txt"}, "call_wc"),
+          custom_tool_call_item("apply_patch", "*** Begin Patch\n*** End Patch\n", "call_p")]
+
+
+def stream(reply: ResponsesReply) -> bytes:
+    return b"".join(response_events(reply, "resp_1", "gpt-test"))
+
+
+def test_a_responses_stream_gives_the_completed_response_with_its_exact_usage():
+    usage = responses_usage(30_000, 900, cached=24_000, reasoning=700)
+    reply = ResponsesReply(output=OUTPUT, usage=usage, chunk=5)
+    final, error, cut = read_openai_response(stream(reply), SSE, None, "responses")
+    assert error is None and not cut
+    assert final == response_json(reply, "resp_1", "gpt-test") | {
+        "created_at": final["created_at"]}
+    stop, mapped, sent = final_facts("responses", final)
+    assert stop == "completed" and sent == usage
+    assert mapped == {"input_tokens": 6_000, "cache_read_input_tokens": 24_000,
+                      "cache_creation_input_tokens": 0, "output_tokens": 900,
+                      "reasoning_output_tokens": 700, "total_tokens": 30_900}
+    event = WatchResponse(id=1, status=200, usage=mapped)
+    assert event.context_tokens == 30_000  # the whole input, cached or not
+
+
+def test_an_empty_final_output_is_filled_from_the_items_done():
+    events = [json.loads(e.data) for e in iter_sse(stream(ResponsesReply(output=OUTPUT))
+                                                   .decode())]
+    events[-1]["response"]["output"] = []  # the API may leave it empty
+    body = "".join(f"data: {json.dumps(e)}\n\n" for e in events)
+    final, _ = assemble_responses(iter_sse(body))
+    assert final is not None
+    assert [i["type"] for i in final["output"]] == [
+        "reasoning", "message", "function_call", "custom_tool_call"]
+    assert final["output"][2]["arguments"] == json.dumps({"cmd": "wc -l notes.txt"})
+
+
+def test_a_stream_cut_mid_item_keeps_what_had_arrived_and_says_it_is_unfinished():
+    reply = ResponsesReply(output=[message_item("Hello there, a longer answer.")], chunk=4)
+    events = response_events(reply, "resp_1", "gpt-test")
+    final, error = assemble_responses(iter_sse(b"".join(events[:7]).decode()))
+    assert error is None and final is not None
+    assert final["status"] == "in_progress" and not is_whole("responses", final)
+    assert final["output"][0]["content"][0]["text"] == "Hello there,"  # three deltas
+    assert final_facts("responses", final)[1] is None  # no usage arrived
+
+
+def test_a_failed_response_and_an_error_event_are_the_errors_said():
+    failed = {"code": "server_error", "message": "The model crashed."}
+    raw = stream(ResponsesReply(output=[message_item("partial")], failed=failed))
+    final, error, _ = read_openai_response(raw, SSE, None, "responses")
+    assert final is not None and final["status"] == "failed"
+    assert error == {"error": failed}
+    said = b'event: error\ndata: {"type": "error", "code": "rate_limit_exceeded", ' \
+        b'"message": "Slow down."}\n\n'
+    assert read_openai_response(said, SSE, None, "responses")[1]["message"] == "Slow down."
+
+
+def test_a_malformed_event_is_skipped_and_the_rest_read():
+    reply = ResponsesReply(output=[message_item("fine")], malformed_at=3)
+    final, error, _ = read_openai_response(stream(reply), SSE, None, "responses")
+    assert final is not None and final["status"] == "completed" and error is None
+
+
+def test_an_incomplete_response_says_why_it_stopped():
+    reply = ResponsesReply(output=[message_item("cut")], status="incomplete")
+    final, _, _ = read_openai_response(stream(reply), SSE, None, "responses")
+    assert final_facts("responses", final)[0] == "incomplete: max_output_tokens"
+    assert is_whole("responses", final)
+
+
+@pytest.mark.parametrize("include_usage", [True, False])
+def test_chat_chunks_give_one_chat_completion(include_usage):
+    reply = ChatReply("Three lines, as counted.", chunk=3,
+                      tool_calls=[tool_call("count", {"path": "notes.txt"}, "call_1"),
+                                  tool_call("read", {"path": "a"}, "call_2")],
+                      usage=chat_usage(2_000, 50, cached=1_500, reasoning=20))
+    body = b"".join(chat_chunks(reply, "chatcmpl-1", "gpt-test",
+                                include_usage=include_usage))
+    final, error, _ = read_openai_response(body, SSE, None, "chat.completions")
+    whole = chat_json(reply, "chatcmpl-1", "gpt-test")
+    assert error is None and final is not None
+    assert final["choices"][0]["message"]["content"] == "Three lines, as counted."
+    assert final["choices"][0]["message"]["tool_calls"] == \
+        whole["choices"][0]["message"]["tool_calls"]
+    assert final["choices"][0]["finish_reason"] == "tool_calls"
+    stop, mapped, sent = final_facts("chat.completions", final)
+    assert stop == "tool_calls" and is_whole("chat.completions", final)
+    if include_usage:
+        assert sent == reply.usage
+        assert mapped is not None and (mapped["input_tokens"], mapped["cache_read_input_tokens"],
+                                       mapped["output_tokens"]) == (500, 1_500, 50)
+    else:
+        assert "usage" not in final and mapped is None
+
+
+def test_a_chat_stream_cut_before_its_finish_is_not_whole():
+    reply = ChatReply("A reply long enough to be cut.", chunk=4)
+    chunks = chat_chunks(reply, "chatcmpl-1", "gpt-test", include_usage=True)
+    final, _ = assemble_chat(iter_sse(b"".join(chunks[:3]).decode()))
+    assert final is not None and not is_whole("chat.completions", final)
+    assert assemble_chat(iter_sse("data: [DONE]\n\n")) == (None, None)
+
+
+def test_a_json_answer_and_an_error_body_are_read_as_sent():
+    reply = ResponsesReply(output=[message_item("hi")])
+    body = response_json(reply, "resp_9", "gpt-test")
+    assert read_openai_response(json.dumps(body).encode(), "application/json", None,
+                                "responses")[:2] == (body, None)
+    error = {"error": {"message": "bad key", "type": "invalid_request_error",
+                       "param": None, "code": "invalid_api_key"}}
+    assert read_openai_response(json.dumps(error).encode(), "application/json", None,
+                                "responses")[1] == error
+    assert final_facts("responses", error) == (None, None, None)
+    assert read_openai_response(b"<html>oops</html>", "text/html", None,
+                                "responses")[:2] == (None, None)
+
+
+def test_usage_that_says_nothing_usable_is_none():
+    assert messages_usage(None) is None
+    assert messages_usage({"output_tokens": 3}) is None
+    assert messages_usage({"input_tokens": -5, "output_tokens": 3}) is None
+    odd = messages_usage({"input_tokens": 10, "input_tokens_details": {"cached_tokens": 50},
+                          "output_tokens": "many"})
+    assert odd is not None and odd["input_tokens"] == 0 and odd["output_tokens"] == 0
+
+
+def test_compressed_answers_are_read_and_an_unreadable_one_is_said():
+    raw = stream(ResponsesReply(output=[message_item("compressed")]))
+    assert read_openai_response(gzip.compress(raw), SSE, "gzip", "responses")[0]["status"] \
+        == "completed"
+    zstandard = pytest.importorskip("zstandard")
+    packed = zstandard.ZstdCompressor().compress(raw)
+    assert readable_encoding("zstd")
+    assert read_openai_response(packed, SSE, "zstd", "responses")[0]["status"] == "completed"
+    assert not readable_encoding("snappy")
+    assert read_openai_response(raw, SSE, "snappy", "responses") == (None, None, False)
