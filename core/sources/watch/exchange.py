@@ -22,7 +22,13 @@ from core.sources.watch import openai_requests
 from core.sources.watch.analysis import analyse_request, response_facts
 from core.sources.watch.apis import MESSAGES, RESPONSES_COMPACT, api_of, is_openai
 from core.sources.watch.conversations import Asks, Conversations
-from core.sources.watch.openai_stream import final_facts, is_whole, read_openai_response
+from core.sources.watch.openai_stream import (
+    final_facts,
+    is_whole,
+    messages_usage,
+    read_openai_response,
+    usage_in_tail,
+)
 from core.sources.watch.sse import DECODED_LIMIT, read_response, readable_encoding
 
 # Bytes of one response kept for reading once the exchange is over: the client gets every
@@ -213,6 +219,8 @@ def read_exchange(x: Exchange) -> tuple[dict[str, Any] | None, WatchResponse, li
                      "cannot decode here (the client got it as sent)")
     if is_openai(api):
         stop_reason, usage, sent = final_facts(str(api), message)
+        if usage is None and x.dropped and (found := usage_in_tail(bytes(x.tail))):
+            sent, usage = found, messages_usage(found)
     else:
         (stop_reason, usage), sent = response_facts(message), None
     hung_up = x.error is not None and x.error.startswith(CLIENT_LEFT)

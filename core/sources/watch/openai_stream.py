@@ -279,3 +279,22 @@ def is_whole(api: str, final: dict[str, Any] | None) -> bool:
         return isinstance(choices, list) and bool(choices) and all(
             isinstance(c, dict) and c.get("finish_reason") for c in choices)
     return final.get("status") in ("completed", "incomplete", "failed")
+
+
+def usage_in_tail(tail: bytes) -> dict[str, Any] | None:
+    """The last ``"usage": {…}`` object in the end of a stream the watch could not keep
+    whole. A Response's final event repeats the whole output, so past the watch's reading
+    budget it is cut with the rest; its ``usage`` comes last and is still in the tail."""
+    text = tail.decode("utf-8", errors="replace")
+    at = text.rfind('"usage":')
+    while at >= 0:
+        start = text.find("{", at)
+        if start >= 0:
+            try:
+                value, _ = json.JSONDecoder().raw_decode(text, start)
+            except ValueError:
+                value = None
+            if isinstance(value, dict):
+                return value
+        at = text.rfind('"usage":', 0, at)
+    return None
