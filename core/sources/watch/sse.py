@@ -181,7 +181,7 @@ def _zstd_available() -> bool:
 
 def readable_encoding(encoding: str | None) -> bool:
     """Can the watch decode a body of this ``content-encoding`` (Codex asks for
-    ``zstd,gzip``; zstd needs the optional ``zstandard`` package)?"""
+    ``zstd,gzip``; zstd needs the ``zstandard`` package, a dependency)?"""
     encoding = (encoding or "identity").strip().lower()
     if encoding == "zstd":
         return _zstd_available()
