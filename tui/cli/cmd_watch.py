@@ -1,4 +1,4 @@
-"""``ctxlab watch``: a local Messages-API proxy that shows any client's context.
+"""``ctxlab watch``: a local Messages and OpenAI API proxy that shows any client's context.
 
 ``--headless`` prints a readable line per request, per client stage and per response;
 with ``--json`` one event per line on stdout and nothing else. Without ``--headless`` the

@@ -4,14 +4,16 @@ aiohttp on both sides. The request body is read whole (tens of MB are fine) and 
 the response is copied to the client chunk by chunk as the upstream sends it, so an SSE
 stream reaches the client event by event, never buffered. Headers go both ways untouched
 except the hop-by-hop ones HTTP itself owns; they are never logged nor handed to the
-observer — bar the client's session and agent id headers, which are no secrets — so
-credentials stay on the wire. Compressed bodies are passed on compressed.
+observer — bar the client's session and agent id headers and Codex's window id and turn
+metadata, which are no secrets — so credentials stay on the wire. Compressed bodies are
+passed on compressed. Each request goes to its API's upstream (:mod:`core.sources.watch.apis`).
 
 What the proxy tells its observer is an :class:`Exchange`: the request body, the response
 bytes, status and timing — after the fact, so watching costs the client nothing. When the
-upstream cannot be reached the client gets an Anthropic-shaped ``api_error`` body with 502
-(refused) or 504 (timed out), the statuses a gateway answers with; a client that hangs up
-mid-stream closes the upstream call.
+upstream cannot be reached the client gets an ``api_error`` body in its API's shape with
+502 (refused) or 504 (timed out), the statuses a gateway answers with; a client that hangs
+up mid-stream closes the upstream call. A WebSocket upgrade is answered 426 at once: the
+proxy speaks HTTP only, and Codex, refused so, falls back to HTTP without retrying.
 """
 
 from __future__ import annotations
