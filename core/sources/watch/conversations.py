@@ -121,12 +121,16 @@ class Asks:
     remote ``compaction_trigger``, a ``/responses/compact`` call), whose effect shows on the
     next request; ``aside`` — a call beside the turns (Codex's prewarm), placed but never
     compared; ``follows_response`` — ``previous_response_id`` is set, so the body holds only
-    the new items; ``trigger`` — the client's word for what set a compaction off."""
+    the new items; ``trigger`` — the client's word for what set a compaction off;
+    ``window`` — Codex's count of compactions in its thread (``x-codex-window-id``): one
+    higher than the conversation's last turn says the history was compacted in between,
+    even when the watch did not see the compaction request (it started later)."""
 
     summary: bool = False
     aside: bool = False
     follows_response: bool = False
     trigger: str | None = None
+    window: int | None = None  # Codex's context window number: one more per compaction
 
 
 @dataclass(frozen=True)
@@ -151,6 +155,7 @@ class _Conversation:
     first_keys: set[str] = field(default_factory=set)  # the keys it is found by
     summary_asked: bool = False  # the client asked for a summary since the last turn
     trigger: str | None = None  # what set that off, in the client's word (Codex's)
+    window: int | None = None  # Codex's window number at the last turn
 
 
 def _result_key(content: Any) -> str:
@@ -326,9 +331,14 @@ class Conversations:
             None if side else self._continued(system_key, messages, keys))
         if conv is None:
             conv = _Conversation(id=f"c{key}", system_key=system_key, request_id=request_id,
-                                 messages=messages, keys=keys)
+                                 messages=messages, keys=keys,
+                                 window=asks.window if asks is not None else None)
             self._keep(conv, key, size, latest=not side)
             return Change(conversation=conv.id, appended=len(messages))
+        if asks is not None and asks.window is not None:
+            if conv.window is not None and asks.window > conv.window:
+                conv.summary_asked = True  # Codex opened a new window: it compacted
+            conv.window = asks.window
         appended, removed, rewritten, stages = diff_requests(
             conv.messages, messages, from_request=conv.request_id, prev_keys=conv.keys,
             cur_keys=keys, conversation=conv.id, summary_asked=conv.summary_asked)

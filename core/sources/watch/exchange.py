@@ -152,15 +152,18 @@ def measure_request(x: Exchange, conversations: Conversations
     return body, event, change.stages if change else ()
 
 
-def openai_asks(api: str, body: dict[str, Any], metadata: dict[str, Any]) -> Asks:
-    """What an OpenAI request asks of its conversation (see :class:`Asks`)."""
+def openai_asks(api: str, body: dict[str, Any], metadata: dict[str, Any],
+                window: str | None = None) -> Asks:
+    """What an OpenAI request asks of its conversation (see :class:`Asks`); ``window``:
+    Codex's ``x-codex-window-id``."""
     kind = metadata.get("request_kind")
     summary = (api == RESPONSES_COMPACT or kind == "compaction"
                or openai_requests.is_compaction_trigger(body)
                or openai_requests.is_checkpoint_request(body))
     return Asks(summary=summary, aside=kind == "prewarm",
                 follows_response=bool(body.get("previous_response_id")),
-                trigger=openai_requests.compaction_trigger(metadata) if summary else None)
+                trigger=openai_requests.compaction_trigger(metadata) if summary else None,
+                window=openai_requests.window_number(window))
 
 
 def _measure_openai(x: Exchange, body: dict[str, Any], api: str,
@@ -168,7 +171,7 @@ def _measure_openai(x: Exchange, body: dict[str, Any], api: str,
     metadata = openai_requests.turn_metadata(x.turn_metadata)
     measured = openai_requests.measure(body)
     change = conversations.observe(x.id, body, x.session, x.agent,
-                                   asks=openai_asks(api, body, metadata))
+                                   asks=openai_asks(api, body, metadata, x.window))
     breakdown = measured.breakdown
     part = breakdown.get
     model = body.get("model")

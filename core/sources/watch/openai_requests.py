@@ -120,6 +120,14 @@ def turn_metadata(value: str | None) -> dict[str, Any]:
     return parsed if isinstance(parsed, dict) else {}
 
 
+def window_number(window_id: str | None) -> int | None:
+    """The ``n`` of Codex's ``x-codex-window-id: <thread>:<n>`` (None when absent or odd)."""
+    if not window_id or ":" not in window_id:
+        return None
+    tail = window_id.rpartition(":")[2]
+    return int(tail) if tail.isdigit() and len(tail) < 10 else None
+
+
 def compaction_trigger(metadata: dict[str, Any]) -> str | None:
     """``compaction.trigger`` (``manual``/``auto``) of a compaction's turn metadata."""
     compaction = metadata.get("compaction")

@@ -72,6 +72,9 @@ class _Items:
                 joined = "".join(self.parts.get((index, key), []))
                 if joined:
                     item[key] = joined
+            summary = "".join(self.parts.get((index, "summary"), []))
+            if summary:  # a reasoning item's summary so far
+                item["summary"] = [{"type": "summary_text", "text": summary}]
             out.append(item)
         return out
 
@@ -103,6 +106,8 @@ def assemble_responses(events: Iterable[ServerEvent]
             items.delta(data.get("output_index"), "arguments", data.get("delta"))
         elif kind == "response.custom_tool_call_input.delta":
             items.delta(data.get("output_index"), "input", data.get("delta"))
+        elif kind == "response.reasoning_summary_text.delta":
+            items.delta(data.get("output_index"), "summary", data.get("delta"))
     if response is not None and not response.get("output"):
         response["output"] = items.output()
     return response, error

@@ -44,7 +44,7 @@ class Watched:
         self.number = 0
 
     def send(self, body: dict[str, Any], *, path: str = "/v1/responses",
-             kind: str = "turn", trigger: str | None = None
+             kind: str = "turn", trigger: str | None = None, window: int = 0
              ) -> tuple[WatchRequest, tuple[Stage, ...]]:
         self.number += 1
         metadata = {**json.loads(self.headers["x-codex-turn-metadata"]), "request_kind": kind}
@@ -53,7 +53,7 @@ class Watched:
         x = Exchange(id=self.number, method="POST", path=path,
                      body=json.dumps(body).encode(), started=0.0,
                      session=self.headers["session-id"],
-                     window=self.headers["x-codex-window-id"],
+                     window=f"{self.headers['session-id']}:{window}",
                      turn_metadata=json.dumps(metadata))
         _, event, stages = measure_request(x, self.conversations)
         return event, stages  # type: ignore[return-value]
@@ -170,6 +170,19 @@ def test_codex_local_compaction_shows_on_the_request_after_the_checkpoint(sent):
     gone = [e for e in stage.ledger if "message_index" in e]
     assert {e["where"] for e in gone} == {"request 2"}
     assert stage.ledger[-1]["summary"].startswith("Another language model")
+
+
+def test_a_new_codex_window_says_it_compacted_when_the_watch_missed_the_request(sent):
+    """Codex numbers its context windows (``x-codex-window-id: <thread>:<n>``), one more
+    per compaction: a watch started after the compaction request still names it."""
+    body = sent["body"]
+    watched = Watched(sent["headers"])
+    watched.send(with_input(body, tool_turn(body)), window=3)
+    kept = [*reinjected(body["input"][:3]), body["input"][3], user(SUMMARY)]
+    _, stages = watched.send(with_input(body, kept), window=4)
+    assert [s.stage for s in stages] == ["client_summary"]
+    _, stages = watched.send(with_input(body, [*kept[:4], user("cut again")]), window=4)
+    assert [s.stage for s in stages] == ["client_truncate"]  # same window: no summary
 
 
 def test_codex_remote_compaction_is_sized_by_its_encrypted_content(sent):
