@@ -3,31 +3,39 @@
 Chat Completions and Responses, streamed and not, come back as the SDK expects them; the
 watch shows each with its exact usage and records it with its ``api``; no key reaches the
 recording; the proxy outlives ten concurrent streams, a client that leaves mid-stream, and
-an upstream that is gone; a WebSocket upgrade is refused at once with 426.
+an upstream that is gone; a WebSocket upgrade is refused at once with 426; a gzip or zstd
+answer reaches the client byte for byte, still encoded, and the watch reads it.
 """
 
 from __future__ import annotations
 
 import asyncio
+import gzip
+import http.client
 import json
+import threading
 import time
 import urllib.request
 from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
 import aiohttp
 import openai
 import pytest
+import zstandard
 
 from core.events import Stage, WatchRequest, WatchResponse
 from tests.support.messages_server import unused_port_url
 from tests.support.openai_server import CHAT, COMPACT, OpenAIServer
 from tests.support.openai_wire import (
+    ResponsesReply,
     chat_usage,
     compaction_item,
     function_call_item,
     message_item,
+    response_events,
     responses_usage,
     tool_call,
 )
@@ -269,3 +277,73 @@ def test_a_websocket_upgrade_is_refused_at_once_with_426(watch, openai_server):
     assert asyncio.run(upgrade()) == 426
     assert openai_server.requests == []  # nothing reached the upstream
     assert watch.of(WatchRequest) == []
+
+
+class FixedUpstream:
+    """An upstream that answers every POST with the same bytes, encoded as given, and
+    keeps the headers it got: what the client gets through the proxy must be those bytes."""
+
+    def __init__(self, body: bytes, encoding: str) -> None:
+        upstream = self
+        self.body, self.encoding, self.headers = body, encoding, []
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, format: str, *args: Any) -> None:
+                """Quiet."""
+
+            def do_POST(self) -> None:
+                self.rfile.read(int(self.headers.get("content-length") or 0))
+                upstream.headers.append({k.lower(): v for k, v in self.headers.items()})
+                self.send_response(200)
+                self.send_header("content-type", "text/event-stream")
+                self.send_header("content-encoding", upstream.encoding)
+                self.send_header("content-length", str(len(upstream.body)))
+                self.end_headers()
+                self.wfile.write(upstream.body)
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.server.server_address[1]}"
+
+    def close(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+
+@pytest.mark.parametrize("encoding", ["gzip", "zstd", "identity"])
+def test_compressed_answers_pass_byte_exact_and_are_read(encoding, tmp_path):
+    usage = responses_usage(5_000, 70, cached=4_000)
+    raw = b"".join(response_events(ResponsesReply([message_item("packed")], usage=usage),
+                                   "resp_1", "gpt-5"))
+    packed = {"gzip": gzip.compress, "zstd": zstandard.ZstdCompressor().compress,
+              "identity": bytes}[encoding](raw)
+    upstream = FixedUpstream(packed, encoding)
+    try:
+        with RunningWatch(upstream.url, tmp_path) as watch:
+            host, port = watch.url.removeprefix("http://").split(":")
+            conn = http.client.HTTPConnection(host, int(port), timeout=10)
+            conn.request("POST", "/v1/responses",
+                         body=json.dumps({"model": "gpt-5", "input": "hi", "stream": True}),
+                         headers={"api-key": KEY, "authorization": f"Bearer {KEY}",
+                                  "accept-encoding": "zstd,gzip",
+                                  "content-type": "application/json"})
+            answer = conn.getresponse()
+            assert answer.getheader("content-encoding") == encoding
+            assert answer.read() == packed  # as the upstream sent it, still encoded
+            conn.close()
+            watch.wait_for(lambda w: bool(w.of(WatchResponse)))
+            shown = watch.of(WatchResponse)[0]
+            assert (shown.stop_reason, shown.context_tokens, shown.error) == (
+                "completed", 5_000, None)
+            assert recording(watch)[0]["response"]["output"][0]["content"][0]["text"] == \
+                "packed"
+        sent = upstream.headers[0]
+        assert (sent["api-key"], sent["authorization"], sent["accept-encoding"]) == (
+            KEY, f"Bearer {KEY}", "zstd,gzip")
+    finally:
+        upstream.close()
