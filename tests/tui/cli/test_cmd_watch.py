@@ -210,3 +210,21 @@ def test_without_headless_the_workbench_opens_on_the_watch(monkeypatch, tmp_path
     assert (options.host, options.port, options.upstream) == ("127.0.0.1", 9999,
                                                               "http://127.0.0.1:1")
     assert options.root == tmp_path and options.record
+
+
+def test_without_upstream_each_api_goes_to_its_own_host(monkeypatch):
+    import argparse
+
+    from tui.cli.cmd_watch import options_from
+
+    args = argparse.Namespace(upstream=None, host=None, port=8787, no_record=True)
+    monkeypatch.delenv("ANTHROPIC_BASE_URL", raising=False)
+    options = options_from(args)
+    assert not isinstance(options, str)
+    assert (options.upstream, options.messages_upstream) == (None, "https://api.anthropic.com")
+    monkeypatch.setenv("ANTHROPIC_BASE_URL", "http://127.0.0.1:9100")
+    options = options_from(args)
+    assert not isinstance(options, str)
+    assert (options.upstream, options.messages_upstream) == (None, "http://127.0.0.1:9100")
+    monkeypatch.setenv("ANTHROPIC_BASE_URL", "http://127.0.0.1:8787")
+    assert "is this proxy itself" in str(options_from(args))

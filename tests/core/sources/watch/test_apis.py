@@ -1,0 +1,53 @@
+"""Which API a path speaks, and where it goes without ``--upstream``."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from core.sources.watch.apis import Upstreams, api_of, error_body
+
+
+@pytest.mark.parametrize(("path", "api"), [
+    ("/v1/messages", "messages"), ("/v1/messages/count_tokens", None),
+    ("/v1/responses", "responses"), ("/responses", "responses"),
+    ("/v1/responses/compact", "responses.compact"), ("/responses/compact/", "responses.compact"),
+    ("/v1/chat/completions", "chat.completions"), ("/chat/completions", "chat.completions"),
+    ("/openai/deployments/d/chat/completions", "chat.completions"),
+    ("/v1/responses/resp_1", None), ("/v1/models", None), ("/", None),
+])
+def test_the_api_is_told_by_the_path(path, api):
+    assert api_of(path) == api
+
+
+def test_without_upstream_each_api_goes_to_its_own_host():
+    routes = Upstreams.of(None)
+    assert str(routes.target("/v1/messages?beta=true")) == \
+        "https://api.anthropic.com/v1/messages?beta=true"
+    assert str(routes.target("/v1/responses")) == "https://api.openai.com/v1/responses"
+    assert str(routes.target("/responses/compact")) == \
+        "https://api.openai.com/v1/responses/compact"
+    assert str(routes.target("/chat/completions")) == \
+        "https://api.openai.com/v1/chat/completions"
+    assert str(routes.target("/v1/models")) == "https://api.anthropic.com/v1/models"
+    mine = Upstreams.of(None, "http://127.0.0.1:9000/anthropic/")
+    assert str(mine.target("/v1/messages")) == "http://127.0.0.1:9000/anthropic/v1/messages"
+    assert "api.openai.com" in mine.describe() and "127.0.0.1:9000" in mine.describe()
+
+
+def test_an_upstream_given_takes_every_request_with_its_path_as_sent():
+    routes = Upstreams.of("http://10.0.0.2:8080/base/")
+    for path in ("/v1/messages", "/responses", "/v1/chat/completions?x=1"):
+        assert str(routes.target(path)) == f"http://10.0.0.2:8080/base{path}"
+    assert routes.describe() == "http://10.0.0.2:8080/base"
+
+
+def test_a_gateway_error_speaks_the_client_api():
+    openai_error = json.loads(error_body("responses", "upstream unreachable"))
+    assert openai_error["error"]["message"] == "upstream unreachable"
+    assert set(openai_error["error"]) == {"message", "type", "param", "code"}
+    anthropic_error = json.loads(error_body("messages", "upstream unreachable"))
+    assert anthropic_error == {"type": "error", "error": {"type": "api_error",
+                                                          "message": "upstream unreachable"}}
+    assert json.loads(error_body(None, "x"))["type"] == "error"
