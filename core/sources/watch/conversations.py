@@ -11,6 +11,11 @@ client compaction become ``stage`` events with ``by="client"``:
   the past;
 * ``client_truncate`` — the history shrank with nothing in its place.
 
+An OpenAI request's history is its ``input`` items or chat ``messages``, read through
+:mod:`core.sources.watch.history_shapes`; what the request asks (a compaction, a prewarm, a
+``previous_response_id`` chain) comes in :class:`Asks`. Codex puts its summary (or the
+``compaction`` item) *after* the history it kept, so it is looked for there too.
+
 A conversation is keyed by its family — the client's session and agent when it names
 them, else its system prompt without volatile header lines
 (:mod:`core.sources.watch.identity`; :func:`family_key`) — and its first message. A

@@ -18,6 +18,11 @@ for a client that names no session, the stable system text; within a family the 
 message tells conversations apart (for a client that names no agent, two subagents of
 one type share a system prompt, not a task).
 
+Codex names its thread in the ``session-id`` and ``thread-id`` headers (and, as
+``prompt_cache_key``, in the body), which identify an OpenAI client's conversations the way
+Claude Code's session header does; a client that names none is known by its
+``instructions`` or leading system/developer messages.
+
 Claude Code compacts by asking the model for a summary: the same system prompt, tools and
 history, with the summary instructions appended to the last user message. That request is
 a side call: its purpose is ``summary``, and it is no turn of the conversation to diff the
