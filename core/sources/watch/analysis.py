@@ -35,14 +35,18 @@ class RequestFacts:
 
     @property
     def categories(self) -> dict[str, int]:
-        """``watch_request.categories`` as logs before the breakdown had it, derived from the
-        breakdown for scripts that read it (the last five add up to ``chars``)."""
-        part = self.breakdown.get
-        return {"system": part("system", 0), "tool definitions": part("tools", 0),
-                "messages": part("text", 0) + part("system_messages", 0) + part("pointers", 0)
-                + part("summaries", 0) + part("structure", 0),
-                "tool calls": part("tool_calls", 0), "tool results": part("tool_results", 0),
-                "thinking": part("thinking", 0), "images": part("images", 0)}
+        return older_categories(self.breakdown)
+
+
+def older_categories(breakdown: dict[str, int]) -> dict[str, int]:
+    """``watch_request.categories`` as logs before the breakdown had it, derived from the
+    breakdown for scripts that read it (the last five add up to ``chars``)."""
+    part = breakdown.get
+    return {"system": part("system", 0), "tool definitions": part("tools", 0),
+            "messages": part("text", 0) + part("system_messages", 0) + part("pointers", 0)
+            + part("summaries", 0) + part("structure", 0),
+            "tool calls": part("tool_calls", 0), "tool results": part("tool_results", 0),
+            "thinking": part("thinking", 0), "images": part("images", 0)}
 
 
 def system_text(body: dict[str, Any]) -> str:

@@ -1,8 +1,10 @@
 """One exchange through the proxy, and the events it makes: pure functions.
 
 :class:`Exchange` is what the proxy hands its observers: bodies and timing, and of the
-headers only the client's session and agent ids (what tells its conversations apart; never
-a key).
+headers only the client's session and agent ids (what tells its conversations apart) and
+Codex's window id and turn metadata (what kind of request it is) — never a key. A
+Messages request is read by :mod:`core.sources.watch.analysis`, an OpenAI one by
+:mod:`core.sources.watch.openai_requests`, each into the same ``watch_request``.
 :func:`measure_request` and :func:`response_event` turn one into ``watch_request`` (plus the
 client stages it reveals) and ``watch_response``; the live watch, its measuring process and
 the tests all use these same two.
@@ -19,7 +21,7 @@ from typing import Any
 from core.events import Event, WatchRequest, WatchResponse
 from core.measure import estimate_tokens
 from core.sources.watch import openai_requests
-from core.sources.watch.analysis import analyse_request, response_facts
+from core.sources.watch.analysis import analyse_request, older_categories, response_facts
 from core.sources.watch.apis import MESSAGES, RESPONSES_COMPACT, api_of, is_openai
 from core.sources.watch.conversations import Asks, Conversations
 from core.sources.watch.openai_stream import (
@@ -35,8 +37,8 @@ from core.sources.watch.sse import DECODED_LIMIT, read_response, readable_encodi
 # byte as it comes, the watch keeps the first RESPONSE_BUDGET and the last TAIL (where a
 # stream's stop reason and usage are), so a 100 MB stream costs the proxy 16 MiB, not 100.
 RESPONSE_BUDGET = 16 << 20
-CLIENT_LEFT = "client disconnected"  # how the proxy's error for a client that hung up starts
 TAIL = 256 << 10
+CLIENT_LEFT = "client disconnected"  # how the proxy's error for a client that hung up starts
 
 
 @dataclass
@@ -172,8 +174,6 @@ def _measure_openai(x: Exchange, body: dict[str, Any], api: str,
     measured = openai_requests.measure(body)
     change = conversations.observe(x.id, body, x.session, x.agent,
                                    asks=openai_asks(api, body, metadata, x.window))
-    breakdown = measured.breakdown
-    part = breakdown.get
     model = body.get("model")
     return WatchRequest(
         id=x.id, method=x.method, path=x.path, time=iso(x.started), body_bytes=len(x.body),
@@ -181,13 +181,8 @@ def _measure_openai(x: Exchange, body: dict[str, Any], api: str,
         purpose=openai_requests.guess_purpose(api, body, metadata),
         stream=bool(body.get("stream")), conversation=change.conversation,
         messages=measured.items, chars=measured.chars,
-        est_tokens=estimate_tokens(measured.sent_text), breakdown=breakdown,
-        categories={"system": part("system", 0), "tool definitions": part("tools", 0),
-                    "messages": part("text", 0) + part("system_messages", 0)
-                    + part("summaries", 0) + part("structure", 0),
-                    "tool calls": part("tool_calls", 0),
-                    "tool results": part("tool_results", 0),
-                    "thinking": part("thinking", 0), "images": part("images", 0)},
+        est_tokens=estimate_tokens(measured.sent_text), breakdown=measured.breakdown,
+        categories=older_categories(measured.breakdown),
         appended=change.appended, removed=change.removed, rewritten=change.rewritten,
     ), change.stages
 
