@@ -28,8 +28,8 @@ import traceback
 from pathlib import Path
 from typing import Any
 
-BENCHES = ("compact", "archive", "memory", "tui", "load", "replay", "watch", "responses",
-           "watch_soak", "claude_code")
+BENCHES = ("compact", "archive", "memory", "tui", "load", "replay", "watch", "watch_soak",
+           "claude_code", "codex")
 # What "ratio" means in each bench's rows.
 RATIO_MEANS = {
     "compact": "baseline ÷ ctxlab: times faster than the course's cost model (below 1: "
@@ -42,10 +42,10 @@ RATIO_MEANS = {
             "scenario: times python -m tui --help (interpreter start and CLI imports)",
     "replay": "value ÷ baseline: cost per MB against the 1 MB session (flat is 1)",
     "watch": "proxied ÷ direct time to first byte (the value is the difference)",
-    "responses": "proxied ÷ direct time to first byte on /v1/responses (the value is the "
-                 "difference)",
     "claude_code": "watched ÷ straight to the scripted server (wall time; floor: the CLI's own "
                    "start-up); proxied ÷ direct time to first byte",
+    "codex": "watched ÷ straight to the scripted server (wall time; floor: the CLI's own "
+             "start-up); proxied ÷ direct time to first byte on /v1/responses",
     "watch_soak": "value ÷ baseline: peak RSS ÷ idle RSS; growth: RSS at the 200th "
                   "conversation ÷ at the 50th (flat is 1)",
 }

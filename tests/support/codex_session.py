@@ -97,6 +97,7 @@ class Recorded:
     local: Session
     remote: Session
     requests: list[RecordedRequest] = field(default_factory=list)
+    answers: list[tuple[RecordedRequest, Any]] = field(default_factory=list)
     events: list[Event] = field(default_factory=list)
     seconds: float = 0.0
 
@@ -105,10 +106,15 @@ class Recorded:
         [path] = (self.root / ".ctxlab" / "watch").glob("*.jsonl")
         return path
 
-    def sent(self, thread_id: str) -> list[RecordedRequest]:
-        """The Responses calls Codex made for one thread, in order."""
-        return [r for r in self.requests if r.path == RESPONSES
-                and r.headers.get("thread-id") == thread_id]
+    @property
+    def responses_calls(self) -> list[RecordedRequest]:
+        """The Responses calls Codex made, in order (one at a time)."""
+        return [r for r in self.requests if r.path == RESPONSES]
+
+    def usage_of(self, request: RecordedRequest) -> dict[str, Any]:
+        """The usage the scripted server reported for ``request``."""
+        step = next(step for sent, step in self.answers if sent is request)
+        return dict(step.usage)
 
 
 def record(base: Path, *, watched: bool = True) -> Recorded:
@@ -131,7 +137,7 @@ def record(base: Path, *, watched: bool = True) -> Recorded:
             if watch is not None:
                 watch.wait_for(lambda w: _answered(w) >= len(server.requests_to()))
                 out.events = list(watch.events)
-        out.requests = list(server.requests)
+        out.requests, out.answers = list(server.requests), list(server.answers)
     out.seconds = time.monotonic() - started
     return out
 

@@ -58,6 +58,7 @@ class OpenAIServer:
 
     def __init__(self, responder: Responder | None = None) -> None:
         self.requests: list[RecordedRequest] = []
+        self.answers: list[tuple[RecordedRequest, Step]] = []  # what each request was sent
         self._queues: dict[str, deque[Step]] = {path: deque() for path in PATHS}
         self._lock = threading.Lock()
         self._ids = count(1)
@@ -136,6 +137,10 @@ class OpenAIServer:
                 return queue.popleft()
         return self.responder(request) if self.responder is not None else None
 
+    def answered(self, request: RecordedRequest, step: Step) -> None:
+        with self._lock:
+            self.answers.append((request, step))
+
     def next_id(self) -> str:
         return f"{next(self._ids):04d}"
 
@@ -152,6 +157,11 @@ class _Handler(BaseHTTPRequestHandler):
         path = self.path.split("?", 1)[0]
         if path == "/v1/models":
             self.send_json(200, json.dumps({"object": "list", "data": []}).encode())
+        elif self.headers.get("upgrade", "").lower() == "websocket":
+            # The Responses WebSocket transport is not scripted here: 426 tells a client to
+            # use HTTP at once (Codex's built-in provider tries the socket first).
+            self.send_json(426, OpenAIError(426, "WebSocket is not served here; use HTTP")
+                           .body(), {"connection": "close"})
         else:
             self.send_json(404, OpenAIError(404, f"no route GET {path}").body())
 
@@ -177,6 +187,7 @@ class _Handler(BaseHTTPRequestHandler):
         stream = bool(body.get("stream"))
         if step is None:
             step = OpenAIError(400, f"openai server: nothing queued for POST {path}")
+        self.script.answered(recorded, step)
         time.sleep(step.delay if not isinstance(step, CompactReply) else 0.0)
         if isinstance(step, OpenAIError):
             self.send_json(step.status, step.body(), step.headers)
