@@ -139,6 +139,7 @@ class WatchRequest(Event):
     rewritten: int = 0
     breakdown: dict[str, Any] = field(default_factory=dict)  # as in model_request
     api: str | None = None  # "messages", "responses", "responses.compact", "chat.completions"
+    encrypted_chars: int = 0  # encrypted reasoning and compaction content in the history
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -182,7 +182,7 @@ def _measure_openai(x: Exchange, body: dict[str, Any], api: str,
         stream=bool(body.get("stream")), conversation=change.conversation,
         messages=measured.items, chars=measured.chars,
         est_tokens=estimate_tokens(measured.sent_text), breakdown=measured.breakdown,
-        categories=older_categories(measured.breakdown),
+        categories=older_categories(measured.breakdown), encrypted_chars=measured.encrypted,
         appended=change.appended, removed=change.removed, rewritten=change.rewritten,
     ), change.stages
 

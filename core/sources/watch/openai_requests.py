@@ -230,6 +230,7 @@ class Measure:
     chars: int
     breakdown: dict[str, int]
     sent_text: str  # instructions, tools and history as sent, for the token estimate
+    encrypted: int  # chars of encrypted content in the history (:func:`encrypted_chars`)
 
 
 def measure(body: dict[str, Any]) -> Measure:
@@ -249,4 +250,5 @@ def measure(body: dict[str, Any]) -> Measure:
     sent = "".join((instructions if isinstance(instructions, str) else "",
                     json.dumps(tools, ensure_ascii=False) if tools else "",
                     json.dumps(items, ensure_ascii=False)))
-    return Measure(items=len(items), chars=chars, breakdown=breakdown, sent_text=sent)
+    return Measure(items=len(items), chars=chars, breakdown=breakdown, sent_text=sent,
+                   encrypted=encrypted_chars(items))

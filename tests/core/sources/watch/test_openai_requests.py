@@ -200,7 +200,8 @@ def test_codex_remote_compaction_is_sized_by_its_encrypted_content(sent):
     assert (stage.stage, stage.trigger) == ("client_summary", "manual")
     assert stage.ledger[-1]["encrypted_chars"] == 4_005
     assert after.breakdown["summaries"] == json_chars(item)
-    assert after.appended == 0
+    assert after.appended == 0 and after.encrypted_chars == 4_005
+    assert asked.encrypted_chars == 905  # the reasoning item's
 
 
 def test_a_responses_compact_call_by_any_client_shows_on_the_next_request(sent):
