@@ -1,9 +1,12 @@
-"""Every watched Messages call appended to ``.ctxlab/watch/<time>.jsonl``: the requests format.
+"""Every watched model call appended to ``.ctxlab/watch/<time>.jsonl``: the requests format.
 
 One JSON object per line, ``{"request": …, "response": …}`` plus ``request_id`` (the watch's
 number of the exchange), ``conversation`` (the id the watch gave its conversation) and
 timing: ``request`` is the body exactly as the client sent it, ``response`` the final
-Message (assembled from the stream, or the JSON body; an error body for an error). A client
+Message (assembled from the stream, or the JSON body; an error body for an error). An
+OpenAI call's line also says its ``api`` (``responses``, ``responses.compact``,
+``chat.completions``; a Messages line has none, as before), and its ``response`` is the
+final Response or the ``chat.completion`` assembled from the chunks. A client
 stage's ledger says ``"where": "request N"`` and names its conversation, so the body that
 held what went is the line with that ``request_id``. No headers are written, so no key or
 token ever reaches the disk. ``ctxlab replay`` opens these files, with those two fields or
