@@ -115,6 +115,7 @@ class _Reader:
              stamp: str | None) -> None:
         """One line into the steps. A field of the wrong type raises :class:`BadItem`."""
         skipped = self.recording.skipped
+        event = text_or_none(payload.get("type"))
         if kind == "session_meta":
             said = instructions_of(payload)
             if said and not self.system:
@@ -124,13 +125,13 @@ class _Reader:
                 self.model = payload["model"]
             self._window(payload)
         elif kind == "token_usage_record" or (
-                kind == "event_msg" and payload.get("type") in USAGE_EVENTS):
+                kind == "event_msg" and event in USAGE_EVENTS):
             self._window(payload)
             usage = self.usage.new(kind, payload)
             if usage is not None:
                 self.matcher.arrived(usage)
         elif kind == "event_msg":
-            if payload.get("type") in WINDOW_EVENTS:
+            if event in WINDOW_EVENTS:
                 self._window(payload)
             skipped[f"event_msg:{payload.get('type')}"] += 1
         elif kind == "compacted":
