@@ -1,7 +1,10 @@
-"""Requests JSONL: one Messages API request body per line, optionally with its response.
+"""Requests JSONL: one request body per line, optionally with its response.
 
 This is the format ``ctxlab watch`` records, and the simplest one to write from any
-harness. Each line is either
+harness. A line's body is a Messages API request, or an OpenAI one (``"api"``:
+``responses``, ``responses.compact``, ``chat.completions``, or told by the body), which
+:mod:`~core.sources.replay.openai_bodies` turns into the Messages shape first; after that
+every API is read alike. Each line is either
 
 * a bare request body: ``{"model": …, "system": …, "tools": […], "messages": […], …}``, or
 * ``{"request": {<request body>}, "response": {<Messages API response>}}`` — the
@@ -23,7 +26,11 @@ as its cost. A request that only clears old tool results (Claude Code's
 ``[Old tool result content cleared]``) is its ``micro_compact``. Any other request that
 does not extend the previous one shows a stage
 ``rewrite_compact`` by the recorded agent. After a compaction, ctxlab's side takes only the
-messages after the last assistant message as new input.
+messages after the last assistant message as new input. Codex's compaction calls (its local
+checkpoint request, its remote ``compaction_trigger``, a ``responses/compact`` call) are
+the same: the compaction shows on the next request, which holds the history Codex kept up
+to its summary (or its encrypted ``compaction`` item), as the trigger its turn metadata
+gives.
 
 Read: ``messages`` (a mid-history ``role: "system"`` note is user text on ctxlab's
 side), ``system``, ``model``, ``tools`` and
