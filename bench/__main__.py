@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Any
 
 BENCHES = ("compact", "archive", "memory", "tui", "load", "replay", "watch", "watch_soak",
-           "claude_code")
+           "claude_code", "codex")
 # What "ratio" means in each bench's rows.
 RATIO_MEANS = {
     "compact": "baseline ÷ ctxlab: times faster than the course's cost model (below 1: "
@@ -44,6 +44,8 @@ RATIO_MEANS = {
     "watch": "proxied ÷ direct time to first byte (the value is the difference)",
     "claude_code": "watched ÷ straight to the scripted server (wall time; floor: the CLI's own "
                    "start-up); proxied ÷ direct time to first byte",
+    "codex": "watched ÷ straight to the scripted server (wall time; floor: the CLI's own "
+             "start-up); proxied ÷ direct time to first byte on /v1/responses",
     "watch_soak": "value ÷ baseline: peak RSS ÷ idle RSS; growth: RSS at the 200th "
                   "conversation ÷ at the 50th (flat is 1)",
 }

@@ -1,27 +1,23 @@
 """The real Claude Code CLI as a test client, and the scripted model it talks to.
 
-The CLI comes from the npm registry at a pinned version and is kept in a cache folder
-outside the repository (``CTXLAB_CLIENTS``, else ``~/.cache/ctxlab/clients``), so a test run
-downloads it once per machine. It runs in print mode with its own ``HOME``, a dummy key and
-every optional network feature off, against :class:`ClaudeCodeModel`: the scripted server's
-responder, which answers by what Claude Code asks (a session title, a conversation summary,
-a turn of the scripted task), because the order of those calls is the client's business.
+The CLI comes from the npm registry at a pinned version (:mod:`tests.support.npm_clients`).
+It runs in print mode with its own ``HOME``, a dummy key and every optional network feature
+off, against :class:`ClaudeCodeModel`: the scripted server's responder, which answers by
+what Claude Code asks (a session title, a conversation summary, a turn of the scripted
+task), because the order of those calls is the client's business.
 """
 
 from __future__ import annotations
 
 import json
 import os
-import shutil
-import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from filelock import FileLock
-
 from tests.support.messages_server import RecordedRequest
 from tests.support.messages_wire import Reply
+from tests.support.npm_clients import installed
 
 VERSION = "2.1.197"
 PACKAGE = "@anthropic-ai/claude-code"
@@ -37,36 +33,9 @@ SUMMARY = (
 )
 
 
-class Unavailable(RuntimeError):
-    """The CLI cannot be installed here (no npm, or the registry cannot be reached)."""
-
-
-def clients_dir() -> Path:
-    configured = os.environ.get("CTXLAB_CLIENTS")
-    return Path(configured) if configured else Path.home() / ".cache" / "ctxlab" / "clients"
-
-
 def claude_binary() -> Path:
-    """The pinned CLI, installed on first use (one installer at a time across processes)."""
-    folder = clients_dir() / f"claude-code-{VERSION}"
-    binary = folder / "node_modules" / ".bin" / "claude"
-    if binary.exists():
-        return binary
-    npm = shutil.which("npm")
-    if npm is None:
-        raise Unavailable("npm is not on PATH, so the Claude Code CLI cannot be installed")
-    folder.mkdir(parents=True, exist_ok=True)
-    with FileLock(str(folder) + ".lock"):
-        if not binary.exists():
-            done = subprocess.run(
-                [npm, "install", "--prefix", str(folder), "--no-audit", "--no-fund",
-                 "--loglevel", "error", f"{PACKAGE}@{VERSION}"],
-                capture_output=True, text=True, timeout=600,
-            )
-            if done.returncode != 0 or not binary.exists():
-                raise Unavailable(f"npm install {PACKAGE}@{VERSION} failed: "
-                                  f"{done.stderr.strip()[-500:]}")
-    return binary
+    """The pinned CLI, installed on first use."""
+    return installed(PACKAGE, VERSION, "claude-code", "claude")
 
 
 def claude_env(home: Path, base_url: str, **extra: str) -> dict[str, str]:
