@@ -9,6 +9,13 @@ cached), ``output_tokens`` 10 + n; in the compaction rollouts the first response
 compacted before its second request: locally (a custom provider: a summary request) in
 0.58 and 0.171 ``local-compaction``, remotely (the built-in provider: a
 ``compaction_trigger`` answered by an encrypted ``compaction`` item) in ``remote-compaction``.
+
+``resume-and-manual-compaction`` is session L of tests/support/codex_session.py, run
+straight against the scripted server: two parallel ``exec_command`` calls, an
+``apply_patch`` (a custom tool) whose usage passes the limit, so Codex compacts mid-turn;
+``exec resume`` with a second prompt; a manual compaction through ``codex app-server``; a
+last prompt on ``exec resume``. Its stand-in file also has each compaction call's trigger,
+from Codex's turn metadata.
 """
 
 from __future__ import annotations
@@ -28,8 +35,10 @@ from tests.core.sources.replay.conftest import FIXTURES
 
 WITH_USAGE = [("codex-0.58.0", "tools"), ("codex-0.58.0", "compaction"),
               ("codex-0.171.0", "tools"), ("codex-0.171.0", "local-compaction"),
+              ("codex-0.171.0", "remote-compaction"),
+              ("codex-0.171.0", "resume-and-manual-compaction")]
+COMPACTING = [("codex-0.58.0", "compaction"), ("codex-0.171.0", "local-compaction"),
               ("codex-0.171.0", "remote-compaction")]
-COMPACTING = [run for run in WITH_USAGE if "compaction" in run[1]]
 ALL = [*WITH_USAGE, ("codex-0.20.0", "tools")]
 
 
@@ -170,3 +179,25 @@ def test_a_compaction_is_a_step_between_the_requests_around_it():
         ["Exchange", "Compaction", "Exchange", "Exchange", "Exchange"]
     assert isinstance(steps[1], Compaction)
     assert steps[1].input[0]["content"][0]["type"] == "tool_result"  # dropped by it
+
+
+def test_resumed_runs_and_a_manual_compaction_replay_as_one_session():
+    name = "resume-and-manual-compaction"
+    recording = load_recording(rollout("codex-0.171.0", name))
+    calls = stand_in("codex-0.171.0", name)
+    compacting = [i for i, r in enumerate(calls) if r["kind"] == "compaction"]
+    assert [calls[i]["trigger"] for i in compacting] == ["auto", "manual"]
+    assert [r["input"][-1] for r in calls if r["kind"] == "turn"][-1] == \
+        "user:text:And the last line?"
+    assert len(recording.compactions) == 2
+    for compaction, index in zip(recording.compactions, compacting, strict=True):
+        assert compaction.usage == in_messages_terms(calls[index]["usage"])
+        kept, sent_next = digest(compaction.kept), calls[index + 1]["input"]
+        assert kept == sent_next[:len(kept)]  # and then the new prompt, after /compact
+        assert sent_next[len(kept):] in ([], ["user:text:And the last line?"])
+        assert compaction.pre_tokens == calls[index - 1]["usage"]["input_tokens"]
+        # the rollout does not say a compaction was the user's: both read as automatic
+        assert compaction.trigger == "auto"
+    patch = recording.exchanges[1].reply["content"][0]
+    assert patch["name"] == "apply_patch" and patch["input"]["input"].startswith(
+        "*** Begin Patch")
