@@ -27,6 +27,7 @@ from typing import Any
 
 import pytest
 
+from core.compact.breakdown import message_breakdown
 from core.events import Emitter, Recorder, Stage
 from core.sources.replay import Compaction, Recording, load_recording
 from core.sources.replay.original import as_sent
@@ -157,6 +158,14 @@ def test_reasoning_is_thinking_sent_back_with_its_encrypted_content():
                         "signature": "gAAAAB" + "r" * 64}
     assert call == {"type": "tool_use", "id": "call_1", "name": "exec_command",
                     "input": {"cmd": "echo probe-1"}}
+
+
+def test_reasoning_counts_in_the_thinking_category_and_the_sealed_summary_with_summaries():
+    recording = load_recording(rollout("codex-0.171.0", "remote-compaction"))
+    reply = message_breakdown(recording.exchanges[0].reply)
+    assert reply["thinking"] > 64 and reply["tool_calls"] > 0
+    kept = message_breakdown(recording.compactions[0].kept[0])
+    assert kept["summaries"] > 1206
 
 
 def test_the_older_layout_is_read_without_usage():
