@@ -193,9 +193,10 @@ class _Reader:
         if is_summary_reply(self.steps.reply, payload):
             _, usage = self.steps.take_reply()  # the summary call's answer: no turn
         pre = self._pre_tokens()
-        found = compaction_of(payload, self.user_messages, pre_tokens=pre,
-                              usage=usage or self.matcher.take_waiting(), line=number,
-                              timestamp=stamp)
+        if usage is None and self.sealed is None:  # (a sealed one took its usage already)
+            usage = self.matcher.take_waiting()
+        found = compaction_of(payload, self.user_messages, pre_tokens=pre, usage=usage,
+                              line=number, timestamp=stamp)
         if self.sealed is not None:  # the same compaction, its item written first
             self.sealed.kept, self.sealed.summary = found.kept, found.summary
             self.sealed.usage = self.sealed.usage or found.usage
