@@ -17,7 +17,16 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from tests.core.sources.replay.conftest import CLAUDE, CODEX, MESSAGES, REQUESTS
+from tests.core.sources.replay.conftest import (
+    CHAT,
+    CLAUDE,
+    CODEX,
+    CODEX_0_58,
+    CODEX_0_171,
+    MESSAGES,
+    REQUESTS,
+    WATCHED_CODEX,
+)
 from tests.core.sources.replay.test_claude_code_real import OPUS as CLAUDE_2_1_OPUS
 from tests.core.sources.replay.test_claude_code_real import SESSION as CLAUDE_2_1
 from tests.core.sources.replay.test_watch_recordings import COMPACTIONS as WATCHED_2_1
@@ -254,7 +263,12 @@ READ_KEYS = frozenset({"usage", "text", "id", "name", "input", "content", "tool_
                        "request", "response", "stop_reason", "instructions",
                        "output_tokens", "metadata", "user_id", "max_tokens", "tools",
                        "attachment", "preservedMessages", "uuids", "logicalParentUuid",
-                       "isMeta", "isCompactSummary", "conversation", "request_id"})
+                       "isMeta", "isCompactSummary", "conversation", "request_id",
+                       "replacement_history", "encrypted_content", "base_instructions",
+                       "total_token_usage", "model_context_window", "compaction_response_id",
+                       "latest_token_usage_record", "api", "client_metadata",
+                       "prompt_cache_key", "previous_response_id", "choices", "tool_calls",
+                       "input_tokens_details", "cached_tokens", "function", "tool_call_id"})
 
 
 def _pick(data: st.DataObject, paths: list[tuple[Any, ...]]) -> tuple[Any, ...]:
@@ -290,7 +304,8 @@ def _mutated(source: Path, data: st.DataObject) -> str:
 @settings(max_examples=int(os.environ.get("FUZZ_N", "150")), deadline=None,
           suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(source=st.sampled_from([CLAUDE, CLAUDE_2_1, CLAUDE_2_1_OPUS, CODEX, REQUESTS,
-                               WATCHED_2_1, MESSAGES]),
+                               WATCHED_2_1, MESSAGES, CODEX_0_58, CODEX_0_171,
+                               WATCHED_CODEX, CHAT]),
        data=st.data())
 def test_any_value_at_any_key_replays_or_is_one_line(tmp_path_factory, capsys, source, data):
     folder = tmp_path_factory.mktemp("fuzz")

@@ -1,204 +1,216 @@
 """Codex CLI rollout JSONL (``~/.codex/sessions/YYYY/MM/DD/rollout-<time>-<id>.jsonl``).
 
-Every line is ``{"timestamp", "type", "payload"}``. The conversation is the sequence of
-``response_item`` payloads — the Responses API's items, which the agent sends back as its
-next request's input — and ``event_msg``/``token_count`` follows each model response with
-that call's usage, which marks where one request ends. Function calls and their outputs
-become Anthropic-shaped ``tool_use``/``tool_result`` blocks, reasoning becomes a
-``thinking`` block (its encrypted content, which is sent back too, as the signature).
+Every line is ``{"timestamp", "type", "payload"}`` (0.171 adds an ``ordinal``). The
+conversation is the sequence of ``response_item`` payloads — the Responses API's items,
+which the agent sends back as its next request's input — turned into messages by
+:mod:`~core.sources.replay.responses_items` (shared with the watch recordings of Responses
+API traffic). A reply is the run of assistant items between user-side items; its usage is
+found by :mod:`~core.sources.replay.codex_usage`, which copes with every version's order of
+``token_count``/``token_usage_record`` lines and items; a ``compacted`` line (and the
+``compaction`` item of a remote compaction) is Codex's own compaction
+(:mod:`~core.sources.replay.codex_compaction`). The older layout without the envelope is
+read through :mod:`~core.sources.replay.codex_legacy`.
 
-Read: ``session_meta.payload.instructions`` (system text), ``turn_context.payload.model``,
-``response_item`` of type ``message`` (``user``/``assistant``; ``developer`` goes to the
-system text), ``reasoning`` (``summary``, ``content``, ``encrypted_content``),
-``function_call``/``custom_tool_call``/``local_shell_call`` (``call_id``, ``name``,
-``arguments``/``input``/``action``), ``function_call_output``/``custom_tool_call_output``
-(``call_id``, ``output``), ``event_msg``/``token_count`` (``info.last_token_usage``: its
-input, cached, cache-write, output and reasoning counts), ``compacted`` (``message``).
-Ignored: ``session_meta`` ids, cwd, git and version fields, ``turn_context``'s policies,
-``rate_limits``, item ``id``s. Skipped and counted: other ``event_msg`` kinds (they repeat
-the items as UI events), ``web_search_call`` and other item types, unknown line types.
+Read: ``session_meta.payload`` ``base_instructions.text`` (0.171) or ``instructions``
+(older) as the system text, ``turn_context.payload.model``, the context window
+(``model_context_window`` of ``token_count``'s ``info``, ``task_started`` or
+``turn_context``), ``response_item``, ``event_msg``/``token_count``, ``token_usage_record``,
+``compacted``. docs/replay/codex.md lists every line type per Codex version, read or
+ignored.
 """
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
 from core.compact.managers import Manager
-from core.sources.replay.model import Compaction, Recording
+from core.sources.replay.codex_compaction import (
+    compaction_of,
+    is_summary_reply,
+    summary_of,
+    user_items,
+)
+from core.sources.replay.codex_legacy import enveloped, is_session_line
+from core.sources.replay.codex_usage import ResponseUsage, UsageMatcher, window_of
+from core.sources.replay.model import Compaction, Exchange, Message, Recording
 from core.sources.replay.reading import jsonl_objects, skip
-from core.sources.replay.shape import text_or_none, usage_problem
+from core.sources.replay.responses_items import BadItem, item_blocks, item_kind
+from core.sources.replay.shape import text_or_none
 from core.sources.replay.steps import StepBuilder
-from core.usage import Usage, context_tokens
+from core.usage import context_tokens
 
 AGENT = Manager.CODEX
 LINE_TYPES = frozenset({"session_meta", "response_item", "event_msg", "turn_context",
-                        "compacted"})
+                        "compacted", "token_usage_record", "world_state"})
+# Lines with nothing for the history: 0.171's snapshot of the environment, and the older
+# layout's resume bookkeeping. Counted, never "unknown".
+IGNORED_TYPES = frozenset({"world_state", "record_type:state"})
+USAGE_EVENTS = frozenset({"token_count"})
+WINDOW_EVENTS = frozenset({"task_started"})
 
 
 def looks_like(first: Any) -> bool:
+    """A rollout line in either layout."""
+    if is_session_line(first):
+        return True
     return isinstance(first, dict) and isinstance(first.get("type"), str) and \
         first["type"] in LINE_TYPES and "payload" in first
 
 
-def usage_of(info: Any) -> dict[str, Any] | None:
-    """``last_token_usage`` in the Messages API's terms (:meth:`Usage.from_codex`: OpenAI
-    counts cached input and cache writes inside ``input_tokens``; Anthropic apart)."""
-    last = info.get("last_token_usage") if isinstance(info, dict) else None
-    if not isinstance(last, dict):
-        return None
-    problem = usage_problem(last, "info.last_token_usage")
-    if problem:
-        raise BadLine(problem)
-    usage = Usage.from_codex(last) or Usage()
-    reasoning = last.get("reasoning_output_tokens")
-    return {**usage.to_api(),
-            "reasoning_output_tokens": reasoning if isinstance(reasoning, int) else 0}
-
-
-class BadLine(ValueError):
-    """A line with a field of the wrong type: it is skipped with this reason."""
-
-
-def _text(parts: Any, *kinds: str) -> str:
-    if isinstance(parts, str):
-        return parts
-    if not isinstance(parts, list):
-        return ""
-    found = [p for p in parts if isinstance(p, dict) and p.get("type") in kinds
-             and p.get("text")]
-    for part in found:
-        if not isinstance(part["text"], str):
-            raise BadLine(f"a {part['type']} part's text is a {type(part['text']).__name__}, "
-                          "not text")
-    return "\n".join(part["text"] for part in found)
-
-
-def _image(part: dict[str, Any]) -> dict[str, Any]:
-    url = str(part.get("image_url") or "")
-    if url.startswith("data:") and ";base64," in url:
-        media, data = url[5:].split(";base64,", 1)
-        return {"type": "image", "source": {"type": "base64", "media_type": media,
-                                            "data": data}}
-    return {"type": "image", "source": {"type": "url", "url": url}}
-
-
-def _user_blocks(content: Any) -> list[dict[str, Any]]:
-    blocks: list[dict[str, Any]] = []
-    for part in content if isinstance(content, list) else []:
-        if not isinstance(part, dict):
-            continue
-        if part.get("type") == "input_image":
-            blocks.append(_image(part))
-        elif isinstance(part.get("text"), str) and part["text"]:
-            blocks.append({"type": "text", "text": part["text"]})
-        elif part.get("text"):
-            raise BadLine(f"a user part's text is a {type(part['text']).__name__}, not text")
-    return blocks
-
-
-def _arguments(raw: Any, key: str = "arguments") -> dict[str, Any]:
-    if isinstance(raw, dict):
-        return raw
-    try:
-        value = json.loads(raw) if isinstance(raw, str) else None
-    except ValueError:
-        value = None
-    return value if isinstance(value, dict) else {key: raw}
-
-
-def _output(raw: Any) -> Any:
-    if isinstance(raw, str):
-        return raw
-    if isinstance(raw, dict) and isinstance(raw.get("content"), str):
-        return raw["content"]
-    return json.dumps(raw, ensure_ascii=False)
+def instructions_of(payload: dict[str, Any]) -> str:
+    """The session's system prompt: 0.171's ``base_instructions`` (``{"text"}``), or the
+    older ``instructions`` string (null when the user gave none)."""
+    base = payload.get("base_instructions")
+    if isinstance(base, dict):
+        base = base.get("text")
+    if isinstance(base, str) and base:
+        return base
+    given = payload.get("instructions")
+    return given if isinstance(given, str) else ""
 
 
 def load(path: Path, text: str) -> Recording:
     recording = Recording(format="codex", path=path, agent=AGENT)
-    steps = StepBuilder(recording)
-    system: list[str] = []
-    model: str | None = None
-    last_usage: dict[str, Any] | None = None
-    for line in jsonl_objects(text, recording):
-        kind, payload = line.data.get("type"), line.data.get("payload")
-        kind = kind if isinstance(kind, str) else repr(kind)
-        payload = payload if isinstance(payload, dict) else {}
-        stamp = text_or_none(line.data.get("timestamp"))
+    lines = list(jsonl_objects(text, recording))
+    reader = _Reader(recording)
+    # the exact per-response records, when the rollout has them, are its only usage lines
+    reader.usage.records = any(line.data.get("type") == "token_usage_record"
+                               for line in lines)
+    legacy = False
+    for index, line in enumerate(lines):
+        data = line.data
+        if index == 0 and is_session_line(data):
+            legacy = True
+            recording.note("layout", "the older rollout layout (no {type, payload} envelope, "
+                           "Codex 0.2x): it records no usage", line.number)
+        if legacy:
+            kind, payload = enveloped(data, index == 0)
+        else:
+            raw_kind, raw = data.get("type"), data.get("payload")
+            kind = raw_kind if isinstance(raw_kind, str) else repr(raw_kind)
+            payload = raw if isinstance(raw, dict) else {}
         try:
-            last_usage = _line(kind, payload, steps, recording, system, model, line.number,
-                               stamp, last_usage)
-        except BadLine as exc:
+            reader.line(kind, payload, line.number, text_or_none(data.get("timestamp")))
+        except BadItem as exc:
             skip(recording, line.number, f"line {line.number}: {exc}; skipped")
-        if kind == "turn_context" and isinstance(payload.get("model"), str):
-            model = payload["model"]
-    steps.finish()
-    recording.system = "\n\n".join(system)
-    recording.model = recording.model or model
+    reader.finish()
     return recording
 
 
-def _line(kind: str, payload: dict[str, Any], steps: StepBuilder, recording: Recording,
-          system: list[str], model: str | None, number: int, stamp: str | None,
-          last_usage: dict[str, Any] | None) -> dict[str, Any] | None:
-    """One line into the steps; the last usage seen comes back (a compaction's size).
-    A field of the wrong type raises :class:`BadLine` before anything is added."""
-    if kind == "session_meta":
-        if isinstance(payload.get("instructions"), str):
-            system.append(payload["instructions"])
-    elif kind == "turn_context":
-        pass  # the model, read by the caller
-    elif kind == "event_msg" and payload.get("type") == "token_count":
-        usage = usage_of(payload.get("info"))
-        last_usage = usage or last_usage
-        steps.close_reply(usage)
-    elif kind == "event_msg":
-        recording.skipped[f"event_msg:{payload.get('type')}"] += 1
-    elif kind == "compacted":
-        summary = payload.get("message") or ""
-        if not isinstance(summary, str):
-            raise BadLine(f"the compacted message is a {type(summary).__name__}, not text")
-        pre = context_tokens(last_usage)
-        steps.compaction(Compaction(
-            by=AGENT, trigger="auto", summary=summary, pre_tokens=pre,
-            kept=[{"role": "user", "content": summary}] if summary else [],
-            line=number, timestamp=stamp))
-    elif kind == "response_item":
-        _item(payload, steps, recording, system, model, number, stamp)
-    else:
-        recording.skipped[f"unknown type {kind!r}"] += 1
-    return last_usage
+class _Reader:
+    """The rollout's lines, in order, into steps."""
 
+    def __init__(self, recording: Recording) -> None:
+        self.recording = recording
+        self.steps = StepBuilder(recording)
+        self.usage = ResponseUsage()
+        self.matcher = UsageMatcher(self.steps)
+        self.system: list[str] = []
+        self.model: str | None = None
+        self.user_messages: list[Message] = []  # what a message-only compaction keeps
+        self.sealed: Compaction | None = None  # a remote compaction item, not yet followed
 
-def _item(item: dict[str, Any], steps: StepBuilder, recording: Recording, system: list[str],
-          model: str | None, number: int, stamp: Any) -> None:
-    kind = item.get("type") if isinstance(item.get("type"), str) else None
-    reply = lambda blocks: steps.assistant(blocks, model=model, line=number,  # noqa: E731
-                                           timestamp=stamp)
-    if kind == "message" and item.get("role") == "developer":
-        system.append(_text(item.get("content"), "input_text"))
-    elif kind == "message" and item.get("role") == "user":
-        steps.user(_user_blocks(item.get("content")))
-    elif kind == "message" and item.get("role") == "assistant":
-        reply([{"type": "text", "text": _text(item.get("content"), "output_text")}])
-    elif kind == "reasoning":
-        thought = _text(item.get("summary"), "summary_text") or \
-            _text(item.get("content"), "reasoning_text", "text")
-        reply([{"type": "thinking", "thinking": thought,
-                "signature": str(item.get("encrypted_content") or "")}])
-    elif kind in ("function_call", "custom_tool_call", "local_shell_call"):
-        raw = item.get("arguments", item.get("input", item.get("action")))
-        name = item.get("name") or ("local_shell" if kind == "local_shell_call" else "tool")
-        if not isinstance(name, str):
-            raise BadLine(f"the call's name is a {type(name).__name__}, not text")
-        use_id = str(item.get("call_id") or item.get("id") or f"call_line_{number}")
-        key = "input" if kind == "custom_tool_call" else "arguments"
-        reply([{"type": "tool_use", "id": use_id, "name": name,
-                "input": _arguments(raw, key)}])
-    elif kind in ("function_call_output", "custom_tool_call_output"):
-        steps.user([{"type": "tool_result", "tool_use_id": str(item.get("call_id") or ""),
-                     "content": _output(item.get("output"))}])
-    else:
-        recording.skipped[f"response_item:{kind}"] += 1
+    def line(self, kind: str, payload: dict[str, Any], number: int,
+             stamp: str | None) -> None:
+        """One line into the steps. A field of the wrong type raises :class:`BadItem`."""
+        skipped = self.recording.skipped
+        event = text_or_none(payload.get("type"))
+        if kind == "session_meta":
+            said = instructions_of(payload)
+            if said and not self.system:
+                self.system.append(said)
+        elif kind == "turn_context":
+            if isinstance(payload.get("model"), str):
+                self.model = payload["model"]
+            self._window(payload)
+        elif kind == "token_usage_record" or (
+                kind == "event_msg" and event in USAGE_EVENTS):
+            self._window(payload)
+            usage = self.usage.new(kind, payload)
+            if usage is not None:
+                self.matcher.arrived(usage)
+        elif kind == "event_msg":
+            if event in WINDOW_EVENTS:
+                self._window(payload)
+            skipped[f"event_msg:{payload.get('type')}"] += 1
+        elif kind == "compacted":
+            self._compacted(payload, number, stamp)
+        elif kind == "response_item":
+            self._item(payload, number, stamp)
+        elif kind in IGNORED_TYPES:
+            skipped[kind] += 1
+        else:
+            skipped[f"unknown type {kind!r}"] += 1
+
+    def _window(self, payload: dict[str, Any]) -> None:
+        window = window_of(payload)
+        if window is not None:
+            self.recording.window_tokens = window
+
+    def _item(self, item: dict[str, Any], number: int, stamp: str | None) -> None:
+        found = item_blocks(item, f"call_line_{number}")
+        if found is None:
+            self.recording.skipped[f"response_item:{item_kind(item)}"] += 1
+        elif found.role == "system":
+            said = found.blocks[0]["text"]
+            if said and said not in self.system:
+                self.system.append(said)
+        elif item.get("type") == "compaction":
+            self._sealed(found.blocks, number, stamp)
+        elif found.role == "user":
+            self.sealed = None
+            self.steps.user(found.blocks)
+            if item.get("type", "message") == "message":
+                self.user_messages.append({"role": "user", "content": found.blocks})
+        else:
+            self.sealed = None
+            started = self.steps.reply is None or self.steps.closed
+            self.steps.assistant(found.blocks, model=self.model, line=number, timestamp=stamp)
+            if started:
+                self.matcher.reply_started()
+
+    def _pre_tokens(self) -> int | None:
+        self.steps.flush()
+        last = next((s.usage for s in reversed(self.recording.steps)
+                     if isinstance(s, Exchange) and s.usage), None)
+        return context_tokens(last) if last else None
+
+    def _sealed(self, blocks: list[dict[str, Any]], number: int, stamp: str | None) -> None:
+        """A remote compaction's ``compaction`` item written as an item of its own: the
+        compaction, with the session's user messages and the sealed summary kept (a
+        ``compacted`` line right after it says more, and replaces what it kept)."""
+        pre = self._pre_tokens()
+        kept = [{"role": "user", "content": [b for m in self.user_messages
+                                             for b in m["content"]] + blocks}]
+        self.sealed = self.steps.compaction(Compaction(
+            by=AGENT, trigger="auto", kept=kept, summary=summary_of("", kept),
+            pre_tokens=pre, usage=self.matcher.take_waiting(), line=number, timestamp=stamp))
+        self.user_messages = user_items(kept)
+
+    def _compacted(self, payload: dict[str, Any], number: int, stamp: str | None) -> None:
+        usage = None
+        if is_summary_reply(self.steps.reply, payload):
+            _, usage = self.steps.take_reply()  # the summary call's answer: no turn
+        pre = self._pre_tokens()
+        if usage is None and self.sealed is None:  # (a sealed one took its usage already)
+            usage = self.matcher.take_waiting()
+        found = compaction_of(payload, self.user_messages, pre_tokens=pre, usage=usage,
+                              line=number, timestamp=stamp)
+        if self.sealed is not None:  # the same compaction, its item written first
+            self.sealed.kept, self.sealed.summary = found.kept, found.summary
+            self.sealed.usage = self.sealed.usage or found.usage
+            found = self.sealed
+        else:
+            self.steps.compaction(found)
+        self.sealed = None
+        self.user_messages = user_items(found.kept)
+
+    def finish(self) -> None:
+        self.steps.finish()
+        recording = self.recording
+        recording.system = "\n\n".join(self.system)
+        recording.model = recording.model or self.model
+        if self.matcher.waiting:
+            recording.note("usage", f"{len(self.matcher.waiting)} recorded usage(s) came after "
+                           "the last reply and belong to no request of the file")

@@ -32,6 +32,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from core.messages import system_text
+from core.sources.replay.codex_compaction import SUMMARY_PREFIX
 from core.sources.replay.model import ConversationInfo, Message
 from core.sources.replay.original import CLEARED
 from core.sources.watch import identity
@@ -58,6 +59,11 @@ class Call:
     timestamp: str | None = None
     conversation: str | None = None  # the recording's own field, when it has one
     request_id: str | None = None
+    api: str = "messages"  # which API the call spoke (its body is Messages-shaped now)
+    session: str | None = None  # an OpenAI client's ``prompt_cache_key``
+    compaction: bool = False  # an OpenAI client's own compaction call (Codex's)
+    trigger: str | None = None  # what that compaction call says started it
+    codex: bool = False  # the Codex CLI made it
 
 
 @dataclass
@@ -115,6 +121,25 @@ def continues_summary(messages: list[Message]) -> bool:
     return bool(messages) and any(CONTINUED in t for t in texts(messages[0]))
 
 
+def compaction_call(call: Call) -> bool:
+    """The agent's own compaction call, of any client: never a turn of the history."""
+    return call.compaction or is_summary_request(call)
+
+
+def summary_end(messages: list[Message]) -> int | None:
+    """Where Codex's compacted history ends: the index of the last message holding its
+    "Another language model started…" summary or its encrypted ``compaction`` item (Codex
+    keeps everything up to it and appends after it), None when the history holds neither."""
+    found = None
+    for index, message in enumerate(messages):
+        content = message.get("content")
+        if any(t.startswith(SUMMARY_PREFIX) for t in texts(message)) or (
+                isinstance(content, list) and any(isinstance(b, dict) and b.get("type")
+                                                  == "compaction" for b in content)):
+            found = index
+    return found
+
+
 def by_claude_code(calls: list[Call]) -> bool:
     """Did Claude Code make these calls? (Its billing line, or its way of compacting.)"""
     return any(line.startswith(identity.VOLATILE_PREFIXES) for call in calls[:1]
@@ -141,11 +166,11 @@ def side_call(call: Call, agent_uses_tools: bool) -> str | None:
     request = call.request
     if request.get("max_tokens") == 1:
         return "quota probe (max_tokens: 1)"
-    if not agent_uses_tools or request.get("tools"):
+    if not agent_uses_tools or request.get("tools") or compaction_call(call):
         return None
-    if "max_tokens" not in request:
+    if "max_tokens" not in request and call.api == "messages":
         return "count_tokens"
-    if len(call.messages) <= SIDE_MAX_MESSAGES and not is_summary_request(call):
+    if len(call.messages) <= SIDE_MAX_MESSAGES:
         return "side call without tools (a title…)"
     return None
 
@@ -172,7 +197,7 @@ def split(calls: list[Call]) -> Split:
 
 
 def _join(conversations: list[Conversation], call: Call) -> Conversation:
-    key = (session_of(call.request), stable_system(call.request))
+    key = (call.session or session_of(call.request), stable_system(call.request))
     first = identity.comparable(call.messages[0]) if call.messages else None
     same_key = [c for c in reversed(conversations) if c.key == key]
     found = next((c for c in same_key if c.first == first), None)
@@ -190,6 +215,8 @@ def _rewrites(conversation: Conversation, call: Call) -> bool:
     or one of its last request's messages still there?"""
     if call.messages and any(m in t.lower() for t in texts(call.messages[0])
                              for m in SUMMARY_MARKERS):
+        return True
+    if summary_end(call.messages) is not None:
         return True
     last = {message_key(m) for m in conversation.calls[-1].messages}
     return any(message_key(m) in last for m in call.messages[1:])

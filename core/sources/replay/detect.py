@@ -3,9 +3,11 @@
 A JSON document that is an array, or an object with ``messages`` spread over several lines,
 is Messages JSON, and so is a one-line file holding one request body; otherwise the first
 line decides: ``{"type", "payload"}`` is a Codex
-rollout, a record with Claude Code's bookkeeping keys (``uuid``, ``parentUuid``,
+rollout (and so is a session object ``{"id", "timestamp", "instructions"}``, the older
+layout's first line), a record with Claude Code's bookkeeping keys (``uuid``, ``parentUuid``,
 ``sessionId``…) is a Claude Code session, and a request body (or ``{"request": …}``) is
-Requests JSONL. Anything else is refused with what the first line looked like.
+Requests JSONL (a Responses ``input`` body too, even alone on one line: Messages JSON is a
+Messages history). Anything else is refused with what the first line looked like.
 """
 
 from __future__ import annotations
@@ -34,7 +36,8 @@ def detect(path: Path, text: str) -> str:
     if first is not None and requests_jsonl.looks_like(first):
         one_line = "\n" not in stripped.rstrip()
         # One saved body on one line is a history to replay message by message.
-        return "messages" if one_line and "request" not in first else "requests"
+        return "messages" if one_line and "request" not in first and "messages" in first \
+            else "requests"
     if stripped.startswith("{") and first is None:
         try:
             whole = json.loads(stripped)

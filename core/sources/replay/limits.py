@@ -5,7 +5,8 @@ session that filled a 200,000-token window they snip and summarise from the firs
 (192 snips on one real session), which says nothing about the agent that was recorded. So
 by default a replay scales them to the recorded model's context window (200,000 tokens for
 Claude models, 1,000,000 when a recorded request used more than that: the long-context
-window Claude Code's default model runs with): the char limit becomes the window in tokens
+window Claude Code's default model runs with; the window a Codex rollout states,
+``model_context_window``, when the file has one): the char limit becomes the window in tokens
 times the session's measured chars-per-token ratio, and the
 message-count rule grows by the same factor (the course allows 50 messages per 50,000
 chars; a small token limit never takes it below those 50). ``--context-limit-tokens``
@@ -58,16 +59,17 @@ def model_window(model: str | None, seen: int = 0) -> int | None:
 
 def resolve(base: Thresholds, mode: LimitMode, ratio: float, *, model: str | None = None,
             tokens: int | None = None, explicit: frozenset[str] = frozenset(),
-            seen: int = 0) -> Limits:
+            seen: int = 0, recorded: int | None = None) -> Limits:
     """``base`` scaled as ``mode`` says; the keys in ``explicit`` (given in chars or as a
     count on the command line) stay as ``base`` has them. ``seen``: the most context
-    tokens a recorded request used."""
+    tokens a recorded request used; ``recorded``: the window the file itself states (a
+    Codex rollout's ``model_context_window``), which wins over any guess from the name."""
     if mode in (LimitMode.COURSE, LimitMode.GIVEN):
         if tokens is None:
             return Limits(base, mode)
         mode = LimitMode.TOKENS
     window: int | None = tokens if tokens is not None else \
-        model_window(model, seen) or CLAUDE_WINDOW
+        recorded or model_window(model, seen) or CLAUDE_WINDOW
     changes: dict[str, int] = {}
     if "context_limit" not in explicit:
         changes["context_limit"] = max(int((window or CLAUDE_WINDOW) * ratio), 1)

@@ -108,6 +108,7 @@ class Recording:
     steps: list[Step] = field(default_factory=list)
     system: str = ""  # what the original sent as system text, when the file has it
     model: str | None = None
+    window_tokens: int | None = None  # the model's context window, when the file states it
     lines_total: int = 0
     lines_read: int = 0
     skipped: Counter[str] = field(default_factory=Counter)

@@ -1,7 +1,10 @@
-"""Requests JSONL: one Messages API request body per line, optionally with its response.
+"""Requests JSONL: one request body per line, optionally with its response.
 
 This is the format ``ctxlab watch`` records, and the simplest one to write from any
-harness. Each line is either
+harness. A line's body is a Messages API request, or an OpenAI one (``"api"``:
+``responses``, ``responses.compact``, ``chat.completions``, or told by the body), which
+:mod:`~core.sources.replay.openai_bodies` turns into the Messages shape first; after that
+every API is read alike. Each line is either
 
 * a bare request body: ``{"model": …, "system": …, "tools": […], "messages": […], …}``, or
 * ``{"request": {<request body>}, "response": {<Messages API response>}}`` — the
@@ -23,7 +26,11 @@ as its cost. A request that only clears old tool results (Claude Code's
 ``[Old tool result content cleared]``) is its ``micro_compact``. Any other request that
 does not extend the previous one shows a stage
 ``rewrite_compact`` by the recorded agent. After a compaction, ctxlab's side takes only the
-messages after the last assistant message as new input.
+messages after the last assistant message as new input. Codex's compaction calls (its local
+checkpoint request, its remote ``compaction_trigger``, a ``responses/compact`` call) are
+the same: the compaction shows on the next request, which holds the history Codex kept up
+to its summary (or its encrypted ``compaction`` item), as the trigger its turn metadata
+gives.
 
 Read: ``messages`` (a mid-history ``role: "system"`` note is user text on ctxlab's
 side), ``system``, ``model``, ``tools`` and
@@ -41,34 +48,44 @@ from typing import Any
 from core.compact.managers import Manager
 from core.measure import json_chars
 from core.messages import message_text, system_text
+from core.sources.replay.codex_compaction import summary_of
 from core.sources.replay.conversations import (
     Call,
     Conversation,
     Split,
     by_claude_code,
     cleared_results,
+    compaction_call,
     continues_summary,
-    is_summary_request,
     manual_compaction,
     same,
     split,
+    summary_end,
     texts,
 )
 from core.sources.replay.model import Compaction, Exchange, Message, Recording, ReplayError
+from core.sources.replay.openai_bodies import MESSAGES, Body, ResponseChain, api_of
+from core.sources.replay.openai_bodies import body_of as openai_body
 from core.sources.replay.reading import jsonl_objects, skip
+from core.sources.replay.responses_items import BadItem
 from core.sources.replay.shape import content_problem, text_or_none, usage_problem
 from core.usage import context_tokens
+
+
+def _is_body(data: dict[str, Any]) -> bool:
+    """A request body: a ``messages`` list (Messages, Chat Completions) or a Responses
+    ``input`` (a list of items, or a string)."""
+    return isinstance(data.get("messages"), list) or isinstance(data.get("input"), list | str)
 
 
 def body_of(data: Any) -> tuple[dict[str, Any] | None, dict[str, Any] | None]:
     """``(request, response)`` of one line, or ``(None, None)`` when it is neither shape."""
     if not isinstance(data, dict):
         return None, None
-    if isinstance(data.get("request"), dict) and isinstance(data["request"].get("messages"),
-                                                            list):
+    if isinstance(data.get("request"), dict) and _is_body(data["request"]):
         response = data.get("response")
         return data["request"], response if isinstance(response, dict) else None
-    if isinstance(data.get("messages"), list):
+    if _is_body(data) and "payload" not in data:
         return data, None
     return None, None
 
@@ -98,6 +115,11 @@ def _extends(old: list[Message], new: list[Message]) -> bool:
     return len(new) >= n and all(same(old[i], new[i]) for i in {0, max(n - 2, 0), n - 1})
 
 
+def _compacted(messages: list[Message]) -> bool:
+    """Does this history start over from an agent's summary (Claude Code's or Codex's)?"""
+    return continues_summary(messages) or summary_end(messages) is not None
+
+
 def _after_last_assistant(messages: list[Message]) -> list[Message]:
     for i in range(len(messages) - 1, -1, -1):
         if messages[i].get("role") == "assistant":
@@ -108,24 +130,41 @@ def _after_last_assistant(messages: list[Message]) -> list[Message]:
 def _calls(text: str, recording: Recording) -> list[Call]:
     """Every line that holds a usable request body; the others become notices."""
     calls: list[Call] = []
+    replies = ResponseChain()
     for line in jsonl_objects(text, recording):
         request, response = body_of(line.data)
         if request is None:
             recording.note("malformed", f"line {line.number} is not a request body (no "
-                           "\"messages\" array); skipped", line.number)
+                           "\"messages\" array nor \"input\"); skipped", line.number)
             recording.skipped["not a request"] += 1
             recording.lines_read -= 1
             continue
+        api = api_of(line.data, request, response)
+        shaped: Body | None = None
+        if api != MESSAGES:
+            try:
+                shaped = openai_body(api, request, response)
+            except BadItem as exc:
+                skip(recording, line.number, f"line {line.number}: {exc}; skipped")
+                recording.lines_read -= 1
+                continue
+            replies.link(shaped.request, request)
+            request, response = shaped.request, shaped.response
         messages = [m for m in request["messages"] if isinstance(m, dict)]
         problem = _problem(messages, response)
         if problem:
             skip(recording, line.number, f"line {line.number}: {problem}; skipped")
             recording.lines_read -= 1
             continue
-        calls.append(Call(line=line.number, request=request, response=response,
-                          messages=messages, timestamp=text_or_none(line.data.get("timestamp")),
-                          conversation=_field(line.data.get("conversation")),
-                          request_id=_field(line.data.get("request_id"))))
+        call = Call(line=line.number, request=request, response=response,
+                    messages=messages, timestamp=text_or_none(line.data.get("timestamp")),
+                    conversation=_field(line.data.get("conversation")),
+                    request_id=_field(line.data.get("request_id")), api=api)
+        if shaped is not None:
+            call.session, call.compaction = shaped.session, shaped.compaction
+            call.trigger, call.codex = shaped.trigger, shaped.codex
+            replies.remember(messages, response)
+        calls.append(call)
     return calls
 
 
@@ -170,7 +209,9 @@ def load(path: Path, text: str, conversation: str | None = None) -> Recording:
         return recording
     recording.conversation = chosen.id
     _note_others(recording, found, chosen)
-    if by_claude_code(chosen.calls):
+    if any(call.codex for call in chosen.calls):
+        recording.agent = Manager.CODEX
+    elif by_claude_code(chosen.calls):
         recording.agent = Manager.CLAUDE_CODE
     _Steps(recording).play(chosen.calls)
     return recording
@@ -188,7 +229,7 @@ class _Steps:
 
     def play(self, calls: list[Call]) -> None:
         for call in calls:
-            if is_summary_request(call):
+            if compaction_call(call):
                 self.summary = call  # the compaction's own call: never a user turn
                 continue
             self._request(call)
@@ -204,15 +245,16 @@ class _Steps:
             self.recording.system = system_text(call.request.get("system"))
         if known is None:
             new = messages
-        elif _extends(known, messages) and not (self.summary and continues_summary(messages)):
+        elif _extends(known, messages) and not (self.summary and _compacted(messages)):
             new = self._appended(known, messages)
             if self.summary is not None:
                 self.recording.note("summary_unused", f"the summary request on line "
                                     f"{self.summary.line} was not followed by a compacted "
                                     "history", self.summary.line)
                 self.summary = None
-        elif self.summary is not None or continues_summary(messages):
-            new = _after_last_assistant(messages)
+        elif self.summary is not None or _compacted(messages):
+            end = summary_end(messages)
+            new = messages[end + 1:] if end is not None else _after_last_assistant(messages)
             kept = messages[:len(messages) - len(new)]
             self.recording.steps.append(self._compaction(call, kept))
         elif (cleared := cleared_results(known, messages)) is not None:
@@ -242,9 +284,11 @@ class _Steps:
         usage = _usage(summary.response) if summary else None
         said = message_text({"role": "assistant", "content": summary.response.get("content")}
                             ) if summary and summary.response else ""
+        said = said or summary_of("", kept)  # Codex's: its text, or what is known of it
+        trigger = (summary.trigger if summary else None) or (
+            "manual" if manual_compaction(call.messages) else "auto")
         return Compaction(
-            by=self.recording.agent,
-            trigger="manual" if manual_compaction(call.messages) else "auto", kept=kept,
+            by=self.recording.agent, trigger=trigger, kept=kept,
             summary=said or ("\n".join(texts(kept[0])) if kept else ""),
             pre_tokens=self.last_tokens or (context_tokens(usage) if usage else None),
             line=(summary or call).line, timestamp=(summary or call).timestamp, usage=usage)

@@ -105,7 +105,8 @@ def effective_limits(options: ReplayOptions, ratio: float, recording: Recording)
     chars at the session's ratio), or the thresholds as given."""
     seen = max((context_tokens(e.usage) or 0 for e in recording.exchanges), default=0)
     return resolve(options.thresholds, options.limits, ratio, model=recording.model,
-                   tokens=options.context_limit_tokens, explicit=options.explicit, seen=seen)
+                   tokens=options.context_limit_tokens, explicit=options.explicit, seen=seen,
+                   recorded=recording.window_tokens)
 
 
 def ctxlab_side(message: Message) -> Message:

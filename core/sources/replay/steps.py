@@ -146,6 +146,15 @@ class StepBuilder:
             self.usage = usage or self.usage
             self.closed = True
 
+    def take_reply(self) -> tuple[Message | None, dict[str, Any] | None]:
+        """The reply being built and its usage, removed: a reply that turns out to be no
+        request of the conversation (Codex's summary call, written as an ordinary message
+        just before its ``compacted`` line). Its input stays pending."""
+        reply, usage = self.reply, self.usage
+        self.reply, self.reply_id, self.usage, self.stop_reason = None, None, None, None
+        self.closed = False
+        return reply, usage
+
     def flush(self) -> None:
         if self.reply is None:
             return

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 from core.sources.replay import load_recording
-from tests.core.sources.replay.conftest import CODEX
+from tests.core.sources.replay.conftest import CODEX, FIXTURES
 
 
 def test_requests_are_cut_at_each_token_count():
@@ -48,7 +48,10 @@ def test_compacted_line_is_the_agents_compaction_with_its_summary():
     compaction = load_recording(CODEX).compactions[0]
     assert compaction.by == "codex" and compaction.pre_tokens == 5600
     assert compaction.summary.startswith("Summary: the user asked why")
-    assert compaction.kept[0]["content"] == compaction.summary
+    # 0.58 writes only the summary: Codex went on with the session's user messages and it
+    [kept] = compaction.kept
+    texts = [b["text"] for b in kept["content"]]
+    assert texts[-1] == compaction.summary and "Why does test_login fail?" in texts
 
 
 def test_images_and_skipped_items():
@@ -87,3 +90,39 @@ def test_cache_writes_are_cache_creation_not_plain_input(tmp_path):
 def test_a_compaction_counts_the_cache_writes_of_the_request_before_it(tmp_path):
     compaction = load_recording(_with_cache_writes(tmp_path)).compactions[0]
     assert compaction.pre_tokens == 5600  # the whole input: uncached, written and read
+
+
+def _remote_with_the_item(tmp_path, keep_compacted: bool):
+    """The real remote-compaction rollout with its ``compaction`` item also written as a
+    ``response_item`` of its own just before ``compacted`` (or instead of it)."""
+    source = FIXTURES / "codex-0.171.0" / "remote-compaction.jsonl"
+    lines = []
+    for line in source.read_text(encoding="utf-8").splitlines():
+        data = json.loads(line)
+        if data["type"] == "compacted":
+            sealed = data["payload"]["replacement_history"][-1]
+            lines.append(json.dumps({"timestamp": data["timestamp"], "type": "response_item",
+                                     "payload": sealed}))
+            if not keep_compacted:
+                continue
+        lines.append(line)
+    path = tmp_path / "rollout.jsonl"
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return path
+
+
+def test_a_compaction_item_and_the_compacted_line_after_it_are_one_compaction(tmp_path):
+    rec = load_recording(_remote_with_the_item(tmp_path, keep_compacted=True))
+    [compaction] = rec.compactions
+    assert compaction.kept[-1]["content"][-1]["type"] == "compaction"
+    assert compaction.usage["input_tokens"] == 1807  # the compaction call's, once
+    assert len(rec.exchanges) == 4
+
+
+def test_a_compaction_item_alone_is_the_compaction_with_the_prompts_kept(tmp_path):
+    rec = load_recording(_remote_with_the_item(tmp_path, keep_compacted=False))
+    [compaction] = rec.compactions
+    [kept] = compaction.kept
+    kinds = [b["type"] for b in kept["content"]]
+    assert kinds == ["text", "text", "compaction"]  # environment, prompt, sealed summary
+    assert compaction.summary.startswith("Codex's summary is encrypted")

@@ -89,3 +89,12 @@ def test_a_session_that_used_more_than_the_standard_window_ran_with_the_long_one
     assert limits.thresholds.context_limit == 4_000_000
     assert resolve(Thresholds(), LimitMode.WINDOW, 4.0, model="claude-opus-4-8",
                    seen=190_000).window_tokens == 200_000
+
+
+def test_a_codex_rollout_runs_at_the_window_it_states(tmp_path):
+    rollout = FIXTURES / "codex-0.171.0" / "tools.jsonl"
+    start = start_of(load_recording(rollout), tmp_path, limits=LimitMode.WINDOW)
+    assert (start.limits, start.context_limit_tokens) == ("window", 258_400)
+    assert "258,400-token window" in start.limits_line()
+    assert resolve(Thresholds(), LimitMode.WINDOW, 3.0, model="gpt-5-codex",
+                   recorded=258_400).thresholds.context_limit == 775_200
