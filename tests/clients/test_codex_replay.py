@@ -98,3 +98,27 @@ def test_ctxlab_replay_shows_codexs_stages_and_writes_their_summaries(codex, nam
     responses = [e for e in events if e["type"] == "model_response"
                  and e.get("purpose") == "original"]
     assert responses and all(e["usage"] for e in responses)
+
+
+@pytest.mark.parametrize("name", sorted(SESSIONS))
+def test_no_record_type_codex_wrote_is_unknown(codex, name):
+    skipped = replayed(codex, name).skipped
+    assert not [k for k in skipped if "unknown" in k], (session(codex, name).rollout, skipped)
+
+
+def test_the_watch_recording_replays_each_thread_as_codex_sent_it(codex):
+    """The watch's recording of both sessions: one conversation per thread, each with its
+    compactions found on the request after the compaction call, and the same histories and
+    usage as the rollouts."""
+    whole = load_recording(codex.recording)
+    assert len(whole.conversations) == 2
+    in_order = sorted(whole.conversations, key=lambda c: c.first_line)  # local ran first
+    for name, info in zip(("local", "remote"), in_order, strict=True):
+        turns = [c for c in calls_of(codex, name) if kind(c) == "turn"]
+        assert info.requests == len(calls_of(codex, name))  # its compaction calls too
+        recording = load_recording(codex.recording, conversation=info.id)
+        assert len(recording.compactions) == SESSIONS[name]
+        assert [e.usage for e in recording.exchanges] == \
+            [usage_of(codex.usage_of(c)) for c in turns]
+        histories = [blocks(h.messages) for _, h in as_sent(recording)]
+        assert histories == [blocks(sent(c)) for c in turns]
