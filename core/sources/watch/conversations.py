@@ -57,7 +57,9 @@ from core.sources.watch.history_shapes import (
     encrypted_size,
     is_summary,
     is_summary_item,
+    preview_of,
     result_text,
+    role_of,
     summary_text,
     text_of,
     tool_ids,
@@ -250,8 +252,8 @@ def _shrink_stage(prev: list[Any], kept: list[Any], removed: list[int], inserted
     summary = next((m for m in inserted if is_summary(m)), None)
     name = "client_summary" if summary is not None else "client_truncate"
     ledger: list[dict[str, Any]] = [
-        {"stage": name, "message_index": i, "role": prev[i].get("role"),
-         "chars": json_chars(prev[i]), "preview": text_of(prev[i])[:PREVIEW],
+        {"stage": name, "message_index": i, "role": role_of(prev[i]),
+         "chars": json_chars(prev[i]), "preview": preview_of(prev[i])[:PREVIEW],
          "tool_use_ids": tool_ids(prev[i]), **where}
         for i in removed]
     if summary is not None:

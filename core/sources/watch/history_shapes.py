@@ -12,6 +12,7 @@ them the same way.
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from core.sources.watch.openai_requests import (
@@ -61,6 +62,39 @@ def text_of(message: Any) -> str:
         elif block.get("type") == "tool_result":
             parts.append(result_text(block.get("content")))
     return " ".join(parts)
+
+
+def preview_of(message: Any) -> str:
+    """What a ledger shows of an entry that went: its text, or for a tool call (which has
+    none) the tool and what it was given. Not for telling summaries apart: a command's
+    arguments may well mention one."""
+    if item_type(message) in TOOL_CALLS:
+        return call_text(message)
+    if item_type(message) == "reasoning":
+        return " ".join(str(p.get("text", "")) for p in message.get("summary") or []
+                        if isinstance(p, dict))
+    calls = message.get("tool_calls") if isinstance(message, dict) else None
+    named = [call_text(c) for c in calls if isinstance(c, dict)] \
+        if isinstance(calls, list) else []
+    return " ".join([text_of(message), *named]).strip()
+
+
+def call_text(call: dict[str, Any]) -> str:
+    """A tool call as a reader would name it: the tool and what it was given (a Responses
+    call item, or a Chat Completions ``tool_calls`` entry)."""
+    inner = call.get("function")
+    function: dict[str, Any] = inner if isinstance(inner, dict) else call
+    name = function.get("name") or call.get("type") or "call"
+    given = function.get("arguments") or function.get("input") or call.get("action") or ""
+    return f"{name} {given if isinstance(given, str) else json.dumps(given)}".strip()
+
+
+def role_of(message: Any) -> str | None:
+    """Who an entry is from: its role, or — for a Responses item, which has none — its
+    kind (``function_call``, ``function_call_output``, ``compaction``…)."""
+    if not isinstance(message, dict):
+        return None
+    return message.get("role") or item_type(message) or None
 
 
 def tool_results(messages: list[Any]) -> dict[str, Any]:

@@ -169,6 +169,10 @@ def test_codex_local_compaction_shows_on_the_request_after_the_checkpoint(sent):
     assert (stage.before_messages, stage.after_messages) == (len(turn), len(kept))
     gone = [e for e in stage.ledger if "message_index" in e]
     assert {e["where"] for e in gone} == {"request 2"}
+    # items have no role: the ledger names their kind, and a call by its tool and input
+    assert [(e["role"], e["preview"][:20]) for e in gone] == [
+        ("reasoning", "Count them."), ("function_call", 'exec_command {"cmd":'),
+        ("function_call_output", "3 notes.txt\n3 notes.")]
     assert stage.ledger[-1]["summary"].startswith("Another language model")
 
 
