@@ -6,8 +6,8 @@ requests, a subagent's requests interleaved with them, a title call, a quota pro
 the agent rewriting its history, so a recording is replayed one conversation at a time.
 
 A call is a *side call* (never a step of any history) when it is a ``max_tokens: 1``
-probe, or — in a recording whose agent uses tools — a call without ``max_tokens``
-(``count_tokens``) or a small one without tools (a title). The rest are grouped:
+probe, Codex's ``prewarm``, or — in a recording whose agent uses tools — a call without
+``max_tokens`` (``count_tokens``) or a small one without tools (a title). The rest are grouped:
 
 * by the recording's own ``conversation`` field, when the watch wrote one;
 * else by session (``metadata.user_id``, a JSON string holding ``session_id``) and system
@@ -64,6 +64,7 @@ class Call:
     compaction: bool = False  # an OpenAI client's own compaction call (Codex's)
     trigger: str | None = None  # what that compaction call says started it
     codex: bool = False  # the Codex CLI made it
+    prewarm: bool = False  # Codex's ``request_kind: prewarm``: it warms a connection
 
 
 @dataclass
@@ -166,6 +167,8 @@ def side_call(call: Call, agent_uses_tools: bool) -> str | None:
     request = call.request
     if request.get("max_tokens") == 1:
         return "quota probe (max_tokens: 1)"
+    if call.prewarm:
+        return "prewarm (Codex warming a connection)"
     if not agent_uses_tools or request.get("tools") or compaction_call(call):
         return None
     if "max_tokens" not in request and call.api == "messages":

@@ -58,6 +58,7 @@ class Body:
     compaction: bool = False  # the agent's own compaction call
     codex: bool = False  # sent by the Codex CLI (its turn metadata is in the body)
     trigger: str | None = None  # a Codex compaction call's ``auto`` or ``manual``
+    prewarm: bool = False  # Codex warming a connection: no turn of any history
 
 
 def api_of(line: dict[str, Any], request: dict[str, Any], response: Any) -> str:
@@ -231,7 +232,8 @@ def body_of(api: str, request: dict[str, Any], response: Any) -> Body:
     return Body(api=api, request=shaped, response=response_of(api, response),
                 session=thread if isinstance(thread, str) and thread else None,
                 compaction=compaction_call(api, request), codex=metadata is not None,
-                trigger=_trigger(metadata))
+                trigger=_trigger(metadata),
+                prewarm=(metadata or {}).get("request_kind") == "prewarm")
 
 
 @dataclass

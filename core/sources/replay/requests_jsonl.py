@@ -163,6 +163,7 @@ def _calls(text: str, recording: Recording) -> list[Call]:
         if shaped is not None:
             call.session, call.compaction = shaped.session, shaped.compaction
             call.trigger, call.codex = shaped.trigger, shaped.codex
+            call.prewarm = shaped.prewarm
             replies.remember(messages, response)
         calls.append(call)
     return calls

@@ -146,3 +146,19 @@ def test_a_bad_item_skips_its_line_with_a_reason(tmp_path):
     recording = load_recording(write(tmp_path / "r.jsonl", lines))
     assert any("name is a int" in n.message and n.line == 1 for n in recording.notices)
     assert len(recording.exchanges) == 2
+
+
+def test_a_prewarm_call_is_a_side_call_not_a_turn(tmp_path):
+    """Codex marks a call that only warms a connection ``request_kind: prewarm`` in its turn
+    metadata: it belongs to no history, so the replay is the one without it."""
+    lines = rows(WATCHED_CODEX)
+    warm = copy.deepcopy(lines[0])
+    metadata = warm["request"]["client_metadata"]
+    turn = json.loads(metadata["x-codex-turn-metadata"])
+    metadata["x-codex-turn-metadata"] = json.dumps({**turn, "request_kind": "prewarm"})
+    warm["request"]["input"] = warm["request"]["input"][:2]
+    recording = load_recording(write(tmp_path / "warm.jsonl", [warm, *lines]))
+    plain = load_recording(WATCHED_CODEX)
+    assert recording.side_calls == 1
+    assert [e.usage for e in recording.exchanges] == [e.usage for e in plain.exchanges]
+    assert len(recording.compactions) == len(plain.compactions)
