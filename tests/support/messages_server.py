@@ -26,17 +26,14 @@ from __future__ import annotations
 
 import json
 import socket
-import sys
-import threading
 import time
 from collections import deque
 from collections.abc import Callable
-from dataclasses import dataclass
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from itertools import count
+from http.server import BaseHTTPRequestHandler
 from typing import Any
 
-from tests.support.messages_rules import request_problem, unmarked
+from tests.support.loopback import LoopbackServer, RecordedRequest
+from tests.support.messages_rules import request_problem
 from tests.support.messages_wire import CountReply, ErrorReply, Reply, message_json, stream_events
 
 MESSAGES = "/v1/messages"
@@ -46,75 +43,22 @@ COUNT_TOKENS = "/v1/messages/count_tokens"
 FAST_RETRY = {"retry-after-ms": "1", "retry-after": "0"}
 
 
-@dataclass
-class RecordedRequest:
-    method: str
-    path: str
-    headers: dict[str, str]
-    body: Any
-    raw: bytes
-
-    @property
-    def plain(self) -> Any:
-        """The body without prompt-cache breakpoints, in the shape the agent built it (for
-        tests about content, not caching): see :func:`~tests.support.messages_rules.unmarked`."""
-        return unmarked(self.body)
-
-
-class _QuietHTTPServer(ThreadingHTTPServer):
-    daemon_threads = True
-    # socketserver's default backlog of 5 drops the SYNs of a burst of connections (ten
-    # concurrent streams through a proxy), which the kernel retries only a second later.
-    request_queue_size = 64
-
-    def handle_error(self, request: Any, client_address: Any) -> None:
-        """A client that hung up (timeouts, cut streams) is expected here, not an error."""
-        if not isinstance(sys.exc_info()[1], ConnectionError):
-            super().handle_error(request, client_address)
-
-
-class MessagesServer:
+class MessagesServer(LoopbackServer):
     """The scripted server. Use as a context manager or call ``start()`` / ``stop()``."""
 
+    thread_name = "messages-server"
+
     def __init__(self) -> None:
-        self.requests: list[RecordedRequest] = []
+        super().__init__()
         self._queues: dict[str, deque[Any]] = {MESSAGES: deque(), COUNT_TOKENS: deque()}
-        self._lock = threading.Lock()
-        self._ids = count(1)
-        self._httpd: ThreadingHTTPServer | None = None
-        self._thread: threading.Thread | None = None
         # Asked when a queue is empty: a real client (Claude Code) makes calls a test cannot
         # order in advance (titles, summaries, parallel tool turns), so it answers by content.
         self.responder: Callable[[RecordedRequest], Reply | ErrorReply | None] | None = None
 
-    # -- lifecycle -------------------------------------------------------------------------
-
-    def start(self) -> MessagesServer:
-        handler = type("Handler", (_Handler,), {"script": self})
-        self._httpd = _QuietHTTPServer(("127.0.0.1", 0), handler)
-        self._thread = threading.Thread(
-            target=self._httpd.serve_forever, args=(0.05,), daemon=True, name="messages-server"
-        )
-        self._thread.start()
-        return self
-
-    def stop(self) -> None:
-        if self._httpd is not None:
-            self._httpd.shutdown()
-            self._httpd.server_close()
-            self._httpd = None
-
-    def __enter__(self) -> MessagesServer:
-        return self.start()
-
-    def __exit__(self, *exc: object) -> None:
-        self.stop()
-
     @property
     def url(self) -> str:
         """The base URL to hand the SDK (``base_url=server.url``)."""
-        assert self._httpd is not None, "server not started"
-        return f"http://127.0.0.1:{self._httpd.server_address[1]}"
+        return self.origin
 
     # -- scripting /v1/messages ------------------------------------------------------------
 
@@ -231,8 +175,7 @@ class MessagesServer:
     # -- reading what arrived --------------------------------------------------------------
 
     def requests_to(self, path: str = MESSAGES) -> list[RecordedRequest]:
-        with self._lock:
-            return [r for r in self.requests if r.path == path]
+        return super().requests_to(path)
 
     @property
     def pending(self) -> int:
@@ -240,10 +183,6 @@ class MessagesServer:
         return sum(len(q) for q in self._queues.values())
 
     # -- used by the handler ---------------------------------------------------------------
-
-    def record(self, request: RecordedRequest) -> None:
-        with self._lock:
-            self.requests.append(request)
 
     def next_for(self, path: str, request: RecordedRequest | None = None) -> Any:
         with self._lock:
@@ -253,9 +192,6 @@ class MessagesServer:
         if self.responder is not None and request is not None and path == MESSAGES:
             return self.responder(request)
         return None
-
-    def next_id(self) -> str:
-        return f"{next(self._ids):04d}"
 
 
 class _Handler(BaseHTTPRequestHandler):
@@ -356,6 +292,9 @@ class _Handler(BaseHTTPRequestHandler):
             self.connection.shutdown(socket.SHUT_RDWR)
         except OSError:
             pass
+
+
+MessagesServer.handler = _Handler
 
 
 def unused_port_url() -> str:

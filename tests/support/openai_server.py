@@ -23,15 +23,13 @@ a 400 that says nothing was queued (a real client would otherwise retry it for m
 from __future__ import annotations
 
 import json
-import threading
 import time
 from collections import deque
 from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler
-from itertools import count
 from typing import Any, TypeVar
 
-from tests.support.messages_server import RecordedRequest, _QuietHTTPServer
+from tests.support.loopback import LoopbackServer, RecordedRequest
 from tests.support.openai_wire import (
     ChatReply,
     CompactReply,
@@ -53,42 +51,16 @@ Responder = Callable[[RecordedRequest], Step | None]
 S = TypeVar("S", ResponsesReply, ChatReply, CompactReply, OpenAIError)
 
 
-class OpenAIServer:
+class OpenAIServer(LoopbackServer):
     """The scripted server. Use as a context manager or call ``start()`` / ``stop()``."""
 
+    thread_name = "openai-server"
+
     def __init__(self, responder: Responder | None = None) -> None:
-        self.requests: list[RecordedRequest] = []
+        super().__init__()
         self.answers: list[tuple[RecordedRequest, Step]] = []  # what each request was sent
         self._queues: dict[str, deque[Step]] = {path: deque() for path in PATHS}
-        self._lock = threading.Lock()
-        self._ids = count(1)
-        self._httpd: _QuietHTTPServer | None = None
         self.responder = responder
-
-    def start(self) -> OpenAIServer:
-        handler = type("Handler", (_Handler,), {"script": self})
-        self._httpd = _QuietHTTPServer(("127.0.0.1", 0), handler)
-        threading.Thread(target=self._httpd.serve_forever, args=(0.05,), daemon=True,
-                         name="openai-server").start()
-        return self
-
-    def stop(self) -> None:
-        if self._httpd is not None:
-            self._httpd.shutdown()
-            self._httpd.server_close()
-            self._httpd = None
-
-    def __enter__(self) -> OpenAIServer:
-        return self.start()
-
-    def __exit__(self, *exc: object) -> None:
-        self.stop()
-
-    @property
-    def origin(self) -> str:
-        """Scheme, host and port: what a proxy in front of it forwards to."""
-        assert self._httpd is not None, "server not started"
-        return f"http://127.0.0.1:{self._httpd.server_address[1]}"
 
     @property
     def url(self) -> str:
@@ -117,18 +89,13 @@ class OpenAIServer:
         return step
 
     def requests_to(self, path: str = RESPONSES) -> list[RecordedRequest]:
-        with self._lock:
-            return [r for r in self.requests if r.path == path]
+        return super().requests_to(path)
 
     @property
     def pending(self) -> int:
         return sum(len(q) for q in self._queues.values())
 
     # -- used by the handler -----------------------------------------------------------------
-
-    def record(self, request: RecordedRequest) -> None:
-        with self._lock:
-            self.requests.append(request)
 
     def next_for(self, request: RecordedRequest) -> Step | None:
         with self._lock:
@@ -141,8 +108,6 @@ class OpenAIServer:
         with self._lock:
             self.answers.append((request, step))
 
-    def next_id(self) -> str:
-        return f"{next(self._ids):04d}"
 
 
 class _Handler(BaseHTTPRequestHandler):
@@ -240,3 +205,6 @@ class _Handler(BaseHTTPRequestHandler):
             return
         self.wfile.write(b"0\r\n\r\n")
         self.wfile.flush()
+
+
+OpenAIServer.handler = _Handler

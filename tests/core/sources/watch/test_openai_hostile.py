@@ -11,8 +11,6 @@ from __future__ import annotations
 import json
 import urllib.error
 import urllib.request
-from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import openai
@@ -20,7 +18,6 @@ import pytest
 
 from core.events import WatchRequest, WatchResponse
 from core.sources.watch.exchange import Exchange, read_exchange
-from tests.support.openai_server import OpenAIServer
 from tests.support.openai_wire import message_item, responses_usage, sse
 from tests.support.watching import RunningWatch
 
@@ -28,15 +25,9 @@ KEY = "sk-test-secret-openai"
 
 
 @pytest.fixture
-def openai_server() -> Iterator[OpenAIServer]:
-    with OpenAIServer() as server:
-        yield server
-
-
-@pytest.fixture
-def watch(openai_server: OpenAIServer, tmp_path: Path) -> Iterator[RunningWatch]:
-    with RunningWatch(openai_server.origin, tmp_path) as running:
-        yield running
+def watch(openai_watch: RunningWatch) -> RunningWatch:
+    """Here the watch stands in front of the OpenAI server (conftest)."""
+    return openai_watch
 
 
 def lines(watch: RunningWatch) -> list[dict[str, Any]]:

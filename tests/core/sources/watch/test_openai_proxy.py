@@ -16,9 +16,7 @@ import json
 import threading
 import time
 import urllib.request
-from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from pathlib import Path
 from typing import Any
 
 import aiohttp
@@ -28,7 +26,7 @@ import zstandard
 
 from core.events import Stage, WatchRequest, WatchResponse
 from tests.support.messages_server import unused_port_url
-from tests.support.openai_server import CHAT, COMPACT, OpenAIServer
+from tests.support.openai_server import CHAT, COMPACT
 from tests.support.openai_wire import (
     ResponsesReply,
     chat_usage,
@@ -47,15 +45,9 @@ ASK = [{"role": "system", "content": "You are terse."},
 
 
 @pytest.fixture
-def openai_server() -> Iterator[OpenAIServer]:
-    with OpenAIServer() as server:
-        yield server
-
-
-@pytest.fixture
-def watch(openai_server: OpenAIServer, tmp_path: Path) -> Iterator[RunningWatch]:
-    with RunningWatch(openai_server.origin, tmp_path) as running:
-        yield running
+def watch(openai_watch: RunningWatch) -> RunningWatch:
+    """Here the watch stands in front of the OpenAI server (conftest)."""
+    return openai_watch
 
 
 def client(watch: RunningWatch, **options: Any) -> openai.OpenAI:
