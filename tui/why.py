@@ -56,15 +56,23 @@ def recorded_why(event: Stage) -> str:
         return ""
     at = t("why.recorded.at", tokens=event.pre_tokens) if event.pre_tokens else ""
     post = t("why.recorded.post", tokens=event.post_tokens) if event.post_tokens else ""
-    kept = ""
-    if event.files and event.after_messages >= 1:  # a summary was written, then kept
-        preserved = event.after_messages - 1
-        kept = t("why.recorded.kept", n=preserved) if preserved else \
-            t("why.recorded.summary_only")
+    kept = _recorded_kept(event) if event.files and event.after_messages >= 1 else ""
     key = {"auto": "why.recorded.auto", "manual": "why.recorded.manual"}.get(
         event.trigger, "why.recorded.other")
     return t(key, manager=manager_label(event.by), trigger=event.trigger, at=at, post=post,
              kept=kept)
+
+
+def _recorded_kept(event: Stage) -> str:
+    """What the agent kept, a summary having been written. Claude Code keeps its summary,
+    then the messages it preserved. Codex keeps the user's messages, then its summary, all
+    in one user message: counting the messages after the summary would call a history
+    that still holds every prompt "its summary only"."""
+    if event.by == Manager.CODEX:
+        return t("why.recorded.codex_kept")
+    preserved = event.after_messages - 1
+    return t("why.recorded.kept", n=preserved) if preserved else \
+        t("why.recorded.summary_only")
 
 
 def why_fired(event: Stage, limits: Thresholds) -> str:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from core.config import Thresholds
 from core.events import Stage
+from tests.core.sources.replay.conftest import WATCHED_CODEX
 from tests.core.sources.replay.test_claude_code_real import SESSION
 from tests.core.sources.replay.test_source import replay
 from tui.why import why_fired
@@ -29,3 +30,12 @@ def test_the_pipelines_own_manual_compact_keeps_its_rule(tmp_path):
     event = Stage(stage="manual_compact", before_chars=10, after_chars=5, before_messages=4,
                   after_messages=1)
     assert "compact tool" in why_fired(event, Thresholds())
+
+
+def test_a_codex_compaction_says_it_kept_the_users_messages_and_its_summary(tmp_path):
+    _, rec, _ = replay(WATCHED_CODEX, tmp_path)
+    [stage] = [s for s in rec.of(Stage) if s.by == "codex"]
+    assert stage.after_messages == 1  # the prompts and the summary, merged into one message
+    assert why_fired(stage, Thresholds()) == (
+        "Codex compacted automatically at 50,000 tokens (its own trigger): the user's "
+        "messages and its summary")

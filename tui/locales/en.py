@@ -458,6 +458,7 @@ MESSAGES: dict[str, str] = {
     "why.recorded.kept": ": summary + {n} preserved messages",
     "why.recorded.kept.one": ": summary + {n} preserved message",
     "why.recorded.summary_only": ": its summary only",
+    "why.recorded.codex_kept": ": the user's messages and its summary",
     "why.did": "{before:,} → {after:,} chars · {before_msgs} → {after_msgs} messages",
     "why.files": "{n} files written",
     "why.files.one": "{n} file written",

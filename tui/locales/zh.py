@@ -450,6 +450,7 @@ MESSAGES: dict[str, str] = {
     "why.recorded.kept": "：摘要 + {n} 条保留的消息",
     "why.recorded.kept.one": "：摘要 + {n} 条保留的消息",
     "why.recorded.summary_only": "：只有摘要",
+    "why.recorded.codex_kept": "：用户的消息和它的摘要",
     "why.did": "{before:,} → {after:,} 字符 · {before_msgs} → {after_msgs} 条消息",
     "why.files": "写入 {n} 个文件",
     "why.files.one": "写入 {n} 个文件",
