@@ -66,6 +66,19 @@ def _codex(edit: Any) -> list[str]:
     return [json.dumps(row) for row in lines]
 
 
+def _watched_and(line: dict[str, Any]) -> tuple[list[str], str]:
+    """A watch recording of Codex with ``line`` after it, and the notice it must get."""
+    lines = [json.dumps(row) for row in rows(WATCHED_CODEX)]
+    return [*lines, json.dumps(line)], f"line {len(lines) + 1}: "
+
+
+def _wrong_api(line: dict[str, Any], words: str) -> tuple[list[str], str]:
+    lines, where = _watched_and(line)
+    return lines, where + words
+
+
+ITEMS = [{"type": "message", "role": "user", "content": [{"type": "input_text", "text": "hi"}]}]
+
 HOSTILE = {
     # case: (lines of the file, what the skipped line's notice says)
     "usage a list": (_claude(lambda m: m.update(usage=[1, 2])), "usage is a list"),
@@ -97,6 +110,20 @@ HOSTILE = {
         + ['{"type": "user", "uuid": "d", "message": {"content": ' + "[" * 300 + "]" * 300
            + "}}"] + [json.dumps(row) for row in rows(CLAUDE)[3:]],
         "nested more than 200 levels deep"),
+    # a body whose fields are another API's than the one its line resolves to
+    "api messages over an input": _wrong_api(
+        {"api": "messages", "request": {"model": "gpt-5", "input": "hi"}, "response": None},
+        '"messages" is absent, not an array, and the messages API needs it'),
+    "messages null beside an input": _wrong_api(
+        {"request": {"model": "x", "messages": None, "input": ITEMS}, "response": None},
+        '"messages" is null, not an array, and the messages API needs it'),
+    "chat with messages null and an input": _wrong_api(
+        {"api": "chat.completions", "request": {"model": "x", "messages": None, "input": "hi"}},
+        '"messages" is null, not an array, and the chat.completions API needs it'),
+    "responses without an input": _wrong_api(
+        {"api": "responses", "request": {"model": "x", "messages": [
+            {"role": "user", "content": "hi"}]}},
+        '"input" is absent, not items or text, and the responses API needs it'),
     "a codex line nested 1,000 deep": (
         [json.dumps(row) for row in rows(CODEX)] + ['{"type": "event_msg", "payload": '
                                                     + DEEP + "}"], "nested too deeply"),
@@ -241,6 +268,8 @@ VALUES = st.one_of(st.none(), st.booleans(), st.integers(), st.floats(allow_nan=
                    st.text(max_size=4), st.lists(st.integers(), max_size=2),
                    st.dictionaries(st.text(max_size=3), st.integers(), max_size=2),
                    st.just(10**400), st.just(-1), st.just("\ud800 \udfff"))
+API_NAMES = st.sampled_from([None, "messages", "responses", "responses.compact",
+                             "chat.completions", "bogus"])
 
 
 def _paths(value: Any, prefix: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
@@ -284,19 +313,31 @@ def _replace(value: Any, path: tuple[Any, ...], new: Any) -> None:
     value[path[-1]] = new
 
 
+def _mutate(row: Any, data: st.DataObject) -> None:
+    """Replace a value somewhere in ``row`` (half the time), or give the line an ``api``
+    (one its body may not speak, or none), or give its body a ``messages`` or ``input``
+    of any value: ``"messages": null`` beside an ``input``, an ``input`` under
+    ``"api": "messages"``."""
+    how = data.draw(st.sampled_from(["replace", "replace", "api", "body"]))
+    if how == "api" and isinstance(row, dict):
+        row["api"] = data.draw(API_NAMES)
+    elif how == "body" and isinstance(row, dict):
+        body = row["request"] if isinstance(row.get("request"), dict) else row
+        body[data.draw(st.sampled_from(["messages", "input"]))] = data.draw(VALUES)
+    elif paths := _paths(row):
+        _replace(row, _pick(data, paths), data.draw(VALUES))
+
+
 def _mutated(source: Path, data: st.DataObject) -> str:
     if source == MESSAGES:
         document = json.loads(source.read_text(encoding="utf-8"))
         for _ in range(data.draw(st.integers(1, 3))):
-            paths = _paths(document)
-            _replace(document, _pick(data, paths), data.draw(VALUES))
+            _mutate(document, data)
         return json.dumps(document)
     lines = rows(source)
     for _ in range(data.draw(st.integers(1, 3))):
         row = copy.deepcopy(data.draw(st.sampled_from(lines)))
-        paths = _paths(row)
-        if paths:
-            _replace(row, _pick(data, paths), data.draw(VALUES))
+        _mutate(row, data)
         lines[data.draw(st.integers(0, len(lines) - 1))] = row
     return "\n".join(json.dumps(row) for row in lines) + "\n"
 

@@ -6,8 +6,10 @@ line decides: ``{"type", "payload"}`` is a Codex
 rollout (and so is a session object ``{"id", "timestamp", "instructions"}``, the older
 layout's first line), a record with Claude Code's bookkeeping keys (``uuid``, ``parentUuid``,
 ``sessionId``…) is a Claude Code session, and a request body (or ``{"request": …}``) is
-Requests JSONL (a Responses ``input`` body too, even alone on one line: Messages JSON is a
-Messages history). Anything else is refused with what the first line looked like.
+Requests JSONL (a Responses body too, even alone on one line: Messages JSON is a Messages
+history; but ``{"input": "…", "output": "…"}`` is a data set's row, see
+:func:`~core.sources.replay.requests_jsonl.body_of`). Anything else is refused with what
+the first line looked like.
 """
 
 from __future__ import annotations

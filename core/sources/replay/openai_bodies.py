@@ -81,6 +81,21 @@ def api_of(line: dict[str, Any], request: dict[str, Any], response: Any) -> str:
     return MESSAGES
 
 
+def body_problem(api: str, request: dict[str, Any]) -> str | None:
+    """Why ``request`` is no body of ``api``, or None: the Messages API and Chat Completions
+    need a ``messages`` array, the Responses API an ``input`` (items, or a string). A line
+    can say one API while its body holds the other's field (``"api": "messages"`` over an
+    ``input``, or ``"messages": null`` beside one), and nothing could be read from it."""
+    field, given = ("input", request.get("input")) if api in (RESPONSES, COMPACT) \
+        else ("messages", request.get("messages"))
+    if isinstance(given, list) or (field == "input" and isinstance(given, str)):
+        return None
+    kind = "absent" if field not in request else \
+        "null" if given is None else f"a {type(given).__name__}"
+    needs = "items or text" if field == "input" else "an array"
+    return f"\"{field}\" is {kind}, not {needs}, and the {api} API needs it"
+
+
 def usage_of(usage: Any) -> dict[str, Any] | None:
     """A Responses or Chat Completions ``usage`` in the Messages API's terms."""
     if not isinstance(usage, dict):

@@ -10,6 +10,10 @@ every API is read alike. Each line is either
 * ``{"request": {<request body>}, "response": {<Messages API response>}}`` — the
   response's ``content``, ``usage``, ``stop_reason`` and ``model`` are read.
 
+A Responses body's ``input`` is a list of items, or a string beside a ``model`` (or on a
+line naming its ``api``); a body without the field of the API its line resolves to is
+skipped with a ``malformed`` notice naming it.
+
 Optional on either shape: ``"timestamp"`` (a string, shown as given), ``"conversation"``
 and ``"request_id"`` (the watch's own ids, read when present). Each line is one request.
 
@@ -64,7 +68,13 @@ from core.sources.replay.conversations import (
     texts,
 )
 from core.sources.replay.model import Compaction, Exchange, Message, Recording, ReplayError
-from core.sources.replay.openai_bodies import MESSAGES, Body, ResponseChain, api_of
+from core.sources.replay.openai_bodies import (
+    MESSAGES,
+    Body,
+    ResponseChain,
+    api_of,
+    body_problem,
+)
 from core.sources.replay.openai_bodies import body_of as openai_body
 from core.sources.replay.reading import jsonl_objects, skip
 from core.sources.replay.responses_items import BadItem
@@ -72,20 +82,26 @@ from core.sources.replay.shape import content_problem, text_or_none, usage_probl
 from core.usage import context_tokens
 
 
-def _is_body(data: dict[str, Any]) -> bool:
+def _is_body(data: dict[str, Any], line: dict[str, Any]) -> bool:
     """A request body: a ``messages`` list (Messages, Chat Completions) or a Responses
-    ``input`` (a list of items, or a string)."""
-    return isinstance(data.get("messages"), list) or isinstance(data.get("input"), list | str)
+    ``input`` as a real request holds it: a list of items, or a string beside a ``model``
+    (or on a line that names its ``api``). A bare ``{"input": "…", "output": "…"}`` is a
+    row of an evaluation data set, never a call a client made."""
+    if isinstance(data.get("messages"), list):
+        return True
+    given = data.get("input")
+    return isinstance(given, list) or (isinstance(given, str) and (
+        "model" in data or "api" in line))
 
 
 def body_of(data: Any) -> tuple[dict[str, Any] | None, dict[str, Any] | None]:
     """``(request, response)`` of one line, or ``(None, None)`` when it is neither shape."""
     if not isinstance(data, dict):
         return None, None
-    if isinstance(data.get("request"), dict) and _is_body(data["request"]):
+    if isinstance(data.get("request"), dict) and _is_body(data["request"], data):
         response = data.get("response")
         return data["request"], response if isinstance(response, dict) else None
-    if _is_body(data) and "payload" not in data:
+    if _is_body(data, data) and "payload" not in data:
         return data, None
     return None, None
 
@@ -135,11 +151,17 @@ def _calls(text: str, recording: Recording) -> list[Call]:
         request, response = body_of(line.data)
         if request is None:
             recording.note("malformed", f"line {line.number} is not a request body (no "
-                           "\"messages\" array nor \"input\"); skipped", line.number)
+                           "\"messages\" array nor \"input\" items, nor an \"input\" text "
+                           "with a \"model\"); skipped", line.number)
             recording.skipped["not a request"] += 1
             recording.lines_read -= 1
             continue
         api = api_of(line.data, request, response)
+        wrong = body_problem(api, request)
+        if wrong:
+            skip(recording, line.number, f"line {line.number}: {wrong}; skipped")
+            recording.lines_read -= 1
+            continue
         shaped: Body | None = None
         if api != MESSAGES:
             try:

@@ -56,6 +56,9 @@ def test_unknown_line_types_are_counted(tmp_path):
     (b"name,size\nfoo,3\n", "not a session ctxlab can replay"),
     (b'{"hello": "world"}\n', "not a session ctxlab can replay"),
     (b"# notes\nnot json at all\n", "not a session ctxlab can replay"),
+    # an evaluation data set: an "input" and an "output" are no request a client sent
+    (b'{"input": "What is 2+2?", "output": "4"}\n'
+     b'{"input": "Capital of France?", "output": "Paris"}\n', "not a session ctxlab can replay"),
 ])
 def test_files_that_are_no_session_get_one_clear_line(tmp_path, content, message):
     path = tmp_path / "f.jsonl"

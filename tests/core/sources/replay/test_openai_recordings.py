@@ -125,6 +125,20 @@ def test_previous_response_id_continues_the_history_the_server_kept(tmp_path):
     assert len(recording.exchanges[1].sent) == 3  # the first request, its reply, the output
 
 
+def test_requests_are_told_from_data_sets_by_what_a_request_holds(tmp_path):
+    """A string ``input`` is a request beside a ``model`` or on a line naming its ``api``;
+    alone (a data set's row, forced with ``--format requests``) it is skipped and said."""
+    lines = [{"model": "gpt-5", "input": "first"},
+             {"api": "responses", "request": {"input": "second"}},
+             {"input": "What is 2+2?", "output": "4"}]
+    recording = load_recording(write(tmp_path / "r.jsonl", lines), "requests")
+    assert [(c.first_line, c.label) for c in recording.conversations] == [
+        (1, "first"), (2, "second")]  # two requests, apart: the second does not extend it
+    [notice] = [n for n in recording.notices if n.kind == "malformed"]
+    assert notice.line == 3
+    assert "is not a request body" in notice.message
+
+
 def test_chat_completions_become_messages_with_their_usage():
     recording = load_recording(CHAT)
     assert recording.system.startswith("You are a careful shell assistant")
