@@ -259,14 +259,20 @@ class ResponseChain:
 
     known: dict[str, tuple[list[Message], Message | None]] = field(default_factory=dict)
 
-    def link(self, shaped: dict[str, Any], raw: dict[str, Any]) -> None:
-        """Put the history ``raw`` continues in front of ``shaped``'s messages."""
+    def link(self, shaped: dict[str, Any], raw: dict[str, Any]) -> str | None:
+        """Put the history ``raw`` continues in front of ``shaped``'s messages. Returns the
+        ``previous_response_id`` when that response is not in the file: the server held
+        a history the recording never saw, so the caller must say the request's history
+        starts at its own input rather than show it as the whole conversation."""
         previous = raw.get("previous_response_id")
+        if previous is None or previous == "":
+            return None
         if not isinstance(previous, str) or previous not in self.known:
-            return
+            return str(previous)
         messages, reply = self.known[previous]
         before = [*messages, reply] if reply is not None else list(messages)
         shaped["messages"] = before + list(shaped["messages"])
+        return None
 
     def remember(self, messages: list[Message], response: dict[str, Any] | None) -> None:
         """A response another call may continue (the lists are kept, never copied)."""

@@ -170,7 +170,13 @@ def _calls(text: str, recording: Recording) -> list[Call]:
                 skip(recording, line.number, f"line {line.number}: {exc}; skipped")
                 recording.lines_read -= 1
                 continue
-            replies.link(shaped.request, request)
+            missing = replies.link(shaped.request, request)
+            if missing is not None:
+                recording.note("previous_response_missing", f"line {line.number} continues "
+                               f"response {missing[:80]!r}, which is not in the file: the "
+                               "server held the earlier history, which the file does not "
+                               "have, so this request's history starts at its own input",
+                               line.number)
             request, response = shaped.request, shaped.response
         messages = [m for m in request["messages"] if isinstance(m, dict)]
         problem = _problem(messages, response)

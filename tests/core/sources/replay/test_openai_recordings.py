@@ -123,6 +123,20 @@ def test_previous_response_id_continues_the_history_the_server_kept(tmp_path):
     assert recording.compactions == []
     assert digest(recording.exchanges[1].input) == ["user:result:call_1"]
     assert len(recording.exchanges[1].sent) == 3  # the first request, its reply, the output
+    assert [n for n in recording.notices if n.kind == "previous_response_missing"] == []
+
+
+def test_a_previous_response_the_file_lacks_is_said_and_the_history_starts_at_the_input(
+        tmp_path):
+    line = rows(WATCHED_CODEX)[0]
+    line["request"]["previous_response_id"] = "resp_elsewhere"
+    recording = load_recording(write(tmp_path / "r.jsonl", [line]))
+    [notice] = [n for n in recording.notices if n.kind == "previous_response_missing"]
+    assert notice.line == 1 and "'resp_elsewhere'" in notice.message
+    assert "the server held the earlier history, which the file does not have" in \
+        notice.message
+    [exchange] = recording.exchanges
+    assert exchange.sent == exchange.input  # nothing made up in front of it
 
 
 def test_requests_are_told_from_data_sets_by_what_a_request_holds(tmp_path):
