@@ -252,10 +252,9 @@ def read_openai_response(raw: bytes, content_type: str | None, encoding: str | N
                          api: str) -> tuple[dict[str, Any] | None, dict[str, Any] | None, bool]:
     """The final Response or chat.completion (or error body) of an OpenAI answer, a
     stream's error (an ``error`` event, or a failed Response's ``error``), and whether
-    decompression stopped at :data:`~core.sources.watch.sse.DECODED_LIMIT`."""
+    decompression stopped at :data:`~core.sources.watch.sse.DECODED_LIMIT`;
+    :class:`~core.sources.watch.sse.UnreadableBody` when the body cannot be decoded."""
     body, cut = decoded(raw, encoding)
-    if body is None:
-        return None, None, False
     text = body.decode("utf-8", errors="replace")
     del body
     if "text/event-stream" in (content_type or ""):

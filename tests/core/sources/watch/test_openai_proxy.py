@@ -307,13 +307,17 @@ class FixedUpstream:
         self.server.server_close()
 
 
-@pytest.mark.parametrize("encoding", ["gzip", "zstd", "identity"])
-def test_compressed_answers_pass_byte_exact_and_are_read(encoding, tmp_path):
+@pytest.mark.parametrize(("encoding", "per_event"), [
+    ("gzip", False), ("zstd", False), ("identity", False), ("gzip", True), ("zstd", True)])
+def test_compressed_answers_pass_byte_exact_and_are_read(encoding, per_event, tmp_path):
+    """``per_event``: one gzip member or zstd frame per event, as a server that compresses
+    per flush sends them (before, the watch read the first and took it for the whole)."""
     usage = responses_usage(5_000, 70, cached=4_000)
-    raw = b"".join(response_events(ResponsesReply([message_item("packed")], usage=usage),
-                                   "resp_1", "gpt-5"))
-    packed = {"gzip": gzip.compress, "zstd": zstandard.ZstdCompressor().compress,
-              "identity": bytes}[encoding](raw)
+    events = list(response_events(ResponsesReply([message_item("packed")], usage=usage),
+                                  "resp_1", "gpt-5"))
+    pack = {"gzip": gzip.compress, "zstd": zstandard.ZstdCompressor().compress,
+            "identity": bytes}[encoding]
+    packed = b"".join(pack(e) for e in events) if per_event else pack(b"".join(events))
     upstream = FixedUpstream(packed, encoding)
     try:
         with RunningWatch(upstream.url, tmp_path) as watch:

@@ -9,10 +9,13 @@ from __future__ import annotations
 
 import gzip
 import json
+import sys
 
 import pytest
+import zstandard
 
 from core.events import WatchResponse
+from core.sources.watch.exchange import Exchange, read_exchange
 from core.sources.watch.openai_stream import (
     assemble_chat,
     assemble_responses,
@@ -21,7 +24,7 @@ from core.sources.watch.openai_stream import (
     messages_usage,
     read_openai_response,
 )
-from core.sources.watch.sse import iter_sse, readable_encoding
+from core.sources.watch.sse import UnreadableBody, decoded, iter_sse
 from tests.support.openai_wire import (
     ChatReply,
     ResponsesReply,
@@ -171,9 +174,51 @@ def test_compressed_answers_are_read_and_an_unreadable_one_is_said():
     raw = stream(ResponsesReply(output=[message_item("compressed")]))
     assert read_openai_response(gzip.compress(raw), SSE, "gzip", "responses")[0]["status"] \
         == "completed"
-    zstandard = pytest.importorskip("zstandard")
     packed = zstandard.ZstdCompressor().compress(raw)
-    assert readable_encoding("zstd")
     assert read_openai_response(packed, SSE, "zstd", "responses")[0]["status"] == "completed"
-    assert not readable_encoding("snappy")
-    assert read_openai_response(raw, SSE, "snappy", "responses") == (None, None, False)
+    with pytest.raises(UnreadableBody, match="snappy"):
+        read_openai_response(raw, SSE, "snappy", "responses")
+
+
+def _events(usage: dict) -> list[bytes]:
+    return list(response_events(ResponsesReply([message_item("in frames")], usage=usage),
+                                "resp_1", "gpt-test"))
+
+
+@pytest.mark.parametrize("encoding", ["zstd", "gzip"])
+def test_a_body_of_several_frames_or_members_is_read_whole(encoding):
+    """A server that compresses per flush sends one zstd frame (or gzip member) per event;
+    before, only the first was read: the usage, in the last event, was never seen."""
+    usage = responses_usage(5_000, 70, cached=4_000)
+    pack = zstandard.ZstdCompressor().compress if encoding == "zstd" else gzip.compress
+    packed = b"".join(pack(event) for event in _events(usage))
+    final, error, cut = read_openai_response(packed, SSE, encoding, "responses")
+    assert error is None and not cut
+    assert final is not None and final["status"] == "completed" and final["usage"] == usage
+    assert final["output"][0]["content"][0]["text"] == "in frames"
+    body, cut = decoded(packed, encoding, limit=len(b"".join(_events(usage))) - 1)
+    assert cut and len(body) == len(b"".join(_events(usage))) - 1
+
+
+@pytest.mark.parametrize(("encoding", "body", "said"), [
+    ("gzip", b"\x1f\x8b\x08\x00" + b"not gzip at all" * 4, "not valid gzip"),
+    ("zstd", b"(\xb5/\xfd" + b"not zstd at all" * 4, "not valid zstd"),
+    ("snappy", b"anything", "does not know"),
+])
+def test_a_body_the_watch_cannot_decode_is_said_not_taken_for_empty(encoding, body, said):
+    """Before, a corrupt gzip or zstd body became ``response: null`` with no note."""
+    x = Exchange(id=1, method="POST", path="/v1/responses", body=b"{}", started=0.0,
+                 status=200, content_type=SSE, content_encoding=encoding)
+    x.keep(body)
+    final, event, notes = read_exchange(x)
+    assert final is None and len(notes) == 1
+    assert notes[0].startswith("response not read: ") and said in notes[0]
+    assert event.error is not None and said in event.error
+
+
+def test_a_brotli_body_without_the_brotli_package_is_said(monkeypatch):
+    """Before, ``br`` counted as readable whether or not ``brotli`` was installed."""
+    monkeypatch.setitem(sys.modules, "brotli", None)  # as if it were not installed
+    with pytest.raises(UnreadableBody, match="brotli package is not installed"):
+        decoded(b"\x8b\x00\x80", "br")
+    assert decoded(b"", "br") == (b"", False)  # no bytes are no bytes in any encoding
