@@ -5,16 +5,21 @@ tells them apart by path alone (a body can be anything a hostile client sends): 
 base URL may end in ``/v1`` or not, so ``/v1/responses`` and ``/responses`` are the same
 endpoint. The names are the ones the recording's ``api`` field carries.
 
-Without ``--upstream`` each request goes to its own API's host, decided per request by its
-path: a Messages path (and any path no API here owns) to ``https://api.anthropic.com``, an
-OpenAI path to ``https://api.openai.com``, under ``/v1`` as that API lives (a client whose
-base URL left ``/v1`` out still reaches it). With ``--upstream`` every request goes there,
-its path as sent.
+Without ``--upstream`` each request goes to its own API's host, decided per request
+(:func:`speaks_openai`): a Messages path to ``https://api.anthropic.com``; an OpenAI path —
+the three model endpoints and the rest of ``/responses`` and ``/chat`` (a stored response,
+its cancel, its input items) — to ``https://api.openai.com``; any other path (``/v1/models``,
+``/v1/files``, ``count_tokens``…) by the client's headers, since both APIs have such paths:
+Anthropic's ``x-api-key`` or ``anthropic-version`` to Anthropic, an OpenAI key (``authorization:
+Bearer`` alone, or Azure's ``api-key``) to OpenAI, nothing telling to Anthropic. OpenAI
+calls go under ``/v1`` as that API lives (a client whose base URL left ``/v1`` out still
+reaches it). With ``--upstream`` every request goes there, its path as sent.
 """
 
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from yarl import URL
@@ -47,6 +52,26 @@ def is_openai(api: str | None) -> bool:
     return api in OPENAI_APIS
 
 
+_OPENAI_TREES = ("/v1/responses", "/v1/chat", "/responses", "/chat")  # paths only OpenAI has
+
+
+def speaks_openai(path: str, headers: Mapping[str, str] | None = None) -> bool:
+    """Is this request for OpenAI's API rather than Anthropic's? By its path when only
+    OpenAI has it, else by the client's credentials (``headers``, read case-insensitively
+    as aiohttp's are): a call beside the model endpoints (``GET /v1/models``) sent to the
+    wrong host would carry the client's key there."""
+    api = api_of(path)
+    if api is not None:
+        return is_openai(api)
+    stripped = path.rstrip("/")
+    if any(stripped == tree or stripped.startswith(tree + "/") for tree in _OPENAI_TREES):
+        return True
+    given = {k.lower(): v for k, v in (headers or {}).items()}
+    if "x-api-key" in given or "anthropic-version" in given:
+        return False
+    return "api-key" in given or given.get("authorization", "").lower().startswith("bearer ")
+
+
 def error_body(api: str | None, message: str) -> bytes:
     """A gateway error in the shape the client's SDK reads: OpenAI's ``{"error": {message,
     type, param, code}}`` for an OpenAI path, Anthropic's ``{"type": "error", ...}`` else."""
@@ -70,12 +95,13 @@ class Upstreams:
         fixed = URL(upstream.rstrip("/")) if upstream else None
         return cls(fixed=fixed, messages=URL(messages.rstrip("/")))
 
-    def target(self, raw_path: str) -> URL:
-        """The upstream URL of a request path (``raw_path``: as sent, query and all)."""
+    def target(self, raw_path: str, headers: Mapping[str, str] | None = None) -> URL:
+        """The upstream URL of a request (``raw_path``: as sent, query and all; ``headers``:
+        the client's, which tell the API of a path both have)."""
         if self.fixed is not None:
             return _join(self.fixed, raw_path)
         path = raw_path.partition("?")[0]
-        if not is_openai(api_of(path)):
+        if not speaks_openai(path, headers):
             return _join(self.messages, raw_path)
         if not path.startswith("/v1/"):
             raw_path = "/v1" + raw_path

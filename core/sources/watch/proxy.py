@@ -146,7 +146,7 @@ class WatchProxy:
         if self.on_request is not None:
             self._spawn(self.on_request(x))
         headers = [(k, v) for k, v in request.headers.items() if k.lower() not in HOP_BY_HOP]
-        target = self.upstreams.target(request.raw_path)
+        target = self.upstreams.target(request.raw_path, request.headers)
         try:
             return await self._forward(request, x, target, headers, t0)
         finally:

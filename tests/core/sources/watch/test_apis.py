@@ -36,6 +36,36 @@ def test_without_upstream_each_api_goes_to_its_own_host():
     assert "api.openai.com" in mine.describe() and "127.0.0.1:9000" in mine.describe()
 
 
+OPENAI_KEY = {"Authorization": "Bearer sk-openai"}
+ANTHROPIC_KEY = {"x-api-key": "sk-ant", "anthropic-version": "2023-06-01"}
+
+
+@pytest.mark.parametrize(("path", "headers", "host"), [
+    ("/v1/responses/resp_1", {}, "api.openai.com"),
+    ("/v1/responses/resp_1/cancel", ANTHROPIC_KEY, "api.openai.com"),  # only OpenAI has it
+    ("/responses/resp_1/input_items?limit=5", {}, "api.openai.com"),
+    ("/v1/chat/completions/chatcmpl-1/messages", {}, "api.openai.com"),
+    ("/v1/models", OPENAI_KEY, "api.openai.com"),
+    ("/v1/embeddings", {"api-key": "azure"}, "api.openai.com"),
+    ("/v1/files", {"authorization": "bearer sk-openai"}, "api.openai.com"),
+    ("/v1/models", ANTHROPIC_KEY, "api.anthropic.com"),
+    ("/v1/models", {"x-api-key": "sk-ant"}, "api.anthropic.com"),
+    # Claude Code signed in: a bearer token, but the Anthropic version header says whose
+    ("/v1/messages/count_tokens", {**OPENAI_KEY, "anthropic-version": "2023-06-01"},
+     "api.anthropic.com"),
+    ("/v1/models", {}, "api.anthropic.com"),
+    ("/v1/responsesx", OPENAI_KEY, "api.openai.com"),  # not OpenAI's path: by the key
+    ("/v1/responsesx", {}, "api.anthropic.com"),
+])
+def test_a_path_beside_the_model_endpoints_goes_where_its_request_says(path, headers, host):
+    """Before, every path but the three model endpoints went to Anthropic: a Codex or SDK
+    call for a stored response or the model list took the client's OpenAI key there."""
+    target = Upstreams.of(None).target(path, headers)
+    assert target.host == host
+    if host == "api.openai.com":
+        assert target.path.startswith("/v1/") and not target.path.startswith("/v1/v1/")
+
+
 def test_an_upstream_given_takes_every_request_with_its_path_as_sent():
     routes = Upstreams.of("http://10.0.0.2:8080/base/")
     for path in ("/v1/messages", "/responses", "/v1/chat/completions?x=1"):

@@ -23,8 +23,11 @@ import aiohttp
 import openai
 import pytest
 import zstandard
+from yarl import URL
 
 from core.events import Stage, WatchRequest, WatchResponse
+from core.sources.watch.apis import Upstreams
+from core.sources.watch.proxy import WatchProxy
 from tests.support.messages_server import unused_port_url
 from tests.support.openai_server import CHAT, COMPACT
 from tests.support.openai_wire import (
@@ -183,6 +186,30 @@ def test_both_base_urls_reach_the_same_endpoint(tmp_path, openai_server):
         watch.wait_for(lambda w: bool(w.of(WatchResponse)))
         assert watch.of(WatchRequest)[0].path == "/responses"
         assert watch.of(WatchRequest)[0].api == "responses"
+
+
+def test_without_upstream_a_call_beside_the_model_endpoints_reaches_openai(
+        openai_server, messages_server):
+    """Each API's host stands in for the real one; before, the model list and a stored
+    response's cancel went to the Anthropic host with the client's OpenAI key."""
+    async def run() -> tuple[list[str], str]:
+        routes = Upstreams(messages=URL(messages_server.url), openai=URL(openai_server.origin))
+        proxy = WatchProxy(routes, port=0)
+        await proxy.start()
+        try:
+            sdk = openai.AsyncOpenAI(base_url=f"{proxy.url}/v1", api_key=KEY, max_retries=0)
+            models = await sdk.models.list()
+            with pytest.raises(openai.NotFoundError) as caught:
+                await sdk.responses.cancel("resp_1")
+            return [m.id for m in models.data], caught.value.message
+        finally:
+            await proxy.stop()
+
+    listed, said = asyncio.run(run())
+    assert listed == [] and "no route POST /v1/responses/resp_1/cancel" in said
+    assert [r.path for r in openai_server.requests] == ["/v1/responses/resp_1/cancel"]
+    assert openai_server.requests[0].headers["authorization"] == f"Bearer {KEY}"
+    assert messages_server.requests == []
 
 
 def test_ten_concurrent_chat_streams(watch, openai_server):
