@@ -222,3 +222,50 @@ def test_a_brotli_body_without_the_brotli_package_is_said(monkeypatch):
     with pytest.raises(UnreadableBody, match="brotli package is not installed"):
         decoded(b"\x8b\x00\x80", "br")
     assert decoded(b"", "br") == (b"", False)  # no bytes are no bytes in any encoding
+
+
+def _body(events: list[dict]) -> str:
+    return "".join(f"data: {json.dumps(e)}\n\n" for e in events)
+
+
+def test_a_chat_refusal_is_kept():
+    """Before, ``delta.refusal`` was dropped: a refused answer read as an empty one."""
+    def chunk(delta: dict, finish: str | None = None) -> dict:
+        return {"id": "chatcmpl-1", "object": "chat.completion.chunk", "created": 1,
+                "model": "gpt-test", "choices": [{"index": 0, "delta": delta,
+                                                  "finish_reason": finish}]}
+    body = _body([chunk({"role": "assistant", "content": None, "refusal": ""}),
+                  chunk({"refusal": "I can't help "}), chunk({"refusal": "with that."}),
+                  chunk({}, "stop")]) + "data: [DONE]\n\n"
+    final, _ = assemble_chat(iter_sse(body))
+    assert final is not None
+    assert final["choices"][0]["message"] == {"role": "assistant", "content": None,
+                                              "refusal": "I can't help with that."}
+
+
+def test_a_cut_response_keeps_its_refusal_and_each_summary_part_apart():
+    """Before, a cut stream dropped ``response.refusal.delta`` and ran the parts of a
+    reasoning summary together with no separator."""
+    base = {"id": "resp_1", "status": "in_progress", "output": [], "usage": None}
+    reasoning = {"type": "reasoning", "id": "rs_1", "summary": []}
+    message = {"type": "message", "id": "msg_1", "role": "assistant", "content": []}
+    events = [{"type": "response.created", "response": base},
+              {"type": "response.output_item.added", "output_index": 0, "item": reasoning},
+              *({"type": "response.reasoning_summary_text.delta", "output_index": 0,
+                 "summary_index": n, "delta": piece}
+                for n, piece in [(0, "**Plan**"), (0, " first."), (1, "**Then**"), (1, " act.")]),
+              {"type": "response.output_item.added", "output_index": 1, "item": message},
+              {"type": "response.output_text.delta", "output_index": 1, "content_index": 0,
+               "delta": "Partly, "},
+              {"type": "response.refusal.delta", "output_index": 1, "content_index": 1,
+               "delta": "but not "},
+              {"type": "response.refusal.delta", "output_index": 1, "content_index": 1,
+               "delta": "that."}]
+    final, _ = assemble_responses(iter_sse(_body(events)))
+    assert final is not None
+    assert final["output"][0]["summary"] == [
+        {"type": "summary_text", "text": "**Plan** first."},
+        {"type": "summary_text", "text": "**Then** act."}]
+    assert final["output"][1]["content"] == [
+        {"type": "output_text", "text": "Partly, "},
+        {"type": "refusal", "refusal": "but not that."}]
