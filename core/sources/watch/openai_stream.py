@@ -23,6 +23,7 @@ mapped to the Messages-shaped ``usage`` every ctxlab view reads (:func:`messages
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterable
 from typing import Any
 
@@ -306,20 +307,23 @@ def is_whole(api: str, final: dict[str, Any] | None) -> bool:
     return final.get("status") in ("completed", "incomplete", "failed")
 
 
+_USAGE_OBJECT = re.compile(r'"usage"\s*:\s*(?=\{)')
+
+
 def usage_in_tail(tail: bytes) -> dict[str, Any] | None:
     """The last ``"usage": {…}`` object in the end of a stream the watch could not keep
     whole. A Response's final event repeats the whole output, so past the watch's reading
-    budget it is cut with the rest; its ``usage`` comes last and is still in the tail."""
+    budget it is cut with the rest; its ``usage`` comes last and is still in the tail.
+
+    Only an object right after the colon counts, and only one that holds an input count: a
+    ``"usage": null`` (an in-progress Response's) is no usage, and the next ``{`` after it
+    belongs to another event."""
     text = tail.decode("utf-8", errors="replace")
-    at = text.rfind('"usage":')
-    while at >= 0:
-        start = text.find("{", at)
-        if start >= 0:
-            try:
-                value, _ = json.JSONDecoder().raw_decode(text, start)
-            except ValueError:
-                value = None
-            if isinstance(value, dict):
-                return value
-        at = text.rfind('"usage":', 0, at)
+    for found in reversed(list(_USAGE_OBJECT.finditer(text))):
+        try:
+            value, _ = json.JSONDecoder().raw_decode(text, found.end())
+        except ValueError:
+            continue
+        if isinstance(value, dict) and ("input_tokens" in value or "prompt_tokens" in value):
+            return value
     return None

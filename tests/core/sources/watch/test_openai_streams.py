@@ -23,6 +23,7 @@ from core.sources.watch.openai_stream import (
     is_whole,
     messages_usage,
     read_openai_response,
+    usage_in_tail,
 )
 from core.sources.watch.sse import UnreadableBody, decoded, iter_sse
 from tests.support.openai_wire import (
@@ -269,3 +270,18 @@ def test_a_cut_response_keeps_its_refusal_and_each_summary_part_apart():
     assert final["output"][1]["content"] == [
         {"type": "output_text", "text": "Partly, "},
         {"type": "refusal", "refusal": "but not that."}]
+
+
+def test_the_usage_in_a_tail_is_an_object_that_says_the_input():
+    """Before, a ``"usage": null`` took the next ``{`` of the stream for its usage: a whole
+    later event."""
+    usage = responses_usage(150_000, 2_000, cached=120_000)
+    null_then_delta = (
+        b'data: {"type":"response.in_progress","response":{"id":"r","usage":null}}\n\n'
+        b'data: {"type":"response.output_text.delta","output_index":0,"delta":"x"}\n\n')
+    assert usage_in_tail(null_then_delta) is None
+    assert usage_in_tail(b'"usage": {"note": "no counts"}') is None
+    final = json.dumps({"type": "response.completed", "response": {"usage": usage}},
+                       indent=1).encode()  # a space after the colon, a newline after it
+    assert usage_in_tail(null_then_delta + b"data: " + final + b"\n\n") == usage
+    assert usage_in_tail(b"...cut" + final + null_then_delta) == usage
