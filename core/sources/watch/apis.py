@@ -72,14 +72,16 @@ def speaks_openai(path: str, headers: Mapping[str, str] | None = None) -> bool:
     return "api-key" in given or given.get("authorization", "").lower().startswith("bearer ")
 
 
-def error_body(api: str | None, message: str) -> bytes:
-    """A gateway error in the shape the client's SDK reads: OpenAI's ``{"error": {message,
-    type, param, code}}`` for an OpenAI path, Anthropic's ``{"type": "error", ...}`` else."""
-    if is_openai(api):
-        return json.dumps({"error": {"message": message, "type": "api_error",
-                                     "param": None, "code": "upstream_unavailable"}}).encode()
-    return json.dumps({"type": "error", "error": {"type": "api_error", "message": message}}
-                      ).encode()
+def error_body(openai: bool, message: str, kind: str = "api_error",
+               code: str = "upstream_unavailable") -> bytes:
+    """An error of the proxy's own in the shape the client's SDK reads (``openai``: the
+    request speaks OpenAI's API, :func:`speaks_openai`): OpenAI's ``{"error": {message,
+    type, param, code}}``, else Anthropic's ``{"type": "error", "error": {type, message}}``
+    (which has no ``code``); ``kind``: the error's type."""
+    if openai:
+        return json.dumps({"error": {"message": message, "type": kind, "param": None,
+                                     "code": code}}).encode()
+    return json.dumps({"type": "error", "error": {"type": kind, "message": message}}).encode()
 
 
 @dataclass(frozen=True)

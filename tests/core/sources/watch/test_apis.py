@@ -74,10 +74,12 @@ def test_an_upstream_given_takes_every_request_with_its_path_as_sent():
 
 
 def test_a_gateway_error_speaks_the_client_api():
-    openai_error = json.loads(error_body("responses", "upstream unreachable"))
+    openai_error = json.loads(error_body(True, "upstream unreachable"))
     assert openai_error["error"]["message"] == "upstream unreachable"
     assert set(openai_error["error"]) == {"message", "type", "param", "code"}
-    anthropic_error = json.loads(error_body("messages", "upstream unreachable"))
+    anthropic_error = json.loads(error_body(False, "upstream unreachable"))
     assert anthropic_error == {"type": "error", "error": {"type": "api_error",
                                                           "message": "upstream unreachable"}}
-    assert json.loads(error_body(None, "x"))["type"] == "error"
+    refused = json.loads(error_body(True, "no", "invalid_request_error", "upgrade_required"))
+    assert (refused["error"]["type"], refused["error"]["code"]) == (
+        "invalid_request_error", "upgrade_required")

@@ -294,6 +294,13 @@ def test_a_websocket_upgrade_is_refused_at_once_with_426(watch, openai_server):
                 return exc.status
 
     assert asyncio.run(upgrade()) == 426
+    host, port = watch.url.removeprefix("http://").split(":")
+    conn = http.client.HTTPConnection(host, int(port), timeout=10)
+    conn.request("GET", "/v1/responses", headers={"upgrade": "websocket",
+                                                  "connection": "Upgrade"})
+    refused = json.loads(conn.getresponse().read())
+    conn.close()
+    assert refused["error"]["code"] == "upgrade_required"  # OpenAI's shape on its path
     assert openai_server.requests == []  # nothing reached the upstream
     assert watch.of(WatchRequest) == []
 
