@@ -163,6 +163,20 @@ def _choice(state: dict[str, Any]) -> dict[str, Any]:
             "finish_reason": state["finish_reason"]}
 
 
+_HEAD = ("id", "model", "created", "system_fingerprint")
+
+
+def _fill_head(head: dict[str, Any] | None, chunk: dict[str, Any]) -> dict[str, Any]:
+    """The completion's id, model, creation time and fingerprint: each from the first chunk
+    that gives it. Azure opens a stream with a chunk of its own (``prompt_filter_results``,
+    no choices) whose id and model are empty and ``created`` 0."""
+    head = head if head is not None else dict.fromkeys(_HEAD)
+    for key in _HEAD:
+        if not head[key] and chunk.get(key):
+            head[key] = chunk[key]
+    return head
+
+
 def assemble_chat(events: Iterable[ServerEvent]
                   ) -> tuple[dict[str, Any] | None, dict[str, Any] | None]:
     """The ``chat.completion`` of a Chat Completions stream, and an ``error`` chunk if any."""
@@ -179,8 +193,7 @@ def assemble_chat(events: Iterable[ServerEvent]
         if isinstance(data.get("error"), dict):
             error = data
             continue
-        if head is None:
-            head = {k: data.get(k) for k in ("id", "model", "created", "system_fingerprint")}
+        head = _fill_head(head, data)
         if data.get("usage"):
             usage = data["usage"]
         for given in data.get("choices") or []:

@@ -285,3 +285,17 @@ def test_the_usage_in_a_tail_is_an_object_that_says_the_input():
                        indent=1).encode()  # a space after the colon, a newline after it
     assert usage_in_tail(null_then_delta + b"data: " + final + b"\n\n") == usage
     assert usage_in_tail(b"...cut" + final + null_then_delta) == usage
+
+
+def test_an_azure_stream_takes_its_id_and_model_from_the_chunks_after_its_filter_chunk():
+    """Azure opens a chat stream with its content filter's results: empty id and model, no
+    choices. Before, the completion kept that empty head."""
+    body = b"".join(chat_chunks(ChatReply("Filtered, then fine.", chunk=5), "chatcmpl-9",
+                                "gpt-4o-2024-11-20", include_usage=True)).decode()
+    opening = {"id": "", "object": "", "created": 0, "model": "", "choices": [],
+               "prompt_filter_results": [{"prompt_index": 0, "content_filter_results": {}}]}
+    final, _ = assemble_chat(iter_sse(f"data: {json.dumps(opening)}\n\n" + body))
+    assert final is not None
+    assert (final["id"], final["model"]) == ("chatcmpl-9", "gpt-4o-2024-11-20")
+    assert isinstance(final["created"], int) and final["created"] > 0
+    assert final["choices"][0]["message"]["content"] == "Filtered, then fine."
