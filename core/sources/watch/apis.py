@@ -13,7 +13,8 @@ its cancel, its input items) — to ``https://api.openai.com``; any other path (
 Anthropic's ``x-api-key`` or ``anthropic-version`` to Anthropic, an OpenAI key (``authorization:
 Bearer`` alone, or Azure's ``api-key``) to OpenAI, nothing telling to Anthropic. OpenAI
 calls go under ``/v1`` as that API lives (a client whose base URL left ``/v1`` out still
-reaches it). With ``--upstream`` every request goes there, its path as sent.
+reaches it). With ``--upstream`` every request goes there, its path as sent — one ``/v1``
+dropped when the upstream ends in ``/v1`` and the path starts with it (:func:`_join`).
 """
 
 from __future__ import annotations
@@ -117,4 +118,10 @@ class Upstreams:
 
 
 def _join(base: URL, raw_path: str) -> URL:
-    return base.with_path(base.path.rstrip("/") + raw_path, encoded=True)
+    """``base`` + the path as sent, but for one ``/v1`` when both have it: an upstream given
+    as ``https://host/openai/v1`` and a client whose base URL ends in ``/v1`` (the OpenAI
+    SDK's does) would meet at ``…/v1/v1/responses``, which no API serves."""
+    prefix = base.path.rstrip("/")
+    if prefix.endswith("/v1") and (raw_path == "/v1" or raw_path.startswith(("/v1/", "/v1?"))):
+        raw_path = raw_path[len("/v1"):]
+    return base.with_path(prefix + raw_path, encoded=True)

@@ -73,6 +73,18 @@ def test_an_upstream_given_takes_every_request_with_its_path_as_sent():
     assert routes.describe() == "http://10.0.0.2:8080/base"
 
 
+def test_an_upstream_ending_in_v1_and_a_path_starting_with_it_meet_once():
+    """``--upstream https://host/openai/v1`` with the OpenAI SDK's base URL (``…/v1``): before,
+    the request went to ``…/v1/v1/responses``."""
+    routes = Upstreams.of("https://gw.example/openai/v1/")
+    assert str(routes.target("/v1/responses?x=1")) == "https://gw.example/openai/v1/responses?x=1"
+    assert str(routes.target("/responses")) == "https://gw.example/openai/v1/responses"
+    assert str(routes.target("/v1")) == "https://gw.example/openai/v1"
+    assert str(routes.target("/v1beta/models")) == "https://gw.example/openai/v1/v1beta/models"
+    mine = Upstreams.of(None, "http://127.0.0.1:9000/v1")  # $ANTHROPIC_BASE_URL with a /v1
+    assert str(mine.target("/v1/messages")) == "http://127.0.0.1:9000/v1/messages"
+
+
 def test_a_gateway_error_speaks_the_client_api():
     openai_error = json.loads(error_body(True, "upstream unreachable"))
     assert openai_error["error"]["message"] == "upstream unreachable"

@@ -180,12 +180,16 @@ def test_a_compact_call_is_recorded_and_its_effect_shown_on_the_next_request(
 
 def test_both_base_urls_reach_the_same_endpoint(tmp_path, openai_server):
     openai_server.respond([message_item("one")])
+    openai_server.respond([message_item("two")])
     with RunningWatch(openai_server.url, tmp_path) as watch:  # the upstream has the /v1
         sdk = openai.OpenAI(base_url=watch.url, api_key=KEY)  # the client has none
         assert sdk.responses.create(model="gpt-5", input="hi").output_text == "one"
-        watch.wait_for(lambda w: bool(w.of(WatchResponse)))
-        assert watch.of(WatchRequest)[0].path == "/responses"
-        assert watch.of(WatchRequest)[0].api == "responses"
+        both = openai.OpenAI(base_url=f"{watch.url}/v1", api_key=KEY)  # both: one is dropped
+        assert both.responses.create(model="gpt-5", input="hi").output_text == "two"
+        watch.wait_for(lambda w: len(w.of(WatchResponse)) == 2)
+        assert [e.path for e in watch.of(WatchRequest)] == ["/responses", "/v1/responses"]
+        assert {e.api for e in watch.of(WatchRequest)} == {"responses"}
+    assert [r.path for r in openai_server.requests] == ["/v1/responses", "/v1/responses"]
 
 
 def test_without_upstream_a_call_beside_the_model_endpoints_reaches_openai(
