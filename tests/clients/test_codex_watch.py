@@ -104,6 +104,9 @@ def test_every_call_shows_the_usage_the_model_reported(codex: Recorded):
 
 
 def test_no_key_reaches_the_recording(codex: Recorded):
+    # Codex did send its key, through the watch, to the upstream
+    assert {r.headers.get("authorization") for r in codex.responses_calls} == {
+        "Bearer sk-test-not-a-key"}
     text = codex.recording.read_text()
     assert "sk-test-not-a-key" not in text
     assert "authorization" not in text.lower()

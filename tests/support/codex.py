@@ -10,7 +10,6 @@ because the order of those calls is the client's business.
 
 from __future__ import annotations
 
-import json
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -21,6 +20,7 @@ from tests.support.npm_clients import installed
 from tests.support.openai_wire import (
     ResponsesReply,
     compaction_item,
+    function_call_item,
     message_item,
     responses_usage,
 )
@@ -141,10 +141,9 @@ def results_since_prompt(items: list[dict[str, Any]]) -> int:
 
 
 def exec_command(cmd: str, call_id: str) -> dict[str, Any]:
-    from tests.support.openai_wire import function_call_item
+    """A call of Codex's shell tool, which it runs in its sandbox."""
     return function_call_item("exec_command", {"cmd": cmd}, call_id)
 
 
 if __name__ == "__main__":  # ``python -m tests.support.codex``: install it now (CI)
     print(codex_binary())
-    print(json.dumps({"version": VERSION}))

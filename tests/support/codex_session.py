@@ -156,7 +156,11 @@ def _local(codex: Path, session: Session, work: Path, url: str) -> None:
 
 def _remote(codex: Path, session: Session, work: Path, url: str) -> None:
     write_config(session.home, url, provider="openai", model=MODEL, auto_compact=AUTO_COMPACT)
-    session.runs.append(_run(codex, (TASK,), work, codex_env(session.home)))
+    env = codex_env(session.home)
+    # The built-in provider sends the key a user logged in with, not OPENAI_API_KEY.
+    subprocess.run([str(codex), "login", "--with-api-key"], input=env["OPENAI_API_KEY"],
+                   env=env, capture_output=True, text=True, timeout=60, check=True)
+    session.runs.append(_run(codex, (TASK,), work, env))
 
 
 def _answered(watch: RunningWatch) -> int:
