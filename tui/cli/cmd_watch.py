@@ -87,7 +87,7 @@ def options_from(args: argparse.Namespace) -> WatchOptions | str:
 
     ``--upstream`` sends every request there; without it, Messages calls go to
     ``$ANTHROPIC_BASE_URL`` (else Anthropic's API) and OpenAI calls to OpenAI's API,
-    decided per request by its path (:mod:`core.sources.watch.apis`)."""
+    decided per request by its path and credentials (:mod:`core.sources.watch.apis`)."""
     messages = args.upstream or os.environ.get("ANTHROPIC_BASE_URL") or DEFAULT_UPSTREAM
     where = upstream_port(messages)
     if isinstance(where, str):

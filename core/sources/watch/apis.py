@@ -5,16 +5,22 @@ tells them apart by path alone (a body can be anything a hostile client sends): 
 base URL may end in ``/v1`` or not, so ``/v1/responses`` and ``/responses`` are the same
 endpoint. The names are the ones the recording's ``api`` field carries.
 
-Without ``--upstream`` each request goes to its own API's host, decided per request by its
-path: a Messages path (and any path no API here owns) to ``https://api.anthropic.com``, an
-OpenAI path to ``https://api.openai.com``, under ``/v1`` as that API lives (a client whose
-base URL left ``/v1`` out still reaches it). With ``--upstream`` every request goes there,
-its path as sent.
+Without ``--upstream`` each request goes to its own API's host, decided per request
+(:func:`speaks_openai`): a Messages path to ``https://api.anthropic.com``; an OpenAI path —
+the three model endpoints and the rest of ``/responses`` and ``/chat`` (a stored response,
+its cancel, its input items) — to ``https://api.openai.com``; any other path (``/v1/models``,
+``/v1/files``, ``count_tokens``…) by the client's headers, since both APIs have such paths:
+Anthropic's ``x-api-key`` or ``anthropic-version`` to Anthropic, an OpenAI key (``authorization:
+Bearer`` alone, or Azure's ``api-key``) to OpenAI, nothing telling to Anthropic. OpenAI
+calls go under ``/v1`` as that API lives (a client whose base URL left ``/v1`` out still
+reaches it). With ``--upstream`` every request goes there, its path as sent — one ``/v1``
+dropped when the upstream ends in ``/v1`` and the path starts with it (:func:`_join`).
 """
 
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from yarl import URL
@@ -47,14 +53,36 @@ def is_openai(api: str | None) -> bool:
     return api in OPENAI_APIS
 
 
-def error_body(api: str | None, message: str) -> bytes:
-    """A gateway error in the shape the client's SDK reads: OpenAI's ``{"error": {message,
-    type, param, code}}`` for an OpenAI path, Anthropic's ``{"type": "error", ...}`` else."""
-    if is_openai(api):
-        return json.dumps({"error": {"message": message, "type": "api_error",
-                                     "param": None, "code": "upstream_unavailable"}}).encode()
-    return json.dumps({"type": "error", "error": {"type": "api_error", "message": message}}
-                      ).encode()
+_OPENAI_TREES = ("/v1/responses", "/v1/chat", "/responses", "/chat")  # paths only OpenAI has
+
+
+def speaks_openai(path: str, headers: Mapping[str, str] | None = None) -> bool:
+    """Is this request for OpenAI's API rather than Anthropic's? By its path when only
+    OpenAI has it, else by the client's credentials (``headers``, read case-insensitively
+    as aiohttp's are): a call beside the model endpoints (``GET /v1/models``) sent to the
+    wrong host would carry the client's key there."""
+    api = api_of(path)
+    if api is not None:
+        return is_openai(api)
+    stripped = path.rstrip("/")
+    if any(stripped == tree or stripped.startswith(tree + "/") for tree in _OPENAI_TREES):
+        return True
+    given = {k.lower(): v for k, v in (headers or {}).items()}
+    if "x-api-key" in given or "anthropic-version" in given:
+        return False
+    return "api-key" in given or given.get("authorization", "").lower().startswith("bearer ")
+
+
+def error_body(openai: bool, message: str, kind: str = "api_error",
+               code: str = "upstream_unavailable") -> bytes:
+    """An error of the proxy's own in the shape the client's SDK reads (``openai``: the
+    request speaks OpenAI's API, :func:`speaks_openai`): OpenAI's ``{"error": {message,
+    type, param, code}}``, else Anthropic's ``{"type": "error", "error": {type, message}}``
+    (which has no ``code``); ``kind``: the error's type."""
+    if openai:
+        return json.dumps({"error": {"message": message, "type": kind, "param": None,
+                                     "code": code}}).encode()
+    return json.dumps({"type": "error", "error": {"type": kind, "message": message}}).encode()
 
 
 @dataclass(frozen=True)
@@ -70,12 +98,13 @@ class Upstreams:
         fixed = URL(upstream.rstrip("/")) if upstream else None
         return cls(fixed=fixed, messages=URL(messages.rstrip("/")))
 
-    def target(self, raw_path: str) -> URL:
-        """The upstream URL of a request path (``raw_path``: as sent, query and all)."""
+    def target(self, raw_path: str, headers: Mapping[str, str] | None = None) -> URL:
+        """The upstream URL of a request (``raw_path``: as sent, query and all; ``headers``:
+        the client's, which tell the API of a path both have)."""
         if self.fixed is not None:
             return _join(self.fixed, raw_path)
         path = raw_path.partition("?")[0]
-        if not is_openai(api_of(path)):
+        if not speaks_openai(path, headers):
             return _join(self.messages, raw_path)
         if not path.startswith("/v1/"):
             raw_path = "/v1" + raw_path
@@ -89,4 +118,10 @@ class Upstreams:
 
 
 def _join(base: URL, raw_path: str) -> URL:
-    return base.with_path(base.path.rstrip("/") + raw_path, encoded=True)
+    """``base`` + the path as sent, but for one ``/v1`` when both have it: an upstream given
+    as ``https://host/openai/v1`` and a client whose base URL ends in ``/v1`` (the OpenAI
+    SDK's does) would meet at ``…/v1/v1/responses``, which no API serves."""
+    prefix = base.path.rstrip("/")
+    if prefix.endswith("/v1") and (raw_path == "/v1" or raw_path.startswith(("/v1/", "/v1?"))):
+        raw_path = raw_path[len("/v1"):]
+    return base.with_path(prefix + raw_path, encoded=True)

@@ -31,7 +31,7 @@ from core.sources.watch.openai_stream import (
     read_openai_response,
     usage_in_tail,
 )
-from core.sources.watch.sse import DECODED_LIMIT, read_response, readable_encoding
+from core.sources.watch.sse import DECODED_LIMIT, UnreadableBody, read_response
 
 # Bytes of one response kept for reading once the exchange is over: the client gets every
 # byte as it comes, the watch keeps the first RESPONSE_BUDGET and the last TAIL (where a
@@ -195,16 +195,24 @@ def _problem(said: str | None, transport: str | None) -> str | None:
     return said or transport
 
 
+def _read_body(x: Exchange, api: str | None
+               ) -> tuple[dict[str, Any] | None, dict[str, Any] | None, bool, str | None]:
+    """(final object, error, cut at the decoding limit, why the body was not read)."""
+    try:
+        if is_openai(api):
+            return (*read_openai_response(x.response, x.content_type, x.content_encoding,
+                                          str(api)), None)
+        return (*read_response(x.response, x.content_type, x.content_encoding), None)
+    except UnreadableBody as exc:
+        return None, None, False, str(exc)
+
+
 def read_exchange(x: Exchange) -> tuple[dict[str, Any] | None, WatchResponse, list[str]]:
     """The final Message, Response or chat.completion (or error body), the
     ``watch_response``, and notes on what of the response the watch did not read (the
     client got it whole either way)."""
     api = api_of(x.path)
-    if is_openai(api):
-        message, error, cut = read_openai_response(
-            x.response, x.content_type, x.content_encoding, str(api))
-    else:
-        message, error, cut = read_response(x.response, x.content_type, x.content_encoding)
+    message, error, cut, unread = _read_body(x, api)
     notes = []
     if x.dropped:
         notes.append(f"response truncated: {x.kept:,} of {x.kept + x.dropped:,} bytes read "
@@ -212,9 +220,8 @@ def read_exchange(x: Exchange) -> tuple[dict[str, Any] | None, WatchResponse, li
     if cut:
         notes.append(f"response truncated: decompressed to its first {DECODED_LIMIT:,} bytes "
                      f"({x.content_encoding}; the client got it whole)")
-    if x.response and not readable_encoding(x.content_encoding):
-        notes.append(f"response not read: {x.content_encoding}-encoded, which the watch "
-                     "cannot decode here (the client got it as sent)")
+    if unread is not None:
+        notes.append(f"response not read: {unread} (the client got it as sent)")
     if is_openai(api):
         stop_reason, usage, sent = final_facts(str(api), message)
         if usage is None and x.dropped and (found := usage_in_tail(bytes(x.tail))):

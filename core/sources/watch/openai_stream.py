@@ -9,10 +9,11 @@ event kinds survive as they came.
   is filled from the ``response.output_item.done`` items when it came empty (the API may
   leave it so). A stream cut before its final event gives what had arrived: the
   ``response.created`` Response (its ``status`` still ``in_progress``) with the items done
-  so far and the text and arguments of the ones still open, assembled from their deltas.
+  so far and the text, refusal, arguments and summary parts of the ones still open,
+  assembled from their deltas.
 * Chat Completions streams (``data: {chunk}`` … ``data: [DONE]``): one ``chat.completion``
-  with each choice's message assembled from its deltas (content, tool calls by index,
-  reasoning content), the last ``finish_reason`` and the ``usage`` of the last chunk (sent
+  with each choice's message assembled from its deltas (content, a refusal, tool calls by
+  index, reasoning content), the last ``finish_reason`` and the ``usage`` of the last chunk (sent
   only with ``stream_options.include_usage``).
 
 Usage is read in OpenAI's terms, where cached input is *part of* the input count, and
@@ -22,6 +23,7 @@ mapped to the Messages-shaped ``usage`` every ctxlab view reads (:func:`messages
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterable
 from typing import Any
 
@@ -39,14 +41,25 @@ def _load(event: ServerEvent) -> dict[str, Any] | None:
     return data if isinstance(data, dict) else None
 
 
+# Delta events of an open output item: (the field they add to, the index of its part).
+_ITEM_DELTAS = {
+    "response.output_text.delta": ("text", "content_index"),
+    "response.refusal.delta": ("refusal", "content_index"),
+    "response.function_call_arguments.delta": ("arguments", None),
+    "response.custom_tool_call_input.delta": ("input", None),
+    "response.reasoning_summary_text.delta": ("summary", "summary_index"),
+}
+
+
 class _Items:
     """The output items of a Responses stream by ``output_index``, with the deltas of the
-    ones not done yet collected in lists (joined once: linear in the stream's length)."""
+    ones not done yet collected in lists (joined once: linear in the stream's length), each
+    under its part (a content or summary index)."""
 
     def __init__(self) -> None:
         self.items: dict[int, dict[str, Any]] = {}
         self.done: set[int] = set()
-        self.parts: dict[tuple[int, str], list[str]] = {}
+        self.parts: dict[tuple[int, str, int], list[str]] = {}
 
     def add(self, index: Any, item: Any, done: bool) -> None:
         if isinstance(index, int) and isinstance(item, dict):
@@ -56,25 +69,37 @@ class _Items:
                 for key in [k for k in self.parts if k[0] == index]:
                     del self.parts[key]
 
-    def delta(self, index: Any, key: str, piece: Any) -> None:
-        if isinstance(index, int) and index not in self.done and isinstance(piece, str):
-            self.parts.setdefault((index, key), []).append(piece)
+    def delta(self, data: dict[str, Any], field: str, part_key: str | None) -> None:
+        index, piece = data.get("output_index"), data.get("delta")
+        part = data.get(part_key, 0) if part_key else 0
+        if isinstance(index, int) and index not in self.done and isinstance(piece, str) \
+                and isinstance(part, int):
+            self.parts.setdefault((index, field, part), []).append(piece)
+
+    def _joined(self, index: int, fields: tuple[str, ...]) -> list[tuple[str, str]]:
+        """(field, text) of each part of ``index`` in ``fields`` so far, in part order."""
+        keys = sorted((k for k in self.parts if k[0] == index and k[1] in fields),
+                      key=lambda k: (k[2], k[1]))
+        return [(k[1], "".join(self.parts[k])) for k in keys]
 
     def output(self) -> list[dict[str, Any]]:
-        """Every item in order; an unfinished one with what its deltas said so far."""
+        """Every item in order; an unfinished one with what its deltas said so far (a
+        message's text and refusal parts, a call's input, a reasoning summary's parts)."""
         out = []
         for index in sorted(self.items):
             item = self.items[index]
-            text = "".join(self.parts.get((index, "text"), []))
-            if text:
-                item["content"] = [{"type": "output_text", "text": text}]
-            for key in ("arguments", "input"):  # a function's, a custom tool's
-                joined = "".join(self.parts.get((index, key), []))
-                if joined:
-                    item[key] = joined
-            summary = "".join(self.parts.get((index, "summary"), []))
-            if summary:  # a reasoning item's summary so far
-                item["summary"] = [{"type": "summary_text", "text": summary}]
+            content = [{"type": "output_text", "text": text} if field == "text"
+                       else {"type": "refusal", "refusal": text}
+                       for field, text in self._joined(index, ("text", "refusal")) if text]
+            if content:
+                item["content"] = content
+            for field, joined in self._joined(index, ("arguments", "input")):
+                if joined:  # a function's arguments, a custom tool's input
+                    item[field] = joined
+            summary = [{"type": "summary_text", "text": text}
+                       for _, text in self._joined(index, ("summary",)) if text]
+            if summary:  # a reasoning item's summary parts so far
+                item["summary"] = summary
             out.append(item)
         return out
 
@@ -100,14 +125,8 @@ def assemble_responses(events: Iterable[ServerEvent]
         elif kind in ("response.output_item.added", "response.output_item.done"):
             items.add(data.get("output_index"), data.get("item"),
                       kind.endswith(".done"))
-        elif kind == "response.output_text.delta":
-            items.delta(data.get("output_index"), "text", data.get("delta"))
-        elif kind == "response.function_call_arguments.delta":
-            items.delta(data.get("output_index"), "arguments", data.get("delta"))
-        elif kind == "response.custom_tool_call_input.delta":
-            items.delta(data.get("output_index"), "input", data.get("delta"))
-        elif kind == "response.reasoning_summary_text.delta":
-            items.delta(data.get("output_index"), "summary", data.get("delta"))
+        elif kind in _ITEM_DELTAS:
+            items.delta(data, *_ITEM_DELTAS[kind])
     if response is not None and not response.get("output"):
         response["output"] = items.output()
     return response, error
@@ -134,12 +153,28 @@ def _merge_tool_call(calls: dict[int, dict[str, Any]], delta: Any) -> None:
 def _choice(state: dict[str, Any]) -> dict[str, Any]:
     message: dict[str, Any] = {"role": state["role"],
                                "content": "".join(state["content"]) or None}
+    if state["refusal"]:
+        message["refusal"] = "".join(state["refusal"])
     if state["reasoning"]:
         message["reasoning_content"] = "".join(state["reasoning"])
     if state["tool_calls"]:
         message["tool_calls"] = [state["tool_calls"][i] for i in sorted(state["tool_calls"])]
     return {"index": state["index"], "message": message,
             "finish_reason": state["finish_reason"]}
+
+
+_HEAD = ("id", "model", "created", "system_fingerprint")
+
+
+def _fill_head(head: dict[str, Any] | None, chunk: dict[str, Any]) -> dict[str, Any]:
+    """The completion's id, model, creation time and fingerprint: each from the first chunk
+    that gives it. Azure opens a stream with a chunk of its own (``prompt_filter_results``,
+    no choices) whose id and model are empty and ``created`` 0."""
+    head = head if head is not None else dict.fromkeys(_HEAD)
+    for key in _HEAD:
+        if not head[key] and chunk.get(key):
+            head[key] = chunk[key]
+    return head
 
 
 def assemble_chat(events: Iterable[ServerEvent]
@@ -158,8 +193,7 @@ def assemble_chat(events: Iterable[ServerEvent]
         if isinstance(data.get("error"), dict):
             error = data
             continue
-        if head is None:
-            head = {k: data.get(k) for k in ("id", "model", "created", "system_fingerprint")}
+        head = _fill_head(head, data)
         if data.get("usage"):
             usage = data["usage"]
         for given in data.get("choices") or []:
@@ -167,12 +201,13 @@ def assemble_chat(events: Iterable[ServerEvent]
                 continue
             state = choices.setdefault(given.get("index", 0), {
                 "index": given.get("index", 0), "role": "assistant", "content": [],
-                "reasoning": [], "tool_calls": {}, "finish_reason": None})
+                "refusal": [], "reasoning": [], "tool_calls": {}, "finish_reason": None})
             delta: dict[str, Any] = given["delta"] if isinstance(given.get("delta"), dict) \
                 else {}
             if isinstance(delta.get("role"), str):
                 state["role"] = delta["role"]
-            for key, into in (("content", "content"), ("reasoning_content", "reasoning")):
+            for key, into in (("content", "content"), ("refusal", "refusal"),
+                              ("reasoning_content", "reasoning")):
                 if isinstance(delta.get(key), str):
                     state[into].append(delta[key])
             for call in delta.get("tool_calls") or []:
@@ -252,10 +287,9 @@ def read_openai_response(raw: bytes, content_type: str | None, encoding: str | N
                          api: str) -> tuple[dict[str, Any] | None, dict[str, Any] | None, bool]:
     """The final Response or chat.completion (or error body) of an OpenAI answer, a
     stream's error (an ``error`` event, or a failed Response's ``error``), and whether
-    decompression stopped at :data:`~core.sources.watch.sse.DECODED_LIMIT`."""
+    decompression stopped at :data:`~core.sources.watch.sse.DECODED_LIMIT`;
+    :class:`~core.sources.watch.sse.UnreadableBody` when the body cannot be decoded."""
     body, cut = decoded(raw, encoding)
-    if body is None:
-        return None, None, False
     text = body.decode("utf-8", errors="replace")
     del body
     if "text/event-stream" in (content_type or ""):
@@ -286,20 +320,23 @@ def is_whole(api: str, final: dict[str, Any] | None) -> bool:
     return final.get("status") in ("completed", "incomplete", "failed")
 
 
+_USAGE_OBJECT = re.compile(r'"usage"\s*:\s*(?=\{)')
+
+
 def usage_in_tail(tail: bytes) -> dict[str, Any] | None:
     """The last ``"usage": {…}`` object in the end of a stream the watch could not keep
     whole. A Response's final event repeats the whole output, so past the watch's reading
-    budget it is cut with the rest; its ``usage`` comes last and is still in the tail."""
+    budget it is cut with the rest; its ``usage`` comes last and is still in the tail.
+
+    Only an object right after the colon counts, and only one that holds an input count: a
+    ``"usage": null`` (an in-progress Response's) is no usage, and the next ``{`` after it
+    belongs to another event."""
     text = tail.decode("utf-8", errors="replace")
-    at = text.rfind('"usage":')
-    while at >= 0:
-        start = text.find("{", at)
-        if start >= 0:
-            try:
-                value, _ = json.JSONDecoder().raw_decode(text, start)
-            except ValueError:
-                value = None
-            if isinstance(value, dict):
-                return value
-        at = text.rfind('"usage":', 0, at)
+    for found in reversed(list(_USAGE_OBJECT.finditer(text))):
+        try:
+            value, _ = json.JSONDecoder().raw_decode(text, found.end())
+        except ValueError:
+            continue
+        if isinstance(value, dict) and ("input_tokens" in value or "prompt_tokens" in value):
+            return value
     return None

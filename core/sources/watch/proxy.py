@@ -12,7 +12,8 @@ What the proxy tells its observer is an :class:`Exchange`: the request body, the
 bytes, status and timing — after the fact, so watching costs the client nothing. When the
 upstream cannot be reached the client gets an ``api_error`` body in its API's shape with
 502 (refused) or 504 (timed out), the statuses a gateway answers with; a client that hangs
-up mid-stream closes the upstream call. A WebSocket upgrade is answered 426 at once: the
+up mid-stream closes the upstream call. A WebSocket upgrade is answered 426 at once (its
+body in the API's shape, as the gateway errors are): the
 proxy speaks HTTP only, and Codex, refused so, falls back to HTTP without retrying.
 """
 
@@ -27,7 +28,7 @@ import aiohttp
 from aiohttp import web
 from yarl import URL
 
-from core.sources.watch.apis import ANTHROPIC_UPSTREAM, Upstreams, api_of, error_body
+from core.sources.watch.apis import ANTHROPIC_UPSTREAM, Upstreams, error_body, speaks_openai
 from core.sources.watch.exchange import Exchange
 from core.sources.watch.identity import (
     AGENT_HEADER,
@@ -129,10 +130,10 @@ class WatchProxy:
     # -- one request -----------------------------------------------------------------------
 
     async def _handle(self, request: web.Request) -> web.StreamResponse:
+        openai = speaks_openai(request.path, request.headers)
         if is_websocket(request):  # refused before it is counted: no exchange happened
-            return web.json_response({"error": {"message": UPGRADE_REFUSED,
-                                                "type": "upgrade_required"}},
-                                     status=426)
+            return web.Response(status=426, content_type="application/json", body=error_body(
+                openai, UPGRADE_REFUSED, "invalid_request_error", "upgrade_required"))
         self._ids += 1
         number = self._ids  # taken before the first await: requests interleave
         body = await request.read()
@@ -146,16 +147,17 @@ class WatchProxy:
         if self.on_request is not None:
             self._spawn(self.on_request(x))
         headers = [(k, v) for k, v in request.headers.items() if k.lower() not in HOP_BY_HOP]
-        target = self.upstreams.target(request.raw_path)
+        target = self.upstreams.target(request.raw_path, request.headers)
         try:
-            return await self._forward(request, x, target, headers, t0)
+            return await self._forward(request, x, target, headers, t0, openai)
         finally:
             x.duration_ms = (time.perf_counter() - t0) * 1000
             if self.on_response is not None:
                 self._spawn(self.on_response(x))
 
     async def _forward(self, request: web.Request, x: Exchange, target: URL,
-                       headers: list[tuple[str, str]], t0: float) -> web.StreamResponse:
+                       headers: list[tuple[str, str]], t0: float, openai: bool
+                       ) -> web.StreamResponse:
         assert self._session is not None
         try:
             async with self._session.request(x.method, target, headers=headers,
@@ -165,9 +167,10 @@ class WatchProxy:
             x.error = x.error or "client disconnected; upstream call closed"
             raise
         except (TimeoutError, aiohttp.ServerTimeoutError) as exc:
-            return self._fail(x, 504, f"ctxlab watch: upstream timed out ({exc or 'no answer'})")
+            return self._fail(x, 504, f"ctxlab watch: upstream timed out ({exc or 'no answer'})",
+                              openai)
         except aiohttp.ClientError as exc:
-            return self._fail(x, 502, f"ctxlab watch: upstream unreachable: {exc}")
+            return self._fail(x, 502, f"ctxlab watch: upstream unreachable: {exc}", openai)
 
     async def _relay(self, request: web.Request, up: aiohttp.ClientResponse, x: Exchange,
                      t0: float) -> web.StreamResponse:
@@ -208,9 +211,9 @@ class WatchProxy:
                 up.close()
         return response
 
-    def _fail(self, x: Exchange, status: int, message: str) -> web.Response:
+    def _fail(self, x: Exchange, status: int, message: str, openai: bool) -> web.Response:
         x.status, x.error, x.content_type = status, message, "application/json"
-        body = error_body(api_of(x.path), message)
+        body = error_body(openai, message)
         x.chunks = [body]
         return web.Response(status=status, body=body, content_type="application/json")
 

@@ -10,7 +10,8 @@ Deltas are collected in lists and joined once per block, so assembling a stream 
 linear in its length (``s = s + delta`` copied the whole text at every delta, quadratic in
 the stream's length). A compressed body (gzip, deflate, brotli, zstd) is decompressed to
 at most :data:`DECODED_LIMIT` bytes, so a small gzip bomb never becomes gigabytes here;
-what is cut is said.
+what is cut is said, and a body that cannot be decoded raises :class:`UnreadableBody` (an
+empty answer in its place would be recorded as ``null`` with nothing said).
 """
 
 from __future__ import annotations
@@ -145,9 +146,21 @@ def assemble_stream(events: Iterable[ServerEvent]) -> tuple[dict[str, Any] | Non
 
 
 def _inflate(raw: bytes, limit: int) -> tuple[bytes, bool]:
-    unpacker = zlib.decompressobj(wbits=47)  # a gzip or zlib header
-    body = unpacker.decompress(raw, limit)
-    return body, bool(unpacker.unconsumed_tail) and len(body) >= limit
+    """Every member of a gzip body (a server that compresses per flush sends several, which
+    ``gzip`` readers join: RFC 1952), or a zlib one, up to ``limit`` bytes."""
+    out: list[bytes] = []
+    size, rest = 0, raw
+    while rest and size < limit:
+        unpacker = zlib.decompressobj(wbits=47)  # a gzip or zlib header
+        piece = unpacker.decompress(rest, limit - size)
+        out.append(piece)
+        size += len(piece)
+        if unpacker.unconsumed_tail:  # stopped at the limit with input left
+            return b"".join(out), True
+        if not unpacker.eof:  # a body cut mid-member: what it held so far
+            break
+        rest = unpacker.unused_data.lstrip(b"\0")  # the next member (zeros pad, RFC 1952)
+    return b"".join(out), bool(rest) and size >= limit
 
 
 def _unbrotli(raw: bytes, limit: int) -> tuple[bytes, bool]:
@@ -164,64 +177,67 @@ def _unbrotli(raw: bytes, limit: int) -> tuple[bytes, bool]:
 
 
 def _unzstd(raw: bytes, limit: int) -> tuple[bytes, bool]:
+    """Every frame of a zstd body (RFC 8878 lets a body hold several, as a server that
+    compresses per flush sends it), up to ``limit`` bytes."""
     import zstandard
 
-    reader = zstandard.ZstdDecompressor().stream_reader(raw)
-    body = reader.read(limit)
-    return body, len(body) >= limit and bool(reader.read(1))
+    reader = zstandard.ZstdDecompressor().stream_reader(raw, read_across_frames=True)
+    out: list[bytes] = []
+    size = 0
+    while size < limit and (piece := reader.read(limit - size)):
+        out.append(piece)
+        size += len(piece)
+    return b"".join(out), size >= limit and bool(reader.read(1))
 
 
-def _zstd_available() -> bool:
-    try:
-        import zstandard  # noqa: F401
-    except ImportError:
-        return False
-    return True
+class UnreadableBody(ValueError):
+    """A response body this side cannot decode (an unknown encoding, a decoder that is not
+    installed, corrupt bytes); the message says which. The client got the bytes as sent."""
 
 
-def readable_encoding(encoding: str | None) -> bool:
-    """Can the watch decode a body of this ``content-encoding`` (Codex asks for
-    ``zstd,gzip``; zstd needs the ``zstandard`` package, a dependency)?"""
-    encoding = (encoding or "identity").strip().lower()
-    if encoding == "zstd":
-        return _zstd_available()
-    return encoding in ("", "identity", "gzip", "x-gzip", "deflate", "br")
+_DECODERS = {"gzip": _inflate, "x-gzip": _inflate, "deflate": _inflate, "br": _unbrotli,
+             "zstd": _unzstd}
+_PACKAGES = {"br": "brotli", "zstd": "zstandard"}  # the decoders that need a package
 
 
 def decoded(raw: bytes, encoding: str | None, limit: int = DECODED_LIMIT
-            ) -> tuple[bytes | None, bool]:
+            ) -> tuple[bytes, bool]:
     """The body as the server meant it (the proxy forwards it encoded), at most ``limit``
     bytes of it, and whether it was cut there.
 
-    ``None`` for an encoding this module cannot undo; the bytes still reached the client.
+    Raises :class:`UnreadableBody` when it cannot be decoded here: a reader that took the
+    failure for an empty body would record ``null`` and say nothing.
     """
     encoding = (encoding or "identity").strip().lower()
+    if encoding in ("", "identity") or not raw:  # no bytes decode to no bytes
+        return raw, False
+    decoder = _DECODERS.get(encoding)
+    if decoder is None:
+        raise UnreadableBody(f"{encoding}-encoded, an encoding the watch does not know")
     try:
-        if encoding in ("", "identity"):
-            return raw, False
-        if encoding in ("gzip", "x-gzip", "deflate"):
-            return _inflate(raw, limit)
-        if encoding == "br":
-            return _unbrotli(raw, limit)
-        if encoding == "zstd":
-            return _unzstd(raw, limit)
-    except Exception:  # no brotli or zstandard, or a corrupt body: one this side cannot read
-        return None, False
-    return None, False
+        return decoder(raw, limit)
+    except ImportError:
+        raise UnreadableBody(f"{encoding}-encoded, and the {_PACKAGES.get(encoding)} package "
+                             "is not installed") from None
+    except Exception as exc:  # zlib.error, brotli.error, ZstdError: the bytes are not valid
+        raise UnreadableBody(f"{encoding}-encoded, but not valid {encoding} ({exc})") from None
 
 
 def decode_body(raw: bytes, encoding: str | None) -> bytes | None:
-    """:func:`decoded` without saying whether it was cut."""
-    return decoded(raw, encoding)[0]
+    """:func:`decoded` without saying whether it was cut; ``None`` for a body it cannot
+    decode."""
+    try:
+        return decoded(raw, encoding)[0]
+    except UnreadableBody:
+        return None
 
 
 def read_response(raw: bytes, content_type: str | None, encoding: str | None
                   ) -> tuple[dict[str, Any] | None, dict[str, Any] | None, bool]:
     """The final Message (or error body) of a response, a stream's error event, and whether
-    decompression stopped at :data:`DECODED_LIMIT`."""
+    decompression stopped at :data:`DECODED_LIMIT`; :class:`UnreadableBody` when the body
+    cannot be decoded."""
     body, cut = decoded(raw, encoding)
-    if body is None:
-        return None, None, False
     text = body.decode("utf-8", errors="replace")
     del body
     if "text/event-stream" in (content_type or ""):

@@ -23,8 +23,11 @@ import aiohttp
 import openai
 import pytest
 import zstandard
+from yarl import URL
 
 from core.events import Stage, WatchRequest, WatchResponse
+from core.sources.watch.apis import Upstreams
+from core.sources.watch.proxy import WatchProxy
 from tests.support.messages_server import unused_port_url
 from tests.support.openai_server import CHAT, COMPACT
 from tests.support.openai_wire import (
@@ -177,12 +180,40 @@ def test_a_compact_call_is_recorded_and_its_effect_shown_on_the_next_request(
 
 def test_both_base_urls_reach_the_same_endpoint(tmp_path, openai_server):
     openai_server.respond([message_item("one")])
+    openai_server.respond([message_item("two")])
     with RunningWatch(openai_server.url, tmp_path) as watch:  # the upstream has the /v1
         sdk = openai.OpenAI(base_url=watch.url, api_key=KEY)  # the client has none
         assert sdk.responses.create(model="gpt-5", input="hi").output_text == "one"
-        watch.wait_for(lambda w: bool(w.of(WatchResponse)))
-        assert watch.of(WatchRequest)[0].path == "/responses"
-        assert watch.of(WatchRequest)[0].api == "responses"
+        both = openai.OpenAI(base_url=f"{watch.url}/v1", api_key=KEY)  # both: one is dropped
+        assert both.responses.create(model="gpt-5", input="hi").output_text == "two"
+        watch.wait_for(lambda w: len(w.of(WatchResponse)) == 2)
+        assert [e.path for e in watch.of(WatchRequest)] == ["/responses", "/v1/responses"]
+        assert {e.api for e in watch.of(WatchRequest)} == {"responses"}
+    assert [r.path for r in openai_server.requests] == ["/v1/responses", "/v1/responses"]
+
+
+def test_without_upstream_a_call_beside_the_model_endpoints_reaches_openai(
+        openai_server, messages_server):
+    """Each API's host stands in for the real one; before, the model list and a stored
+    response's cancel went to the Anthropic host with the client's OpenAI key."""
+    async def run() -> tuple[list[str], str]:
+        routes = Upstreams(messages=URL(messages_server.url), openai=URL(openai_server.origin))
+        proxy = WatchProxy(routes, port=0)
+        await proxy.start()
+        try:
+            sdk = openai.AsyncOpenAI(base_url=f"{proxy.url}/v1", api_key=KEY, max_retries=0)
+            models = await sdk.models.list()
+            with pytest.raises(openai.NotFoundError) as caught:
+                await sdk.responses.cancel("resp_1")
+            return [m.id for m in models.data], caught.value.message
+        finally:
+            await proxy.stop()
+
+    listed, said = asyncio.run(run())
+    assert listed == [] and "no route POST /v1/responses/resp_1/cancel" in said
+    assert [r.path for r in openai_server.requests] == ["/v1/responses/resp_1/cancel"]
+    assert openai_server.requests[0].headers["authorization"] == f"Bearer {KEY}"
+    assert messages_server.requests == []
 
 
 def test_ten_concurrent_chat_streams(watch, openai_server):
@@ -267,6 +298,13 @@ def test_a_websocket_upgrade_is_refused_at_once_with_426(watch, openai_server):
                 return exc.status
 
     assert asyncio.run(upgrade()) == 426
+    host, port = watch.url.removeprefix("http://").split(":")
+    conn = http.client.HTTPConnection(host, int(port), timeout=10)
+    conn.request("GET", "/v1/responses", headers={"upgrade": "websocket",
+                                                  "connection": "Upgrade"})
+    refused = json.loads(conn.getresponse().read())
+    conn.close()
+    assert refused["error"]["code"] == "upgrade_required"  # OpenAI's shape on its path
     assert openai_server.requests == []  # nothing reached the upstream
     assert watch.of(WatchRequest) == []
 
@@ -307,13 +345,17 @@ class FixedUpstream:
         self.server.server_close()
 
 
-@pytest.mark.parametrize("encoding", ["gzip", "zstd", "identity"])
-def test_compressed_answers_pass_byte_exact_and_are_read(encoding, tmp_path):
+@pytest.mark.parametrize(("encoding", "per_event"), [
+    ("gzip", False), ("zstd", False), ("identity", False), ("gzip", True), ("zstd", True)])
+def test_compressed_answers_pass_byte_exact_and_are_read(encoding, per_event, tmp_path):
+    """``per_event``: one gzip member or zstd frame per event, as a server that compresses
+    per flush sends them (before, the watch read the first and took it for the whole)."""
     usage = responses_usage(5_000, 70, cached=4_000)
-    raw = b"".join(response_events(ResponsesReply([message_item("packed")], usage=usage),
-                                   "resp_1", "gpt-5"))
-    packed = {"gzip": gzip.compress, "zstd": zstandard.ZstdCompressor().compress,
-              "identity": bytes}[encoding](raw)
+    events = list(response_events(ResponsesReply([message_item("packed")], usage=usage),
+                                  "resp_1", "gpt-5"))
+    pack = {"gzip": gzip.compress, "zstd": zstandard.ZstdCompressor().compress,
+            "identity": bytes}[encoding]
+    packed = b"".join(pack(e) for e in events) if per_event else pack(b"".join(events))
     upstream = FixedUpstream(packed, encoding)
     try:
         with RunningWatch(upstream.url, tmp_path) as watch:

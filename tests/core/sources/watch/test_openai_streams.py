@@ -9,10 +9,13 @@ from __future__ import annotations
 
 import gzip
 import json
+import sys
 
 import pytest
+import zstandard
 
 from core.events import WatchResponse
+from core.sources.watch.exchange import Exchange, read_exchange
 from core.sources.watch.openai_stream import (
     assemble_chat,
     assemble_responses,
@@ -20,8 +23,9 @@ from core.sources.watch.openai_stream import (
     is_whole,
     messages_usage,
     read_openai_response,
+    usage_in_tail,
 )
-from core.sources.watch.sse import iter_sse, readable_encoding
+from core.sources.watch.sse import UnreadableBody, decoded, iter_sse
 from tests.support.openai_wire import (
     ChatReply,
     ResponsesReply,
@@ -171,9 +175,127 @@ def test_compressed_answers_are_read_and_an_unreadable_one_is_said():
     raw = stream(ResponsesReply(output=[message_item("compressed")]))
     assert read_openai_response(gzip.compress(raw), SSE, "gzip", "responses")[0]["status"] \
         == "completed"
-    zstandard = pytest.importorskip("zstandard")
     packed = zstandard.ZstdCompressor().compress(raw)
-    assert readable_encoding("zstd")
     assert read_openai_response(packed, SSE, "zstd", "responses")[0]["status"] == "completed"
-    assert not readable_encoding("snappy")
-    assert read_openai_response(raw, SSE, "snappy", "responses") == (None, None, False)
+    with pytest.raises(UnreadableBody, match="snappy"):
+        read_openai_response(raw, SSE, "snappy", "responses")
+
+
+def _events(usage: dict) -> list[bytes]:
+    return list(response_events(ResponsesReply([message_item("in frames")], usage=usage),
+                                "resp_1", "gpt-test"))
+
+
+@pytest.mark.parametrize("encoding", ["zstd", "gzip"])
+def test_a_body_of_several_frames_or_members_is_read_whole(encoding):
+    """A server that compresses per flush sends one zstd frame (or gzip member) per event;
+    before, only the first was read: the usage, in the last event, was never seen."""
+    usage = responses_usage(5_000, 70, cached=4_000)
+    pack = zstandard.ZstdCompressor().compress if encoding == "zstd" else gzip.compress
+    packed = b"".join(pack(event) for event in _events(usage))
+    final, error, cut = read_openai_response(packed, SSE, encoding, "responses")
+    assert error is None and not cut
+    assert final is not None and final["status"] == "completed" and final["usage"] == usage
+    assert final["output"][0]["content"][0]["text"] == "in frames"
+    body, cut = decoded(packed, encoding, limit=len(b"".join(_events(usage))) - 1)
+    assert cut and len(body) == len(b"".join(_events(usage))) - 1
+
+
+@pytest.mark.parametrize(("encoding", "body", "said"), [
+    ("gzip", b"\x1f\x8b\x08\x00" + b"not gzip at all" * 4, "not valid gzip"),
+    ("zstd", b"(\xb5/\xfd" + b"not zstd at all" * 4, "not valid zstd"),
+    ("snappy", b"anything", "does not know"),
+])
+def test_a_body_the_watch_cannot_decode_is_said_not_taken_for_empty(encoding, body, said):
+    """Before, a corrupt gzip or zstd body became ``response: null`` with no note."""
+    x = Exchange(id=1, method="POST", path="/v1/responses", body=b"{}", started=0.0,
+                 status=200, content_type=SSE, content_encoding=encoding)
+    x.keep(body)
+    final, event, notes = read_exchange(x)
+    assert final is None and len(notes) == 1
+    assert notes[0].startswith("response not read: ") and said in notes[0]
+    assert event.error is not None and said in event.error
+
+
+def test_a_brotli_body_without_the_brotli_package_is_said(monkeypatch):
+    """Before, ``br`` counted as readable whether or not ``brotli`` was installed."""
+    monkeypatch.setitem(sys.modules, "brotli", None)  # as if it were not installed
+    with pytest.raises(UnreadableBody, match="brotli package is not installed"):
+        decoded(b"\x8b\x00\x80", "br")
+    assert decoded(b"", "br") == (b"", False)  # no bytes are no bytes in any encoding
+
+
+def _body(events: list[dict]) -> str:
+    return "".join(f"data: {json.dumps(e)}\n\n" for e in events)
+
+
+def test_a_chat_refusal_is_kept():
+    """Before, ``delta.refusal`` was dropped: a refused answer read as an empty one."""
+    def chunk(delta: dict, finish: str | None = None) -> dict:
+        return {"id": "chatcmpl-1", "object": "chat.completion.chunk", "created": 1,
+                "model": "gpt-test", "choices": [{"index": 0, "delta": delta,
+                                                  "finish_reason": finish}]}
+    body = _body([chunk({"role": "assistant", "content": None, "refusal": ""}),
+                  chunk({"refusal": "I can't help "}), chunk({"refusal": "with that."}),
+                  chunk({}, "stop")]) + "data: [DONE]\n\n"
+    final, _ = assemble_chat(iter_sse(body))
+    assert final is not None
+    assert final["choices"][0]["message"] == {"role": "assistant", "content": None,
+                                              "refusal": "I can't help with that."}
+
+
+def test_a_cut_response_keeps_its_refusal_and_each_summary_part_apart():
+    """Before, a cut stream dropped ``response.refusal.delta`` and ran the parts of a
+    reasoning summary together with no separator."""
+    base = {"id": "resp_1", "status": "in_progress", "output": [], "usage": None}
+    reasoning = {"type": "reasoning", "id": "rs_1", "summary": []}
+    message = {"type": "message", "id": "msg_1", "role": "assistant", "content": []}
+    events = [{"type": "response.created", "response": base},
+              {"type": "response.output_item.added", "output_index": 0, "item": reasoning},
+              *({"type": "response.reasoning_summary_text.delta", "output_index": 0,
+                 "summary_index": n, "delta": piece}
+                for n, piece in [(0, "**Plan**"), (0, " first."), (1, "**Then**"), (1, " act.")]),
+              {"type": "response.output_item.added", "output_index": 1, "item": message},
+              {"type": "response.output_text.delta", "output_index": 1, "content_index": 0,
+               "delta": "Partly, "},
+              {"type": "response.refusal.delta", "output_index": 1, "content_index": 1,
+               "delta": "but not "},
+              {"type": "response.refusal.delta", "output_index": 1, "content_index": 1,
+               "delta": "that."}]
+    final, _ = assemble_responses(iter_sse(_body(events)))
+    assert final is not None
+    assert final["output"][0]["summary"] == [
+        {"type": "summary_text", "text": "**Plan** first."},
+        {"type": "summary_text", "text": "**Then** act."}]
+    assert final["output"][1]["content"] == [
+        {"type": "output_text", "text": "Partly, "},
+        {"type": "refusal", "refusal": "but not that."}]
+
+
+def test_the_usage_in_a_tail_is_an_object_that_says_the_input():
+    """Before, a ``"usage": null`` took the next ``{`` of the stream for its usage: a whole
+    later event."""
+    usage = responses_usage(150_000, 2_000, cached=120_000)
+    null_then_delta = (
+        b'data: {"type":"response.in_progress","response":{"id":"r","usage":null}}\n\n'
+        b'data: {"type":"response.output_text.delta","output_index":0,"delta":"x"}\n\n')
+    assert usage_in_tail(null_then_delta) is None
+    assert usage_in_tail(b'"usage": {"note": "no counts"}') is None
+    final = json.dumps({"type": "response.completed", "response": {"usage": usage}},
+                       indent=1).encode()  # a space after the colon, a newline after it
+    assert usage_in_tail(null_then_delta + b"data: " + final + b"\n\n") == usage
+    assert usage_in_tail(b"...cut" + final + null_then_delta) == usage
+
+
+def test_an_azure_stream_takes_its_id_and_model_from_the_chunks_after_its_filter_chunk():
+    """Azure opens a chat stream with its content filter's results: empty id and model, no
+    choices. Before, the completion kept that empty head."""
+    body = b"".join(chat_chunks(ChatReply("Filtered, then fine.", chunk=5), "chatcmpl-9",
+                                "gpt-4o-2024-11-20", include_usage=True)).decode()
+    opening = {"id": "", "object": "", "created": 0, "model": "", "choices": [],
+               "prompt_filter_results": [{"prompt_index": 0, "content_filter_results": {}}]}
+    final, _ = assemble_chat(iter_sse(f"data: {json.dumps(opening)}\n\n" + body))
+    assert final is not None
+    assert (final["id"], final["model"]) == ("chatcmpl-9", "gpt-4o-2024-11-20")
+    assert isinstance(final["created"], int) and final["created"] > 0
+    assert final["choices"][0]["message"]["content"] == "Filtered, then fine."

@@ -7,6 +7,7 @@ streamed as it arrives; errors come back as they came; watching never costs the 
 from __future__ import annotations
 
 import asyncio
+import http.client
 import json
 import time
 from pathlib import Path
@@ -171,6 +172,22 @@ def test_a_refused_upstream_is_a_502_with_an_api_error_body(tmp_path, messages_s
         assert "upstream unreachable" in caught.value.message
         watch.wait_for(lambda w: bool(w.of(WatchResponse)))
         assert "upstream unreachable" in watch.of(WatchResponse)[0].error
+
+
+def test_a_websocket_upgrade_on_a_messages_path_is_refused_in_anthropic_s_shape(
+        watch, messages_server):
+    """Before, the 426 body was OpenAI's shape whatever the path."""
+    host, port = watch.url.removeprefix("http://").split(":")
+    conn = http.client.HTTPConnection(host, int(port), timeout=10)
+    conn.request("GET", "/v1/messages", headers={
+        "upgrade": "websocket", "connection": "Upgrade", "x-api-key": "sk-test-secret"})
+    answer = conn.getresponse()
+    body = json.loads(answer.read())
+    conn.close()
+    assert answer.status == 426
+    assert body["type"] == "error" and body["error"]["type"] == "invalid_request_error"
+    assert "WebSocket" in body["error"]["message"]
+    assert messages_server.requests == [] and watch.of(WatchRequest) == []
 
 
 def test_a_silent_upstream_is_a_504(tmp_path, messages_server):
