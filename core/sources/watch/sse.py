@@ -145,22 +145,32 @@ def assemble_stream(events: Iterable[ServerEvent]) -> tuple[dict[str, Any] | Non
     return message, error
 
 
+INFLATE_SLICE = 1 << 16  # compressed bytes handed to zlib at a time
+
+
 def _inflate(raw: bytes, limit: int) -> tuple[bytes, bool]:
     """Every member of a gzip body (a server that compresses per flush sends several, which
-    ``gzip`` readers join: RFC 1952), or a zlib one, up to ``limit`` bytes."""
-    out: list[bytes] = []
-    size, rest = 0, raw
-    while rest and size < limit:
-        unpacker = zlib.decompressobj(wbits=47)  # a gzip or zlib header
-        piece = unpacker.decompress(rest, limit - size)
+    ``gzip`` readers join: RFC 1952), or a zlib one, up to ``limit`` bytes. The body is fed
+    in slices, so a body of many small members costs its length, not its length squared
+    (each member's leftover would otherwise be the whole rest of the body, copied)."""
+    view, out, size, at = memoryview(raw), [], 0, 0
+    unpacker, pending = zlib.decompressobj(wbits=47), b""  # a gzip or zlib header
+    while size < limit:
+        if not pending:
+            if at >= len(raw):
+                break
+            pending = bytes(view[at:at + INFLATE_SLICE])
+            at += len(pending)
+        if unpacker.eof:  # the next member (zeros between members pad: RFC 1952)
+            pending = pending.lstrip(b"\0")
+            if not pending:
+                continue
+            unpacker = zlib.decompressobj(wbits=47)
+        piece = unpacker.decompress(pending, limit - size)
         out.append(piece)
         size += len(piece)
-        if unpacker.unconsumed_tail:  # stopped at the limit with input left
-            return b"".join(out), True
-        if not unpacker.eof:  # a body cut mid-member: what it held so far
-            break
-        rest = unpacker.unused_data.lstrip(b"\0")  # the next member (zeros pad, RFC 1952)
-    return b"".join(out), bool(rest) and size >= limit
+        pending = unpacker.unconsumed_tail or unpacker.unused_data
+    return b"".join(out), size >= limit and (bool(pending.strip(b"\0")) or at < len(raw))
 
 
 def _unbrotli(raw: bytes, limit: int) -> tuple[bytes, bool]:

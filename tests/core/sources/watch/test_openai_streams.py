@@ -201,6 +201,18 @@ def test_a_body_of_several_frames_or_members_is_read_whole(encoding):
     assert cut and len(body) == len(b"".join(_events(usage))) - 1
 
 
+def test_a_body_of_many_empty_members_is_read_to_its_last_one():
+    """Thousands of empty gzip members (zeros between some, which pad), then the stream:
+    every member is read, the last one too."""
+    usage = responses_usage(5_000, 70, cached=4_000)
+    empty = gzip.compress(b"", mtime=0)
+    packed = (empty + b"\0\0") * 10_000 + empty * 10_000 + gzip.compress(
+        b"".join(_events(usage)))
+    final, error, cut = read_openai_response(packed, SSE, "gzip", "responses")
+    assert error is None and not cut
+    assert final is not None and final["usage"] == usage
+
+
 @pytest.mark.parametrize(("encoding", "body", "said"), [
     ("gzip", b"\x1f\x8b\x08\x00" + b"not gzip at all" * 4, "not valid gzip"),
     ("zstd", b"(\xb5/\xfd" + b"not zstd at all" * 4, "not valid zstd"),
