@@ -54,6 +54,13 @@ def is_openai(api: str | None) -> bool:
 
 
 _OPENAI_TREES = ("/v1/responses", "/v1/chat", "/responses", "/chat")  # paths only OpenAI has
+# Paths only Anthropic has: Message Batches, the legacy completions, Claude Code's /api/…
+_ANTHROPIC_TREES = ("/v1/messages", "/v1/complete", "/api")
+
+
+def _under(path: str, trees: tuple[str, ...]) -> bool:
+    stripped = path.rstrip("/")
+    return any(stripped == tree or stripped.startswith(tree + "/") for tree in trees)
 
 
 def speaks_openai(path: str, headers: Mapping[str, str] | None = None) -> bool:
@@ -64,9 +71,10 @@ def speaks_openai(path: str, headers: Mapping[str, str] | None = None) -> bool:
     api = api_of(path)
     if api is not None:
         return is_openai(api)
-    stripped = path.rstrip("/")
-    if any(stripped == tree or stripped.startswith(tree + "/") for tree in _OPENAI_TREES):
+    if _under(path, _OPENAI_TREES):
         return True
+    if _under(path, _ANTHROPIC_TREES):
+        return False
     given = {k.lower(): v for k, v in (headers or {}).items()}
     if "x-api-key" in given or "anthropic-version" in given:
         return False
@@ -120,8 +128,14 @@ class Upstreams:
 def _join(base: URL, raw_path: str) -> URL:
     """``base`` + the path as sent, but for one ``/v1`` when both have it: an upstream given
     as ``https://host/openai/v1`` and a client whose base URL ends in ``/v1`` (the OpenAI
-    SDK's does) would meet at ``…/v1/v1/responses``, which no API serves."""
+    SDK's does) would meet at ``…/v1/v1/responses``, which no API serves. A query the
+    upstream was given (Azure's ``?api-version=…``) goes on every request, before the
+    client's own."""
     prefix = base.path.rstrip("/")
-    if prefix.endswith("/v1") and (raw_path == "/v1" or raw_path.startswith(("/v1/", "/v1?"))):
-        raw_path = raw_path[len("/v1"):]
-    return base.with_path(prefix + raw_path, encoded=True)
+    path, _, query = raw_path.partition("?")
+    if prefix.endswith("/v1") and (path == "/v1" or path.startswith("/v1/")):
+        path = path[len("/v1"):]
+    queries = "&".join(q for q in (base.query_string, query) if q)
+    # the client's path and query go on as sent, bytes unchanged (encoded=True)
+    return base.with_query(None).with_path(prefix + path + ("?" + queries if queries else ""),
+                                           encoded=True)

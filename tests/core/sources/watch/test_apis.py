@@ -56,6 +56,9 @@ ANTHROPIC_KEY = {"x-api-key": "sk-ant", "anthropic-version": "2023-06-01"}
     ("/v1/models", {}, "api.anthropic.com"),
     ("/v1/responsesx", OPENAI_KEY, "api.openai.com"),  # not OpenAI's path: by the key
     ("/v1/responsesx", {}, "api.anthropic.com"),
+    # only Anthropic has these, whatever the credentials say
+    ("/v1/messages/batches", {"authorization": "Bearer x"}, "api.anthropic.com"),
+    ("/api/oauth/usage", {"Authorization": "Bearer x"}, "api.anthropic.com"),
 ])
 def test_a_path_beside_the_model_endpoints_goes_where_its_request_says(path, headers, host):
     """Before, every path but the three model endpoints went to Anthropic: a Codex or SDK
@@ -95,3 +98,15 @@ def test_a_gateway_error_speaks_the_client_api():
     refused = json.loads(error_body(True, "no", "invalid_request_error", "upgrade_required"))
     assert (refused["error"]["type"], refused["error"]["code"]) == (
         "invalid_request_error", "upgrade_required")
+
+
+def test_a_query_given_with_the_upstream_goes_on_every_request_before_the_clients():
+    """Azure's OpenAI endpoint wants ``?api-version=…`` on every call; before, a query in
+    ``--upstream`` was dropped (though the watch's start line showed it)."""
+    azure = Upstreams.of("https://res.openai.azure.com/openai/v1?api-version=preview")
+    assert str(azure.target("/v1/responses")) == \
+        "https://res.openai.azure.com/openai/v1/responses?api-version=preview"
+    assert str(azure.target("/v1/responses?stream=1")) == \
+        "https://res.openai.azure.com/openai/v1/responses?api-version=preview&stream=1"
+    assert str(Upstreams.of("http://h:1/x").target("/v1/messages?a=%20b")) == \
+        "http://h:1/x/v1/messages?a=%20b"  # the client's query as sent
