@@ -67,9 +67,12 @@ def _recorded_kept(event: Stage) -> str:
     """What the agent kept, a summary having been written. Claude Code keeps its summary,
     then the messages it preserved. Codex keeps the user's messages, then its summary, all
     in one user message: counting the messages after the summary would call a history
-    that still holds every prompt "its summary only"."""
-    if event.by == Manager.CODEX:
+    that still holds every prompt "its summary only". A history the agent rewrote without
+    compacting (``rewrite``) kept no summary: the file is ctxlab's note of the rewrite."""
+    if event.by == Manager.CODEX and event.trigger in ("auto", "manual"):
         return t("why.recorded.codex_kept")
+    if event.trigger not in ("auto", "manual"):  # a history rewritten: no summary kept
+        return ""
     preserved = event.after_messages - 1
     return t("why.recorded.kept", n=preserved) if preserved else \
         t("why.recorded.summary_only")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from core.compact.managers import Manager
 from core.config import Thresholds
 from core.events import Stage
 from tests.core.sources.replay.conftest import WATCHED_CODEX
@@ -39,3 +40,13 @@ def test_a_codex_compaction_says_it_kept_the_users_messages_and_its_summary(tmp_
     assert why_fired(stage, Thresholds()) == (
         "Codex compacted automatically at 50,000 tokens (its own trigger): the user's "
         "messages and its summary")
+
+
+def test_a_rewritten_history_is_not_said_to_have_kept_a_summary():
+    """A request that does not extend the one before is a ``rewrite``; its file is
+    ctxlab's note of it, not a summary the agent kept."""
+    event = Stage(stage="rewrite_compact", before_chars=9_000, after_chars=300,
+                  before_messages=9, after_messages=2, by=Manager.CODEX, trigger="rewrite",
+                  files=("summaries/002-codex-rewrite.md",), pre_tokens=5_000)
+    said = why_fired(event, Thresholds())
+    assert said == "Codex rewrote its own history (rewrite) at 5,000 tokens"
