@@ -21,8 +21,6 @@ take the CLI's default model, as a user's do: a session's first run then describ
 from __future__ import annotations
 
 import contextlib
-import json
-import subprocess
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -32,6 +30,7 @@ from core.events import Event, WatchRequest, WatchResponse
 from tests.support.claude_code import ClaudeCodeModel, Turn, claude_binary, claude_env
 from tests.support.claude_code_tty import record_interactive
 from tests.support.messages_server import MESSAGES, MessagesServer, RecordedRequest
+from tests.support.npm_clients import CliRun, run_cli
 from tests.support.watching import RunningWatch
 
 # Claude Code compacts when the last reply's usage nears this window (less its buffer); the
@@ -73,17 +72,10 @@ def subagent_task(work: Path) -> list[Turn]:
             Turn([{"type": "text", "text": "notes.txt has 3 lines."}], 1_200)]
 
 
-@dataclass
-class Run:
-    args: tuple[str, ...]
-    returncode: int
-    lines: list[dict[str, Any]]
-    stderr: str
-    seconds: float
-
+class Run(CliRun):
     @property
     def session_id(self) -> str:
-        return next(line["session_id"] for line in self.lines if "session_id" in line)
+        return self.first("session_id")
 
 
 @dataclass
@@ -165,10 +157,5 @@ def _answered(watch: RunningWatch) -> int:
 
 
 def _run(claude: str, args: tuple[str, ...], work: Path, env: dict[str, str]) -> Run:
-    started = time.monotonic()
-    done = subprocess.run(
-        [claude, "-p", *args, "--output-format", "stream-json", "--verbose",
-         "--allowedTools", *TOOLS],
-        cwd=work, env=env, capture_output=True, text=True, timeout=120, check=False)
-    lines = [json.loads(line) for line in done.stdout.splitlines() if line.startswith("{")]
-    return Run(args, done.returncode, lines, done.stderr, time.monotonic() - started)
+    return run_cli([claude, "-p", *args, "--output-format", "stream-json", "--verbose",
+                    "--allowedTools", *TOOLS], args, work, env, Run)

@@ -20,7 +20,6 @@ replay it.
 from __future__ import annotations
 
 import contextlib
-import json
 import subprocess
 import time
 from dataclasses import dataclass, field
@@ -38,6 +37,7 @@ from tests.support.codex import (
 )
 from tests.support.codex_app_server import compact_thread
 from tests.support.messages_server import RecordedRequest
+from tests.support.npm_clients import CliRun, run_cli
 from tests.support.openai_server import RESPONSES, OpenAIServer
 from tests.support.openai_wire import custom_tool_call_item
 from tests.support.watching import RunningWatch
@@ -57,17 +57,10 @@ def count_task() -> list[Turn]:
                  input_tokens=OVER_THRESHOLD)]
 
 
-@dataclass
-class Run:
-    args: tuple[str, ...]
-    returncode: int
-    lines: list[dict[str, Any]]
-    stderr: str
-    seconds: float
-
+class Run(CliRun):
     @property
     def thread_id(self) -> str:
-        return next(line["thread_id"] for line in self.lines if "thread_id" in line)
+        return self.first("thread_id")
 
 
 @dataclass
@@ -170,9 +163,5 @@ def _answered(watch: RunningWatch) -> int:
 
 
 def _run(codex: Path, args: tuple[str, ...], work: Path, env: dict[str, str]) -> Run:
-    started = time.monotonic()
-    done = subprocess.run(
-        [str(codex), "exec", "--skip-git-repo-check", "--json", *args], cwd=work, env=env,
-        capture_output=True, text=True, timeout=120, check=False, stdin=subprocess.DEVNULL)
-    lines = [json.loads(line) for line in done.stdout.splitlines() if line.startswith("{")]
-    return Run(args, done.returncode, lines, done.stderr, time.monotonic() - started)
+    return run_cli([str(codex), "exec", "--skip-git-repo-check", "--json", *args], args,
+                   work, env, Run)

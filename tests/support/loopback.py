@@ -46,6 +46,32 @@ class QuietHTTPServer(ThreadingHTTPServer):
             super().handle_error(request, client_address)
 
 
+class ScriptedHandler(BaseHTTPRequestHandler):
+    """The request handler both servers start from: HTTP/1.1, quiet, and JSON answers that
+    carry a request id under the API's own header name."""
+
+    protocol_version = "HTTP/1.1"
+    # Send each SSE event at once, as the real APIs do: with Nagle's algorithm the event
+    # after the headers waits for an ACK that a client may delay by 40 ms.
+    disable_nagle_algorithm = True
+    request_id_header = "request-id"  # Anthropic's; OpenAI's is x-request-id
+    script: LoopbackServer  # set on the per-server subclass
+
+    def log_message(self, format: str, *args: Any) -> None:
+        """Silence the default stderr access log."""
+
+    def send_json(self, status: int, payload: bytes, headers: dict[str, str] | None = None
+                  ) -> None:
+        self.send_response(status)
+        self.send_header("content-type", "application/json")
+        self.send_header("content-length", str(len(payload)))
+        self.send_header(self.request_id_header, f"req_{self.script.next_id()}")
+        for name, value in (headers or {}).items():
+            self.send_header(name, value)
+        self.end_headers()
+        self.wfile.write(payload)
+
+
 class LoopbackServer:
     """Start with ``start()`` or as a context manager. A subclass names its request
     ``handler`` (which reaches the server as ``self.script``)."""

@@ -29,10 +29,9 @@ import socket
 import time
 from collections import deque
 from collections.abc import Callable
-from http.server import BaseHTTPRequestHandler
 from typing import Any
 
-from tests.support.loopback import LoopbackServer, RecordedRequest
+from tests.support.loopback import LoopbackServer, RecordedRequest, ScriptedHandler
 from tests.support.messages_rules import request_problem
 from tests.support.messages_wire import CountReply, ErrorReply, Reply, message_json, stream_events
 
@@ -194,15 +193,8 @@ class MessagesServer(LoopbackServer):
         return None
 
 
-class _Handler(BaseHTTPRequestHandler):
-    protocol_version = "HTTP/1.1"
-    # Send each SSE event at once, as the real API does: with Nagle's algorithm the event
-    # after the headers waits for an ACK that a client may delay by 40 ms.
-    disable_nagle_algorithm = True
+class _Handler(ScriptedHandler):
     script: MessagesServer  # set on the per-server subclass
-
-    def log_message(self, format: str, *args: Any) -> None:
-        """Silence the default stderr access log."""
 
     def do_HEAD(self) -> None:
         """Clients probe reachability with ``HEAD /`` (Claude Code does at start)."""
@@ -247,16 +239,6 @@ class _Handler(BaseHTTPRequestHandler):
                 {"x-should-retry": "false"},
             )
             self.send_json(400, unscripted.body(), unscripted.headers)
-
-    def send_json(self, status: int, payload: bytes, headers: dict[str, str] | None = None) -> None:
-        self.send_response(status)
-        self.send_header("content-type", "application/json")
-        self.send_header("content-length", str(len(payload)))
-        self.send_header("request-id", f"req_{self.script.next_id()}")
-        for name, value in (headers or {}).items():
-            self.send_header(name, value)
-        self.end_headers()
-        self.wfile.write(payload)
 
     def send_message(self, reply: Reply, *, stream: bool) -> None:
         msg_id = f"msg_{self.script.next_id()}"

@@ -26,10 +26,9 @@ import json
 import time
 from collections import deque
 from collections.abc import Callable
-from http.server import BaseHTTPRequestHandler
 from typing import Any, TypeVar
 
-from tests.support.loopback import LoopbackServer, RecordedRequest
+from tests.support.loopback import LoopbackServer, RecordedRequest, ScriptedHandler
 from tests.support.openai_wire import (
     ChatReply,
     CompactReply,
@@ -110,13 +109,9 @@ class OpenAIServer(LoopbackServer):
 
 
 
-class _Handler(BaseHTTPRequestHandler):
-    protocol_version = "HTTP/1.1"
-    disable_nagle_algorithm = True  # each SSE event leaves at once, as from the real API
+class _Handler(ScriptedHandler):
+    request_id_header = "x-request-id"
     script: OpenAIServer
-
-    def log_message(self, format: str, *args: Any) -> None:
-        """Silence the default stderr access log."""
 
     def do_GET(self) -> None:
         path = self.path.split("?", 1)[0]
@@ -176,17 +171,6 @@ class _Handler(BaseHTTPRequestHandler):
                          "created_at": int(time.time()), "output": step.output,
                          "usage": step.usage}
             self.send_json(200, json.dumps(compacted).encode())
-
-    def send_json(self, status: int, payload: bytes, headers: dict[str, str] | None = None
-                  ) -> None:
-        self.send_response(status)
-        self.send_header("content-type", "application/json")
-        self.send_header("content-length", str(len(payload)))
-        self.send_header("x-request-id", f"req_{self.script.next_id()}")
-        for name, value in (headers or {}).items():
-            self.send_header(name, value)
-        self.end_headers()
-        self.wfile.write(payload)
 
     def send_stream(self, events: list[bytes], delay: float, cut_after: int | None) -> None:
         self.send_response(200)
