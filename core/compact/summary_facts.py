@@ -97,6 +97,17 @@ def embedded_summary(message: dict) -> str | None:
     return text if isinstance(text, str) else encoded
 
 
+def request_in_summary(message: dict) -> str | None:
+    """The user request a summary message carries, else None. A history compacted before
+    ends in one: taking all of it for the next request would nest the old summary in the
+    new one, and grow the history at every compaction."""
+    if not is_summary_message(message):
+        return None
+    _, _, rest = message["content"].partition(SUMMARY_PREFIX)
+    request, found, _ = rest.partition("\n\n" + SUMMARY_FIELD)
+    return request if found else None
+
+
 def parse_summary(text: str, notes_label: str) -> SummaryFacts:
     """Read a rendered summary back into facts (unknown lines are ignored, never nested)."""
     body, _, notes = text.partition(f"\n{notes_label}\n")

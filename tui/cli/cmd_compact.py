@@ -19,6 +19,7 @@ from typing import Any
 
 from core.archive.store import RESULTS_DIR, TRANSCRIPT_DIR
 from core.compact.pipeline import Compactor
+from core.compact.summary_facts import request_in_summary
 from core.config import ConfigError, Thresholds, resolve_thresholds
 from core.events import Emitter, Error, Event, PointerBroken, Recorder, Stage
 from core.harness_paths import HarnessPathError
@@ -83,7 +84,8 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     parser.add_argument("--workdir", required=True, metavar="DIR",
                         help="the workspace: archives go under it, ctxlab.toml is read from it")
     parser.add_argument("--active-request", metavar="TEXT", default=None,
-                        help="the current user request (default: the last user text)")
+                        help="the current user request (default: the last user text, or the "
+                             "request an earlier compaction's summary carries)")
     parser.add_argument("--json", action="store_true", dest="as_json",
                         help="print one JSON object instead of a table")
     parser.add_argument("--provider", choices=provider_names(), default="scripted",
@@ -109,6 +111,11 @@ def run(args: argparse.Namespace) -> int:
                     RUN_ERROR)
     except ProviderError as exc:
         return fail(f"the summary call failed ({exc.kind}): {exc}", RUN_ERROR)
+    before, after = json_chars(outcome.before), json_chars(outcome.after)
+    if after > before:  # a compaction never grows the history: this one failed
+        return fail(f"compaction failed: it would grow the history ({before:,} → {after:,} "
+                    "chars), so the history is left as it was (the archives it wrote stay)",
+                    RUN_ERROR)
     if args.as_json:
         write_json(outcome.to_json())
     else:
@@ -195,12 +202,14 @@ def make_workdir(workdir: Path, shown: str) -> None:
 
 
 def last_request(messages: list[dict[str, Any]]) -> str:
-    """The text of the last user message that has text (tool_result-only turns are skipped)."""
+    """The text of the last user message that has text (tool_result-only turns are skipped);
+    when that message is an earlier compaction's summary, the request it carries."""
     for message in reversed(messages):
         if message.get("role") == "user":
             text = message_text(message)
             if text:
-                return text
+                carried = request_in_summary(message)
+                return text if carried is None else carried
     return ""
 
 

@@ -473,3 +473,54 @@ def test_a_changed_archive_file_is_an_error_and_never_pointed_at(capsys, tmp_pat
     code, out, _ = compact(capsys, write_input(tmp_path, again, "again.json"), work,
                            "--batch-limit", "1000", "--context-limit", "300")
     assert code == 0 and f"error (archive) {path} changed" in out
+
+
+# -- a history compacted before ------------------------------------------------------------
+
+
+def compacted_history(request: str = "refactor auth") -> list[dict]:
+    """What a saved session holds after one compaction: the summary message, then the agent
+    going on with tools (a tool result is no user text: the summary stays the last one)."""
+    first = compact_json_history(turns(6, 2, 400, request=request))
+    return [*first,
+            {"role": "assistant", "content": [
+                {"type": "tool_use", "id": "after_1", "name": "read_file",
+                 "input": {"path": "auth.py"}}]},
+            {"role": "user", "content": [
+                {"type": "tool_result", "tool_use_id": "after_1", "content": "y" * 900}]},
+            {"role": "assistant", "content": "Done: " + "step; " * 60}]
+
+
+def compact_json_history(messages: list[dict]) -> list[dict]:
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / "in.json"
+        path.write_text(json.dumps(messages), encoding="utf-8")
+        done = subprocess.run(
+            [sys.executable, "-m", "tui", "compact", str(path), "--workdir",
+             str(Path(folder) / "w"), "--json", "--context-limit", "2000"],
+            cwd=ROOT, capture_output=True, text=True, check=True)
+    after = json.loads(done.stdout)["messages"]
+    assert after[0]["content"].startswith("[Compacted]")
+    return after
+
+
+def test_compacting_a_compacted_history_carries_its_request_not_its_summary(capsys,
+                                                                            tmp_path):
+    """The last user text of a compacted history may be the summary message itself: taken
+    whole as the request, the old summary was nested in the new one (2,711 → 5,542 chars)."""
+    history = compacted_history()
+    result = compact_json(capsys, write_input(tmp_path, history), tmp_path / "w",
+                          "--context-limit", "300")
+    assert result["chars_after"] <= result["chars_before"]
+    [summary] = [m for m in result["messages"] if m["role"] == "user"]
+    assert summary["content"].count("[Compacted]") == 1
+    assert "Current user request:\nrefactor auth\n\n" in summary["content"]
+
+
+def test_a_compaction_that_would_grow_the_history_fails_and_says_so(capsys, tmp_path):
+    history = compacted_history()
+    code, out, err = compact(capsys, write_input(tmp_path, history), tmp_path / "w",
+                             "--context-limit", "300", "--active-request", "x" * 20_000)
+    assert code == 1 and out == ""  # the run failed; the input was fine
+    assert err.count("\n") == 1 and err.startswith("ctxlab compact: compaction failed: "), err
+    assert "would grow the history" in err and "left as it was" in err
