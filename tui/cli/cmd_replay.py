@@ -1,7 +1,8 @@
 """``ctxlab replay PATH``: a recorded session played beside ctxlab's own pipeline.
 
 The session file is only read. Everything the replay writes (ctxlab's archive, transcripts,
-the original agent's summaries) goes to a fresh temporary folder, or to ``--workdir`` when
+the original agent's summaries) goes to a fresh temporary folder — removed at the end of a
+headless replay unless ``--keep``, as ``run --headless`` does — or to ``--workdir`` when
 it is empty or an earlier replay's folder — never next to the session file. ``--headless``
 prints the event stream like ``ctxlab run --headless`` (``--json``: one event per line);
 without it the workbench opens on the replay (:func:`open_workbench`), its temporary folder
@@ -14,7 +15,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -32,7 +32,7 @@ from core.providers.registry import (
 from core.sources.controls import MAX_DELAY
 from core.usage import context_tokens
 from tui.cli import failure
-from tui.cli.cmd_run import JsonSink, LogSink, add_common_flags, describe_event
+from tui.cli.cmd_run import JsonSink, LogSink, add_common_flags, describe_event, leave_workspace
 from tui.cli.flags import Checked, add_threshold_flags, integer, number, threshold_overrides
 
 PROG = "ctxlab replay"
@@ -72,6 +72,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                              "workbench)")
     parser.add_argument("--max-mb", action=Checked, check=number(), default=None, metavar="MB",
                         help="refuse larger files (default 64)")
+    parser.add_argument("--keep", action="store_true",
+                        help="--headless: keep the temporary folder the replay wrote "
+                             "(default: removed at the end, its path printed)")
     parser.add_argument("--with-subagents", action="store_true",
                         help="--headless: end with the totals of the session and its "
                              "subagent transcripts (their requests, compactions, tokens)")
@@ -108,9 +111,14 @@ def limit_options(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def workdir(args: argparse.Namespace) -> Path:
-    """A fresh temporary folder, or ``--workdir`` if it is safe to write into."""
+    """A fresh temporary folder (removed at the end, or if the process is killed, unless
+    ``--keep``: a headless replay copies the session's tool outputs and summaries there,
+    and left one per run behind), or ``--workdir`` if it is safe to write into."""
     if args.workdir is None:
-        return Path(tempfile.mkdtemp(prefix="ctxlab-replay-")).resolve()
+        from tui.cli.temp_workspaces import install_signal_cleanup, make_temp_workspace
+
+        install_signal_cleanup()
+        return make_temp_workspace("ctxlab-replay-")
     chosen = args.workdir.resolve()
     if chosen == args.path.resolve().parent:
         raise ConfigError(f"--workdir {args.workdir}: is the session file's own folder; "
@@ -131,7 +139,6 @@ def workdir(args: argparse.Namespace) -> Path:
 
 def run(args: argparse.Namespace) -> int:
     from core.sources.replay import MAX_BYTES, ReplayError, load_recording
-    from core.sources.replay.source import ReplayOptions, ReplaySource
 
     if args.speed is not None and args.speed < 0:
         return fail("--speed: must be 0 or more")
@@ -151,6 +158,16 @@ def run(args: argparse.Namespace) -> int:
     except (ReplayError, ConfigError) as exc:
         return fail(str(exc))
     sink = JsonSink() if args.json else ReplayLogSink()
+    try:
+        return _replay_headless(args, recording, limits, folder, sink)
+    finally:
+        leave_workspace(args, folder, sink, PROG)
+
+
+def _replay_headless(args: argparse.Namespace, recording: Any, limits: Thresholds,
+                     folder: Path, sink: JsonSink | ReplayLogSink) -> int:
+    from core.sources.replay.source import ReplayOptions, ReplaySource
+
     emitter = Emitter(sinks=[sink])
     try:
         summarizer, provider = make_summarizer(args.provider, model=args.model, emit=emitter,

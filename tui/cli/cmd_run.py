@@ -113,7 +113,7 @@ def run(args: argparse.Namespace) -> int:
     except SessionError as exc:
         return fail(str(exc))
     finally:
-        _leave_workspace(args, workspace, sink)
+        leave_workspace(args, workspace, sink)
     if not ok:
         # a session file or harness folder refused (a link, a FIFO, a tampered file) is bad
         # input, not a failed run: exit 2, as for any other file ctxlab will not read or write
@@ -148,7 +148,8 @@ def _workspace(args: argparse.Namespace, scenario: bool) -> Path:
     return Path.cwd().resolve()
 
 
-def _leave_workspace(args: argparse.Namespace, workspace: Path, sink: Any) -> None:
+def leave_workspace(args: argparse.Namespace, workspace: Path, sink: Any,
+                     prog: str = "ctxlab run") -> None:
     """A temporary workspace is removed unless ``--keep``; either way its path is printed
     (stdout in the readable log, stderr beside ``--json``, whose stdout is events only)."""
     from tui.cli.temp_workspaces import forget, remove, tracked
@@ -162,7 +163,7 @@ def _leave_workspace(args: argparse.Namespace, workspace: Path, sink: Any) -> No
         remove(workspace)
         note = f"workspace {workspace} removed (--keep keeps it)"
     if args.json:
-        print(f"ctxlab run: {note}", file=sys.stderr)
+        print(f"{prog}: {note}", file=sys.stderr)
     else:
         sink.console.print(note, style="dim", markup=False)
 

@@ -6,6 +6,7 @@ import json
 import shutil
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -127,9 +128,22 @@ def test_the_default_workdir_is_a_fresh_temporary_folder_and_the_session_is_unto
     shutil.copy(CLAUDE, session)
     assert replay(str(session), "--headless", "--json") == 0
     assert sorted(p.name for p in session.parent.iterdir()) == [CLAUDE.name]
-    start = json.loads(capsys.readouterr().out.splitlines()[0])
+    out, err = capsys.readouterr()
+    start = json.loads(out.splitlines()[0])
     assert "ctxlab-replay-" in start["workspace"]
-    shutil.rmtree(start["workspace"])
+    # it held copies of the session's tool outputs and summaries: removed, and said so
+    assert not Path(start["workspace"]).exists()
+    assert err == f"ctxlab replay: workspace {start['workspace']} removed (--keep keeps it)\n"
+
+
+def test_keep_keeps_the_temporary_folder_and_names_it(tmp_path, capsys):
+    assert replay(str(CLAUDE), "--headless", "--keep") == 0
+    out = capsys.readouterr().out
+    kept = out.strip().splitlines()[-1]
+    assert kept.startswith("workspace kept: ")
+    folder = Path(kept.removeprefix("workspace kept: "))
+    assert (folder / ".replay").is_dir()
+    shutil.rmtree(folder)
 
 
 @pytest.mark.parametrize(("args", "message"), [
