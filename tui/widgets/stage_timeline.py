@@ -73,13 +73,24 @@ class StageTimeline(Routed, DataTable[str | Content]):
         room = self.scrollable_content_region.width
         if not room:
             return
-        fixed = sum(width for _, _, width in COLUMNS[:-1]) + 2 * self.cell_padding * len(COLUMNS)
+        widths = [c.width for key, c in self.columns.items() if key.value != "hint"]
+        fixed = sum(widths or [w for _, _, w in COLUMNS[:-1]]) + \
+            2 * self.cell_padding * len(COLUMNS)
         column = self.columns.get(ColumnKey("hint"))
         width = max(COLUMNS[-1][2], room - fixed - 1)
         if column is not None and column.width != width:
             column.width = width
             self._require_update_dimensions = True
             self.refresh()
+
+    def widen_number(self, digits: int) -> None:
+        """The ``#`` column grows with the row numbers (at two digits, rows 100–109 all read
+        "10"); the hint column gives up the room."""
+        column = self.columns.get(ColumnKey("n"))
+        if column is not None and column.width < digits:
+            column.width = digits
+            self._require_update_dimensions = True
+            self.fit_hint()
 
     def reset(self, run: RunInfo | None = None) -> None:
         self.clear()
@@ -99,6 +110,7 @@ class StageTimeline(Routed, DataTable[str | Content]):
         e = record.event
         key = str(record.index)
         self.records[key] = record
+        self.widen_number(len(key))
         self.add_row(
             str(record.index), e.stage, f"{e.before_chars:>7,}→{e.after_chars:<7,}",
             f"{e.before_messages}→{e.after_messages}", str(len(e.files)),
