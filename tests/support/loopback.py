@@ -9,6 +9,7 @@ arrived the same way from both.
 
 from __future__ import annotations
 
+import json
 import sys
 import threading
 from dataclasses import dataclass
@@ -59,6 +60,18 @@ class ScriptedHandler(BaseHTTPRequestHandler):
 
     def log_message(self, format: str, *args: Any) -> None:
         """Silence the default stderr access log."""
+
+    def record_post(self) -> RecordedRequest:
+        """Read the POST body (JSON, or ``None`` when it is not), and record the request."""
+        raw = self.rfile.read(int(self.headers.get("content-length") or 0))
+        try:
+            body = json.loads(raw) if raw else None
+        except ValueError:
+            body = None
+        recorded = RecordedRequest("POST", self.path.split("?", 1)[0],
+                                   {k.lower(): v for k, v in self.headers.items()}, body, raw)
+        self.script.record(recorded)
+        return recorded
 
     def send_json(self, status: int, payload: bytes, headers: dict[str, str] | None = None
                   ) -> None:

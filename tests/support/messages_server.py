@@ -203,15 +203,8 @@ class _Handler(ScriptedHandler):
         self.end_headers()
 
     def do_POST(self) -> None:
-        raw = self.rfile.read(int(self.headers.get("content-length") or 0))
-        path = self.path.split("?", 1)[0]
-        try:
-            body = json.loads(raw) if raw else None
-        except ValueError:
-            body = None
-        headers = {k.lower(): v for k, v in self.headers.items()}
-        recorded = RecordedRequest("POST", path, headers, body, raw)
-        self.script.record(recorded)
+        recorded = self.record_post()
+        path, body, headers, raw = recorded.path, recorded.body, recorded.headers, recorded.raw
         if path not in (MESSAGES, COUNT_TOKENS):
             self.send_json(404, ErrorReply(404, "not_found_error", f"no route {path}").body())
             return

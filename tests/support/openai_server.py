@@ -126,15 +126,8 @@ class _Handler(ScriptedHandler):
             self.send_json(404, OpenAIError(404, f"no route GET {path}").body())
 
     def do_POST(self) -> None:
-        raw = self.rfile.read(int(self.headers.get("content-length") or 0))
-        path = self.path.split("?", 1)[0]
-        try:
-            body = json.loads(raw) if raw else None
-        except ValueError:
-            body = None
-        recorded = RecordedRequest("POST", path, {k.lower(): v for k, v in self.headers.items()},
-                                   body, raw)
-        self.script.record(recorded)
+        recorded = self.record_post()
+        path, body = recorded.path, recorded.body
         if path not in PATHS:
             self.send_json(404, OpenAIError(404, f"no route POST {path}").body())
             return

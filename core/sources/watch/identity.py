@@ -120,16 +120,6 @@ def stable_system_text(body: dict[str, Any], *, api_openai: bool = False) -> str
     return system_text(system)
 
 
-def _texts(message: Any) -> str:
-    content = message.get("content") if isinstance(message, dict) else None
-    if isinstance(content, str):
-        return content
-    if not isinstance(content, list):
-        return ""
-    return "\n".join(b["text"] for b in content
-                     if isinstance(b, dict) and isinstance(b.get("text"), str))
-
-
 def is_summary_request(body: dict[str, Any]) -> bool:
     """Is this a client's request for a summary of its conversation (Claude Code's
     instructions in the last user message)?"""
@@ -138,7 +128,8 @@ def is_summary_request(body: dict[str, Any]) -> bool:
         return False
     last_user = next((m for m in reversed(messages)
                       if isinstance(m, dict) and m.get("role") == "user"), None)
-    text = _texts(last_user).lower() if last_user is not None else ""
+    text = openai.content_text(last_user.get("content")).lower() \
+        if isinstance(last_user, dict) else ""
     return any(task in text for task in SUMMARY_TASKS)
 
 
