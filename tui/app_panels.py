@@ -47,7 +47,10 @@ SCRIPT_ACTIONS = {"toggle_play", "step", "faster", "slower", "next_compaction"}
 class PanelStrip(Static):
     """``3 Context │ 4 Stages │ 5 Transcripts │ 6 Memory``, those in view highlighted."""
 
+    shown: frozenset[str] = frozenset()  # the panels highlighted: those in view
+
     def show(self, shown: set[str]) -> None:
+        self.shown = frozenset(shown)
         parts: list[Any] = []
         keys = panels.keys()
         for panel in panels.in_strip():
@@ -164,6 +167,31 @@ class PanelActions(App[int]):
                 if each.name != self.shown_panel:
                     self.show_panel(each.name)
                 return
+
+    def action_focus_next(self) -> None:
+        self.tab_panels(forward=True)
+
+    def action_focus_previous(self) -> None:
+        self.tab_panels(forward=False)
+
+    def tab_panels(self, forward: bool) -> None:
+        """Tab / Shift+Tab: as Textual does when every panel is in view; else through the
+        panels out of view as well, each brought into view as Tab reaches it."""
+        screen = self.screen
+        out_of_view = self.mode != "all" and screen.maximized is None
+        if not out_of_view or not screen.query("#main"):
+            if forward:
+                screen.focus_next()
+            else:
+                screen.focus_previous()
+            return
+        strip = {p.name: self.panel_widget(p.name) for p in panels.in_strip()}
+        stops = panel_layout.tab_stops(screen.focus_chain, strip)
+        target = panel_layout.step(stops, screen.focused, forward)
+        if isinstance(target, str):
+            self.action_panel(target)
+        elif target is not None:
+            target.focus()
 
     # -- panel keys and zoom ----------------------------------------------------------------
 

@@ -1,4 +1,5 @@
-"""Which right-hand panels a terminal of a given size shows at once.
+"""Which right-hand panels a terminal of a given size shows at once, and the Tab stops
+when some of them are out of view.
 
 A panel squeezed to a row or pushed off the bottom of the screen is hidden as surely as one
 never drawn, and a wide terminal can still be short (a laptop pane, a browser at 1280×720).
@@ -97,3 +98,31 @@ def shown(mode: Mode, current: str, lower: str) -> set[str]:
     if mode == "stacked":
         return {anchor(), *group(lower)}
     return {current}
+
+
+Stop = Widget | str  # a widget that takes focus, or a panel out of view by its name
+
+
+def tab_stops(chain: Sequence[Widget], strip_widgets: dict[str, Widget]) -> list[Stop]:
+    """The Tab order when some panels are out of view: the focus chain outside the strip's
+    panels, then each strip panel in strip order — its own stops when it is shown, else its
+    name (Tab to it brings it into view)."""
+    def inside(widget: Widget, panel: Widget) -> bool:
+        return widget is panel or panel in widget.ancestors
+
+    stops: list[Stop] = [w for w in chain
+                         if not any(inside(w, p) for p in strip_widgets.values())]
+    for name, panel in strip_widgets.items():
+        own = [w for w in chain if inside(w, panel)]
+        stops.extend(own or [name])
+    return stops
+
+
+def step(stops: Sequence[Stop], focused: Widget | None, forward: bool) -> Stop | None:
+    """The stop after (or before) the one holding ``focused``, round the end."""
+    if not stops:
+        return None
+    at = next((n for n, stop in enumerate(stops) if stop is focused), None)
+    if at is None:
+        return stops[0] if forward else stops[-1]
+    return stops[(at + (1 if forward else -1)) % len(stops)]
