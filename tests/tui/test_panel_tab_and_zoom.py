@@ -51,3 +51,22 @@ async def test_tab_and_shift_tab_walk_every_panel_showing_each(
         await pilot.pause(0.05)
         assert holding_focus(app) == STRIP[-2]
         assert panel_places(app)[STRIP[-2]].content_rows >= MIN_ROWS
+
+
+@pytest.mark.parametrize("size", [(200, 55), (150, 34)], ids=["wide", "short"])
+async def test_z_maximises_the_focused_panel_whichever_it_is(
+        make_app: Callable[..., CtxlabApp], size: tuple[int, int]) -> None:
+    app = make_app()
+    async with app.run_test(size=size) as pilot:
+        await play_to_end(pilot)
+        for name, key in panels.keys().items():
+            await pilot.press(key)
+            await pilot.pause(0.05)
+            await pilot.press("z")
+            await pilot.pause(0.05)
+            maximised = app.screen.maximized
+            assert maximised is app.panel_widget(name), name
+            assert maximised.region.height >= size[1] - 2, name  # the screen, not its place
+            await pilot.press("z")
+            await pilot.pause(0.05)
+            assert app.screen.maximized is None
