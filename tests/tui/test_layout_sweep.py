@@ -14,6 +14,7 @@ from tests.tui.panel_places import MIN_ROWS, panel_places
 from tests.tui.sizes import SIZES
 from tui import panels
 from tui.app import CtxlabApp
+from tui.cli import screenshots
 
 pytestmark = pytest.mark.anyio
 
@@ -34,3 +35,15 @@ async def test_every_panel_is_in_view_or_named_in_the_strip(
             await pilot.pause(0.05)
             place = panel_places(app)[panel.name]
             assert place.content_rows >= MIN_ROWS, f"{width}×{height}: key of {place}"
+
+
+@pytest.mark.parametrize("size", [(142, 34), (200, 55)], ids=["142x34", "200x55"])
+async def test_a_replays_own_panel_takes_its_room_from_the_layout(size: tuple[int, int]) -> None:
+    """A replay adds its own panel (up to 15 rows) under Context, so the layout counts it
+    when it picks what to show: at 142×34 it pushed Stages, Transcripts and Memory off."""
+    app = screenshots.replay_scene_app(f"sweep-replay-{size[0]}x{size[1]}")
+    async with app.run_test(size=size) as pilot:
+        await screenshots.original_compaction(pilot)
+        await pilot.pause(0.1)
+        hidden = [place for place in panel_places(app).values() if not place.accounted_for]
+        assert not hidden, f"{size}: hidden without a word: {hidden}"
