@@ -216,6 +216,7 @@ class CtxlabApp(Routed, LearnerActions, PanelActions, WorkbenchActions):
         self.refresh_bindings()  # its controls in the footer
         await self.reset_panels()
         await self.view.attach(self, source)
+        self.fit_layout()  # a source's own panel (a replay's) may need the room of another
         self.run_source(source)
         if self.config.live:
             self.query_one("#prompt", Input).focus()

@@ -1,10 +1,12 @@
 """Panels by key, a layout that fits the terminal, the header and status line, and the
 workspace path within reach.
 
-A projector at 100 columns or a laptop at 80 cannot show six panels side by side, and a
-panel that silently vanishes is worse than a small one. So below :data:`NARROW_WIDTH` the
-right column shows one panel at a time, under a strip that names all of them with their keys
-(the shown one highlighted); at any size ``z`` maximises the panel that has the focus and
+A projector at 100 columns, a laptop at 80 or a short browser window cannot show six panels
+at once, and a panel that silently vanishes is worse than a small one. So the right column
+shows what the terminal's width and height allow (:mod:`tui.panel_layout`): everything, the
+top panel with one other below it, or one panel at a time, under a strip that names all of
+them with their keys (those in view highlighted); Tab reaches the panels out of view too,
+bringing each into view. At any size ``z`` maximises the panel that has the focus and
 restores it again. Every panel has a digit key (``1``, ``2``… in the order of
 :mod:`tui.panels`) and a palette entry, so none is more than one key away, however many tool
 calls History holds.
@@ -23,11 +25,12 @@ from textual import events
 from textual.app import App
 from textual.content import Content
 from textual.css.query import NoMatches
+from textual.geometry import Size
 from textual.widget import Widget
 from textual.widgets import Header, Input, Static, TabbedContent
 
 from core.sources import Capability, Source
-from tui import panels
+from tui import panel_layout, panels
 from tui.app_config import shorten
 from tui.i18n import t
 from tui.widgets.run_status import RunStatus
@@ -37,23 +40,25 @@ if TYPE_CHECKING:
     from tui.app import AppConfig
     from tui.source_views import SourceView
 
-NARROW_WIDTH = 140  # below: the right column shows one panel at a time
 # Keys that pace a scripted run: meaningless (and hidden) in live mode.
 SCRIPT_ACTIONS = {"toggle_play", "step", "faster", "slower", "next_compaction"}
 
 
 class PanelStrip(Static):
-    """``3 Context │ 4 Stages │ 5 Transcripts │ 6 Memory``, the shown one highlighted."""
+    """``3 Context │ 4 Stages │ 5 Transcripts │ 6 Memory``, those in view highlighted."""
 
-    def show(self, current: str) -> None:
+    shown: frozenset[str] = frozenset()  # the panels highlighted: those in view
+
+    def show(self, shown: set[str]) -> None:
+        self.shown = frozenset(shown)
         parts: list[Any] = []
         keys = panels.keys()
         for panel in panels.in_strip():
             if parts:
                 parts.append(("│", "dim"))
             label = f"{keys[panel.name]} {t(f'panel.{panel.name}')}"
-            shown = panel.name == current
-            parts.append((label, "bold reverse $accent" if shown else "$text-muted"))
+            parts.append((label, "bold reverse $accent" if panel.name in shown
+                          else "$text-muted"))
         self.update(Content.assemble(*parts))
 
 
@@ -76,26 +81,49 @@ class PanelActions(App[int]):
 
         def at_end(self) -> bool: ...
 
-    narrow = False
-    shown_panel = "context"
+    mode: panel_layout.Mode = "all"
+    shown_panel = "context"  # the strip panel last asked for: the one shown, one at a time
+    lower_panel = ""  # the one under the top panel in the stacked layout
+    _full_rows: dict[str, int] | None = None  # each right-hand widget's rows, full layout
     _phase: tuple[bool, bool] = (False, False)  # (running, at its end): the footer's keys
 
     # -- layout -----------------------------------------------------------------------------
 
-    def on_resize(self, event: events.Resize) -> None:
-        self.fit_layout(event.size.width)
+    @property
+    def narrow(self) -> bool:
+        """One right-hand panel at a time (narrow, or too short for two)."""
+        return self.mode == "one"
 
-    def fit_layout(self, width: int | None = None) -> None:
-        """One panel at a time on the right below :data:`NARROW_WIDTH`, all four above."""
-        width = self.size.width if width is None else width
+    def on_resize(self, event: events.Resize) -> None:
+        self.fit_layout(event.size)
+
+    def fit_layout(self, size: Size | None = None) -> None:
+        """The layout :func:`tui.panel_layout.choose` picks for the terminal's size."""
+        size = self.size if size is None else size
         try:
             main = self.query_one("#main")
+            rows = self.right_rows()
         except NoMatches:
             return
-        self.narrow = width < NARROW_WIDTH
-        main.set_class(self.narrow, "-narrow")
+        self.mode = panel_layout.choose(size.width, size.height, rows)
+        main.set_class(self.mode == "one", "-narrow")
+        main.set_class(self.mode == "stacked", "-stacked")
         self.show_panel(self.shown_panel)
-        self.fit_header(width)
+        self.fit_header(size.width)
+
+    def right_rows(self) -> panel_layout.Rows:
+        """The rows the right column's panels take in the full layout, read from the
+        stylesheet once, before a layout class changes them."""
+        right = panels.placed("right")
+        if self._full_rows is None:
+            self._full_rows = {p.name: panel_layout.full_rows(self.query_one(f"#{p.id}"))
+                               for p in right}
+        top_name = panel_layout.anchor()
+        top = self._full_rows[top_name] + sum(
+            self._full_rows[p.name] for p in right
+            if not p.keyed and self.query_one(f"#{p.id}").display)
+        others = [self._full_rows[p.name] for p in right if p.keyed and p.name != top_name]
+        return panel_layout.Rows(top, others, bool(panels.placed("bottom")))
 
     def panel_widget(self, name: str) -> Widget:
         """The widget of the panel called ``name`` (a tab's is the tabs it sits in)."""
@@ -105,27 +133,31 @@ class PanelActions(App[int]):
         return self.query_one(f"#{panel.id}")
 
     def show_panel(self, name: str) -> None:
-        """In the narrow layout, make ``name`` the right column's one panel."""
+        """Bring the strip panel ``name`` into view, as the layout allows: one at a time, or
+        below the top one when stacked; the strip highlights those in view."""
         strip = panels.in_strip()
         if any(panel.name == name for panel in strip):
             self.shown_panel = name
+            if name != panel_layout.anchor():
+                self.lower_panel = name
+        if not self.lower_panel:
+            self.lower_panel = next(p.name for p in strip if p.name != panel_layout.anchor())
+        shown = panel_layout.shown(self.mode, self.shown_panel, self.lower_panel)
         try:
             for panel in strip:
-                self.panel_widget(panel.name).display = \
-                    not self.narrow or panel.name == self.shown_panel
+                self.panel_widget(panel.name).display = panel.name in shown
             for extra in panels.placed("right"):  # a source's own panel (a replay's) goes
-                if not extra.keyed:  # with the Context panel when one panel is shown at a time
+                if not extra.keyed:  # with the top panel
                     self.query_one(f"#{extra.id}").set_class(
-                        self.narrow and self.shown_panel != "context", "-narrow-hidden")
-            shown = panels.by_name(self.shown_panel)
-            self.query_one("#bottom-row").display = not self.narrow or (
-                shown is not None and shown.place == "bottom")
-            self.query_one(PanelStrip).show(self.shown_panel)
+                        panel_layout.anchor() not in shown, "-narrow-hidden")
+            self.query_one("#bottom-row").display = any(
+                p.name in shown for p in panels.placed("bottom"))
+            self.query_one(PanelStrip).show(shown)
         except NoMatches:
             return
 
     def on_descendant_focus(self, event: events.DescendantFocus) -> None:
-        """Tab into a panel in the narrow layout: the strip follows."""
+        """Focus moved into a panel (a click, Tab): the strip follows."""
         for each in panels.in_strip():
             try:
                 panel = self.panel_widget(each.name)
@@ -135,6 +167,31 @@ class PanelActions(App[int]):
                 if each.name != self.shown_panel:
                     self.show_panel(each.name)
                 return
+
+    def action_focus_next(self) -> None:
+        self.tab_panels(forward=True)
+
+    def action_focus_previous(self) -> None:
+        self.tab_panels(forward=False)
+
+    def tab_panels(self, forward: bool) -> None:
+        """Tab / Shift+Tab: as Textual does when every panel is in view; else through the
+        panels out of view as well, each brought into view as Tab reaches it."""
+        screen = self.screen
+        out_of_view = self.mode != "all" and screen.maximized is None
+        if not out_of_view or not screen.query("#main"):
+            if forward:
+                screen.focus_next()
+            else:
+                screen.focus_previous()
+            return
+        strip = {p.name: self.panel_widget(p.name) for p in panels.in_strip()}
+        stops = panel_layout.tab_stops(screen.focus_chain, strip)
+        target = panel_layout.step(stops, screen.focused, forward)
+        if isinstance(target, str):
+            self.action_panel(target)
+        elif target is not None:
+            target.focus()
 
     # -- panel keys and zoom ----------------------------------------------------------------
 
