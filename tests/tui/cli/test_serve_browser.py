@@ -32,10 +32,6 @@ pytestmark = pytest.mark.skipif(sys.platform != "linux", reason="reads /proc")
 # The terminal each window gets (Roboto Mono at textual-serve's font size), also listed
 # among the layout sweep's sizes in tests/tui/sizes.py.
 TERMINAL = {PROJECTOR: (142, 34), MONITOR: (213, 51)}
-HIDDEN_AT_142x34 = pytest.mark.xfail(
-    strict=True, raises=AssertionError,
-    reason="issue 25 item 1: at 142×34 Transcripts and Memory are below the screen and the "
-           "strip is not shown (the layout fix removes this mark)")
 
 
 @pytest.fixture(scope="module")
@@ -75,7 +71,7 @@ def test_the_workbench_is_drawn_with_its_title_and_panels(seen: Visit):
     assert f"─ {t('panel.context')}" in seen.screen.text, seen.screen.text
 
 
-@pytest.mark.parametrize("seen", [pytest.param(PROJECTOR, marks=HIDDEN_AT_142x34), MONITOR],
+@pytest.mark.parametrize("seen", [PROJECTOR, MONITOR],
                          indirect=True, ids=["1280x720", "1920x1080"])
 def test_every_right_hand_panel_is_on_screen_or_named_in_the_strip(seen: Visit):
     """A panel's border title (``─ Memory``) on screen, or ``6 Memory`` in the strip."""
