@@ -141,7 +141,12 @@ class StrategyResult:
     billed_input_tokens: int = 0  # main + side call input, cache reads and writes included
     cache_read_share: float = 0.0  # of billed input, read back from the prompt cache
     est_cost: float | None = None  # USD for the reference model; None without a price
-    notes: tuple[str, ...] = ()  # why side work happened that the description does not say
+    stand_in: dict[str, int] = field(default_factory=dict)  # ctxlab's summaries, by stage
+
+    @property
+    def notes(self) -> tuple[str, ...]:
+        """Why side work happened that the description does not promise, in words."""
+        return summary_notes(self.manager, self.stand_in)
 
     @property
     def probes_failed(self) -> int:
@@ -239,20 +244,23 @@ SUMMARY_CAUSES = {
 }
 
 
-def summary_notes(strategy: Strategy, events: list[Event]) -> tuple[str, ...]:
-    """Why a strategy whose manager writes no summary still shows summary side calls.
+def stand_in_summaries(strategy: Strategy, events: list[Event]) -> dict[str, int]:
+    """Summaries ctxlab wrote for a strategy whose manager writes none, by stage.
 
     The reactive compact after a refused prompt and the model's ``compact`` tool fall back on
     ctxlab's summary under the API's context editing, so the ``api-clear-tool-uses`` row
-    counts summaries its description does not promise; each note says which and why. The
-    pipeline's summaries are its own (nothing to explain) and truncation cuts instead."""
+    counts summaries its description does not promise. The pipeline's summaries are its own
+    (nothing to explain) and truncation cuts instead of summarising."""
     if strategy.manager is Manager.PIPELINE:
-        return ()
-    counts = Counter(e.stage for e in events
-                     if isinstance(e, Stage) and e.stage in SUMMARY_CAUSES)
+        return {}
+    return dict(Counter(e.stage for e in events
+                        if isinstance(e, Stage) and e.stage in SUMMARY_CAUSES))
+
+
+def summary_notes(manager: Manager, stand_in: Mapping[str, int]) -> tuple[str, ...]:
+    """One sentence per stand-in stage: how many summaries, and why."""
     return tuple(f"{n} summar{'y' if n == 1 else 'ies'}: {SUMMARY_CAUSES[stage]} "
-                 f"({strategy.manager.value} itself writes none)"
-                 for stage, n in counts.items())
+                 f"({manager.value} itself writes none)" for stage, n in stand_in.items())
 
 
 def losses(events: list[Event]) -> int:
@@ -293,7 +301,7 @@ def summarise(strategy: Strategy, events: list[Event], ok: bool,
         side_calls=sum(work.values()), losses=losses(events), probes=tuple(probes),
         chars_per_call=sizes, side_work=work, error=errors[-1] if errors else None,
         mean_system_chars=round(sum(e.system_chars for e in main) / len(main)) if main else 0,
-        notes=summary_notes(strategy, events),
+        stand_in=stand_in_summaries(strategy, events),
     )
 
 

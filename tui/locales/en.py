@@ -398,10 +398,28 @@ MESSAGES: dict[str, str] = {
     "compare.col.side": "side calls",
     "compare.col.losses": "losses",
     "compare.col.probes": "probes",
+    "compare.col.billed": "billed input",
+    "compare.col.cache": "cache read",
+    "compare.col.cost": "est. cost",
+    "compare.note.reactive_compact": "{name}: {n} summaries — prompts refused as too long (the "
+                                     "scenario scripts the refusal) were recovered with "
+                                     "ctxlab's summary; {manager} itself writes none",
+    "compare.note.reactive_compact.one": "{name}: {n} summary — a prompt refused as too long "
+                                         "(the scenario scripts the refusal) was recovered "
+                                         "with ctxlab's summary; {manager} itself writes none",
+    "compare.note.manual_compact": "{name}: {n} summaries — the model called the compact tool, "
+                                   "which ctxlab's summary answers; {manager} itself writes "
+                                   "none",
+    "compare.note.manual_compact.one": "{name}: {n} summary — the model called the compact "
+                                       "tool, which ctxlab's summary answers; {manager} itself "
+                                       "writes none",
     "compare.probe_lost": "{name}: cannot answer {ask!r} (expected {expect!r})",
     "compare.legend": "chars: the messages sent per main call · side calls: summaries, memory "
                       "selections, extractions, consolidations · losses: ledger entries "
-                      "\"lost\" · probes: answerable from what the model is sent after their turn",
+                      "\"lost\" · probes: answerable from what the model is sent after their turn"
+                      " · billed input: estimated tokens with ctxlab's cache breakpoints, cache "
+                      "read: their share served from the prompt cache, est. cost: input at the "
+                      "price table's reference model",
     "compare.chart_title": "chars sent per main model call",
     "compare.chart_scale": "one scale for every line: full height = {top:,} chars",
     "compare.chart_figures": "peak {peak:,} · mean {mean:,} · {calls} calls",
@@ -409,6 +427,8 @@ MESSAGES: dict[str, str] = {
     "strategy.compact": "the s08 pipeline (budget, snip, micro, fit, summary), memory off",
     "strategy.compact+memory": "s08 compaction + s09 long-term memory (the course)",
     "strategy.compact+memory+pinned": "the course + pinned project rules and work log",
+    "strategy.api-clear-tool-uses": "the API's context editing played offline: old tool results "
+                                    "become a placeholder past the trigger, memory off",
     # -- system prompt ---------------------------------------------------------------------
     "sysprompt.title": "System prompt of the last main call",
     "sysprompt.count": "{n} sections · {chars:,} chars",

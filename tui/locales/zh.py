@@ -392,10 +392,24 @@ MESSAGES: dict[str, str] = {
     "compare.col.side": "辅助调用",
     "compare.col.losses": "丢失",
     "compare.col.probes": "探针",
+    "compare.col.billed": "计费输入",
+    "compare.col.cache": "缓存读取",
+    "compare.col.cost": "估算成本",
+    "compare.note.reactive_compact": "{name}：{n} 次摘要——提示因过长被拒（拒绝是场景脚本安排的），"
+                                     "由 ctxlab 的摘要恢复；{manager} 自己不写摘要",
+    "compare.note.reactive_compact.one": "{name}：{n} 次摘要——提示因过长被拒（拒绝是场景脚本安排"
+                                         "的），由 ctxlab 的摘要恢复；{manager} 自己不写摘要",
+    "compare.note.manual_compact": "{name}：{n} 次摘要——模型调用了 compact 工具，由 ctxlab 的摘要"
+                                   "作答；{manager} 自己不写摘要",
+    "compare.note.manual_compact.one": "{name}：{n} 次摘要——模型调用了 compact 工具，由 ctxlab 的"
+                                       "摘要作答；{manager} 自己不写摘要",
     "compare.probe_lost": "{name}：无法回答「{ask}」（应为「{expect}」）",
     "compare.legend": "字符：每次主调用发送的消息 · 辅助调用：摘要、记忆选择、提取、合并 · "
                       "丢失：账本中 \"lost\" 的条目 · "
-                      "探针：在该回合之后发给模型的内容里能否找到答案",
+                      "探针：在该回合之后发给模型的内容里能否找到答案 · "
+                      "计费输入：按 ctxlab 的缓存断点估算的令牌数 · "
+                      "缓存读取：其中从提示缓存读取的比例 · "
+                      "估算成本：按价格表参考模型计算的输入费用",
     "compare.chart_title": "每次主模型调用发送的字符数",
     "compare.chart_scale": "所有曲线使用同一刻度：满格 = {top:,} 字符",
     "compare.chart_figures": "峰值 {peak:,} · 平均 {mean:,} · {calls} 次调用",
@@ -403,6 +417,8 @@ MESSAGES: dict[str, str] = {
     "strategy.compact": "s08 流程（budget、snip、micro、fit、summary），不用记忆",
     "strategy.compact+memory": "s08 压缩 + s09 长期记忆（课程的做法）",
     "strategy.compact+memory+pinned": "课程的做法 + 固定的项目规则和工作日志",
+    "strategy.api-clear-tool-uses": "离线重演 API 的上下文编辑：超过触发点后，"
+                                    "旧的工具结果换成占位符，不用记忆",
     # -- system prompt ---------------------------------------------------------------------
     "sysprompt.title": "上一次主调用的系统提示词",
     "sysprompt.count": "{n} 段 · {chars:,} 字符",
