@@ -9,8 +9,8 @@ import pytest
 from textual.widgets import DataTable, Switch
 
 from core.compare import compare
-from core.pricing import money
 from core.events import PairViolation
+from core.pricing import money
 from core.scenarios import find_scenario
 from core.scenarios.workspaces import generate
 from core.sources.agent.session import AgentSession
