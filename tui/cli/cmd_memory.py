@@ -73,9 +73,11 @@ def run(args: argparse.Namespace) -> int:
 
 def main(argv: list[str] | None = None) -> int:
     """Run ``memory`` on its own (``python -m tui.cli.cmd_memory list``)."""
-    parser = argparse.ArgumentParser(prog="ctxlab")
+    from tui.cli.failure import OneLineParser, parse_or_exit
+
+    parser = OneLineParser(prog="ctxlab")
     add_parser(parser.add_subparsers(dest="command", required=True))
-    args = parser.parse_args(["memory", *(sys.argv[1:] if argv is None else argv)])
+    args = parse_or_exit(parser, ["memory", *(sys.argv[1:] if argv is None else argv)])
     return int(args.handler(args))
 
 
