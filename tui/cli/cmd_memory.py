@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from core.events import Emitter, Event, IndexRebuilt, MemoryRejected, Recorder, dumps_event
+from core.wording import plural
 
 DEFAULT_DIR = Path(".memory")
 ACTIONS = ("list", "show", "check", "reindex", "watch", "consolidate")
@@ -145,7 +146,7 @@ def _do_list(args: argparse.Namespace) -> int:
     console.print(_table(f"{len(rows)} memory records", ("file", "name", "type", "description"),
                          rows))
     if scan.invalid:
-        console.print(f"{len(scan.invalid)} invalid file(s): run `ctxlab memory check`",
+        console.print(f"{plural(len(scan.invalid), 'invalid file')}: run `ctxlab memory check`",
                       markup=False)
     return 0
 
