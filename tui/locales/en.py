@@ -202,6 +202,10 @@ MESSAGES: dict[str, str] = {
     "meter.bar_note": "bar = json chars of messages ÷ context_limit (what the trigger compares)",
     "meter.messages": "messages: {n:,} chars = the bar",
     "meter.besides": "sent every call, outside the bar",
+    "meter.unmeasured": "not measured yet: nothing is sent before the first model call",
+    "meter.unmeasured_breakdown": "the breakdown by category comes with the first model call; "
+                                  "until then History shows the request and the memories "
+                                  "recalled for it, which that call will send",
     "cat.system": "system prompt",
     "cat.memory": "memory rules+catalog",
     "cat.recalled": "recalled memories",

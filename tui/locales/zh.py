@@ -203,6 +203,9 @@ MESSAGES: dict[str, str] = {
     "meter.bar_note": "进度条 = 消息的 JSON 字符数 ÷ context_limit（触发条件比较的正是它）",
     "meter.messages": "消息：{n:,} 字符 = 进度条",
     "meter.besides": "每次调用都发送，不计入进度条",
+    "meter.unmeasured": "尚未测量：第一次模型调用之前什么都还没有发送",
+    "meter.unmeasured_breakdown": "按类别的明细随第一次模型调用出现；在此之前，“对话历史”里"
+                                  "显示请求和为它召回的记忆，它们会在那次调用中发送",
     "cat.system": "系统提示词",
     "cat.memory": "记忆规则和目录",
     "cat.recalled": "召回的记忆",
