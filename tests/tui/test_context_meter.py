@@ -105,5 +105,5 @@ async def test_before_the_first_call_the_meter_says_it_has_not_measured(make_app
         await pilot.press("s")
         await wait_for(pilot, lambda: len(meter.history) == 1)
         await pilot.pause(0.1)
-        bar, rows, text = shown(meter)
+        bar, _rows, text = shown(meter)
         assert bar == meter.chars > 0 and t("meter.unmeasured_breakdown") not in text
