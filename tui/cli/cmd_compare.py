@@ -111,8 +111,7 @@ def table_of(comparison: Any, columns: Sequence[Column], title: str = "") -> Any
     for column in columns:
         table.add_column(column.header, justify="right", no_wrap=True)
     for s in comparison.strategies:
-        cells = [f"[red]{c.cell(s)}[/]" if c.key == "losses" and c.alarm(s) else c.cell(s)
-                 for c in columns]
+        cells = [f"[red]{c.cell(s)}[/]" if c.alarm(s) else c.cell(s) for c in columns]
         table.add_row(s.name if s.ok else f"{s.name} (failed)", *cells)
     return table
 
@@ -128,7 +127,7 @@ def table_width(table: Any) -> int:
 
 def column_groups(comparison: Any, width: int) -> list[list[Column]]:
     """The columns in order, split into runs whose table fits ``width`` (at least one column
-    each: a terminal too narrow even for that gets it whole, wrapped by the terminal)."""
+    each: only a terminal too narrow for the strategy's name and one number still cuts)."""
     from tui.compare_columns import COLUMNS
 
     groups: list[list[Column]] = [[]]
