@@ -141,6 +141,12 @@ class StrategyResult:
     billed_input_tokens: int = 0  # main + side call input, cache reads and writes included
     cache_read_share: float = 0.0  # of billed input, read back from the prompt cache
     est_cost: float | None = None  # USD for the reference model; None without a price
+    stand_in: dict[str, int] = field(default_factory=dict)  # ctxlab's summaries, by stage
+
+    @property
+    def notes(self) -> tuple[str, ...]:
+        """Why side work happened that the description does not promise, in words."""
+        return summary_notes(self.manager, self.stand_in)
 
     @property
     def probes_failed(self) -> int:
@@ -158,6 +164,7 @@ class StrategyResult:
             "billed_input_tokens": self.billed_input_tokens,
             "cache_read_share": round(self.cache_read_share, 4),
             "est_cost": None if self.est_cost is None else round(self.est_cost, 6),
+            "notes": list(self.notes),
         }
 
 
@@ -229,6 +236,33 @@ def side_work(events: list[Event], memory: bool) -> dict[str, int]:
     return {p: max(requests[p], done[p]) for p in purposes}
 
 
+# Summaries a manager other than the pipeline does not write itself, and why they happen.
+SUMMARY_CAUSES = {
+    "reactive_compact": "a prompt was refused as too long (the scenario scripts the refusal) "
+                        "and the reactive compact recovered with ctxlab's summary",
+    "manual_compact": "the model called the compact tool, which ctxlab's summary answers",
+}
+
+
+def stand_in_summaries(strategy: Strategy, events: list[Event]) -> dict[str, int]:
+    """Summaries ctxlab wrote for a strategy whose manager writes none, by stage.
+
+    The reactive compact after a refused prompt and the model's ``compact`` tool fall back on
+    ctxlab's summary under the API's context editing, so the ``api-clear-tool-uses`` row
+    counts summaries its description does not promise. The pipeline's summaries are its own
+    (nothing to explain) and truncation cuts instead of summarising."""
+    if strategy.manager is Manager.PIPELINE:
+        return {}
+    return dict(Counter(e.stage for e in events
+                        if isinstance(e, Stage) and e.stage in SUMMARY_CAUSES))
+
+
+def summary_notes(manager: Manager, stand_in: Mapping[str, int]) -> tuple[str, ...]:
+    """One sentence per stand-in stage: how many summaries, and why."""
+    return tuple(f"{n} summar{'y' if n == 1 else 'ies'}: {SUMMARY_CAUSES[stage]} "
+                 f"({manager.value} itself writes none)" for stage, n in stand_in.items())
+
+
 def losses(events: list[Event]) -> int:
     return sum(1 for e in events if isinstance(e, Stage)
                for entry in e.ledger if entry.get("where") == "lost")
@@ -267,6 +301,7 @@ def summarise(strategy: Strategy, events: list[Event], ok: bool,
         side_calls=sum(work.values()), losses=losses(events), probes=tuple(probes),
         chars_per_call=sizes, side_work=work, error=errors[-1] if errors else None,
         mean_system_chars=round(sum(e.system_chars for e in main) / len(main)) if main else 0,
+        stand_in=stand_in_summaries(strategy, events),
     )
 
 

@@ -47,8 +47,12 @@ SYSTEM_TEXTS = {
 }
 
 
-# Actions on ctxlab's own session: hidden while another source is shown.
-SESSION_ONLY = frozenset({"pick_scenario", "limits", "breaks", "compare", "system_prompt"})
+# Actions on ctxlab's own session: hidden while another source is shown. The memory ones
+# edit or read its memory store, which a replay or a watch does not show (they did nothing).
+SESSION_ONLY = frozenset({"pick_scenario", "limits", "breaks", "compare", "system_prompt",
+                          "new_memory", "memory_index"})
+# Actions that only mean something for a source that can pause (auto-pause pauses it).
+NEEDS_PAUSE = frozenset({"toggle_auto_pause"})
 # Actions that are one control of the source: offered only where the source declares it.
 CONTROLS = {
     "toggle_play": Capability.PAUSE, "step": Capability.STEP,
@@ -95,6 +99,8 @@ class WorkbenchActions(App[int]):
             return not self.at_end() or CONTROLS[action] is Capability.SEEK
         if action in SESSION_ONLY:
             return self.view.own_session
+        if action in NEEDS_PAUSE:
+            return source is not None and source.offers(Capability.PAUSE)
         return action not in self.view.covers
 
     # -- pace and views ---------------------------------------------------------------------

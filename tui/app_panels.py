@@ -303,8 +303,11 @@ class PanelActions(App[int]):
     # -- the workspace path ---------------------------------------------------------------------
 
     def is_temporary(self, path: Path) -> bool:
-        """A workspace this app made (and removes on quit) — not any folder under /tmp."""
-        return any(path == p.resolve() for p in self.temp_workspaces)
+        """A workspace this app, or the command that opened it (``watch``), made and removes
+        on quit — not any folder under /tmp."""
+        from tui.cli.temp_workspaces import tracked
+
+        return tracked(path) or any(path == p.resolve() for p in self.temp_workspaces)
 
     def action_copy_workspace(self) -> None:
         path = str(self.workspace)

@@ -109,7 +109,8 @@ def thresholds_in_force(event: Stage, limits: Thresholds) -> str:
 def what_it_did(event: Stage) -> str:
     """Sizes before → after, files written, results moved out."""
     text = t("why.did", before=event.before_chars, after=event.after_chars,
-             before_msgs=event.before_messages, after_msgs=event.after_messages)
+             before_msgs=event.before_messages, after_msgs=event.after_messages,
+             n=event.after_messages)  # the noun agrees with the count it ends on
     if event.files:
         text += " · " + t("why.files", n=len(event.files))
     if event.ledger:

@@ -85,3 +85,25 @@ async def test_a_run_shows_what_is_sent_every_call_apart_from_the_bar(make_app) 
         # two columns: the messages on the left, what is sent besides on the right
         head = text.splitlines()[0]
         assert head.index(t("meter.messages", n=bar)) < head.index(t("meter.besides"))
+
+
+@pytest.mark.anyio
+async def test_before_the_first_call_the_meter_says_it_has_not_measured(make_app) -> None:  # type: ignore[no-untyped-def]
+    """History already lists the request and its recalled memories before the first call;
+    the meter showed "0 / 20,000 chars" and a column of zeros as if they weighed nothing.
+    It now says nothing is measured yet, and shows the figures from the first call on."""
+    app = make_app(paused=True)
+    async with app.run_test(size=(200, 55)) as pilot:
+        await pilot.pause(0.3)
+        meter = app.query_one(ContextMeter)
+        figures = str(meter.query_one("#meter-figures", Static).render())
+        text = str(meter.query_one("#meter-breakdown", Static).render())
+        assert t("meter.unmeasured") in figures and "≈0 tokens" not in figures
+        assert figures.splitlines()[1].startswith("— /") and "0%" not in figures
+        assert text == t("meter.unmeasured_breakdown")
+        assert not re.search(re.escape(t(f"cat.{MESSAGE_CATEGORIES[0]}")) + r"\s+0\b", text)
+        await pilot.press("s")
+        await wait_for(pilot, lambda: len(meter.history) == 1)
+        await pilot.pause(0.1)
+        bar, _rows, text = shown(meter)
+        assert bar == meter.chars > 0 and t("meter.unmeasured_breakdown") not in text

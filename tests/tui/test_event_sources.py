@@ -223,3 +223,35 @@ async def test_a_paused_replay_shows_what_ctxlab_would_send_and_goes_back_and_fo
         await pilot.press("space")
         await wait_for(pilot, app.at_end)
         assert app.source is not None and app.source.offers(Capability.FINISH)
+
+
+async def test_the_palette_offers_only_what_works_for_the_source_shown(
+        tmp_path: Path, make_app: Callable[..., CtxlabApp]) -> None:
+    """A demo offers its memory commands and no replay control; a replay offers its
+    controls but not "New memory record" or "Show MEMORY.md" (no memory store is shown:
+    they did nothing); a watch, which cannot pause, does not offer auto-pause either."""
+    from core.sources.watch.source import WatchOptions, WatchSource
+
+    memory = {"New memory record", "Show MEMORY.md"}
+    demo = make_app(paused=True)
+    async with demo.run_test(size=(200, 55)) as pilot:
+        await pilot.pause(0.2)
+        titles = {title for title, _, _ in CtxlabCommands(demo.screen).entries()}
+        assert memory <= titles and "Auto-pause at new stages (on/off)" in titles
+        assert not {"Step back one request", "Jump to a request…"} & titles
+    replay = replay_app(tmp_path)
+    async with replay.run_test(size=(200, 55)) as pilot:
+        await wait_for(pilot, lambda: replay.query_one(ReplayPanel).start is not None)
+        titles = {title for title, _, _ in CtxlabCommands(replay.screen).entries()}
+        assert "Step back one request" in titles and not memory & titles
+    source = WatchSource(WatchOptions(upstream="http://127.0.0.1:1", port=0, root=tmp_path,
+                                      record=False))
+    watch = CtxlabApp(AppConfig(scenario=None, source=lambda _workspace: source,
+                                workspace=tmp_path / "ww"))
+    async with watch.run_test(size=(200, 55)) as pilot:
+        await wait_for(pilot, source.ready.is_set)
+        titles = {title for title, _, _ in CtxlabCommands(watch.screen).entries()}
+        assert not memory & titles and "Auto-pause at new stages (on/off)" not in titles
+        assert "Quit" in titles
+        await watch.end_session()  # the proxy and its measuring process, closed
+        await pilot.pause(0.1)

@@ -10,6 +10,7 @@ from textual.widgets import DataTable, Switch
 
 from core.compare import compare
 from core.events import PairViolation
+from core.pricing import money
 from core.scenarios import find_scenario
 from core.scenarios.workspaces import generate
 from core.sources.agent.session import AgentSession
@@ -128,6 +129,14 @@ async def test_compare_screen_fills_the_table_and_one_chart_line_per_strategy(
                                 str(result.side_calls), str(result.losses)]
             assert row[8] == "—"  # the tiny scenario asks no probes
         assert [row[1] for row in rows][:2] == ["truncation", "s08 pipeline"]
+        # the command line's rows and columns: billed input, cache read, cost, and the API's
+        # context editing, which the screen once lacked
+        headers = [str(column.label) for column in table.columns.values()]
+        assert headers[-3:] == ["billed input", "cache read", "est. cost"]
+        assert "api-clear-tool-uses" in [row[0] for row in rows]
+        for row, result in zip(rows, expected.strategies, strict=True):
+            assert row[9:] == [f"{result.billed_input_tokens:,}",
+                               f"{result.cache_read_share:.0%}", money(result.est_cost)]
         lines = list(screen.query(ScaledSparkline))
         assert len(lines) == len(rows)
         ceiling = {line.ceiling for line in lines}

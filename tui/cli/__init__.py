@@ -12,6 +12,7 @@ import importlib
 import sys
 
 from core import __version__
+from tui.cli.failure import OneLineParser, parse_or_exit
 
 # (subcommand, module) in the order ``ctxlab --help`` lists them.
 SUBCOMMANDS: tuple[tuple[str, str], ...] = (
@@ -27,7 +28,7 @@ SUBCOMMANDS: tuple[tuple[str, str], ...] = (
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = OneLineParser(
         prog="ctxlab",
         description="Watch an LLM agent's context get budgeted, compacted and remembered.",
     )
@@ -57,7 +58,7 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     try:
-        args = parser.parse_args(argv)
+        args = parse_or_exit(parser, argv)
     except SystemExit as exc:  # --help, or a usage error already printed: its exit code
         return exc.code if isinstance(exc.code, int) else 2
     if args.command is None:

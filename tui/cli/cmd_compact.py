@@ -34,6 +34,7 @@ from core.providers.registry import (
 )
 from core.sources.agent.saved import history_from_document
 from core.untrusted import MAX_DEPTH, UntrustedFileError, read_limited, too_deep
+from core.wording import plural
 from tui.cli import failure
 from tui.cli.flags import add_break_flag, add_threshold_flags, threshold_overrides
 
@@ -256,8 +257,8 @@ def print_report(outcome: Outcome) -> None:
                           str(len(stage.files)), str(len(stage.tool_use_ids)))
         console.print(table)
         console.print(f"total: {before:,} → {after:,} chars ({_percent(before, after)}), "
-                      f"{len(outcome.before)} → {len(outcome.after)} messages, "
-                      f"{len(stages)} stage(s) fired")
+                      f"{len(outcome.before)} → {plural(len(outcome.after), 'message')}, "
+                      f"{plural(len(stages), 'stage')} fired")
     for event in outcome.events:
         if isinstance(event, PointerBroken):
             console.print(Text.assemble(("broken pointer ", "yellow"),
@@ -275,8 +276,8 @@ def archive_summary(workdir: Path) -> str:
     results, transcripts = workdir / RESULTS_DIR, workdir / TRANSCRIPT_DIR
     n_results = sum(1 for _ in results.glob("*.txt"))
     n_transcripts = sum(1 for _ in transcripts.glob("transcript_*.jsonl"))
-    return (f"archives: {results} ({n_results} result file(s)), "
-            f"{transcripts} ({n_transcripts} transcript(s))")
+    return (f"archives: {results} ({plural(n_results, 'result file')}), "
+            f"{transcripts} ({plural(n_transcripts, 'transcript')})")
 
 
 def _printable(text: str) -> str:

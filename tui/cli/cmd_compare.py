@@ -11,9 +11,13 @@ import argparse
 import json
 import os
 import sys
-from typing import Any
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
 
 from tui.cli import failure
+
+if TYPE_CHECKING:
+    from tui.compare_columns import Column
 
 PROG = "ctxlab compare"
 EXIT_USAGE = 2
@@ -67,42 +71,79 @@ def run(args: argparse.Namespace) -> int:
 
 
 def print_table(comparison: Any) -> None:
-    """One row per strategy, then the probes each one could no longer answer."""
-    from rich import box
-    from rich.console import Console
-    from rich.table import Table
+    """One row per strategy, then the probes each one could no longer answer.
 
-    from core.pricing import money
+    A number cut to ``282…`` is worse than no number, so the columns are never squeezed:
+    those that do not fit the terminal's width go to a second table (and a third…), each
+    starting again with the strategy's name."""
+    from rich.console import Console
 
     console = Console(highlight=False)
     if not console.is_terminal:  # a pipe has no width: never cut a header or wrap a line
         console.soft_wrap = True
         if not os.environ.get("COLUMNS"):  # unless the user gave one
             console.width = PIPE_WIDTH
-    table = Table(title=f"{comparison.scenario}: strategies compared", title_justify="left",
-                  box=box.SIMPLE_HEAD, pad_edge=False)
-    table.add_column("strategy", no_wrap=True)
-    for column in ("calls", "peak\nchars", "mean\nchars", "mean\nsystem", "side\ncalls",
-                   "losses", "probes\nkept", "billed\ninput", "cache\nread", "est.\ncost"):
-        table.add_column(column, justify="right", no_wrap=True)
-    for s in comparison.strategies:
-        probes = f"{len(s.probes) - s.probes_failed}/{len(s.probes)}" if s.probes else "-"
-        table.add_row(s.name if s.ok else f"{s.name} (failed)", str(s.calls),
-                      f"{s.peak_chars:,}", f"{s.mean_chars:,}", f"{s.mean_system_chars:,}",
-                      str(s.side_calls),
-                      f"[red]{s.losses}[/]" if s.losses else "0", probes,
-                      f"{s.billed_input_tokens:,}", f"{s.cache_read_share:.0%}", money(s.est_cost))
-    console.print(table)
-    console.print("chars: the messages sent per main call (system: the system prompt) · "
-                  "side calls: summaries, memory "
-                  "selections, extractions, consolidations · losses: ledger entries "
-                  "\"lost\" · probes kept: answerable from what the model is sent after their turn"
-                  " · billed input: estimated tokens with ctxlab's cache breakpoints, cache read:"
-                  " their share served from the prompt cache, est. cost: input at the price"
-                  " table's reference model (core/prices.toml)",
-                  style="dim")
-    for line in unanswered_lines(comparison):
+    title = f"{comparison.scenario}: strategies compared"
+    for part in column_groups(comparison, console.width):
+        console.print(table_of(comparison, part, title))
+        title = ""
+    console.print(LEGEND, style="dim")
+    for line in [*note_lines(comparison), *unanswered_lines(comparison)]:
         console.print(line, markup=False)
+
+
+LEGEND = ("chars: the messages sent per main call (system: the system prompt) · side calls: "
+          "summaries, memory selections, extractions, consolidations · losses: ledger entries "
+          "\"lost\" · probes kept: answerable from what the model is sent after their turn"
+          " · billed input: estimated tokens with ctxlab's cache breakpoints, cache read:"
+          " their share served from the prompt cache, est. cost: input at the price"
+          " table's reference model (core/prices.toml)")
+
+
+def table_of(comparison: Any, columns: Sequence[Column], title: str = "") -> Any:
+    """A rich table of ``columns``, after the strategy's name, one row per strategy."""
+    from rich import box
+    from rich.table import Table
+
+    table = Table(title=title or None, title_justify="left", box=box.SIMPLE_HEAD,
+                  pad_edge=False)
+    table.add_column("strategy", no_wrap=True)
+    for column in columns:
+        table.add_column(column.header, justify="right", no_wrap=True)
+    for s in comparison.strategies:
+        cells = [f"[red]{c.cell(s)}[/]" if c.alarm(s) else c.cell(s) for c in columns]
+        table.add_row(s.name if s.ok else f"{s.name} (failed)", *cells)
+    return table
+
+
+def table_width(table: Any) -> int:
+    """The width ``table`` takes when nothing in it is cut or wrapped."""
+    from rich.console import Console
+    from rich.measure import Measurement
+
+    wide = Console(width=PIPE_WIDTH)
+    return Measurement.get(wide, wide.options, table).maximum
+
+
+def column_groups(comparison: Any, width: int) -> list[list[Column]]:
+    """The columns in order, split into runs whose table fits ``width`` (at least one column
+    each: only a terminal too narrow for the strategy's name and one number still cuts)."""
+    from tui.compare_columns import COLUMNS
+
+    groups: list[list[Column]] = [[]]
+    for column in COLUMNS:
+        trial = [*groups[-1], column]
+        if groups[-1] and table_width(table_of(comparison, trial)) > width:
+            groups.append([column])
+        else:
+            groups[-1] = trial
+    return groups
+
+
+def note_lines(comparison: Any) -> list[str]:
+    """Why a strategy did side work its description does not promise (a summary by a
+    manager that writes none): the run's own notes, one line each."""
+    return [f"  {s.name}: {note}" for s in comparison.strategies for note in s.notes]
 
 
 def unanswered_lines(comparison: Any) -> list[str]:

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from core.events import Emitter, Event, IndexRebuilt, MemoryRejected, Recorder, dumps_event
+from core.wording import plural
 
 DEFAULT_DIR = Path(".memory")
 ACTIONS = ("list", "show", "check", "reindex", "watch", "consolidate")
@@ -73,9 +74,11 @@ def run(args: argparse.Namespace) -> int:
 
 def main(argv: list[str] | None = None) -> int:
     """Run ``memory`` on its own (``python -m tui.cli.cmd_memory list``)."""
-    parser = argparse.ArgumentParser(prog="ctxlab")
+    from tui.cli.failure import OneLineParser, parse_or_exit
+
+    parser = OneLineParser(prog="ctxlab")
     add_parser(parser.add_subparsers(dest="command", required=True))
-    args = parser.parse_args(["memory", *(sys.argv[1:] if argv is None else argv)])
+    args = parse_or_exit(parser, ["memory", *(sys.argv[1:] if argv is None else argv)])
     return int(args.handler(args))
 
 
@@ -143,7 +146,7 @@ def _do_list(args: argparse.Namespace) -> int:
     console.print(_table(f"{len(rows)} memory records", ("file", "name", "type", "description"),
                          rows))
     if scan.invalid:
-        console.print(f"{len(scan.invalid)} invalid file(s): run `ctxlab memory check`",
+        console.print(f"{plural(len(scan.invalid), 'invalid file')}: run `ctxlab memory check`",
                       markup=False)
     return 0
 

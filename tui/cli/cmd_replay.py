@@ -31,6 +31,7 @@ from core.providers.registry import (
 )
 from core.sources.controls import MAX_DELAY
 from core.usage import context_tokens
+from core.wording import plural
 from tui.cli import failure
 from tui.cli.cmd_run import JsonSink, LogSink, add_common_flags, describe_event, leave_workspace
 from tui.cli.flags import Checked, add_threshold_flags, integer, number, threshold_overrides
@@ -257,9 +258,10 @@ def subagent_words(totals: dict[str, Any] | None) -> str:
         return ""
     if totals.get("error"):
         return " (could not be read)"
-    return (f" ({totals.get('agent_type') or '?'}, {totals.get('requests', 0):,} requests, "
-            f"{totals.get('compactions', 0):,} compactions, "
-            f"{totals.get('input_tokens', 0):,} tokens in)")
+    return (f" ({totals.get('agent_type') or '?'}, "
+            f"{plural(int(totals.get('requests') or 0), 'request')}, "
+            f"{plural(int(totals.get('compactions') or 0), 'compaction')}, "
+            f"{plural(int(totals.get('input_tokens') or 0), 'token')} in)")
 
 
 def describe_replay(e: Any) -> str | None:
@@ -268,8 +270,8 @@ def describe_replay(e: Any) -> str | None:
         unit = (f"{e.context_limit_tokens:,} tokens = {e.context_limit:,} chars"
                 if e.unit == "tokens" else f"{e.context_limit:,} chars")
         skipped = ", ".join(f"{n:,} {k}" for k, n in sorted(e.skipped.items()))
-        lines = [f"replaying {e.format} session {e.path}: {e.requests:,} requests, "
-                 f"{e.compactions:,} compactions by {e.agent}; read {e.lines_read:,} of "
+        lines = [f"replaying {e.format} session {e.path}: {plural(e.requests, 'request')}, "
+                 f"{plural(e.compactions, 'compaction')} by {e.agent}; read {e.lines_read:,} of "
                  f"{e.lines_total:,} lines" + (f" (skipped {skipped})" if skipped else ""),
                  f"  {e.chars_per_token:.2f} chars per token ({e.ratio_source}); context "
                  f"limit {unit} (unit: {e.unit})",
@@ -284,8 +286,8 @@ def describe_replay(e: Any) -> str | None:
     if e.type == "replay_step":
         tokens = f", {e.original_tokens:,} tokens" if e.original_tokens else ""
         return (f"request {e.index}/{e.total}: original {e.original_chars:,} chars"
-                f"{tokens} in {e.original_messages} messages | ctxlab {e.ctxlab_chars:,} chars "
-                f"in {e.ctxlab_messages} messages")
+                f"{tokens} in {plural(e.original_messages, 'message')} | ctxlab "
+                f"{e.ctxlab_chars:,} chars in {plural(e.ctxlab_messages, 'message')}")
     if e.type == "stage" and e.by != Manager.PIPELINE:
         at = f" at {e.pre_tokens:,} tokens" if e.pre_tokens else ""
         at += f" → {e.post_tokens:,} tokens" if e.post_tokens else ""
@@ -295,8 +297,11 @@ def describe_replay(e: Any) -> str | None:
             cost = (f"; its own call {context_tokens(e.usage):,} tokens in, "
                     f"{e.usage.get('output_tokens') or 0:,} out")
         return (f"{e.by} {e.stage.replace('_', '-')}{at}: {e.before_chars:,} → "
-                f"{e.after_chars:,} chars, {e.before_messages} → {e.after_messages} messages"
+                f"{e.after_chars:,} chars, {e.before_messages} → "
+                f"{plural(e.after_messages, 'message')}"
                 f"{summary}{cost}")
+    if e.type == "run_end":  # a replay's "turns" are the recorded requests it played
+        return f"replay end: {'ok' if e.ok else 'failed'} after {plural(e.turns, 'request')}"
     if e.type == "model_request" and e.purpose in ("original", "main"):
         return None  # replay_step says both at once
     if e.type in ("model_response", "assistant_text") and getattr(e, "purpose", "") in (
@@ -315,7 +320,7 @@ def conversation_lines(e: Any) -> list[str]:
     if len(e.conversations) > 1:
         lines.append("  (* replayed; another with --conversation ID)")
     if e.side_calls:
-        lines.append(f"  {e.side_calls:,} side call(s) (titles, probes, count_tokens) "
+        lines.append(f"  {plural(e.side_calls, 'side call')} (titles, probes, count_tokens) "
                      "kept apart")
     return lines
 

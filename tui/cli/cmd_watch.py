@@ -2,7 +2,10 @@
 
 ``--headless`` prints a readable line per request, per client stage and per response;
 with ``--json`` one event per line on stdout and nothing else. Without ``--headless`` the
-watch screen opens. Ctrl+C stops it; the recording stays in ``.ctxlab/watch/``.
+watch screen opens. Ctrl+C stops it; the recording stays in ``.ctxlab/watch/``. The
+workbench works in a temporary folder of its own, removed when it closes unless ``--keep``,
+and the command says which (as ``run`` and ``replay --headless`` do): nothing is left in
+``/tmp`` unannounced.
 """
 
 from __future__ import annotations
@@ -40,8 +43,13 @@ EXIT_USAGE = 2
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
-    parser = sub.add_parser("watch", help="proxy a client's Messages or OpenAI API calls and "
-                                          "watch them")
+    parser = sub.add_parser(
+        "watch", help="proxy a client's Messages or OpenAI API calls and watch them",
+        description="Listen on 127.0.0.1 as a Messages and OpenAI API proxy: point a client "
+                    "(Claude Code, Codex, an SDK) at it and every request it sends is forwarded "
+                    "upstream and shown — its messages, size, cache use and what the client "
+                    "compacted — in the workbench, or as lines with --headless. Exchanges are "
+                    "recorded to .ctxlab/watch/ (replay them with ctxlab replay). Ctrl+C stops.")
     parser.add_argument("--port", type=int, default=8787, help="port on 127.0.0.1 (default 8787)")
     parser.add_argument("--upstream", metavar="URL", default=None,
                         help=f"where to forward every call (default: Messages calls to "
@@ -54,6 +62,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     parser.add_argument("--json", action="store_true", help="with --headless: one event per line")
     parser.add_argument("--no-record", action="store_true",
                         help="do not append exchanges to .ctxlab/watch/")
+    parser.add_argument("--keep", action="store_true",
+                        help="keep the workbench's temporary folder (default: removed when it "
+                             "closes; the path is printed either way)")
     parser.set_defaults(handler=run)
 
 
@@ -187,16 +198,36 @@ def port_free(options: WatchOptions) -> str | None:
         return f"cannot listen on {options.host}:{options.port}: {exc.strerror or exc}"
 
 
-def open_workbench(options: WatchOptions) -> int:
-    """The workbench on the watch source; it hosts the watch screen (tui.screens.watch)."""
+def open_workbench(options: WatchOptions, keep: bool = False) -> int:
+    """The workbench on the watch source; it hosts the watch screen (tui.screens.watch), in
+    a temporary folder this command makes, and removes (unless ``keep``) and names after."""
     from tui.app_config import AppConfig
     from tui.cli.cmd_app import launch
+    from tui.cli.temp_workspaces import forget, make_temp_workspace
 
     if options.port and (busy := port_free(options)) is not None:
         return fail(busy)
+    workspace = make_temp_workspace("ctxlab-watch-")
+    if keep:
+        forget(workspace)  # not even a SIGHUP removes a folder the user asked to keep
+    try:
+        return launch(AppConfig(scenario=None, workspace=workspace,
+                                source=lambda _workspace: WatchSource(options)), None)
+    finally:
+        leave_workspace(workspace, keep)
 
-    return launch(AppConfig(scenario=None, source=lambda _workspace: WatchSource(options)),
-                  None)
+
+def leave_workspace(workspace: Path, keep: bool) -> None:
+    """Remove the workbench's folder unless ``keep``, and say which on stderr (stdout
+    belongs to the workbench's terminal)."""
+    from tui.cli.temp_workspaces import remove
+
+    if keep:
+        note = f"workspace kept: {workspace}"
+    else:
+        remove(workspace)
+        note = f"workspace {workspace} removed (--keep keeps it)"
+    print(f"ctxlab watch: {note}", file=sys.stderr)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -205,6 +236,8 @@ def run(args: argparse.Namespace) -> int:
         return fail(options)
     if args.json and not args.headless:
         return fail("--json needs --headless")
+    if args.keep and args.headless:
+        return fail("--keep is for the workbench: --headless writes no temporary folder")
     if options.host not in LOCAL_HOSTS:
         print(f"ctxlab watch: warning: listening on {options.host}, not 127.0.0.1: anyone who "
               "can reach this port can send requests with the credentials of the clients "
@@ -215,7 +248,7 @@ def run(args: argparse.Namespace) -> int:
         except HarnessPathError as exc:
             return fail(str(exc))
     if not args.headless:
-        return open_workbench(options)
+        return open_workbench(options, args.keep)
     failures = Recorder()  # the watch's own failures (not a client's) end it: say the first
     emitter = Emitter(sinks=[_printer(args.json), failures])
     try:

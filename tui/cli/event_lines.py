@@ -10,6 +10,7 @@ from collections.abc import Callable
 from typing import Any
 
 from core.compact.managers import Manager
+from core.wording import plural
 
 Describe = Callable[[Any], "str | None"]
 LINES: dict[str, Describe] = {}
@@ -54,7 +55,7 @@ def _turn_start(e: Any) -> str:
 def _model_request(e: Any) -> str:
     counted = f" ({e.counted_tokens:,} counted by the API)" if e.counted_tokens else ""
     return f"→ {e.purpose} call: {e.chars:,} chars, ~{e.est_tokens:,} tokens{counted}, " \
-           f"{e.messages} messages"
+           f"{plural(e.messages, 'message')}"
 
 
 @line("tool_call")
@@ -69,17 +70,17 @@ def _tool_result(e: Any) -> str:
 
 @line("stage")
 def _stage(e: Any) -> str:
-    files = f", wrote {len(e.files)} file(s)" if e.files else ""
+    files = f", wrote {plural(len(e.files), 'file')}" if e.files else ""
     by = f" (by {e.by})" if e.by != Manager.PIPELINE else ""
     return (f"{e.stage}{by}: {e.before_chars:,} → {e.after_chars:,} chars, "
-            f"{e.before_messages} → {e.after_messages} messages{files}")
+            f"{e.before_messages} → {plural(e.after_messages, 'message')}{files}")
 
 
 @line("archive_listing")
 def _archive_listing(e: Any) -> str:
     kinds = [record.get("kind") for record in e.files]
-    return (f"archive already holds {kinds.count('transcript')} transcript(s) and "
-            f"{kinds.count('result')} result file(s)")
+    return (f"archive already holds {plural(kinds.count('transcript'), 'transcript')} and "
+            f"{plural(kinds.count('result'), 'result file')}")
 
 
 @line("memory_selected")
@@ -100,7 +101,7 @@ def _memory_rejected(e: Any) -> str:
 @line("memory_consolidated")
 def _memory_consolidated(e: Any) -> str:
     dropped = f" (removed: {', '.join(e.dropped)})" if e.dropped else ""
-    return f"memory consolidated: {e.before} → {e.after} records{dropped}"
+    return f"memory consolidated: {e.before} → {plural(e.after, 'record')}{dropped}"
 
 
 @line("memory_consolidation_failed", "pointer_broken")
@@ -137,4 +138,4 @@ def _turn_end(e: Any) -> str:
 
 @line("run_end")
 def _run_end(e: Any) -> str:
-    return f"run end: {'ok' if e.ok else 'failed'} after {e.turns} turn(s)"
+    return f"run end: {'ok' if e.ok else 'failed'} after {plural(e.turns, 'turn')}"

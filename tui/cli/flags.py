@@ -9,6 +9,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from core.config import BREAK_SWITCHES, MAX_SETTING, Thresholds
+from tui.cli.failure import usage_error
 
 EXIT_USAGE = 2
 BREAK_HELP = f"disable one protection (teaching lab): {', '.join(BREAK_SWITCHES)}"
@@ -22,8 +23,8 @@ class BreakSwitch(argparse.Action):
                  values: str | Sequence[Any] | None, option_string: str | None = None) -> None:
         name = str(values)
         if name not in BREAK_SWITCHES:
-            parser.exit(EXIT_USAGE, f"{parser.prog}: --break {name!r}: unknown switch; "
-                                    f"choose from {', '.join(BREAK_SWITCHES)}\n")
+            usage_error(parser.prog, f"--break {name!r}: unknown switch; "
+                                     f"choose from {', '.join(BREAK_SWITCHES)}")
         names = list(getattr(namespace, self.dest, None) or [])
         setattr(namespace, self.dest, [*names, name])
 
@@ -88,7 +89,7 @@ class Checked(argparse.Action):
             value = self.check(text)
         except ValueError as exc:
             shown = text if len(text) <= 24 else text[:20] + "…"
-            parser.exit(EXIT_USAGE, f"{parser.prog}: {option_string} {shown}: {exc}\n")
+            usage_error(parser.prog, f"{option_string} {shown}: {exc}")
         setattr(namespace, self.dest, value)
 
 

@@ -139,22 +139,28 @@ MESSAGES: dict[str, str] = {
     "replay.head": "{agent}{format} session · request {i:,}/{n:,}",
     "replay.ratio": "{ratio:.2f} chars/token ({source}) · limit in {unit}: {limit}",
     "replay.sizes":
-        "original {chars:,} chars{tokens} in {msgs} msgs · ctxlab {cchars:,} chars in {cmsgs} msgs",
+        "original {chars:,} chars{tokens} in {msgs} · ctxlab {cchars:,} chars in {cmsgs}",
     "replay.tokens": ", {n:,} tokens (recorded usage)",
+    "replay.tokens.one": ", {n:,} token (recorded usage)",
+    "count.msgs": "{n:,} msgs",
+    "count.msgs.one": "{n:,} msg",
+    "count.compactions": "{n:,} compactions",
+    "count.compactions.one": "{n:,} compaction",
     "replay.cats": "original by category:",
     "replay.last":
         "last {by} compaction: {stage}{at}, {before:,} → {after:,} chars "
         "(Enter on its Stages row: summary)",
     "replay.subagent": "{kind}{about}: "
-        "{n:,} requests, {compactions} compactions, {tokens:,} tokens in",
+        "{n:,} requests, {compactions}, {tokens:,} tokens in",
     "replay.subagent.one": "{kind}{about}: "
-        "{n:,} request, {compactions} compactions, {tokens:,} tokens in",
+        "{n:,} request, {compactions}, {tokens:,} tokens in",
     "replay.subagent_unnamed": "a subagent",
     "replay.subagent_unread": "could not be read (ctxlab replay PATH says why)",
     "replay.subagents": "subagent transcripts ({n}) beside the session (ctxlab replay PATH):",
     "replay.skipped": "read {read:,} of {total:,} lines; skipped {skipped}",
     "replay.limits": "ctxlab's limits: {text}",
     "replay.limits.sizes": "{chars:,} chars, {messages:,} messages",
+    "replay.limits.sizes.one": "{chars:,} chars, {messages:,} message",
     "replay.limits.window": "{sizes}, scaled to the model's {tokens:,}-token window "
         "(--course-limits: the course's)",
     "replay.limits.tokens": "{sizes}, scaled to --context-limit-tokens {tokens:,}",
@@ -162,8 +168,10 @@ MESSAGES: dict[str, str] = {
     "replay.limits.given": "{sizes}, as given",
     "replay.conversation": "conversation {id} of {n}: {label}",
     "replay.others": "  not replayed: {ids} (ctxlab replay --conversation ID)",
-    "replay.side": "  {n:,} side call(s) kept apart (titles, probes, count_tokens)",
+    "replay.side": "  {n:,} side calls kept apart (titles, probes, count_tokens)",
+    "replay.side.one": "  {n:,} side call kept apart (titles, probes, count_tokens)",
     "meter.recorded": "{n:,} input tokens (recorded usage)",
+    "meter.recorded.one": "{n:,} input token (recorded usage)",
     "notice.limits": "context limit {limit:,} · target {target:,} — applies at the next model call",
     "notice.error_title": "error ({kind})",
     "notice.finished": "the scenario has ended — o: play another · ctrl+q: quit",
@@ -177,20 +185,27 @@ MESSAGES: dict[str, str] = {
     "notice.compare_live": "compare needs a scenario: live mode has no script to replay",
     # -- the Context meter -----------------------------------------------------------------
     "meter.usage": "{n:,} input tokens (API usage)",
+    "meter.usage.one": "{n:,} input token (API usage)",
     "cache.call": "last call: in {input:,} · cache write {write:,} · cache read {read:,}"
                   " · out {output:,}",
     "cache.share": "cache hits {share:.0%} of input this session {spark}",
     "cache.turn_cost": "this turn {cost} ({model} prices)",
     "cache.turn_tokens": "this turn {n:,} tokens (no price for this model)",
+    "cache.turn_tokens.one": "this turn {n:,} token (no price for this model)",
     "meter.no_usage": "no API usage yet",
     "meter.counted": " · {n:,} counted by the API",
     "meter.of_limit": " / {limit:,} chars ",
     "meter.target": " target {n:,}",
     "meter.trigger": " trigger {n:,}",
     "meter.tokens": "≈{n:,} tokens (estimate, incl. system) · {usage}",
+    "meter.tokens.one": "≈{n:,} token (estimate, incl. system) · {usage}",
     "meter.bar_note": "bar = json chars of messages ÷ context_limit (what the trigger compares)",
     "meter.messages": "messages: {n:,} chars = the bar",
     "meter.besides": "sent every call, outside the bar",
+    "meter.unmeasured": "not measured yet: nothing is sent before the first model call",
+    "meter.unmeasured_breakdown": "the breakdown by category comes with the first model call; "
+                                  "until then History shows the request and the memories "
+                                  "recalled for it, which that call will send",
     "cat.system": "system prompt",
     "cat.memory": "memory rules+catalog",
     "cat.recalled": "recalled memories",
@@ -239,6 +254,7 @@ MESSAGES: dict[str, str] = {
     "conv.you": "you",
     "conv.stage_chars": "{before:,} → {after:,} chars",
     "conv.stage_msgs": "{before} → {after} messages",
+    "conv.stage_msgs.one": "{before} → {after} message",
     "conv.files_written": "  · {n} files written",
     "conv.files_written.one": "  · {n} file written",
     "conv.pointer_broken": "broken pointer {id}: {path}",
@@ -246,6 +262,7 @@ MESSAGES: dict[str, str] = {
     "conv.recalled": "recalled ({method}): {files}",
     "conv.memory_written": "memory written: {file} ({type})",
     "conv.consolidated": "memory consolidated: {before} → {after} records",
+    "conv.consolidated.one": "memory consolidated: {before} → {after} record",
     "conv.consolidation_failed": "memory consolidation failed: {reason}",
     "conv.error": "error ({kind}): {message}",
     "violation.title": "API violation",
@@ -307,6 +324,7 @@ MESSAGES: dict[str, str] = {
     # -- inspector -------------------------------------------------------------------------
     "inspector.stage": "Stage #{n}",
     "inspector.summary": "{before:,} → {after:,} chars · {before_msgs} → {after_msgs} messages",
+    "inspector.summary.one": "{before:,} → {after:,} chars · {before_msgs} → {after_msgs} message",
     "inspector.ledger_title": "Ledger: where each removed result went (Enter opens the file)",
     "inspector.before": "BEFORE",
     "inspector.after": "AFTER",
@@ -327,7 +345,9 @@ MESSAGES: dict[str, str] = {
     "confirm.delete": "Delete (y)",
     "confirm.keep": "Keep (n)",
     "viewer.bytes": "{n:,} bytes",
+    "viewer.bytes.one": "{n:,} byte",
     "viewer.chars": "{n:,} chars",
+    "viewer.chars.one": "{n:,} char",
     "viewer.jsonl": "one message per line, pretty-printed",
     "viewer.clipped": "showing the first {n:,} chars",
     "viewer.cannot_read": "cannot read {path}: {error}",
@@ -398,17 +418,38 @@ MESSAGES: dict[str, str] = {
     "compare.col.side": "side calls",
     "compare.col.losses": "losses",
     "compare.col.probes": "probes",
+    "compare.col.billed": "billed input",
+    "compare.col.cache": "cache read",
+    "compare.col.cost": "est. cost",
+    "compare.note.reactive_compact": "{name}: {n} summaries — prompts refused as too long (the "
+                                     "scenario scripts the refusal) were recovered with "
+                                     "ctxlab's summary; {manager} itself writes none",
+    "compare.note.reactive_compact.one": "{name}: {n} summary — a prompt refused as too long "
+                                         "(the scenario scripts the refusal) was recovered "
+                                         "with ctxlab's summary; {manager} itself writes none",
+    "compare.note.manual_compact": "{name}: {n} summaries — the model called the compact tool, "
+                                   "which ctxlab's summary answers; {manager} itself writes "
+                                   "none",
+    "compare.note.manual_compact.one": "{name}: {n} summary — the model called the compact "
+                                       "tool, which ctxlab's summary answers; {manager} itself "
+                                       "writes none",
     "compare.probe_lost": "{name}: cannot answer {ask!r} (expected {expect!r})",
     "compare.legend": "chars: the messages sent per main call · side calls: summaries, memory "
                       "selections, extractions, consolidations · losses: ledger entries "
-                      "\"lost\" · probes: answerable from what the model is sent after their turn",
+                      "\"lost\" · probes: answerable from what the model is sent after their turn"
+                      " · billed input: estimated tokens with ctxlab's cache breakpoints, cache "
+                      "read: their share served from the prompt cache, est. cost: input at the "
+                      "price table's reference model",
     "compare.chart_title": "chars sent per main model call",
     "compare.chart_scale": "one scale for every line: full height = {top:,} chars",
     "compare.chart_figures": "peak {peak:,} · mean {mean:,} · {calls} calls",
+    "compare.chart_figures.one": "peak {peak:,} · mean {mean:,} · {calls} call",
     "strategy.truncate": "sliding window: keep the newest messages that fit, drop the rest",
     "strategy.compact": "the s08 pipeline (budget, snip, micro, fit, summary), memory off",
     "strategy.compact+memory": "s08 compaction + s09 long-term memory (the course)",
     "strategy.compact+memory+pinned": "the course + pinned project rules and work log",
+    "strategy.api-clear-tool-uses": "the API's context editing played offline: old tool results "
+                                    "become a placeholder past the trigger, memory off",
     # -- system prompt ---------------------------------------------------------------------
     "sysprompt.title": "System prompt of the last main call",
     "sysprompt.count": "{n} sections · {chars:,} chars",
@@ -460,6 +501,7 @@ MESSAGES: dict[str, str] = {
     "why.recorded.summary_only": ": its summary only",
     "why.recorded.codex_kept": ": the user's messages and its summary",
     "why.did": "{before:,} → {after:,} chars · {before_msgs} → {after_msgs} messages",
+    "why.did.one": "{before:,} → {after:,} chars · {before_msgs} → {after_msgs} message",
     "why.files": "{n} files written",
     "why.files.one": "{n} file written",
     "why.ledger": "{n} results moved out (see the ledger)",

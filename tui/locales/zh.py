@@ -141,22 +141,27 @@ MESSAGES: dict[str, str] = {
     "panel.replay": "回放",
     "replay.head": "{agent}{format} 会话 · 请求 {i:,}/{n:,}",
     "replay.ratio": "{ratio:.2f} 字符/token（{source}）· 上限单位 {unit}：{limit}",
-    "replay.sizes": ("原始 {chars:,} 字符{tokens}，{msgs} 条消息 · "
-                     "ctxlab {cchars:,} 字符，{cmsgs} 条消息"),
+    "replay.sizes": "原始 {chars:,} 字符{tokens}，{msgs} · ctxlab {cchars:,} 字符，{cmsgs}",
     "replay.tokens": "，{n:,} token（记录的用量）",
+    "replay.tokens.one": "，{n:,} token（记录的用量）",
+    "count.msgs": "{n:,} 条消息",
+    "count.msgs.one": "{n:,} 条消息",
+    "count.compactions": "{n:,} 次压缩",
+    "count.compactions.one": "{n:,} 次压缩",
     "replay.cats": "原始历史按类别：",
     "replay.last": ("最近一次 {by} 压缩：{stage}{at}，{before:,} → {after:,} 字符"
                     "（在阶段行上回车：摘要）"),
     "replay.subagent": "{kind}{about}："
-        "{n:,} 次请求，{compactions} 次压缩，输入 {tokens:,} tokens",
+        "{n:,} 次请求，{compactions}，输入 {tokens:,} tokens",
     "replay.subagent.one": "{kind}{about}："
-        "{n:,} 次请求，{compactions} 次压缩，输入 {tokens:,} tokens",
+        "{n:,} 次请求，{compactions}，输入 {tokens:,} tokens",
     "replay.subagent_unnamed": "子代理",
     "replay.subagent_unread": "无法读取（ctxlab replay PATH 会说明原因）",
     "replay.subagents": "会话旁的子代理记录（{n}），用 ctxlab replay PATH 打开：",
     "replay.skipped": "读取 {read:,}/{total:,} 行；跳过 {skipped}",
     "replay.limits": "ctxlab 的上限：{text}",
     "replay.limits.sizes": "{chars:,} 字符，{messages:,} 条消息",
+    "replay.limits.sizes.one": "{chars:,} 字符，{messages:,} 条消息",
     "replay.limits.window": "{sizes}，按模型 {tokens:,} token 的上下文窗口换算"
         "（--course-limits：课程的上限）",
     "replay.limits.tokens": "{sizes}，按 --context-limit-tokens {tokens:,} 换算",
@@ -165,7 +170,9 @@ MESSAGES: dict[str, str] = {
     "replay.conversation": "对话 {id}（共 {n} 个）：{label}",
     "replay.others": "  未重放：{ids}（ctxlab replay --conversation ID）",
     "replay.side": "  {n:,} 个旁路调用另行保留（标题、探测、count_tokens）",
+    "replay.side.one": "  {n:,} 个旁路调用另行保留（标题、探测、count_tokens）",
     "meter.recorded": "{n:,} 输入 token（记录的用量）",
+    "meter.recorded.one": "{n:,} 输入 token（记录的用量）",
     "notice.limits": "上下文上限 {limit:,} · 目标 {target:,} — 下一次模型调用时生效",
     "notice.error_title": "错误（{kind}）",
     "notice.finished": "场景已结束 — o：换一个场景 · ctrl+q：退出",
@@ -179,20 +186,26 @@ MESSAGES: dict[str, str] = {
     "notice.compare_live": "策略对比需要场景：实时模式没有可重放的脚本",
     # -- the Context meter -----------------------------------------------------------------
     "meter.usage": "{n:,} 个输入 token（API 用量）",
+    "meter.usage.one": "{n:,} 个输入 token（API 用量）",
     "cache.call": "上次调用：输入 {input:,} · 写入缓存 {write:,} · 读取缓存 {read:,}"
                   " · 输出 {output:,}",
     "cache.share": "本会话缓存命中占输入 {share:.0%} {spark}",
     "cache.turn_cost": "本轮 {cost}（按 {model} 价格）",
     "cache.turn_tokens": "本轮 {n:,} 个 token（此模型无价格）",
+    "cache.turn_tokens.one": "本轮 {n:,} 个 token（此模型无价格）",
     "meter.no_usage": "暂无 API 用量",
     "meter.counted": " · API 计数 {n:,} 个 token",
     "meter.of_limit": " / {limit:,} 字符 ",
     "meter.target": " 目标 {n:,}",
     "meter.trigger": " 触发 {n:,}",
     "meter.tokens": "≈{n:,} 个 token（估算，含系统提示词）· {usage}",
+    "meter.tokens.one": "≈{n:,} 个 token（估算，含系统提示词）· {usage}",
     "meter.bar_note": "进度条 = 消息的 JSON 字符数 ÷ context_limit（触发条件比较的正是它）",
     "meter.messages": "消息：{n:,} 字符 = 进度条",
     "meter.besides": "每次调用都发送，不计入进度条",
+    "meter.unmeasured": "尚未测量：第一次模型调用之前什么都还没有发送",
+    "meter.unmeasured_breakdown": "按类别的明细随第一次模型调用出现；在此之前，“对话历史”里"
+                                  "显示请求和为它召回的记忆，它们会在那次调用中发送",
     "cat.system": "系统提示词",
     "cat.memory": "记忆规则和目录",
     "cat.recalled": "召回的记忆",
@@ -241,6 +254,7 @@ MESSAGES: dict[str, str] = {
     "conv.you": "你",
     "conv.stage_chars": "{before:,} → {after:,} 字符",
     "conv.stage_msgs": "{before} → {after} 条消息",
+    "conv.stage_msgs.one": "{before} → {after} 条消息",
     "conv.files_written": "  · 写入 {n} 个文件",
     "conv.files_written.one": "  · 写入 {n} 个文件",
     "conv.pointer_broken": "指针失效 {id}：{path}",
@@ -248,6 +262,7 @@ MESSAGES: dict[str, str] = {
     "conv.recalled": "已召回（{method}）：{files}",
     "conv.memory_written": "已写入记忆：{file}（{type}）",
     "conv.consolidated": "记忆已合并：{before} → {after} 条",
+    "conv.consolidated.one": "记忆已合并：{before} → {after} 条",
     "conv.consolidation_failed": "记忆合并失败：{reason}",
     "conv.error": "错误（{kind}）：{message}",
     "violation.title": "API 违规",
@@ -308,6 +323,7 @@ MESSAGES: dict[str, str] = {
     # -- inspector -------------------------------------------------------------------------
     "inspector.stage": "阶段 #{n}",
     "inspector.summary": "{before:,} → {after:,} 字符 · {before_msgs} → {after_msgs} 条消息",
+    "inspector.summary.one": "{before:,} → {after:,} 字符 · {before_msgs} → {after_msgs} 条消息",
     "inspector.ledger_title": "账本：每个被移走的结果去了哪里（回车打开文件）",
     "inspector.before": "之前",
     "inspector.after": "之后",
@@ -328,7 +344,9 @@ MESSAGES: dict[str, str] = {
     "confirm.delete": "删除 (y)",
     "confirm.keep": "保留 (n)",
     "viewer.bytes": "{n:,} 字节",
+    "viewer.bytes.one": "{n:,} 字节",
     "viewer.chars": "{n:,} 字符",
+    "viewer.chars.one": "{n:,} 字符",
     "viewer.jsonl": "每行一条消息，已格式化",
     "viewer.clipped": "只显示前 {n:,} 个字符",
     "viewer.cannot_read": "无法读取 {path}：{error}",
@@ -392,17 +410,34 @@ MESSAGES: dict[str, str] = {
     "compare.col.side": "辅助调用",
     "compare.col.losses": "丢失",
     "compare.col.probes": "探针",
+    "compare.col.billed": "计费输入",
+    "compare.col.cache": "缓存读取",
+    "compare.col.cost": "估算成本",
+    "compare.note.reactive_compact": "{name}：{n} 次摘要——提示因过长被拒（拒绝是场景脚本安排的），"
+                                     "由 ctxlab 的摘要恢复；{manager} 自己不写摘要",
+    "compare.note.reactive_compact.one": "{name}：{n} 次摘要——提示因过长被拒（拒绝是场景脚本安排"
+                                         "的），由 ctxlab 的摘要恢复；{manager} 自己不写摘要",
+    "compare.note.manual_compact": "{name}：{n} 次摘要——模型调用了 compact 工具，由 ctxlab 的摘要"
+                                   "作答；{manager} 自己不写摘要",
+    "compare.note.manual_compact.one": "{name}：{n} 次摘要——模型调用了 compact 工具，由 ctxlab 的"
+                                       "摘要作答；{manager} 自己不写摘要",
     "compare.probe_lost": "{name}：无法回答「{ask}」（应为「{expect}」）",
     "compare.legend": "字符：每次主调用发送的消息 · 辅助调用：摘要、记忆选择、提取、合并 · "
                       "丢失：账本中 \"lost\" 的条目 · "
-                      "探针：在该回合之后发给模型的内容里能否找到答案",
+                      "探针：在该回合之后发给模型的内容里能否找到答案 · "
+                      "计费输入：按 ctxlab 的缓存断点估算的令牌数 · "
+                      "缓存读取：其中从提示缓存读取的比例 · "
+                      "估算成本：按价格表参考模型计算的输入费用",
     "compare.chart_title": "每次主模型调用发送的字符数",
     "compare.chart_scale": "所有曲线使用同一刻度：满格 = {top:,} 字符",
     "compare.chart_figures": "峰值 {peak:,} · 平均 {mean:,} · {calls} 次调用",
+    "compare.chart_figures.one": "峰值 {peak:,} · 平均 {mean:,} · {calls} 次调用",
     "strategy.truncate": "滑动窗口：保留放得下的最新消息，其余丢弃",
     "strategy.compact": "s08 流程（budget、snip、micro、fit、summary），不用记忆",
     "strategy.compact+memory": "s08 压缩 + s09 长期记忆（课程的做法）",
     "strategy.compact+memory+pinned": "课程的做法 + 固定的项目规则和工作日志",
+    "strategy.api-clear-tool-uses": "离线重演 API 的上下文编辑：超过触发点后，"
+                                    "旧的工具结果换成占位符，不用记忆",
     # -- system prompt ---------------------------------------------------------------------
     "sysprompt.title": "上一次主调用的系统提示词",
     "sysprompt.count": "{n} 段 · {chars:,} 字符",
@@ -452,6 +487,7 @@ MESSAGES: dict[str, str] = {
     "why.recorded.summary_only": "：只有摘要",
     "why.recorded.codex_kept": "：用户的消息和它的摘要",
     "why.did": "{before:,} → {after:,} 字符 · {before_msgs} → {after_msgs} 条消息",
+    "why.did.one": "{before:,} → {after:,} 字符 · {before_msgs} → {after_msgs} 条消息",
     "why.files": "写入 {n} 个文件",
     "why.files.one": "写入 {n} 个文件",
     "why.ledger": "移出 {n} 个结果（见账本）",

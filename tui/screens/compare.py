@@ -2,9 +2,10 @@
 
 "Compared to what?" is the question a learner asks after watching the pipeline work. This
 screen answers with :mod:`core.compare` — the same engine and numbers as ``ctxlab
-compare`` — for the scenario on screen: a table of who manages the context in each, cost
-(peak and mean chars per main call), side work, losses and probes still answerable, and a
-chart of chars per call, one line per strategy on a shared scale.
+compare`` — for the scenario on screen: a table of who manages the context in each, then
+the command line's own columns (:mod:`tui.compare_columns`: size per main call, side work,
+losses, probes still answerable, billed input, cache read, estimated cost), and a chart of
+chars per call, one line per strategy on a shared scale.
 
 Every strategy is a full scripted run in its own temporary workspace, so the runs happen in
 a thread worker (group ``compare``, exclusive) that posts one result at a time: the demo
@@ -27,17 +28,16 @@ from textual.widgets import DataTable, Footer, ProgressBar, Static
 from core.compare import STRATEGIES, Strategy, StrategyResult, compare_sync
 from core.config import Thresholds, scenario_thresholds
 from core.scenarios import Scenario
+from tui.compare_columns import COLUMNS, Column, strategy_names
 from tui.i18n import has, localize_bindings, t
 from tui.managers import manager_label
 from tui.widgets.compare_chart import CompareChart
 
-WANTED = ("truncate", "compact", "compact+memory", "compact+memory+pinned")
-
 
 def strategies() -> list[Strategy]:
-    """The strategies to compare, in teaching order (the pinned one only if the engine has
-    it)."""
-    return [STRATEGIES[name] for name in WANTED if name in STRATEGIES]
+    """Every strategy the engine has, in teaching order — the rows ``ctxlab compare`` can
+    print, so the screen never lacks one the command line shows."""
+    return [STRATEGIES[name] for name in strategy_names()]
 
 
 def describe(strategy: StrategyResult) -> str:
@@ -45,12 +45,17 @@ def describe(strategy: StrategyResult) -> str:
     return t(key) if has(key) else strategy.description
 
 
-def probes_cell(result: StrategyResult) -> str | Content:
-    if not result.probes:
-        return "—"
-    kept = sum(1 for p in result.probes if p.answerable)
-    text = f"{kept}/{len(result.probes)}"
-    return text if kept == len(result.probes) else Content.styled(text, "bold $error")
+def cell(column: Column, result: StrategyResult) -> str | Content:
+    """The command line's cell, in the error colour where it alarms (a loss, a lost probe)."""
+    text = "—" if column.key == "probes" and not result.probes else column.cell(result)
+    return Content.styled(text, "bold $error") if column.alarm(result) else text
+
+
+def stand_in_notes(result: StrategyResult) -> list[str]:
+    """The localized form of ``result.notes``: ctxlab's summaries for a manager without."""
+    return [t(f"compare.note.{stage}", n=n, name=result.name,
+              manager=manager_label(result.manager))
+            for stage, n in result.stand_in.items()]
 
 
 class CompareScreen(Screen[None]):
@@ -100,9 +105,8 @@ class CompareScreen(Screen[None]):
         table = self.query_one(DataTable)
         table.add_column(t("compare.col.strategy"), key="strategy", width=22)
         table.add_column(t("compare.col.manager"), key="manager", width=19)
-        for key, width in (("calls", 6), ("peak", 12), ("mean", 12), ("system", 12),
-                           ("side", 10), ("losses", 8), ("probes", 8)):
-            table.add_column(t(f"compare.col.{key}"), key=key, width=width)
+        for column in COLUMNS:
+            table.add_column(t(f"compare.col.{column.key}"), key=column.key)
         self.start()
 
     def start(self) -> None:
@@ -138,12 +142,8 @@ class CompareScreen(Screen[None]):
         self.query_one(DataTable).add_row(
             Content.styled(result.name, "bold") if result.ok else
             Content.styled(f"{result.name} ✖", "bold $error"),
-            manager_label(result.manager), str(result.calls),
-            f"{result.peak_chars:,}", f"{result.mean_chars:,}",
-            f"{result.mean_system_chars:,}", str(result.side_calls),
-            Content.styled(str(result.losses), "bold $error") if result.losses
-            else str(result.losses),
-            probes_cell(result), key=result.name)
+            manager_label(result.manager), *(cell(column, result) for column in COLUMNS),
+            key=result.name)
         self.query_one(ProgressBar).advance(1)
         self.done = len(self.results) == len(self.strategies)
         self.show_status()
@@ -164,6 +164,7 @@ class CompareScreen(Screen[None]):
         notes: list[Content] = [Content.assemble((f"{r.name}: ", "bold"), (describe(r), "dim"))
                                 for r in self.results]
         for r in self.results:
+            notes.extend(Content.styled(note, "italic") for note in stand_in_notes(r))
             for probe in r.probes:
                 if not probe.answerable:
                     notes.append(Content.styled(t("compare.probe_lost", name=r.name,

@@ -82,7 +82,8 @@ class Inspector(Screen[None]):
             (f" {t('inspector.stage', n=self.record.index)} ", "bold reverse"), " ",
             (e.stage, "bold $warning"), *whose_parts(e), "  ",
             t("inspector.summary", before=e.before_chars, after=e.after_chars,
-              before_msgs=e.before_messages, after_msgs=e.after_messages), " · ",
+              before_msgs=e.before_messages, after_msgs=e.after_messages,
+              n=e.after_messages), " · ",
             (stage_hint(e), "italic"), *cache_cost_parts(e), "  ",
             (t("inspector.position", n=self.position() + 1, total=len(self.records)), "dim")),
             id="inspector-title")

@@ -60,7 +60,8 @@ class CompareChart(Vertical):
         for name, values in self.series:
             peak = max(values, default=0)
             mean = round(sum(values) / len(values)) if values else 0
-            figures = t("compare.chart_figures", peak=peak, mean=mean, calls=len(values))
+            figures = t("compare.chart_figures", peak=peak, mean=mean, calls=len(values),
+                        n=len(values))
             with Horizontal(classes="chart-row"):
                 yield Static(Content.styled(name, "bold"), classes="chart-label")
                 yield ScaledSparkline([min(v, self.ceiling) for v in values], self.ceiling,

@@ -198,11 +198,19 @@ class ContextMeter(Routed, Vertical, can_focus=True):
 
     # -- drawing --------------------------------------------------------------------------
 
+    @property
+    def measured(self) -> bool:
+        """A main request has been measured. Before it every figure would read 0 while
+        History already lists the request and the memories recalled for it, as if they
+        weighed nothing: the meter says it has not measured yet instead."""
+        return bool(self.history)
+
     def redraw(self) -> None:
         if not self.is_mounted:
             return
         limits = self.limits
         pct = self.chars / limits.context_limit * 100 if limits.context_limit else 0
+        measured = self.measured
         usage = (t("meter.recorded" if self.recorded else "meter.usage", n=self.usage_tokens)
                  if self.usage_tokens is not None
                  else t("meter.no_usage_scripted" if self.scripted else "meter.no_usage"))
@@ -210,11 +218,13 @@ class ContextMeter(Routed, Vertical, can_focus=True):
             usage += t("meter.counted", n=self.counted_tokens)
         figures = Content.assemble(
             meter_bar(self.chars, limits, min(BAR_WIDTH, max(10, self.width()))), "\n",
-            (f"{self.chars:,}", "bold"), t("meter.of_limit", limit=limits.context_limit),
-            (f"{pct:.0f}%", "bold $error" if pct > 100 else "bold"),
+            (f"{self.chars:,}" if measured else "—", "bold"),
+            t("meter.of_limit", limit=limits.context_limit),
+            (f"{pct:.0f}%" if measured else "", "bold $error" if pct > 100 else "bold"),
             ("  ┊", "bold $warning"), t("meter.target", n=limits.target),
             ("  │", "bold $error"), t("meter.trigger", n=limits.context_limit), "\n",
-            t("meter.tokens", n=self.est_tokens, usage=usage), "\n",
+            t("meter.tokens", n=self.est_tokens, usage=usage) if measured
+            else (t("meter.unmeasured"), "italic"), "\n",
             (t("meter.bar_note"), "dim italic"),
         )
         update_if_changed(self.query_one("#meter-figures", Static), figures)
@@ -231,7 +241,10 @@ class ContextMeter(Routed, Vertical, can_focus=True):
         """The message rows under the bar's chars (they add up to them), and apart from
         them what is sent with every call: two columns when both fit with a bar of at least
         3 cells, else one under the other (a wrapped row would push the last rows out of
-        the panel). With nothing sent besides (a replay), the message rows take both."""
+        the panel). With nothing sent besides (a replay), the message rows take both.
+        Before the first main request: what will be measured, not a column of zeros."""
+        if not self.measured:
+            return Content.styled(t("meter.unmeasured_breakdown"), "dim italic")
         parts = self.breakdown
         messages = [(t(f"cat.{k}"), int(parts.get(k, 0))) for k in MESSAGE_CATEGORIES
                     if k not in WHEN_PRESENT or parts.get(k)]

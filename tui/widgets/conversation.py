@@ -177,7 +177,7 @@ class Conversation(Routed, VerticalScroll, can_focus_children=False):
                                 type=event.record_type), "bold $recalled")
         elif isinstance(event, ev.MemoryConsolidated):
             await self.notice(t("conv.consolidated", before=event.before,
-                                after=event.after), "$recalled")
+                                after=event.after, n=event.after), "$recalled")
         elif isinstance(event, ev.MemoryConsolidationFailed):
             await self.notice(t("conv.consolidation_failed", reason=event.reason), "$error")
         elif isinstance(event, ev.Error) and event.kind != "cancelled":
@@ -231,7 +231,8 @@ class Conversation(Routed, VerticalScroll, can_focus_children=False):
             ("▌ ", "$warning"), (event.stage, "bold $warning"),
             "  ", t("conv.stage_chars", before=event.before_chars, after=event.after_chars),
             " ", (f"(−{saved:,})" if saved >= 0 else f"(+{-saved:,})", "dim"),
-            "  ", t("conv.stage_msgs", before=event.before_messages, after=event.after_messages),
+            "  ", t("conv.stage_msgs", before=event.before_messages, after=event.after_messages,
+                     n=event.after_messages),
             (t("conv.files_written", n=len(event.files)) if event.files else "", "dim"),
         )
         if why:

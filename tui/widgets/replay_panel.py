@@ -51,7 +51,7 @@ def subagent_row(path: str, session: str, totals: dict[str, Any] | None) -> Cont
     about = f" “{totals['description']}”" if totals.get("description") else ""
     return Content.assemble(line, "  ", t(
         "replay.subagent", kind=kind, about=about, n=int(totals.get("requests") or 0),
-        compactions=int(totals.get("compactions") or 0),
+        compactions=t("count.compactions", n=int(totals.get("compactions") or 0)),
         tokens=int(totals.get("input_tokens") or 0)))
 
 
@@ -77,7 +77,8 @@ def limits_words(start: ev.ReplayStart) -> str:
     if start.max_messages is None or start.limits not in ("window", "tokens", "course",
                                                           "given"):
         return start.limits_line()
-    sizes = t("replay.limits.sizes", chars=start.context_limit, messages=start.max_messages)
+    sizes = t("replay.limits.sizes", chars=start.context_limit, messages=start.max_messages,
+              n=start.max_messages)  # n: "1 message" when the limit is one
     return t(f"replay.limits.{start.limits}", sizes=sizes,
              tokens=start.context_limit_tokens or 0)
 
@@ -142,8 +143,9 @@ class ReplayPanel(Routed, Static):
         if step is not None:
             tokens = t("replay.tokens", n=step.original_tokens) if step.original_tokens else ""
             out.append(t("replay.sizes", chars=step.original_chars, tokens=tokens,
-                         msgs=step.original_messages, cchars=step.ctxlab_chars,
-                         cmsgs=step.ctxlab_messages))
+                         msgs=t("count.msgs", n=step.original_messages),
+                         cchars=step.ctxlab_chars,
+                         cmsgs=t("count.msgs", n=step.ctxlab_messages)))
             cats = " · ".join(f"{t(f'cat.{k}')} {int(step.breakdown[k]):,}"
                               for k in CATEGORIES if step.breakdown.get(k))
             out.append(f"{t('replay.cats')} {cats}")

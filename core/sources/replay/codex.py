@@ -39,6 +39,7 @@ from core.sources.replay.responses_items import BadItem, item_blocks, item_kind
 from core.sources.replay.shape import text_or_none
 from core.sources.replay.steps import StepBuilder
 from core.usage import context_tokens
+from core.wording import plural
 
 AGENT = Manager.CODEX
 LINE_TYPES = frozenset({"session_meta", "response_item", "event_msg", "turn_context",
@@ -212,5 +213,7 @@ class _Reader:
         recording.system = "\n\n".join(self.system)
         recording.model = recording.model or self.model
         if self.matcher.waiting:
-            recording.note("usage", f"{len(self.matcher.waiting)} recorded usage(s) came after "
-                           "the last reply and belong to no request of the file")
+            waiting = len(self.matcher.waiting)
+            recording.note("usage", f"{plural(waiting, 'recorded usage')} came after the last "
+                           f"reply and belong{'s' if waiting == 1 else ''} to no request of "
+                           "the file")

@@ -80,6 +80,7 @@ from core.sources.replay.reading import jsonl_objects, skip
 from core.sources.replay.responses_items import BadItem
 from core.sources.replay.shape import content_problem, text_or_none, usage_problem
 from core.usage import context_tokens
+from core.wording import plural
 
 
 def _is_body(data: dict[str, Any], line: dict[str, Any]) -> bool:
@@ -223,7 +224,7 @@ def _note_others(recording: Recording, found: Split, chosen: Conversation) -> No
     if found.side_calls:
         kinds = Counter(what for _, what in found.side_calls)
         listed = ", ".join(f"{n} {what}" for what, n in sorted(kinds.items()))
-        recording.note("side_calls", f"{len(found.side_calls)} side call(s) kept apart, "
+        recording.note("side_calls", f"{plural(len(found.side_calls), 'side call')} kept apart, "
                        f"never a step of the history: {listed}", found.side_calls[0][0].line)
 
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 from typing import Any
 
 from core.sources.replay.model import Compaction, Exchange, Message, Recording
+from core.wording import plural
 
 
 def as_blocks(content: Any) -> list[Any]:
@@ -184,5 +185,6 @@ class StepBuilder:
         self._place_notes()
         if self.pending:
             n = len(self.pending)
-            self.recording.note("unanswered", f"the last {n} message(s) got no reply in the "
-                                "file (an interrupted session?); they are not replayed")
+            they = "it is" if n == 1 else "they are"
+            self.recording.note("unanswered", f"the last {plural(n, 'message')} got no reply "
+                                f"in the file (an interrupted session?); {they} not replayed")

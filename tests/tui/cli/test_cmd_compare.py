@@ -75,3 +75,45 @@ def test_usage_errors_are_one_line_and_exit_2(capsys, args, needle):
     code, out, err = run(capsys, *args)
     assert code == 2 and out == ""
     assert err.count("\n") == 1 and err.startswith("ctxlab compare: ") and needle in err
+
+
+ALL = "truncate,compact,compact+memory,compact+memory+pinned,api-clear-tool-uses"
+
+
+@pytest.mark.parametrize("columns", [80, 100, 200])
+def test_at_any_width_every_number_and_header_is_whole(capsys, monkeypatch, columns):
+    """At 80 columns every number was cut (``282…``, ``$0.…``) and headers read ``c…``: the
+    columns that do not fit now go to a second table, each number whole."""
+    monkeypatch.setenv("COLUMNS", str(columns))
+    code, out, _ = run(capsys, "--scenario", "refactor-auth", "--strategies", ALL)
+    assert code == 0
+    _, data, _ = run(capsys, "--scenario", "refactor-auth", "--strategies", ALL, "--json")
+    tables = out.split("chars: the messages sent")[0]
+    assert "…" not in tables
+    assert all(len(line) <= columns for line in tables.splitlines())
+    cells = set(tables.split())
+    for s in json.loads(data)["strategies"]:
+        assert {f"{s['peak_chars']:,}", f"{s['mean_chars']:,}",
+                f"{s['billed_input_tokens']:,}", f"${s['est_cost']:.4f}",
+                f"{s['cache_read_share']:.0%}"} <= cells
+    for header in ("calls", "losses", "billed", "cache", "cost"):
+        assert header in cells
+    if columns == 200:
+        assert tables.count("strategy") == 1  # wide enough: one table
+
+
+def test_a_summary_the_strategy_does_not_write_is_explained(capsys):
+    """``api-clear-tool-uses`` is documented as writing no summary yet counted two summary
+    side calls, unexplained: the notes say they are the reactive compact and the compact
+    tool, answered by ctxlab's summary."""
+    code, out, _ = run(capsys, "--scenario", "refactor-auth", "--strategies",
+                       "compact,api-clear-tool-uses", "--json")
+    assert code == 0
+    compact, api = json.loads(out)["strategies"]
+    assert api["side_work"]["summary"] == 2 and len(api["notes"]) == 2
+    assert any("refused as too long" in n and "reactive compact" in n for n in api["notes"])
+    assert any("compact tool" in n for n in api["notes"])
+    assert compact["notes"] == []  # the pipeline's summaries are its own
+    _, table, _ = run(capsys, "--scenario", "refactor-auth", "--strategies",
+                      "api-clear-tool-uses")
+    assert "api-clear-tool-uses: 1 summary: a prompt was refused" in table

@@ -73,7 +73,7 @@ def test_list_json_and_table(mem, capsys):
     code, out, _ = cli(capsys, "list", "--dir", str(mem), "--json")
     assert code == 0 and [r["file"] for r in json.loads(out)] == ["deploy.md", "tabs.md"]
     code, out, _ = cli(capsys, "list", "--dir", str(mem))
-    assert code == 0 and "Deploys on Fridays" in out and "2 invalid file(s)" in out
+    assert code == 0 and "Deploys on Fridays" in out and "2 invalid files" in out
 
 
 def test_dir_may_come_before_the_action(mem, capsys):

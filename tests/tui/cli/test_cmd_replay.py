@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import subprocess
 import sys
@@ -43,6 +44,18 @@ def test_the_log_shows_the_agents_compaction_and_the_unit(tmp_path, capsys):
     assert "scaled to the model's 200,000-token window" in out
     assert "subagent transcript:" in out and "agent-3f9c2a1b.jsonl" in out
     assert "request 6/6: original" in out
+
+
+def test_counts_agree_with_their_nouns_and_a_replay_counts_requests(tmp_path, capsys):
+    """The log said "1 compactions", "8 → 1 messages" and ended "after 6 turn(s)", though a
+    replay plays recorded requests, not turns."""
+    assert replay(str(CLAUDE), "--headless", "--workdir", str(tmp_path / "w")) == 0
+    out = " ".join(capsys.readouterr().out.split())
+    assert "6 requests, 1 compaction by claude-code" in out
+    assert "8 → 1 message;" in out
+    assert out.endswith("replay end: ok after 6 requests")
+    assert "(s)" not in out
+    assert not re.search(r"\b1 (messages|compactions|requests)", out)
 
 
 def test_a_token_limit_is_stated_with_its_conversion(tmp_path, capsys):

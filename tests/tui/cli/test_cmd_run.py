@@ -68,7 +68,7 @@ def test_without_json_the_log_is_readable_text(tmp_path, capsys):
     out = capsys.readouterr().out
     assert "user: Add a helper to billing/invoice.py." in out
     assert "memory written:" in out and "memory recalled (" in out
-    assert out.rstrip().endswith("run end: ok after 2 turn(s)")
+    assert out.rstrip().endswith("run end: ok after 2 turns")
     assert not any(line.startswith("{") for line in out.splitlines())
 
 

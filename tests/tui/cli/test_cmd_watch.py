@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -228,3 +229,47 @@ def test_without_upstream_each_api_goes_to_its_own_host(monkeypatch):
     assert (options.upstream, options.messages_upstream) == (None, "http://127.0.0.1:9100")
     monkeypatch.setenv("ANTHROPIC_BASE_URL", "http://127.0.0.1:8787")
     assert "is this proxy itself" in str(options_from(args))
+
+
+@pytest.mark.parametrize("keep", [False, True], ids=["removed", "kept"])
+def test_the_workbench_folder_is_removed_unless_keep_and_the_command_says_so(
+        monkeypatch, tmp_path, capsys, keep):
+    """The watch workbench's temporary folder went away silently, or not at all if the app
+    never unmounted; now the command removes it (unless --keep) and names it either way."""
+    import tui.cli.cmd_app
+
+    opened: list[Path] = []
+
+    def launch(config, theme) -> int:  # the workbench writes into its folder, then quits
+        opened.append(config.workspace)
+        (config.workspace / "notes.md").write_text("written by the workbench")
+        return 0
+
+    monkeypatch.setattr(tui.cli.cmd_app, "launch", launch)
+    monkeypatch.chdir(tmp_path)
+    argv = ["watch", "--port", "0", "--upstream", "http://127.0.0.1:1"]
+    assert main([*argv, "--keep"] if keep else argv) == 0
+    (folder,) = opened
+    err = capsys.readouterr().err
+    assert folder.exists() == keep
+    if keep:
+        assert err == f"ctxlab watch: workspace kept: {folder}\n"
+        shutil.rmtree(folder)
+    else:
+        assert err == f"ctxlab watch: workspace {folder} removed (--keep keeps it)\n"
+
+
+def test_keep_with_headless_is_one_usage_line(capsys, monkeypatch):
+    _never_serve(monkeypatch)
+    assert main(["watch", "--headless", "--keep"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("ctxlab watch: --keep") and err.count("\n") == 1
+
+
+def test_watch_help_says_what_it_does(capsys):
+    from tui.cli import build_parser
+
+    with pytest.raises(SystemExit):
+        build_parser().parse_args(["watch", "--help"])
+    out = capsys.readouterr().out
+    assert "point a client" in " ".join(out.split()).lower()
