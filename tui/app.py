@@ -64,6 +64,9 @@ class CtxlabApp(Routed, LearnerActions, PanelActions, WorkbenchActions):
     COMMANDS: ClassVar = App.COMMANDS | {CtxlabCommands}
     # Descriptions are message ids (tui.locales), translated per app in __init__.
     BINDINGS: ClassVar = [
+        # Help first: the footer lists it before the run's keys, where a newcomer looks.
+        Binding("question_mark,f1,h", "help", "key.help", key_display="?"),
+        Binding("escape", "hide_help", "key.hide_help", show=False),
         Binding("space", "toggle_play", "key.play"),
         Binding("s", "step", "key.step"),
         Binding("plus,equals_sign", "faster", "key.faster", key_display="+"),
@@ -149,6 +152,8 @@ class CtxlabApp(Routed, LearnerActions, PanelActions, WorkbenchActions):
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if not self.source_allows(action):  # the source's controls first
             return False
+        if action == "hide_help":  # esc closes the keys panel, and does nothing else then
+            return self.help_shown()
         return super().check_action(action, parameters)
 
     def get_theme_variable_defaults(self) -> dict[str, str]:

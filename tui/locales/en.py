@@ -53,6 +53,8 @@ MESSAGES: dict[str, str] = {
     "key.step_back": "Step back",
     "key.go_to": "Go to request",
     "key.quit": "Quit",
+    "key.help": "Help",
+    "key.hide_help": "Close help",
     "key.palette": "palette",
     "key.palette_tip": "Open the command palette",
     "key.back": "Back",
@@ -111,6 +113,9 @@ MESSAGES: dict[str, str] = {
     "palette.new_memory_help": "Write a record in the built-in editor",
     "palette.memory_index": "Show MEMORY.md",
     "palette.memory_index_help": "The derived memory index",
+    "palette.help": "Help: keys",
+    "palette.help_help": "The keys that work here and what the focused panel does (? or F1; "
+                         "esc closes it)",
     "palette.quit": "Quit",
     "palette.quit_help": "Leave ctxlab (a running turn is cancelled cleanly)",
     "palette.theme": "Theme: {name}",
