@@ -23,7 +23,10 @@ MESSAGES: dict[str, str] = {
     "status.at_end": "■ at the end — S: step back · g: go to a request · ctrl+q: quit",
     "status.playing": "▶ playing",
     "status.max": "max",
-    "status.line": "{state}   speed {pace}   model calls {calls}",
+    "status.pace": "speed {pace}   model calls {calls}",
+    "status.failed": "✖ failed: {reason}",
+    "status.jumping": "⏩ to the next compaction…",
+    "status.going_to": "⏩ going to request {n}…",
     "status.broken": "broken: {switches}",
     "status.manager": "context: {manager}",
     # -- who manages the context (core.compact.managers): one name each, said in words ----
@@ -177,6 +180,9 @@ MESSAGES: dict[str, str] = {
     "source.replay": "replay",
     "source.watch": "watch",
     "notice.finished_title": "Finished",
+    "notice.failed": "the run failed (the error says why) — o: play another · ctrl+q: quit",
+    "notice.failed_source": "the {kind} failed (the error says why) — ctrl+q: quit",
+    "notice.failed_title": "Failed",
     "notice.breaks_on": "restarted with break switches: {switches}",
     "notice.breaks_off": "restarted with every protection on",
     "notice.compare_live": "compare needs a scenario: live mode has no script to replay",
@@ -361,10 +367,11 @@ MESSAGES: dict[str, str] = {
     "limits.not_number": "{key}: {raw} is not a number",
     # -- break switches --------------------------------------------------------------------
     "breaks.title": "Break switches (teaching lab)",
-    "breaks.note": "Each switch turns off one protection of the compaction pipeline, so you "
-                   "can watch what it protects against. Applying restarts the scenario from "
-                   "the start in a fresh temporary workspace.",
-    "breaks.apply": "Restart with these switches (ctrl+s)",
+    "breaks.note": "Each switch is one protection of the compaction pipeline: turn it off to "
+                   "watch what it protects against (on the command line: --break NAME). "
+                   "Applying restarts the scenario from the start in a fresh temporary "
+                   "workspace.",
+    "breaks.apply": "Restart with these protections (ctrl+s)",
     "breaks.none": "All protections on",
     "break.pair-protection": "snip and reactive compact never cut between a tool_use and its "
                              "tool_result.",
@@ -434,8 +441,8 @@ MESSAGES: dict[str, str] = {
     "key.to_prompt": "Prompt",
     "header.temporary_short": "temporary workspace (w: its path)",
     "mem.why_invalid": "not a valid record (never recalled) — ",
-    "breaks.state_on": "● ON",
-    "breaks.state_off": "○ off",
+    "breaks.protected": "✓ protected",
+    "breaks.broken": "⚠ BROKEN",
     "palette.panel": "Go to {name}",
     "palette.panel_help": "Show this panel and give it the keyboard (key {key})",
     "palette.zoom": "Maximise the focused panel",

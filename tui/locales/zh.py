@@ -27,7 +27,10 @@ MESSAGES: dict[str, str] = {
     "status.at_end": "■ 已到结尾 — S：后退一步 · g：跳到请求 · ctrl+q：退出",
     "status.playing": "▶ 播放中",
     "status.max": "最快",
-    "status.line": "{state}   速度 {pace}   模型调用 {calls} 次",
+    "status.pace": "速度 {pace}   模型调用 {calls} 次",
+    "status.failed": "✖ 失败：{reason}",
+    "status.jumping": "⏩ 正在跳到下一次压缩…",
+    "status.going_to": "⏩ 正在跳到第 {n} 个请求…",
     "status.broken": "已关闭保护：{switches}",
     "status.manager": "上下文管理：{manager}",
     # -- who manages the context (core.compact.managers): one name each, said in words ----
@@ -178,6 +181,9 @@ MESSAGES: dict[str, str] = {
     "source.replay": "回放",
     "source.watch": "监视",
     "notice.finished_title": "已结束",
+    "notice.failed": "运行失败（原因见错误提示）— o：换一个场景 · ctrl+q：退出",
+    "notice.failed_source": "失败（{kind}，原因见错误提示）— ctrl+q：退出",
+    "notice.failed_title": "失败",
     "notice.breaks_on": "已用这些破坏开关重新开始：{switches}",
     "notice.breaks_off": "已重新开始，所有保护都已打开",
     "notice.compare_live": "策略对比需要场景：实时模式没有可重放的脚本",
@@ -361,9 +367,9 @@ MESSAGES: dict[str, str] = {
     "limits.not_number": "{key}：{raw} 不是数字",
     # -- break switches --------------------------------------------------------------------
     "breaks.title": "破坏开关（教学实验）",
-    "breaks.note": "每个开关关闭压缩流程中的一项保护，让你看到它在防范什么。"
-                   "应用后，场景会在一个新的临时工作区里从头开始。",
-    "breaks.apply": "用这些开关重新开始 (ctrl+s)",
+    "breaks.note": "每个开关就是压缩流程中的一项保护：把它关掉，就能看到它在防范什么"
+                   "（命令行：--break 名称）。应用后，场景会在一个新的临时工作区里从头开始。",
+    "breaks.apply": "按这些保护重新开始 (ctrl+s)",
     "breaks.none": "打开所有保护",
     "break.pair-protection": "snip 和 reactive compact 从不在 tool_use 与它的 tool_result "
                              "之间切开。",
@@ -427,8 +433,8 @@ MESSAGES: dict[str, str] = {
     "key.to_prompt": "输入框",
     "header.temporary_short": "临时工作区（w：路径）",
     "mem.why_invalid": "不是有效记录（不会被召回）——",
-    "breaks.state_on": "● 开",
-    "breaks.state_off": "○ 关",
+    "breaks.protected": "✓ 保护中",
+    "breaks.broken": "⚠ 已破坏",
     "palette.panel": "转到{name}",
     "palette.panel_help": "显示此面板并让它接收按键（按键 {key}）",
     "palette.zoom": "最大化当前面板",
