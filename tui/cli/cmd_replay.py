@@ -244,7 +244,9 @@ def open_workbench(args: argparse.Namespace, recording: Any, limits: Thresholds,
         return ReplaySource(recording, options)
 
     speed = WORKBENCH_SPEED if args.speed is None else args.speed
-    config = AppConfig(scenario=None, source=make, workspace=chosen,
+    # Opened paused at the start: a session is read at the reader's pace (space, s, n), and
+    # a replay already under way has passed what it was opened to show.
+    config = AppConfig(scenario=None, source=make, workspace=chosen, paused=True,
                        speed=speed if speed > 0 else 1000.0, provider="replay",
                        model=recording.model, breaks=frozenset(args.breaks))
     return launch(config, None)
