@@ -460,6 +460,12 @@ MESSAGES: dict[str, str] = {
                            "history becomes one summary",
     "why.reactive_compact": "the API said the prompt is too long ({chars:,} chars sent): all "
                             "but the last {tail} messages become a summary",
+    "why.scripted_refusal": "the scenario's script made this call fail as “prompt is too long” "
+                            "({chars:,} chars sent; ctxlab's limit is {limit:,}) — no API was "
+                            "asked. It shows what a real API does when a prompt outgrows the "
+                            "model's window: it refuses the call (HTTP 400), and only a shorter "
+                            "history gets through, so all but the last {tail} messages become "
+                            "a summary",
     "why.manual_compact": "the model called the compact tool ({chars:,} chars, {messages} "
                           "messages)",
     "why.recorded.auto": "{manager} compacted automatically{at} (its own trigger){post}{kept}",

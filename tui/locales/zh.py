@@ -451,6 +451,10 @@ MESSAGES: dict[str, str] = {
                            "成一条摘要",
     "why.reactive_compact": "API 回答提示过长（发送了 {chars:,} 字符）：除最后 {tail} 条外都变成"
                             "摘要",
+    "why.scripted_refusal": "场景脚本让这次调用以“提示过长”失败（发送了 {chars:,} 字符；ctxlab 的"
+                            "上限是 {limit:,}）——并没有请求任何 API。它演示真实 API 在提示超出模型"
+                            "上下文窗口时的做法：拒绝这次调用（HTTP 400），只有更短的历史才能通过，"
+                            "所以除最后 {tail} 条外都变成摘要",
     "why.manual_compact": "模型调用了 compact 工具（{chars:,} 字符，{messages} 条消息）",
     "why.recorded.auto": "{manager} 自动压缩{at}（它自己的触发条件）{post}{kept}",
     "why.recorded.manual": "用户运行了 /compact{at}{post}{kept}",
