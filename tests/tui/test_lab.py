@@ -80,10 +80,11 @@ async def test_a_run_the_api_refused_fails_in_the_workbench_as_it_does_headless(
     reason = capsys.readouterr().err.strip().removeprefix("ctxlab run: ")
     assert reason.startswith("HTTP 400 invalid_request_error")
     app = make_app(scenario=PAIRS, breaks=frozenset({"pair-protection"}))
-    async with app.run_test(size=(240, 55)) as pilot:
+    async with app.run_test(size=(100, 30)) as pilot:  # the reason cut, the switch whole
         await play_to_end(pilot)
         status = str(app.query_one(RunStatus).render())
-        assert "failed: HTTP 400 invalid_request_error" in status and "finished" not in status
+        assert status.startswith("✖ failed: HTTP 400") and "finished" not in status
+        assert "   ⚠ broken: pair-protection" in status  # set apart from the reason
         assert app.outcome.failure() == reason
         assert "broken: pair-protection" in status
         notices = [str(n.message) for n in app._notifications]

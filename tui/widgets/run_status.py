@@ -65,7 +65,7 @@ class StatusParts:
         for form in forms:
             if form.cell_length <= width:
                 return form
-        tail = self.join(Content(""), None, None) if self.broken else Content("")
+        tail = Content.assemble(GAP, self.broken) if self.broken else Content("")
         room = width - tail.cell_length
         short = Content(self.state.split(HINT)[0])
         if room < 8:  # not even a word of the state beside them: the start of the line
