@@ -31,8 +31,7 @@ from textual.worker import Worker, WorkerCancelled, WorkerFailed, WorkerState
 
 from core import events as ev
 from core.config import Thresholds
-from core.events import Emitter, Manager
-from core.events.outcome import RunOutcome
+from core.events import Emitter, Manager, RunOutcome
 from core.scenarios import ScenarioError, find_scenario
 from core.sources import Capability, Source
 from core.sources.agent.session import DEFAULT_SESSION, AgentSession, RunOptions

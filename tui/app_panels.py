@@ -33,8 +33,7 @@ from tui.i18n import t
 from tui.widgets.run_status import RunStatus
 
 if TYPE_CHECKING:
-    from core.events import RunStart
-    from core.events.outcome import RunOutcome
+    from core.events import RunOutcome, RunStart
     from tui.app import AppConfig
     from tui.source_views import SourceView
 

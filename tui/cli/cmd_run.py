@@ -15,8 +15,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from core.config import ConfigError, load_toml, resolve_thresholds
-from core.events import AssistantText, Emitter, Event, dumps_event
-from core.events.outcome import RunOutcome
+from core.events import AssistantText, Emitter, Event, RunOutcome, dumps_event
 from core.harness_paths import HarnessPathError
 from core.providers.api_context import load_api_context
 from core.providers.registry import PROVIDERS, choose_provider, provider_names
