@@ -31,7 +31,7 @@ from textual.worker import Worker, WorkerCancelled, WorkerFailed, WorkerState
 
 from core import events as ev
 from core.config import Thresholds
-from core.events import Emitter, Manager
+from core.events import Emitter, Manager, RunOutcome
 from core.scenarios import ScenarioError, find_scenario
 from core.sources import Capability, Source
 from core.sources.agent.session import DEFAULT_SESSION, AgentSession, RunOptions
@@ -64,6 +64,9 @@ class CtxlabApp(Routed, LearnerActions, PanelActions, WorkbenchActions):
     COMMANDS: ClassVar = App.COMMANDS | {CtxlabCommands}
     # Descriptions are message ids (tui.locales), translated per app in __init__.
     BINDINGS: ClassVar = [
+        # Help first: the footer lists it before the run's keys, where a newcomer looks.
+        Binding("question_mark,f1,h", "help", "key.help", key_display="?"),
+        Binding("escape", "hide_help", "key.hide_help", show=False),
         Binding("space", "toggle_play", "key.play"),
         Binding("s", "step", "key.step"),
         Binding("plus,equals_sign", "faster", "key.faster", key_display="+"),
@@ -105,6 +108,7 @@ class CtxlabApp(Routed, LearnerActions, PanelActions, WorkbenchActions):
         self.temp_workspaces: list[Path] = []
         self.calls = 0
         self.finished = False
+        self.outcome = RunOutcome()  # how the run ended: the verdict headless gives too
         self.scenario_title = ""  # "" = live mode
         self.run_breaks: tuple[str, ...] = ()  # as the run reported them (run_start)
         # who manages the context, as run_start says
@@ -149,6 +153,8 @@ class CtxlabApp(Routed, LearnerActions, PanelActions, WorkbenchActions):
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if not self.source_allows(action):  # the source's controls first
             return False
+        if action == "hide_help":  # esc closes the keys panel, and does nothing else then
+            return self.help_shown()
         return super().check_action(action, parameters)
 
     def get_theme_variable_defaults(self) -> dict[str, str]:
@@ -212,6 +218,7 @@ class CtxlabApp(Routed, LearnerActions, PanelActions, WorkbenchActions):
         self.apply_speed()
         self.calls = 0
         self.finished = False
+        self.outcome = RunOutcome()
         self.run_breaks = tuple(sorted(self.config.breaks)) if self.view.own_session else ()
         self.refresh_bindings()  # its controls in the footer
         await self.reset_panels()
@@ -270,8 +277,9 @@ class CtxlabApp(Routed, LearnerActions, PanelActions, WorkbenchActions):
     def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
         if event.worker.group == "agent" and event.state == WorkerState.ERROR:
             error = event.worker.error
-            self.notify(t("notice.agent_stopped", error=f"{type(error).__name__}: {error}"),
-                        severity="error", timeout=10)
+            reason = f"{type(error).__name__}: {error}"
+            self.notify(t("notice.agent_stopped", error=reason), severity="error", timeout=10)
+            self.outcome.error = self.outcome.error or reason
             self.finished = True
             self.update_status()
 
@@ -302,6 +310,7 @@ class CtxlabApp(Routed, LearnerActions, PanelActions, WorkbenchActions):
         if self.source is not None:
             self.view.started(self, self.source)
         self.run_start = event
+        self.outcome.see(event)
         self.run_breaks = tuple(event.breaks)
         self.run_managers = event.managers
         self.update_header()
@@ -331,18 +340,27 @@ class CtxlabApp(Routed, LearnerActions, PanelActions, WorkbenchActions):
 
     @handles(ev.Error)
     def show_error(self, event: ev.Error) -> None:
+        self.outcome.see(event)
         if event.kind != "cancelled":
             self.notify(event.message, title=t("notice.error_title", kind=event.kind),
                         severity="error", timeout=8)
 
     @handles(ev.RunEnd)
     def show_run_end(self, event: ev.RunEnd) -> None:
+        self.outcome.see(event)
         self.finished = True
         self.redraw_once(self.update_status)
-        if not self.config.live:
-            text = (t("notice.finished") if self.view.own_session else
-                    t("notice.finished_source", kind=t(self.view.noun)))
-            self.notify(text, title=t("notice.finished_title"), timeout=6)
+        if self.config.live:
+            return
+        kind = t(self.view.noun)
+        if self.outcome.failure() is not None:  # as headless says it; the error said why
+            text = (t("notice.failed") if self.view.own_session else
+                    t("notice.failed_source", kind=kind))
+            self.notify(text, title=t("notice.failed_title"), severity="error", timeout=8)
+            return
+        text = (t("notice.finished") if self.view.own_session else
+                t("notice.finished_source", kind=kind))
+        self.notify(text, title=t("notice.finished_title"), timeout=6)
 
     def schedule_views(self) -> None:
         """Redraw "what the model sees" at most every 50 ms (a main call's list arrived)."""

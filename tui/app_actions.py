@@ -264,6 +264,26 @@ class WorkbenchActions(App[int]):
             return
         self.push_screen(SystemPromptScreen(self.system_prompt))
 
+    # -- help --------------------------------------------------------------------------------
+
+    def help_shown(self) -> bool:
+        """Textual's keys panel is open on the screen in front."""
+        from textual.widgets import HelpPanel
+
+        return bool(self.screen.query(HelpPanel))
+
+    def action_help(self) -> None:
+        """``?``, F1 or ``h``: the keys that work here and what the focused panel does, in
+        Textual's own keys panel (it follows the focus and the footer's bindings); the same
+        key closes it again."""
+        if self.help_shown():
+            self.action_hide_help_panel()
+        else:
+            self.action_show_help_panel()
+
+    def action_hide_help(self) -> None:
+        self.action_hide_help_panel()
+
     # -- the viewer --------------------------------------------------------------------------
 
     def on_open_file(self, message: OpenFile) -> None:

@@ -36,7 +36,7 @@ from tui.i18n import t
 from tui.widgets.run_status import RunStatus
 
 if TYPE_CHECKING:
-    from core.events import RunStart
+    from core.events import RunOutcome, RunStart
     from tui.app import AppConfig
     from tui.source_views import SourceView
 
@@ -76,6 +76,7 @@ class PanelActions(App[int]):
         run_breaks: tuple[str, ...]
         run_managers: tuple[str, ...]
         finished: bool
+        outcome: RunOutcome
         speed: float
         calls: int
 
@@ -86,6 +87,7 @@ class PanelActions(App[int]):
     lower_panel = ""  # the one under the top panel in the stacked layout
     _full_rows: dict[str, int] | None = None  # each right-hand widget's rows, full layout
     _phase: tuple[bool, bool] = (False, False)  # (running, at its end): the footer's keys
+    _seek_watched = False  # a look at a seek's progress is due
 
     # -- layout -----------------------------------------------------------------------------
 
@@ -281,11 +283,26 @@ class PanelActions(App[int]):
         if phase != self._phase:
             self._phase = phase
             self.refresh_bindings()
+        source = self.source
+        seeking = source is not None and source.running and source.seeking
+        target = source.controls.target if seeking and source is not None else None
         self.query_one(RunStatus).show(finished=self.finished, live=self.config.live,
                                        paused=self.paused, speed=self.speed,
                                        calls=self.calls, breaks=self.run_breaks,
                                        managers=self.run_managers,
-                                       own=self.view.own_session, at_end=at_end)
+                                       own=self.view.own_session, at_end=at_end,
+                                       failure=self.outcome.failure(),
+                                       jumping=seeking, going_to=target)
+        if seeking and not self._seek_watched:  # arriving emits nothing: look again
+            self._seek_watched = True
+            self.set_timer(0.1, self.look_again)
+
+    def look_again(self) -> None:
+        self._seek_watched = False
+        try:
+            self.update_status()
+        except NoMatches:  # the app is closing: the status line is gone
+            return
 
     def scripted(self) -> bool:
         """ctxlab's own session on the scripted model: no API usage will ever come."""

@@ -40,6 +40,7 @@ ACTIONS: tuple[tuple[str, str, str], ...] = (
     ("palette.zoom", "zoom", "palette.zoom_help"),
     ("palette.auto_pause", "toggle_auto_pause", "palette.auto_pause_help"),
     ("palette.copy_workspace", "copy_workspace", "palette.copy_workspace_help"),
+    ("palette.help", "help", "palette.help_help"),
     ("palette.quit", "quit", "palette.quit_help"),
 )
 

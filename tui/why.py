@@ -88,6 +88,8 @@ def why_fired(event: Stage, limits: Thresholds) -> str:
                   max=limits.max_messages, keep=limits.keep_recent,
                   batch=limits.batch_limit, large=limits.large_result,
                   tail=limits.reactive_keep, n=len(event.ledger))
+    if event.refusal_scripted:  # made up by the scenario: never told as an API's verdict
+        return t("why.scripted_refusal", **fields)
     return _words(WHY, row(event), **fields)
 
 

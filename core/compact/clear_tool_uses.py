@@ -122,6 +122,7 @@ class ApiClearToolUses(Compactor):
         self.cleared_chars = 0  # the summary replaces what was cleared
         return await super().compact(messages, active_request)
 
-    async def reactive(self, messages: list[dict], active_request: str) -> list[dict]:
+    async def reactive(self, messages: list[dict], active_request: str,
+                       refusal: BaseException | None = None) -> list[dict]:
         self.cleared_chars = 0
-        return await super().reactive(messages, active_request)
+        return await super().reactive(messages, active_request, refusal)

@@ -76,6 +76,8 @@ class StageRun:
     tool_use_ids: list[str] = field(default_factory=list)
     ledger: list[dict[str, Any]] = field(default_factory=list)
     changed: bool = False
+    refusal: str | None = None  # reactive_compact: the error that set it off…
+    refusal_scripted: bool = False  # …made up by a scenario's script, not said by an API
     _seen: set[str] = field(default_factory=set, repr=False)  # keeps wrote/took linear
     _before: list[dict[str, Any]] | None = field(default=None, repr=False)
     _before_sizes: list[int] = field(default_factory=list, repr=False)
@@ -143,6 +145,8 @@ class StageRun:
             first_changed=first,
             rewrite_tokens=rewrite,
             archived=archive_records(self.ctx.archive, self.files),
+            refusal=self.refusal,
+            refusal_scripted=self.refusal_scripted,
             snapshot=StageSnapshot(self._before, list(self.history.messages),
                                    self._before_sizes, list(self.history.sizes))
             if self._before is not None else None,

@@ -181,10 +181,16 @@ class Compactor:
         run.finish()
         return history.messages
 
-    async def reactive(self, messages: list[dict], active_request: str) -> list[dict]:
+    async def reactive(self, messages: list[dict], active_request: str,
+                       refusal: BaseException | None = None) -> list[dict]:
+        """Reactive compaction after ``refusal`` (the overflow error), which its stage event
+        quotes, saying whether a scenario scripted it."""
         history = Measured(list(messages))
-        run = await reactive_compact(StageRun(REACTIVE_COMPACT, self.ctx, history),
-                                     self._summarizer(), active_request)
+        stage = StageRun(REACTIVE_COMPACT, self.ctx, history)
+        if refusal is not None:
+            stage.refusal = str(refusal)
+            stage.refusal_scripted = bool(getattr(refusal, "scripted", False))
+        run = await reactive_compact(stage, self._summarizer(), active_request)
         run.finish()
         return history.messages
 
@@ -210,7 +216,7 @@ class Compactor:
                     raise
                 self.reactive_retries += 1
                 try:
-                    messages = await self.reactive(prepared, active_request)
+                    messages = await self.reactive(prepared, active_request, error)
                 except BaseException:
                     self.reactive_retries = 0  # a failed recovery ends the streak too
                     raise

@@ -102,7 +102,8 @@ class SlidingWindow(Compactor):
         """The ``compact`` tool: keep only the last ``reactive_keep`` messages."""
         return self._keep_tail(messages)
 
-    async def reactive(self, messages: list[dict], active_request: str) -> list[dict]:
+    async def reactive(self, messages: list[dict], active_request: str,
+                       refusal: BaseException | None = None) -> list[dict]:
         """After a prompt-too-long error: keep only the last ``reactive_keep`` messages."""
         return self._keep_tail(messages)
 

@@ -1,7 +1,8 @@
 """Typed events: the only way the engine talks to the UI, the headless log and JSONL.
 
 Every source speaks these, and every front end reads them: the workbench, ``--json``,
-``compare``. One module per topic (:mod:`~core.events.run`, :mod:`~core.events.compaction`,
+``compare``. :class:`RunOutcome` reads how a run ended from them, one verdict for every
+front end. One module per topic (:mod:`~core.events.run`, :mod:`~core.events.compaction`,
 :mod:`~core.events.memory`, :mod:`~core.events.recorded`) on one base
 (:mod:`~core.events.base`); import them all from here. ``Manager`` is the vocabulary of
 ``stage.by`` and ``run_start.context_manager``.
@@ -37,6 +38,7 @@ from core.events.memory import (
     MemorySelected,
     MemoryWritten,
 )
+from core.events.outcome import RunOutcome
 from core.events.recorded import (
     ReplayNotice,
     ReplayStart,
@@ -91,6 +93,7 @@ __all__ = [
     "Retry",
     "Rewind",
     "RunEnd",
+    "RunOutcome",
     "RunStart",
     "SessionStart",
     "Sink",

@@ -44,7 +44,9 @@ class Stage(Event):
     that the next call must write to the prompt cache again (``None``: not known).
     ``archived`` is the archive's own record of each of ``files`` it lists
     (:mod:`core.archive.listing`). ``snapshot`` (in-process only, never printed) holds the
-    before and after lists.
+    before and after lists. A ``reactive_compact`` says which refusal set it off
+    (``refusal``) and whether a scenario scripted it (``refusal_scripted``): a scripted
+    "prompt is too long" on a history far under the limit must not read as an API's.
     """
 
     type: ClassVar[str] = "stage"
@@ -65,6 +67,10 @@ class Stage(Event):
     archived: tuple[dict[str, Any], ...] = ()
     # a recorded agent's compaction: the usage of its own compaction call, when recorded
     usage: dict[str, Any] | None = None
+    # reactive_compact: the refusal that set it off, in the provider's words, and whether a
+    # scenario's script made it up (the scripted provider; no API was asked)
+    refusal: str | None = None
+    refusal_scripted: bool = False
     snapshot: StageSnapshot | None = field(default=None, repr=False, compare=False,
                                            metadata=LOCAL_ONLY)
 

@@ -108,9 +108,11 @@ class BaseProvider:
 
 
 class ProviderError(Exception):
-    """A model call failed. ``kind`` drives what the loop does next."""
+    """A model call failed. ``kind`` drives what the loop does next; ``scripted`` says a
+    scenario's script made the failure up (no API was asked), so it is never told as one."""
 
     kind = "api"
+    scripted = False
 
     def __init__(self, message: str, *, status: int | None = None) -> None:
         super().__init__(message)

@@ -72,7 +72,9 @@ class ScriptedProvider(BaseProvider):
         reply = self._replies.pop(0)
         if reply.error:
             cls, message, status = SCRIPTED_ERRORS[reply.error]
-            raise cls(message, status=status)
+            error = cls(message, status=status)
+            error.scripted = True  # unlike the pairing refusal above, the history is fine
+            raise error
         uses = [
             {"type": "tool_use", "id": f"toolu_{self._calls:03d}_{i}", "name": name,
              "input": dict(data)}

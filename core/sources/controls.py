@@ -93,7 +93,11 @@ class Controls:
 
     @property
     def word_delay(self) -> float:
-        return 0.0 if self.speed >= MAX_SPEED else min(self.word_period / self.speed, MAX_DELAY)
+        """Seconds between streamed words; none on the way to a stage or a position (a jump
+        shows where it lands, not the words on the way at the presenter's pace)."""
+        if self.seeking or self.speed >= MAX_SPEED:
+            return 0.0
+        return min(self.word_period / self.speed, MAX_DELAY)
 
     # -- what a person does ---------------------------------------------------------------------
 

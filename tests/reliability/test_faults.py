@@ -211,6 +211,8 @@ def test_prompt_too_long_twice_compacts_once_then_fails_clearly(tmp_path, capsys
     error = assert_failed_cleanly(code, events, err, "overflow")
     assert "prompt is too long" in error["message"]
     assert [s["stage"] for s in of_type(events, "stage")] == ["reactive_compact"]
+    (stage,) = of_type(events, "stage")  # the API's own refusal, quoted and not scripted
+    assert "prompt is too long" in stage["refusal"] and stage["refusal_scripted"] is False
     purposes = [e["purpose"] for e in of_type(events, "model_request")]
     assert purposes == ["main", "summary", "main"]
     assert len(server_env.requests_to()) == 3 and server_env.pending == 0

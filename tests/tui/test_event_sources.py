@@ -3,6 +3,8 @@ drawn by the same panels, with only the controls the source offers."""
 
 from __future__ import annotations
 
+import asyncio
+import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -255,3 +257,52 @@ async def test_the_palette_offers_only_what_works_for_the_source_shown(
         assert "Quit" in titles
         await watch.end_session()  # the proxy and its measuring process, closed
         await pilot.pause(0.1)
+
+
+async def test_ctxlab_replay_opens_the_workbench_paused_at_the_start(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Nothing plays until the reader asks: the first request is not shown yet."""
+    import tui.cli.cmd_app
+    from tui.cli import main
+
+    opened: list[AppConfig] = []
+    monkeypatch.setattr(tui.cli.cmd_app, "launch", lambda config, theme: opened.append(config))
+    main(["replay", str(CLAUDE), "--workdir", str(tmp_path / "w")])
+    (config,) = opened
+    app = CtxlabApp(config)
+    async with app.run_test(size=(200, 55)) as pilot:
+        panel = app.query_one(ReplayPanel)
+        await wait_for(pilot, lambda: panel.start is not None)
+        await pilot.pause(1.5)  # more than a request's time at the default ×1
+        assert app.paused and panel.step is None and app.calls == 0
+        assert str(app.query_one(RunStatus).render()).startswith("‖ paused")
+
+
+async def test_n_jumps_to_the_next_compaction_and_says_so_on_the_way(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """At ×1 (a request a second) ``n`` does not wait the pace between requests, and while a
+    step is slow (a real summary call) the status line says where it is going, not
+    "paused"; once there, paused at the compaction."""
+    slow = ReplaySource._play_step
+
+    async def slow_step(self: ReplaySource, step: object) -> None:
+        await asyncio.sleep(0.3)  # as a real summary call would be
+        await slow(self, step)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(ReplaySource, "_play_step", slow_step)
+    app = replay_app(tmp_path, speed=1.0)
+    async with app.run_test(size=(200, 55)) as pilot:
+        panel = app.query_one(ReplayPanel)
+        await wait_for(pilot, lambda: panel.start is not None)
+        status = app.query_one(RunStatus)
+        timeline = app.query_one(StageTimeline)
+        started = time.monotonic()
+        await pilot.press("n")
+        await pilot.pause(0.1)
+        assert "to the next compaction" in str(status.render())
+        await wait_for(pilot, lambda: timeline.row_count > 0)
+        assert panel.step is not None and time.monotonic() - started < panel.step.index
+        await wait_for(pilot, lambda: str(status.render()).startswith("‖ paused"), 2.0)
+        held = panel.step.index
+        await pilot.pause(1.5)
+        assert panel.step.index == held  # held at the compaction

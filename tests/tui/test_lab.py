@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Callable
 from pathlib import Path
 
@@ -16,6 +17,7 @@ from core.scenarios.workspaces import generate
 from core.sources.agent.session import AgentSession
 from tests.tui.conftest import PAIRS, TINY, play_to_end, wait_for
 from tui.app import CtxlabApp
+from tui.cli import main
 from tui.managers import manager_label
 from tui.screens.breaks import BreaksScreen
 from tui.screens.compare import CompareScreen, strategies
@@ -67,6 +69,43 @@ async def test_a_break_switch_is_announced_and_each_violation_is_marked(
         assert f"⚠ {len(seen.events)} violations" in str(timeline.border_subtitle)
 
 
+async def test_a_run_the_api_refused_fails_in_the_workbench_as_it_does_headless(
+        make_app: Callable[..., CtxlabApp], tmp_path: Path,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    """Without pair protection the API refuses the history with HTTP 400: the command line
+    exits 1 with the API's words, and the workbench says "failed" with the same words —
+    one verdict (core.events.outcome), never "■ finished"."""
+    headless = ["run", "--headless", "--scenario", PAIRS, "--break", "pair-protection",
+                "--workspace", str(tmp_path / "headless")]
+    assert await asyncio.to_thread(main, headless) == 1  # its own event loop
+    reason = capsys.readouterr().err.strip().removeprefix("ctxlab run: ")
+    assert reason.startswith("HTTP 400 invalid_request_error")
+    app = make_app(scenario=PAIRS, breaks=frozenset({"pair-protection"}))
+    async with app.run_test(size=(100, 30)) as pilot:  # the reason cut, the switch whole
+        await play_to_end(pilot)
+        status = str(app.query_one(RunStatus).render())
+        assert status.startswith("✖ failed: HTTP 400") and "finished" not in status
+        assert "   ⚠ broken: pair-protection" in status  # set apart from the reason
+        assert app.outcome.failure() == reason
+        assert "broken: pair-protection" in status
+        notices = [str(n.message) for n in app._notifications]
+        assert any("the run failed" in text for text in notices)
+        assert not any("has ended" in text for text in notices)
+
+
+@pytest.mark.parametrize("width", [80, 100, 120, 160])
+async def test_the_status_line_keeps_the_broken_switch_whole(
+        make_app: Callable[..., CtxlabApp], width: int) -> None:
+    app = make_app(scenario=PAIRS, breaks=frozenset({"pair-protection"}), paused=True)
+    async with app.run_test(size=(width, 40)) as pilot:
+        await pilot.pause(0.2)
+        status = app.query_one(RunStatus)
+        text = str(status.render())
+        assert "⚠ broken: pair-protection" in text
+        assert len(text.rstrip()) <= status.content_size.width
+        assert text.startswith("‖ paused")  # the state still leads the line
+
+
 async def test_switches_chosen_in_the_modal_restart_the_scenario_and_show_lost_output(
         make_app: Callable[..., CtxlabApp], tmp_path: Path) -> None:
     app = make_app(paused=True)
@@ -77,12 +116,13 @@ async def test_switches_chosen_in_the_modal_restart_the_scenario_and_show_lost_o
         await pilot.pause(0.2)
         modal = app.screen
         assert isinstance(modal, BreaksScreen)
-        assert not any(s.value for s in modal.query(Switch))
+        # Each switch is the protection: on while it protects, and said so in words.
+        assert all(s.value for s in modal.query(Switch))
         state = modal.query_one("#state-persist-before-placeholder")
-        assert "off" in str(state.render())  # said in words, not by colour alone
-        modal.query_one("#break-persist-before-placeholder", Switch).value = True
+        assert "protected" in str(state.render())  # in words, not by colour alone
+        modal.query_one("#protect-persist-before-placeholder", Switch).value = False
         await pilot.pause(0.05)
-        assert "ON" in str(state.render())
+        assert "BROKEN" in str(state.render()) and "protected" not in str(state.render())
         await pilot.press("ctrl+s")
         await pilot.pause(0.2)
         assert app.config.breaks == frozenset({"persist-before-placeholder"})

@@ -20,7 +20,7 @@ from typing import Any
 
 from core.compact.managers import Manager
 from core.config import ConfigError, Thresholds, thresholds_from_mapping
-from core.events import Emitter, Error, Event, Stage
+from core.events import Emitter, Event, Stage
 from core.harness_paths import HarnessPathError
 from core.providers.registry import (
     OFFLINE,
@@ -189,14 +189,13 @@ def _replay_headless(args: argparse.Namespace, recording: Any, limits: Threshold
             await close_provider(provider)
 
     try:
-        ok = asyncio.run(replay())
+        asyncio.run(replay())
     except ConfigError as exc:  # a token limit that converts to an invalid char limit
         return fail(str(exc))
-    if not ok:
+    if (failure := sink.outcome.failure()) is not None:
         # a harness folder refused (a planted link) is bad input, as in run and compact
-        refused = sink.last_error_kind == HarnessPathError.__name__
-        return fail(sink.last_error or "the replay did not complete",
-                    EXIT_USAGE if refused else EXIT_FAILED)
+        refused = sink.outcome.error_kind == HarnessPathError.__name__
+        return fail(failure, EXIT_USAGE if refused else EXIT_FAILED)
     if args.with_subagents and not args.json:  # (--json: replay_start holds the totals)
         print(with_subagents(recording))
     return 0
@@ -246,7 +245,9 @@ def open_workbench(args: argparse.Namespace, recording: Any, limits: Thresholds,
         return ReplaySource(recording, options)
 
     speed = WORKBENCH_SPEED if args.speed is None else args.speed
-    config = AppConfig(scenario=None, source=make, workspace=chosen,
+    # Opened paused at the start: a session is read at the reader's pace (space, s, n), and
+    # a replay already under way has passed what it was opened to show.
+    config = AppConfig(scenario=None, source=make, workspace=chosen, paused=True,
                        speed=speed if speed > 0 else 1000.0, provider="replay",
                        model=recording.model, breaks=frozenset(args.breaks))
     return launch(config, None)
@@ -329,8 +330,7 @@ class ReplayLogSink(LogSink):
     """``ctxlab run``'s log, with lines for the replay's events."""
 
     def __call__(self, event: Event) -> None:
-        if isinstance(event, Error):
-            self.last_error, self.last_error_kind = event.message, event.kind
+        self.outcome.see(event)
         line = describe_replay(event)
         if line:  # text from the recording may hold lone surrogates: shown as escapes
             line = line.encode("utf-8", "backslashreplace").decode("utf-8")

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from core.config import ConfigError, load_toml, resolve_thresholds
-from core.events import AssistantText, Emitter, Error, Event, dumps_event
+from core.events import AssistantText, Emitter, Event, RunOutcome, dumps_event
 from core.harness_paths import HarnessPathError
 from core.providers.api_context import load_api_context
 from core.providers.registry import PROVIDERS, choose_provider, provider_names
@@ -109,17 +109,18 @@ def run(args: argparse.Namespace) -> int:
                          pass_env=tuple(args.pass_env))
     sink = JsonSink() if args.json else LogSink()
     try:
-        ok = asyncio.run(AgentSession(options, Emitter(sinks=[sink])).run())  # stamps t
+        asyncio.run(AgentSession(options, Emitter(sinks=[sink])).run())  # stamps t
     except SessionError as exc:
         return fail(str(exc))
     finally:
         leave_workspace(args, workspace, sink)
-    if not ok:
+    failure = sink.outcome.failure()  # the workbench's verdict too (RunOutcome)
+    if failure is not None:
         # a session file or harness folder refused (a link, a FIFO, a tampered file) is bad
         # input, not a failed run: exit 2, as for any other file ctxlab will not read or write
         refused = {SessionError.__name__, HarnessPathError.__name__}
-        code = EXIT_USAGE if sink.last_error_kind in refused else EXIT_RUN_FAILED
-        return fail(sink.last_error or "the run did not complete", code)
+        code = EXIT_USAGE if sink.outcome.error_kind in refused else EXIT_RUN_FAILED
+        return fail(failure, code)
     return 0
 
 
@@ -172,12 +173,10 @@ class JsonSink:
     """JSONL on stdout, flushed per event so a pipe sees events as they happen."""
 
     def __init__(self) -> None:
-        self.last_error: str | None = None
-        self.last_error_kind: str | None = None
+        self.outcome = RunOutcome()
 
     def __call__(self, event: Event) -> None:
-        if isinstance(event, Error):
-            self.last_error, self.last_error_kind = event.message, event.kind
+        self.outcome.see(event)
         text = dumps_event(event)
         try:
             text.encode(sys.stdout.encoding or "utf-8")
@@ -204,8 +203,7 @@ class LogSink:
         self.console = Console(highlight=False)
         # a pipe has no width: lines stay whole (rich would hard-wrap them at 80 columns)
         self.console.soft_wrap = not self.console.is_terminal
-        self.last_error: str | None = None
-        self.last_error_kind: str | None = None
+        self.outcome = RunOutcome()
         self._text = False
 
     def __call__(self, event: Event) -> None:
@@ -216,8 +214,7 @@ class LogSink:
         if self._text:
             self.console.print()
             self._text = False
-        if isinstance(event, Error):
-            self.last_error, self.last_error_kind = event.message, event.kind
+        self.outcome.see(event)
         line = describe_event(event)
         if line:
             self.console.print(f"[{event.t:7.2f}s] ", end="", style="dim")

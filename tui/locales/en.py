@@ -23,7 +23,10 @@ MESSAGES: dict[str, str] = {
     "status.at_end": "■ at the end — S: step back · g: go to a request · ctrl+q: quit",
     "status.playing": "▶ playing",
     "status.max": "max",
-    "status.line": "{state}   speed {pace}   model calls {calls}",
+    "status.pace": "speed {pace}   model calls {calls}",
+    "status.failed": "✖ failed: {reason}",
+    "status.jumping": "⏩ to the next compaction…",
+    "status.going_to": "⏩ going to request {n}…",
     "status.broken": "broken: {switches}",
     "status.manager": "context: {manager}",
     # -- who manages the context (core.compact.managers): one name each, said in words ----
@@ -53,6 +56,8 @@ MESSAGES: dict[str, str] = {
     "key.step_back": "Step back",
     "key.go_to": "Go to request",
     "key.quit": "Quit",
+    "key.help": "Help",
+    "key.hide_help": "Close help",
     "key.palette": "palette",
     "key.palette_tip": "Open the command palette",
     "key.back": "Back",
@@ -111,6 +116,9 @@ MESSAGES: dict[str, str] = {
     "palette.new_memory_help": "Write a record in the built-in editor",
     "palette.memory_index": "Show MEMORY.md",
     "palette.memory_index_help": "The derived memory index",
+    "palette.help": "Help: keys",
+    "palette.help_help": "The keys that work here and what the focused panel does (? or F1; "
+                         "esc closes it)",
     "palette.quit": "Quit",
     "palette.quit_help": "Leave ctxlab (a running turn is cancelled cleanly)",
     "palette.theme": "Theme: {name}",
@@ -180,6 +188,9 @@ MESSAGES: dict[str, str] = {
     "source.replay": "replay",
     "source.watch": "watch",
     "notice.finished_title": "Finished",
+    "notice.failed": "the run failed (the error says why) — o: play another · ctrl+q: quit",
+    "notice.failed_source": "the {kind} failed (the error says why) — ctrl+q: quit",
+    "notice.failed_title": "Failed",
     "notice.breaks_on": "restarted with break switches: {switches}",
     "notice.breaks_off": "restarted with every protection on",
     "notice.compare_live": "compare needs a scenario: live mode has no script to replay",
@@ -376,10 +387,11 @@ MESSAGES: dict[str, str] = {
     "limits.not_number": "{key}: {raw} is not a number",
     # -- break switches --------------------------------------------------------------------
     "breaks.title": "Break switches (teaching lab)",
-    "breaks.note": "Each switch turns off one protection of the compaction pipeline, so you "
-                   "can watch what it protects against. Applying restarts the scenario from "
-                   "the start in a fresh temporary workspace.",
-    "breaks.apply": "Restart with these switches (ctrl+s)",
+    "breaks.note": "Each switch is one protection of the compaction pipeline: turn it off to "
+                   "watch what it protects against (on the command line: --break NAME). "
+                   "Applying restarts the scenario from the start in a fresh temporary "
+                   "workspace.",
+    "breaks.apply": "Restart with these protections (ctrl+s)",
     "breaks.none": "All protections on",
     "break.pair-protection": "snip and reactive compact never cut between a tool_use and its "
                              "tool_result.",
@@ -470,8 +482,8 @@ MESSAGES: dict[str, str] = {
     "key.to_prompt": "Prompt",
     "header.temporary_short": "temporary workspace (w: its path)",
     "mem.why_invalid": "not a valid record (never recalled) — ",
-    "breaks.state_on": "● ON",
-    "breaks.state_off": "○ off",
+    "breaks.protected": "✓ protected",
+    "breaks.broken": "⚠ BROKEN",
     "palette.panel": "Go to {name}",
     "palette.panel_help": "Show this panel and give it the keyboard (key {key})",
     "palette.zoom": "Maximise the focused panel",
@@ -489,6 +501,12 @@ MESSAGES: dict[str, str] = {
                            "history becomes one summary",
     "why.reactive_compact": "the API said the prompt is too long ({chars:,} chars sent): all "
                             "but the last {tail} messages become a summary",
+    "why.scripted_refusal": "the scenario's script made this call fail as “prompt is too long” "
+                            "({chars:,} chars sent; ctxlab's limit is {limit:,}) — no API was "
+                            "asked. It shows what a real API does when a prompt outgrows the "
+                            "model's window: it refuses the call (HTTP 400), and only a shorter "
+                            "history gets through, so all but the last {tail} messages become "
+                            "a summary",
     "why.manual_compact": "the model called the compact tool ({chars:,} chars, {messages} "
                           "messages)",
     "why.recorded.auto": "{manager} compacted automatically{at} (its own trigger){post}{kept}",

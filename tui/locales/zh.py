@@ -27,7 +27,10 @@ MESSAGES: dict[str, str] = {
     "status.at_end": "■ 已到结尾 — S：后退一步 · g：跳到请求 · ctrl+q：退出",
     "status.playing": "▶ 播放中",
     "status.max": "最快",
-    "status.line": "{state}   速度 {pace}   模型调用 {calls} 次",
+    "status.pace": "速度 {pace}   模型调用 {calls} 次",
+    "status.failed": "✖ 失败：{reason}",
+    "status.jumping": "⏩ 正在跳到下一次压缩…",
+    "status.going_to": "⏩ 正在跳到第 {n} 个请求…",
     "status.broken": "已关闭保护：{switches}",
     "status.manager": "上下文管理：{manager}",
     # -- who manages the context (core.compact.managers): one name each, said in words ----
@@ -57,6 +60,8 @@ MESSAGES: dict[str, str] = {
     "key.step_back": "后退一步",
     "key.go_to": "跳到请求",
     "key.quit": "退出",
+    "key.help": "帮助",
+    "key.hide_help": "关闭帮助",
     "key.palette": "命令面板",
     "key.palette_tip": "打开命令面板",
     "key.back": "返回",
@@ -114,6 +119,8 @@ MESSAGES: dict[str, str] = {
     "palette.new_memory_help": "在内置编辑器里写一条记忆",
     "palette.memory_index": "查看 MEMORY.md",
     "palette.memory_index_help": "由记忆生成的索引文件",
+    "palette.help": "帮助：按键",
+    "palette.help_help": "此处可用的按键，以及当前面板的作用（? 或 F1；esc 关闭）",
     "palette.quit": "退出",
     "palette.quit_help": "退出 ctxlab（正在进行的回合会被干净地取消）",
     "palette.theme": "主题：{name}",
@@ -181,6 +188,9 @@ MESSAGES: dict[str, str] = {
     "source.replay": "回放",
     "source.watch": "监视",
     "notice.finished_title": "已结束",
+    "notice.failed": "运行失败（原因见错误提示）— o：换一个场景 · ctrl+q：退出",
+    "notice.failed_source": "失败（{kind}，原因见错误提示）— ctrl+q：退出",
+    "notice.failed_title": "失败",
     "notice.breaks_on": "已用这些破坏开关重新开始：{switches}",
     "notice.breaks_off": "已重新开始，所有保护都已打开",
     "notice.compare_live": "策略对比需要场景：实时模式没有可重放的脚本",
@@ -375,9 +385,9 @@ MESSAGES: dict[str, str] = {
     "limits.not_number": "{key}：{raw} 不是数字",
     # -- break switches --------------------------------------------------------------------
     "breaks.title": "破坏开关（教学实验）",
-    "breaks.note": "每个开关关闭压缩流程中的一项保护，让你看到它在防范什么。"
-                   "应用后，场景会在一个新的临时工作区里从头开始。",
-    "breaks.apply": "用这些开关重新开始 (ctrl+s)",
+    "breaks.note": "每个开关就是压缩流程中的一项保护：把它关掉，就能看到它在防范什么"
+                   "（命令行：--break 名称）。应用后，场景会在一个新的临时工作区里从头开始。",
+    "breaks.apply": "按这些保护重新开始 (ctrl+s)",
     "breaks.none": "打开所有保护",
     "break.pair-protection": "snip 和 reactive compact 从不在 tool_use 与它的 tool_result "
                              "之间切开。",
@@ -458,8 +468,8 @@ MESSAGES: dict[str, str] = {
     "key.to_prompt": "输入框",
     "header.temporary_short": "临时工作区（w：路径）",
     "mem.why_invalid": "不是有效记录（不会被召回）——",
-    "breaks.state_on": "● 开",
-    "breaks.state_off": "○ 关",
+    "breaks.protected": "✓ 保护中",
+    "breaks.broken": "⚠ 已破坏",
     "palette.panel": "转到{name}",
     "palette.panel_help": "显示此面板并让它接收按键（按键 {key}）",
     "palette.zoom": "最大化当前面板",
@@ -476,6 +486,10 @@ MESSAGES: dict[str, str] = {
                            "成一条摘要",
     "why.reactive_compact": "API 回答提示过长（发送了 {chars:,} 字符）：除最后 {tail} 条外都变成"
                             "摘要",
+    "why.scripted_refusal": "场景脚本让这次调用以“提示过长”失败（发送了 {chars:,} 字符；ctxlab 的"
+                            "上限是 {limit:,}）——并没有请求任何 API。它演示真实 API 在提示超出模型"
+                            "上下文窗口时的做法：拒绝这次调用（HTTP 400），只有更短的历史才能通过，"
+                            "所以除最后 {tail} 条外都变成摘要",
     "why.manual_compact": "模型调用了 compact 工具（{chars:,} 字符，{messages} 条消息）",
     "why.recorded.auto": "{manager} 自动压缩{at}（它自己的触发条件）{post}{kept}",
     "why.recorded.manual": "用户运行了 /compact{at}{post}{kept}",

@@ -1,7 +1,10 @@
 """Break switches (teaching lab): turn protections of the pipeline off, then replay.
 
-Each switch in :data:`core.config.BREAK_SWITCHES` disables exactly one protection,
-so a class can watch what it was protecting against (see docs/TEACHING.md). A switch changes
+Each name in :data:`core.config.BREAK_SWITCHES` disables exactly one protection,
+so a class can watch what it was protecting against (see docs/TEACHING.md). On screen each
+switch *is* the protection — on while it protects, off once broken — and the word beside it
+says which: a switch marked "ON" beside ``pair-protection`` read as "the protection is on"
+when it meant the opposite. A switch changes
 how the engine behaves from the first call, so applying them restarts the current scenario
 from scratch, in a fresh temporary workspace — the modal returns the chosen set and the app
 does the restart. The switch names stay as on the command line (``--break NAME``) in every
@@ -23,15 +26,16 @@ from core.config import BREAK_SWITCHES
 from tui.i18n import localize_bindings, t
 
 
-def state_text(on: bool) -> Content:
-    """The switch's state in words and a mark, not in colour only (a projector, colour
+def state_text(protected: bool) -> Content:
+    """The protection's state in words and a mark, not in colour only (a projector, colour
     blindness, a monochrome terminal)."""
-    return Content.styled(t("breaks.state_on"), "bold $warning") if on else \
-        Content.styled(t("breaks.state_off"), "$text-muted")
+    return Content.styled(t("breaks.protected"), "$text-muted") if protected else \
+        Content.styled(t("breaks.broken"), "bold $warning")
 
 
 class BreaksScreen(ModalScreen[frozenset[str] | None]):
-    """A switch per protection; ``Apply`` returns the set that is on (None: cancelled)."""
+    """A switch per protection; ``Apply`` returns the names of those turned off, the
+    break switches of the command line (None: cancelled)."""
 
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("escape", "cancel", "key.cancel"),
@@ -49,8 +53,8 @@ class BreaksScreen(ModalScreen[frozenset[str] | None]):
             yield Static(t("breaks.note"), id="breaks-note")
             for name in BREAK_SWITCHES:
                 with Horizontal(classes="break-row"):
-                    yield Switch(value=name in self.current, id=f"break-{name}")
-                    yield Static(state_text(name in self.current), id=f"state-{name}",
+                    yield Switch(value=name not in self.current, id=f"protect-{name}")
+                    yield Static(state_text(name not in self.current), id=f"state-{name}",
                                  classes="break-state")
                     yield Static(Content.assemble(
                         (name, "bold"), "\n",
@@ -66,12 +70,12 @@ class BreaksScreen(ModalScreen[frozenset[str] | None]):
         self.query_one(Switch).focus()
 
     def on_switch_changed(self, event: Switch.Changed) -> None:
-        name = (event.switch.id or "").removeprefix("break-")
+        name = (event.switch.id or "").removeprefix("protect-")
         self.query_one(f"#state-{name}", Static).update(state_text(event.value))
 
     def chosen(self) -> frozenset[str]:
         return frozenset(name for name in BREAK_SWITCHES
-                         if self.query_one(f"#break-{name}", Switch).value)
+                         if not self.query_one(f"#protect-{name}", Switch).value)
 
     def action_apply(self) -> None:
         self.dismiss(self.chosen())
@@ -85,6 +89,6 @@ class BreaksScreen(ModalScreen[frozenset[str] | None]):
             self.action_apply()
         elif event.button.id == "none":
             for switch in self.query(Switch):
-                switch.value = False
+                switch.value = True
         else:
             self.dismiss(None)

@@ -65,6 +65,26 @@ def test_gate_states():
     asyncio.run(scenario())
 
 
+def test_a_jump_waits_no_pace_and_streams_no_word_at_the_pace():
+    async def scenario() -> None:
+        gate = Controls(paused=True, step_period=1.0, word_period=0.2)
+        gate.set_speed(1.0)
+        assert gate.word_delay == 0.2
+        gate.until_next_stage()
+        assert gate.word_delay == 0.0  # the words on the way are not the point
+        started = time.monotonic()
+        for _ in range(5):  # five steps on the way: none waits the second of ×1
+            await asyncio.wait_for(gate.wait(), 0.5)
+        assert time.monotonic() - started < 1.0
+        gate.saw_stage()
+        held = asyncio.create_task(gate.wait())
+        await settle()
+        assert not held.done() and gate.word_delay == 0.2  # there: paused, at the pace again
+        held.cancel()
+
+    asyncio.run(scenario())
+
+
 # -- the gate in a real run ---------------------------------------------------------------------
 
 def test_a_paused_run_makes_no_model_call_until_step_then_exactly_one(tmp_path, messages_server):
