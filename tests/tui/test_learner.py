@@ -70,8 +70,10 @@ async def test_auto_pause_stops_at_each_new_kind_of_stage_and_says_why(
         make_app: Callable[..., CtxlabApp]) -> None:
     app = make_app(auto_pause=True)
     async with app.run_test(size=(200, 55)) as pilot:
-        await wait_for(pilot, lambda: app.paused)
-        first = app.query_one(StageTimeline).stages[0].event
+        timeline = app.query_one(StageTimeline)
+        # the pause and the stage's row arrive as separate messages: wait for both
+        await wait_for(pilot, lambda: app.paused and bool(timeline.stages))
+        first = timeline.stages[0].event
         await pilot.pause(0.2)
         notes = [(str(n.title), str(n.message)) for n in app._notifications]
         why = why_fired(first, app.limits())
