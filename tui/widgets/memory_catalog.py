@@ -11,6 +11,10 @@ The panel shows the session's one store; the session's watcher reports hand edit
 (the agent's, the editor's) rebuild the index as they happen and never come back as
 ``watch``, so no time window is needed to tell them apart.
 
+The table takes the rows the panel has — every record when they fit, the selected one's
+detail and the notes scrolling in what is left — and its columns follow the panel's width
+(see :mod:`tui.widgets.columns`): names whole when there is room, then the description.
+
 Editing goes through the store, never around it: the built-in editor validates the document
 first and writes atomically; ``$EDITOR`` edits the file itself and the watcher reports it.
 """
@@ -20,11 +24,14 @@ from __future__ import annotations
 import os
 import shlex
 import subprocess
+from dataclasses import dataclass
 from typing import ClassVar
 
+from rich.cells import cell_len
+from textual import events
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
-from textual.containers import Vertical
+from textual.containers import Vertical, VerticalScroll
 from textual.content import Content
 from textual.coordinate import Coordinate
 from textual.widgets import DataTable, Static
@@ -33,6 +40,7 @@ from core import events as ev
 from core.memory import INDEX_NAME, MemoryStore, MemoryStoreError
 from tui.i18n import localize_bindings, t
 from tui.routing import Routed, RunInfo, handles
+from tui.widgets.columns import cut, room, set_widths
 
 DEBOUNCE_SECONDS = 0.1
 TYPE_STYLE = {
@@ -41,6 +49,31 @@ TYPE_STYLE = {
     "project": "bold $background on $success",
     "reference": "bold $background on $secondary",
 }
+DESC_MIN = 12  # fewer description cells than this say nothing: the column stays empty
+BELOW_MIN = 3  # lines kept under the table: the detail's rule and two lines of it
+
+
+@dataclass(frozen=True)
+class CatalogRow:
+    """One table row before it is cut to the columns: a record, or a file that is not one."""
+
+    key: str
+    badge: str
+    badge_style: str
+    name: str
+    name_style: str
+    mark: str  # "★ " for a recalled record
+    description: str
+
+
+def column_widths(space: int, badge: int, name: int) -> tuple[int, int, int]:
+    """``(type, name, description)`` widths in ``space`` cells: names whole first — the
+    table is an index, and the detail under it says the selected record's description in
+    full — then the description in what is left, once that is ``DESC_MIN`` or more."""
+    rest = space - badge
+    if rest >= name + DESC_MIN:
+        return badge, name, rest - name
+    return badge, max(rest, 1), 0
 
 
 class MemoryCatalog(Routed, Vertical):
@@ -66,18 +99,24 @@ class MemoryCatalog(Routed, Vertical):
         self.recalled: set[str] = set()
         self.rejected: list[tuple[str, str]] = []
         self._changed: set[str] = set()
+        self.rows: list[CatalogRow] = []
+        self._shape: tuple[int, ...] = ()  # the widths and height the rows were cut for
 
     def compose(self) -> ComposeResult:
         table: DataTable[Content | str] = DataTable(id="memory-table", cursor_type="row")
         yield table
-        yield Static(id="memory-detail")
-        yield Static(id="memory-notes")
+        with VerticalScroll(id="memory-below"):
+            yield Static(id="memory-detail")
+            yield Static(id="memory-notes")
 
     def on_mount(self) -> None:
         table = self.query_one(DataTable)
         table.add_column(t("mem.col.type"), key="type", width=11)
         table.add_column(t("mem.col.name"), key="name", width=22)
-        table.add_column(t("mem.col.description"), key="description", width=60)
+        table.add_column(t("mem.col.description"), key="description", width=0)
+
+    def on_resize(self, event: events.Resize) -> None:
+        self.fill_table()
 
     # -- the events it draws ------------------------------------------------------------------
 
@@ -139,24 +178,17 @@ class MemoryCatalog(Routed, Vertical):
         self.refresh_catalog()
 
     def refresh_catalog(self) -> None:
-        table = self.query_one(DataTable)
-        row = table.cursor_row
-        table.clear()
         store = self.store
         records = store.records() if store else []
         invalid = store.invalid() if store else []
-        for r in records:
-            mark = "★ " if r.file in self.recalled else ""
-            name = Content.assemble((mark, "bold $recalled"),
-                                    (r.name, "bold $recalled" if mark else "bold"))
-            badge = Content.styled(f" {r.type} ", TYPE_STYLE.get(r.type, "reverse"))
-            table.add_row(badge, name, r.description, key=r.file)
-        for bad in invalid:
-            table.add_row(Content.styled(f" {t('mem.invalid')} ", "bold $background on $error"),
-                          Content.styled(bad.file, "$error"), bad.reason,
-                          key=f"!{bad.file}")
-        if table.row_count:
-            table.move_cursor(row=min(max(row, 0), table.row_count - 1))
+        self.rows = [CatalogRow(r.file, f" {r.type} ", TYPE_STYLE.get(r.type, "reverse"),
+                                r.name, "bold $recalled" if r.file in self.recalled else "bold",
+                                "★ " if r.file in self.recalled else "", r.description)
+                     for r in records]
+        self.rows += [CatalogRow(f"!{bad.file}", f" {t('mem.invalid')} ",
+                                 "bold $background on $error", bad.file, "$error", "",
+                                 bad.reason) for bad in invalid]
+        self.fill_table(force=True)
         self.show_detail()
         notes = [Content.assemble((t("mem.count", n=len(records)), "bold"),
                                   t("mem.notes", invalid=len(invalid),
@@ -164,6 +196,37 @@ class MemoryCatalog(Routed, Vertical):
         notes += [Content.assemble((t("mem.rejected"), "bold $warning"), " ", f"{name}: ",
                                    (_cut(reason, 70), "dim")) for name, reason in self.rejected]
         self.query_one("#memory-notes", Static).update(Content("\n").join(notes))
+
+    def fill_table(self, force: bool = False) -> None:
+        """The rows, cut to columns that share the panel's width, in a table as tall as
+        they need while ``BELOW_MIN`` lines stay under it; refilled only when the rows or
+        the room changed."""
+        table = self.query_one(DataTable)
+        inner = self.scrollable_content_region
+        if not inner.width:
+            return
+        height = max(min(len(self.rows) + 1, inner.height - BELOW_MIN), 2)
+        space = room(table, inner.width, len(self.rows) + 1 > height)
+        widths = column_widths(
+            space, max([cell_len(t("mem.col.type")), *(cell_len(r.badge) for r in self.rows)]),
+            max([cell_len(t("mem.col.name")),
+                 *(cell_len(r.mark + r.name) for r in self.rows)]))
+        shape = (height, *widths)
+        if not force and shape == self._shape:
+            return
+        self._shape = shape
+        table.styles.height = height
+        set_widths(table, dict(zip(("type", "name", "description"), widths, strict=True)))
+        row = table.cursor_row
+        table.clear()
+        for r in self.rows:
+            table.add_row(Content.styled(r.badge, r.badge_style),
+                          Content.assemble((r.mark, "bold $recalled"),
+                                           (cut(r.name, widths[1] - cell_len(r.mark)),
+                                            r.name_style)),
+                          cut(r.description, widths[2]) if widths[2] else "", key=r.key)
+        if table.row_count:
+            table.move_cursor(row=min(max(row, 0), table.row_count - 1))
 
     def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
         event.stop()
