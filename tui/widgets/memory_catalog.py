@@ -100,7 +100,7 @@ class MemoryCatalog(Routed, Vertical):
         self.rejected: list[tuple[str, str]] = []
         self._changed: set[str] = set()
         self.rows: list[CatalogRow] = []
-        self._shape: tuple[int, ...] = ()  # the widths and height the rows were cut for
+        self._shape: tuple[int, int, int, int] | None = None  # what the rows were cut for
 
     def compose(self) -> ComposeResult:
         table: DataTable[Content | str] = DataTable(id="memory-table", cursor_type="row")
@@ -200,20 +200,13 @@ class MemoryCatalog(Routed, Vertical):
     def fill_table(self, force: bool = False) -> None:
         """The rows, cut to columns that share the panel's width, in a table as tall as
         they need while ``BELOW_MIN`` lines stay under it; refilled only when the rows or
-        the room changed."""
+        the room changed. A hidden panel (a narrow layout) still holds every row: actions
+        read the selected one."""
         table = self.query_one(DataTable)
-        inner = self.scrollable_content_region
-        if not inner.width:
-            return
-        height = max(min(len(self.rows) + 1, inner.height - BELOW_MIN), 2)
-        space = room(table, inner.width, len(self.rows) + 1 > height)
-        widths = column_widths(
-            space, max([cell_len(t("mem.col.type")), *(cell_len(r.badge) for r in self.rows)]),
-            max([cell_len(t("mem.col.name")),
-                 *(cell_len(r.mark + r.name) for r in self.rows)]))
-        shape = (height, *widths)
+        shape = self.measure(table)
         if not force and shape == self._shape:
             return
+        height, *widths = shape
         self._shape = shape
         table.styles.height = height
         set_widths(table, dict(zip(("type", "name", "description"), widths, strict=True)))
@@ -227,6 +220,18 @@ class MemoryCatalog(Routed, Vertical):
                           cut(r.description, widths[2]) if widths[2] else "", key=r.key)
         if table.row_count:
             table.move_cursor(row=min(max(row, 0), table.row_count - 1))
+
+    def measure(self, table: DataTable[Content | str]) -> tuple[int, int, int, int]:
+        """``(height, type, name, description)`` for the rows in the panel's room; a
+        panel with no size yet keeps the last shape (names whole, no description at first)."""
+        inner = self.scrollable_content_region
+        name = max([cell_len(t("mem.col.name")), *(cell_len(r.mark + r.name) for r in self.rows)])
+        badge = max([cell_len(t("mem.col.type")), *(cell_len(r.badge) for r in self.rows)])
+        if not inner.width:
+            return (self._shape or (len(self.rows) + 1, badge, name, 0))
+        height = max(min(len(self.rows) + 1, inner.height - BELOW_MIN), 2)
+        space = room(table, inner.width, len(self.rows) + 1 > height)
+        return (height, *column_widths(space, badge, name))
 
     def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
         event.stop()
