@@ -65,6 +65,8 @@ async def test_enter_on_a_summary_reads_it_whole(make_app: Callable[..., CtxlabA
     async with app.run_test(size=size) as pilot:
         await play_to_end(pilot)
         screen = await open_inspector(app, pilot, "manual_compact")
+        await pilot.press("tab")  # from the ledger, the first Tab reaches a message
+        assert isinstance(app.focused, DiffRow)
         summary = next(r for r in screen.query_one("#after-list").query(DiffRow)
                        if r.row.kind == "added")
         summary.focus()

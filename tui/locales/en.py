@@ -537,7 +537,7 @@ MESSAGES: dict[str, str] = {
     "key.prev_stage": "Previous stage",
     "key.export_md": "Export .md",
     "key.export_svg": "Export .svg",
-    "inspector.read_hint": "Enter reads a message whole",
+    "inspector.read_hint": "Tab · Enter: whole message",
     "inspector.position": "({n} of {total})",
     "inspector.why_rule": "rule",
     "inspector.why_fired": "why it fired",

@@ -516,7 +516,7 @@ MESSAGES: dict[str, str] = {
     "key.prev_stage": "上一个阶段",
     "key.export_md": "导出 .md",
     "key.export_svg": "导出 .svg",
-    "inspector.read_hint": "Enter 阅读整条消息",
+    "inspector.read_hint": "Tab · Enter：阅读整条消息",
     "inspector.position": "（第 {n} 个，共 {total} 个）",
     "inspector.why_rule": "规则",
     "inspector.why_fired": "触发原因",

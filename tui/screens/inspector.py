@@ -109,21 +109,29 @@ class Inspector(Screen[None]):
             (stage_hint(e), "italic"), *cache_cost_parts(e), "  ",
             (t("inspector.position", n=self.position() + 1, total=len(self.records)), "dim")),
             id="inspector-title")
-        with VerticalScroll(id="inspector-why"):
+        with VerticalScroll(id="inspector-why") as why:
+            why.can_focus = False  # Tab goes from the ledger straight to the messages
             yield Static(self.why_text())
         with Horizontal(id="inspector-sides"):
             with Vertical(classes="inspector-side") as box:
                 box.border_subtitle = t("inspector.read_hint")
                 yield Static(id="before-source", classes="side-source")
-                yield VerticalScroll(id="before-list", classes="side-list")
+                yield self.side_list("before-list")
             with Vertical(classes="inspector-side") as box:
                 box.border_subtitle = t("inspector.read_hint")
                 yield Static(id="after-source", classes="side-source")
-                yield VerticalScroll(id="after-list", classes="side-list")
+                yield self.side_list("after-list")
         ledger: DataTable[str | Content] = DataTable(id="inspector-ledger", cursor_type="row")
         ledger.border_title = t("inspector.ledger_title")
         yield ledger
         yield Footer()
+
+    @staticmethod
+    def side_list(id: str) -> VerticalScroll:
+        """A side's list: its rows are the Tab stops (a focused row scrolls into view)."""
+        lst = VerticalScroll(id=id, classes="side-list")
+        lst.can_focus = False
+        return lst
 
     async def on_mount(self) -> None:
         before, after = sides(self.record)
