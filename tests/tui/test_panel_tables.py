@@ -13,7 +13,8 @@ from textual.widgets import DataTable
 
 from tests.tui.conftest import play_to_end, wait_for
 from tui.app import CtxlabApp
-from tui.widgets.memory_catalog import BELOW_MIN, DESC_MIN, MemoryCatalog
+from tui.widgets.memory_catalog import BELOW_MIN, MemoryCatalog
+from tui.widgets.memory_rows import DESC_MIN
 from tui.widgets.transcript_list import TranscriptList
 
 pytestmark = pytest.mark.anyio
@@ -71,6 +72,10 @@ async def test_memory_shows_the_records_it_has_room_for_whole(
             assert all(r.name in shown for r in records), shown
         if space - badge >= longest + DESC_MIN:  # room for a description after the names
             assert all(r.description[:DESC_MIN - 1] in shown for r in records), shown
+        else:  # no room for a column: a short name is followed by the start of its text
+            short = min(records, key=lambda r: cell_len(r.name))
+            if space - badge >= cell_len(short.name) + 2 + 12:
+                assert f"{short.name} — {short.description[:5]}" in shown, shown
 
 
 @pytest.mark.parametrize("size", [(160, 48), (200, 55)])

@@ -292,6 +292,7 @@ MESSAGES: dict[str, str] = {
     "tx.transcript": "transcript {id}",
     "mem.col.type": "type",
     "mem.col.name": "name",
+    "mem.col.name_description": "name — description",
     "mem.col.description": "description",
     "mem.invalid": "invalid",
     "mem.not_watched": "memory folder not watched: {error}",

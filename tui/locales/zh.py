@@ -293,6 +293,7 @@ MESSAGES: dict[str, str] = {
     "tx.transcript": "记录 {id}",
     "mem.col.type": "类型",
     "mem.col.name": "名称",
+    "mem.col.name_description": "名称 — 描述",
     "mem.col.description": "描述",
     "mem.invalid": "无效",
     "mem.not_watched": "未能监视记忆文件夹：{error}",

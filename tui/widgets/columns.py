@@ -32,12 +32,12 @@ def cut(text: str, width: int) -> str:
     return out + "…"
 
 
-def room(table: DataTable[Any], width: int, scrollbar: bool) -> int:
-    """Cells the columns can share in a table ``width`` cells wide: less each column's
-    padding, and less the vertical scrollbar when the rows overflow (``scrollbar``)."""
+def room(table: DataTable[Any], width: int, scrollbar: bool, columns: int) -> int:
+    """Cells ``columns`` columns can share in a table ``width`` cells wide: less each
+    column's padding, and less the vertical scrollbar when the rows overflow (``scrollbar``)."""
     if scrollbar:
         width -= table.styles.scrollbar_size_vertical
-    return width - 2 * table.cell_padding * len(table.columns)
+    return width - 2 * table.cell_padding * columns
 
 
 def set_widths(table: DataTable[Any], widths: dict[str, int]) -> bool:

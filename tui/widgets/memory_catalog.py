@@ -24,10 +24,10 @@ from __future__ import annotations
 import os
 import shlex
 import subprocess
-from dataclasses import dataclass
 from typing import ClassVar
 
 from rich.cells import cell_len
+from rich.text import Text
 from textual import events
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
@@ -35,12 +35,14 @@ from textual.containers import Vertical, VerticalScroll
 from textual.content import Content
 from textual.coordinate import Coordinate
 from textual.widgets import DataTable, Static
+from textual.widgets.data_table import ColumnKey
 
 from core import events as ev
 from core.memory import INDEX_NAME, MemoryStore, MemoryStoreError
 from tui.i18n import localize_bindings, t
 from tui.routing import Routed, RunInfo, handles
 from tui.widgets.columns import cut, room, set_widths
+from tui.widgets.memory_rows import CatalogRow, column_widths, name_cell
 
 DEBOUNCE_SECONDS = 0.1
 TYPE_STYLE = {
@@ -49,31 +51,7 @@ TYPE_STYLE = {
     "project": "bold $background on $success",
     "reference": "bold $background on $secondary",
 }
-DESC_MIN = 12  # fewer description cells than this say nothing: the column stays empty
 BELOW_MIN = 3  # lines kept under the table: the detail's rule and two lines of it
-
-
-@dataclass(frozen=True)
-class CatalogRow:
-    """One table row before it is cut to the columns: a record, or a file that is not one."""
-
-    key: str
-    badge: str
-    badge_style: str
-    name: str
-    name_style: str
-    mark: str  # "★ " for a recalled record
-    description: str
-
-
-def column_widths(space: int, badge: int, name: int) -> tuple[int, int, int]:
-    """``(type, name, description)`` widths in ``space`` cells: names whole first — the
-    table is an index, and the detail under it says the selected record's description in
-    full — then the description in what is left, once that is ``DESC_MIN`` or more."""
-    rest = space - badge
-    if rest >= name + DESC_MIN:
-        return badge, name, rest - name
-    return badge, max(rest, 1), 0
 
 
 class MemoryCatalog(Routed, Vertical):
@@ -113,7 +91,6 @@ class MemoryCatalog(Routed, Vertical):
         table = self.query_one(DataTable)
         table.add_column(t("mem.col.type"), key="type", width=11)
         table.add_column(t("mem.col.name"), key="name", width=22)
-        table.add_column(t("mem.col.description"), key="description", width=0)
 
     def on_resize(self, event: events.Resize) -> None:
         self.fill_table()
@@ -209,15 +186,22 @@ class MemoryCatalog(Routed, Vertical):
         height, *widths = shape
         self._shape = shape
         table.styles.height = height
-        set_widths(table, dict(zip(("type", "name", "description"), widths, strict=True)))
         row = table.cursor_row
         table.clear()
+        described = ColumnKey("description") in table.columns
+        if widths[2] and not described:
+            table.add_column(t("mem.col.description"), key="description", width=widths[2])
+        elif not widths[2] and described:
+            table.remove_column(ColumnKey("description"))
+        set_widths(table, dict(zip(("type", "name", "description"), widths, strict=True)))
+        tails = False
         for r in self.rows:
-            table.add_row(Content.styled(r.badge, r.badge_style),
-                          Content.assemble((r.mark, "bold $recalled"),
-                                           (cut(r.name, widths[1] - cell_len(r.mark)),
-                                            r.name_style)),
-                          cut(r.description, widths[2]) if widths[2] else "", key=r.key)
+            name, tail = name_cell(r, widths[1], with_description=not widths[2])
+            tails = tails or tail
+            cells = (name, cut(r.description, widths[2])) if widths[2] else (name,)
+            table.add_row(Content.styled(r.badge, r.badge_style), *cells, key=r.key)
+        label = t("mem.col.name_description") if tails else t("mem.col.name")
+        table.columns[ColumnKey("name")].label = Text(label)
         if table.row_count:
             table.move_cursor(row=min(max(row, 0), table.row_count - 1))
 
@@ -230,8 +214,8 @@ class MemoryCatalog(Routed, Vertical):
         if not inner.width:
             return (self._shape or (len(self.rows) + 1, badge, name, 0))
         height = max(min(len(self.rows) + 1, inner.height - BELOW_MIN), 2)
-        space = room(table, inner.width, len(self.rows) + 1 > height)
-        return (height, *column_widths(space, badge, name))
+        space = room(table, inner.width, len(self.rows) + 1 > height, 3)
+        return (height, *column_widths(space, badge, name, table.cell_padding))
 
     def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
         event.stop()

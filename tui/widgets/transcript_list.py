@@ -154,7 +154,7 @@ class TranscriptList(Routed, DataTable):
 
     def fitted(self, rows: list[tuple[str, str, str, str]]) -> list[tuple[str, str, str, str]]:
         """The rows cut to column widths that share the panel's width (headers included)."""
-        space = room(self, self.size.width, len(rows) + 1 > self.size.height)
+        space = room(self, self.size.width, len(rows) + 1 > self.size.height, 3)
         if space <= 0:
             return rows
         file, size, writer = column_widths(
