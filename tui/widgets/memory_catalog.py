@@ -83,7 +83,8 @@ class MemoryCatalog(Routed, Vertical):
     def compose(self) -> ComposeResult:
         table: DataTable[Content | str] = DataTable(id="memory-table", cursor_type="row")
         yield table
-        with VerticalScroll(id="memory-below"):
+        with VerticalScroll(id="memory-below") as below:
+            below.can_focus = False  # the panel's one Tab stop stays its table
             yield Static(id="memory-detail")
             yield Static(id="memory-notes")
 
