@@ -4,6 +4,8 @@ stays valid UTF-8 whatever a tool's output held."""
 
 from __future__ import annotations
 
+import os
+import stat
 from pathlib import Path
 
 from tui.screens.stage_export import side_markdown, write_export
@@ -38,3 +40,16 @@ def test_an_export_is_written_whole_in_a_new_folder_and_stays_valid_utf8(tmp_pat
     assert path == tmp_path / "slides" / "stage.md"
     assert path.read_text(encoding="utf-8") == "a lone \\udc80 half\n"
     assert [p.name for p in path.parent.iterdir()] == ["stage.md"]
+
+
+def test_an_export_gets_an_ordinary_files_mode_under_the_users_umask(tmp_path: Path) -> None:
+    """The .svg is an ordinary file (0666 less the umask); the .md went through a temp file
+    made 0644 whatever the umask said, so the two exports of one stage differed."""
+    old = os.umask(0o002)
+    try:
+        ordinary = tmp_path / "ordinary.svg"
+        ordinary.write_text("<svg/>")
+        path = write_export(tmp_path, "stage.md", "# stage\n")
+    finally:
+        os.umask(old)
+    assert stat.S_IMODE(path.stat().st_mode) == stat.S_IMODE(ordinary.stat().st_mode) == 0o664

@@ -55,7 +55,9 @@ async def test_earlier_files_then_this_runs_newest_first_named_from_the_records(
                 for i in range(widget.row_count)]
         assert rows == [("001.md", "—", "auto_compact"),
                         ("transcript 2", "800", "snip_compact"),
-                        ("toolu_a_very_long_…", "3,002", "fit_tool_results"),
+                        # whole: the table is 80 cells wide (tests/tui/test_panel_tables.py
+                        # checks the cuts of a narrow panel)
+                        ("toolu_a_very_long_identifier_0", "3,002", "fit_tool_results"),
                         # an earlier run's file written again by this one: its writer now
                         ("toolu_001_0", "240k", "fit_tool_results"),
                         ("transcript 1", "12k", "(earlier run)")]

@@ -2,11 +2,13 @@
 
 Changed messages are highlighted on both sides (a result swapped for a pointer), removed
 ones on the left (archived by snip, folded into a summary), added ones on the right (the
-marker, the summary). Long runs of unchanged messages are folded so the change is on
-screen. Under the lists, the stage's ledger says where every removed result went; Enter on
-a row opens that file. Each side states where it came from — the lists the stage itself
-recorded (see :mod:`tui.stage_diff`), or that this source recorded none. A ledger
-entry whose output was saved nowhere (a break switch) reads LOST, in the error colour.
+marker, the summary). Long runs of unchanged messages are folded, and each side opens
+scrolled to its first change, so the change is on screen at any size. A row shows a
+message's first lines; Enter on it reads the whole message in the viewer. Under the lists,
+the stage's ledger says where every removed result went; Enter on a row opens that file.
+Each side states where it came from — the lists the stage itself recorded (see
+:mod:`tui.stage_diff`), or that this source recorded none. A ledger entry whose output was
+saved nowhere (a break switch) reads LOST, in the error colour.
 
 Above the lists, the "why" pane says the stage's rule in one sentence, why it fired (the
 numbers that crossed), the thresholds in force and what it did. ``n`` / ``p`` step to the
@@ -30,10 +32,11 @@ from core.config import Thresholds
 from core.events import Manager
 from tui.i18n import localize_bindings, t
 from tui.managers import by_label
-from tui.messages import OpenFile
+from tui.messages import OpenFile, OpenText
 from tui.screens.stage_export import export_name, stage_markdown, write_export
 from tui.stage_diff import Row, Side, StageRecord, diff_rows, fold, side_rows, sides
 from tui.why import stage_hint, stage_rule, thresholds_in_force, what_it_did, why_fired
+from tui.widgets.readable import readable_message
 from tui.widgets.render import message_content, size_label
 
 
@@ -51,6 +54,26 @@ def cache_cost_parts(e: Any) -> tuple[Any, ...]:
 def whose_parts(e: Any) -> tuple[Any, ...]:
     """`` by Claude Code`` when the stage is not the pipeline's: whose words the rest are."""
     return () if e.by == Manager.PIPELINE else (" ", (by_label(e.by), "$warning"))
+
+
+class DiffRow(Static, can_focus=True):
+    """One message of a side. The inspector shows only its first lines, so Enter (or a click)
+    reads it whole in the viewer: a summary is often the very thing a learner came to read."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [Binding("enter", "open", "key.open")]
+
+    def __init__(self, row: Row, title: str) -> None:
+        super().__init__(message_content(row.index, row.message, chars=row.chars),
+                         classes=f"diff-row -{row.kind}")
+        localize_bindings(self)
+        self.row = row
+        self.title_text = f"{title} · #{row.index} {row.message.get('role', '?')}"
+
+    def action_open(self) -> None:
+        self.post_message(OpenText(self.title_text, readable_message(self.row.message)))
+
+    def on_click(self) -> None:
+        self.action_open()
 
 
 class Inspector(Screen[None]):
@@ -87,19 +110,29 @@ class Inspector(Screen[None]):
             (stage_hint(e), "italic"), *cache_cost_parts(e), "  ",
             (t("inspector.position", n=self.position() + 1, total=len(self.records)), "dim")),
             id="inspector-title")
-        with VerticalScroll(id="inspector-why"):
+        with VerticalScroll(id="inspector-why") as why:
+            why.can_focus = False  # Tab goes from the ledger straight to the messages
             yield Static(self.why_text())
         with Horizontal(id="inspector-sides"):
-            with Vertical(classes="inspector-side"):
+            with Vertical(classes="inspector-side") as box:
+                box.border_subtitle = t("inspector.read_hint")
                 yield Static(id="before-source", classes="side-source")
-                yield VerticalScroll(id="before-list", classes="side-list")
-            with Vertical(classes="inspector-side"):
+                yield self.side_list("before-list")
+            with Vertical(classes="inspector-side") as box:
+                box.border_subtitle = t("inspector.read_hint")
                 yield Static(id="after-source", classes="side-source")
-                yield VerticalScroll(id="after-list", classes="side-list")
+                yield self.side_list("after-list")
         ledger: DataTable[str | Content] = DataTable(id="inspector-ledger", cursor_type="row")
         ledger.border_title = t("inspector.ledger_title")
         yield ledger
         yield Footer()
+
+    @staticmethod
+    def side_list(id: str) -> VerticalScroll:
+        """A side's list: its rows are the Tab stops (a focused row scrolls into view)."""
+        lst = VerticalScroll(id=id, classes="side-list")
+        lst.can_focus = False
+        return lst
 
     async def on_mount(self) -> None:
         before, after = sides(self.record)
@@ -112,10 +145,20 @@ class Inspector(Screen[None]):
         else:
             left, right = side_rows(before), side_rows(after)
         self.before, self.after, self.rows = before, after, (left, right)
-        await self.query_one("#before-list").mount_all(self.widgets(left))
-        await self.query_one("#after-list").mount_all(self.widgets(right))
+        await self.query_one("#before-list").mount_all(self.widgets(left, t("inspector.before")))
+        await self.query_one("#after-list").mount_all(self.widgets(right, t("inspector.after")))
         self.fill_ledger()
         self.query_one("#inspector-ledger").focus()
+        self.call_after_refresh(self.show_first_change)
+
+    def show_first_change(self) -> None:
+        """Scroll each side to its first changed message: at 80 or 100 columns the rows
+        above it fill the list, and a change below the edge reads as "nothing happened"."""
+        for side in ("#before-list", "#after-list"):
+            lst = self.query_one(side, VerticalScroll)
+            first = next((r for r in lst.query(DiffRow) if r.row.kind != "kept"), None)
+            if first is not None:
+                lst.scroll_to_widget(first, animate=False, top=True)
 
     # -- why, neighbours, export --------------------------------------------------------------
 
@@ -170,17 +213,16 @@ class Inspector(Screen[None]):
         return Content.assemble((label, "bold"), f"  {count}  ",
                                 (t("inspector.source", source=side.source), "dim italic"))
 
-    @staticmethod
-    def widgets(rows: list[Row]) -> list[Static]:
-        out = []
+    def widgets(self, rows: list[Row], side: str) -> list[Static]:
+        title = f"{t('inspector.stage', n=self.record.index)} · {side}"
+        out: list[Static] = []
         for item in fold(rows):
             if isinstance(item, int):
                 out.append(Static(Content.styled(f"   … {t('inspector.fold', n=item)} …",
                                                  "dim"),
                                   classes="diff-fold"))
             else:
-                out.append(Static(message_content(item.index, item.message, chars=item.chars),
-                                  classes=f"diff-row -{item.kind}"))
+                out.append(DiffRow(item, title))
         return out
 
     def fill_ledger(self) -> None:

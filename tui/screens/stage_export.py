@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from core.archive.atomic import atomic_write_text
+from core.archive.atomic import open_atomic
 from core.config import Thresholds
 from tui.stage_diff import Row, Side, StageRecord, fold
 from tui.why import stage_rule, thresholds_in_force, what_it_did, why_fired
@@ -82,7 +82,12 @@ def stage_markdown(record: StageRecord, before: Side, after: Side, left: list[Ro
 def write_export(directory: Path, name: str, text: str) -> Path:
     """Write atomically (a half-written handout is worse than none), not durably (it can be
     exported again). A lone surrogate from a tool's output is spelt as its escape, so the
-    handout stays valid UTF-8."""
+    handout stays valid UTF-8. The file is the user's handout beside the ``.svg`` Textual
+    writes as an ordinary file, so it gets an ordinary file's mode (0666 less the umask),
+    not the archive's 0644."""
     path = directory / name
-    atomic_write_text(path, text, errors="backslashreplace")
+    directory.mkdir(parents=True, exist_ok=True)
+    with open_atomic(path, durable=False, mode=0o666) as file:
+        file.write(text.encode("utf-8", "backslashreplace"))
+        file.commit(path)
     return path

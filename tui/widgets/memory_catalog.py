@@ -11,6 +11,10 @@ The panel shows the session's one store; the session's watcher reports hand edit
 (the agent's, the editor's) rebuild the index as they happen and never come back as
 ``watch``, so no time window is needed to tell them apart.
 
+The table takes the rows the panel has — every record when they fit, the selected one's
+detail and the notes scrolling in what is left — and its columns follow the panel's width
+(see :mod:`tui.widgets.columns`): names whole when there is room, then the description.
+
 Editing goes through the store, never around it: the built-in editor validates the document
 first and writes atomically; ``$EDITOR`` edits the file itself and the watcher reports it.
 """
@@ -22,17 +26,23 @@ import shlex
 import subprocess
 from typing import ClassVar
 
+from rich.cells import cell_len
+from rich.text import Text
+from textual import events
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
-from textual.containers import Vertical
+from textual.containers import Vertical, VerticalScroll
 from textual.content import Content
 from textual.coordinate import Coordinate
 from textual.widgets import DataTable, Static
+from textual.widgets.data_table import ColumnKey
 
 from core import events as ev
 from core.memory import INDEX_NAME, MemoryStore, MemoryStoreError
 from tui.i18n import localize_bindings, t
 from tui.routing import Routed, RunInfo, handles
+from tui.widgets.columns import cut, room, set_widths
+from tui.widgets.memory_rows import CatalogRow, column_widths, name_cell
 
 DEBOUNCE_SECONDS = 0.1
 TYPE_STYLE = {
@@ -41,6 +51,7 @@ TYPE_STYLE = {
     "project": "bold $background on $success",
     "reference": "bold $background on $secondary",
 }
+BELOW_MIN = 3  # lines kept under the table: the detail's rule and two lines of it
 
 
 class MemoryCatalog(Routed, Vertical):
@@ -66,18 +77,24 @@ class MemoryCatalog(Routed, Vertical):
         self.recalled: set[str] = set()
         self.rejected: list[tuple[str, str]] = []
         self._changed: set[str] = set()
+        self.rows: list[CatalogRow] = []
+        self._shape: tuple[int, int, int, int] | None = None  # what the rows were cut for
 
     def compose(self) -> ComposeResult:
         table: DataTable[Content | str] = DataTable(id="memory-table", cursor_type="row")
         yield table
-        yield Static(id="memory-detail")
-        yield Static(id="memory-notes")
+        with VerticalScroll(id="memory-below") as below:
+            below.can_focus = False  # the panel's one Tab stop stays its table
+            yield Static(id="memory-detail")
+            yield Static(id="memory-notes")
 
     def on_mount(self) -> None:
         table = self.query_one(DataTable)
         table.add_column(t("mem.col.type"), key="type", width=11)
         table.add_column(t("mem.col.name"), key="name", width=22)
-        table.add_column(t("mem.col.description"), key="description", width=60)
+
+    def on_resize(self, event: events.Resize) -> None:
+        self.fill_table()
 
     # -- the events it draws ------------------------------------------------------------------
 
@@ -139,24 +156,17 @@ class MemoryCatalog(Routed, Vertical):
         self.refresh_catalog()
 
     def refresh_catalog(self) -> None:
-        table = self.query_one(DataTable)
-        row = table.cursor_row
-        table.clear()
         store = self.store
         records = store.records() if store else []
         invalid = store.invalid() if store else []
-        for r in records:
-            mark = "★ " if r.file in self.recalled else ""
-            name = Content.assemble((mark, "bold $recalled"),
-                                    (r.name, "bold $recalled" if mark else "bold"))
-            badge = Content.styled(f" {r.type} ", TYPE_STYLE.get(r.type, "reverse"))
-            table.add_row(badge, name, r.description, key=r.file)
-        for bad in invalid:
-            table.add_row(Content.styled(f" {t('mem.invalid')} ", "bold $background on $error"),
-                          Content.styled(bad.file, "$error"), bad.reason,
-                          key=f"!{bad.file}")
-        if table.row_count:
-            table.move_cursor(row=min(max(row, 0), table.row_count - 1))
+        self.rows = [CatalogRow(r.file, f" {r.type} ", TYPE_STYLE.get(r.type, "reverse"),
+                                r.name, "bold $recalled" if r.file in self.recalled else "bold",
+                                "★ " if r.file in self.recalled else "", r.description)
+                     for r in records]
+        self.rows += [CatalogRow(f"!{bad.file}", f" {t('mem.invalid')} ",
+                                 "bold $background on $error", bad.file, "$error", "",
+                                 bad.reason) for bad in invalid]
+        self.fill_table(force=True)
         self.show_detail()
         notes = [Content.assemble((t("mem.count", n=len(records)), "bold"),
                                   t("mem.notes", invalid=len(invalid),
@@ -164,6 +174,49 @@ class MemoryCatalog(Routed, Vertical):
         notes += [Content.assemble((t("mem.rejected"), "bold $warning"), " ", f"{name}: ",
                                    (_cut(reason, 70), "dim")) for name, reason in self.rejected]
         self.query_one("#memory-notes", Static).update(Content("\n").join(notes))
+
+    def fill_table(self, force: bool = False) -> None:
+        """The rows, cut to columns that share the panel's width, in a table as tall as
+        they need while ``BELOW_MIN`` lines stay under it; refilled only when the rows or
+        the room changed. A hidden panel (a narrow layout) still holds every row: actions
+        read the selected one."""
+        table = self.query_one(DataTable)
+        shape = self.measure(table)
+        if not force and shape == self._shape:
+            return
+        height, *widths = shape
+        self._shape = shape
+        table.styles.height = height
+        row = table.cursor_row
+        table.clear()
+        described = ColumnKey("description") in table.columns
+        if widths[2] and not described:
+            table.add_column(t("mem.col.description"), key="description", width=widths[2])
+        elif not widths[2] and described:
+            table.remove_column(ColumnKey("description"))
+        set_widths(table, dict(zip(("type", "name", "description"), widths, strict=True)))
+        tails = False
+        for r in self.rows:
+            name, tail = name_cell(r, widths[1], with_description=not widths[2])
+            tails = tails or tail
+            cells = (name, cut(r.description, widths[2])) if widths[2] else (name,)
+            table.add_row(Content.styled(r.badge, r.badge_style), *cells, key=r.key)
+        label = t("mem.col.name_description") if tails else t("mem.col.name")
+        table.columns[ColumnKey("name")].label = Text(label)
+        if table.row_count:
+            table.move_cursor(row=min(max(row, 0), table.row_count - 1))
+
+    def measure(self, table: DataTable[Content | str]) -> tuple[int, int, int, int]:
+        """``(height, type, name, description)`` for the rows in the panel's room; a
+        panel with no size yet keeps the last shape (names whole, no description at first)."""
+        inner = self.scrollable_content_region
+        name = max([cell_len(t("mem.col.name")), *(cell_len(r.mark + r.name) for r in self.rows)])
+        badge = max([cell_len(t("mem.col.type")), *(cell_len(r.badge) for r in self.rows)])
+        if not inner.width:
+            return (self._shape or (len(self.rows) + 1, badge, name, 0))
+        height = max(min(len(self.rows) + 1, inner.height - BELOW_MIN), 2)
+        space = room(table, inner.width, len(self.rows) + 1 > height, 3)
+        return (height, *column_widths(space, badge, name, table.cell_padding))
 
     def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
         event.stop()

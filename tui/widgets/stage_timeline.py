@@ -8,21 +8,30 @@ With a break switch on, a stage can do harm, and the harm belongs on its row: le
 entries whose output went nowhere (``"where": "lost"``) and API violations the validator
 traced back to the stage are counted there in the error colour, and in the panel's footer.
 Stage names are the course's identifiers in every language; only the hint is prose.
+
+A long replay lists hundreds of stages, and a learner usually wants one kind (the summaries,
+one stage): ``f`` shows only one stage name, cycling through the names in the order they
+first fired and back to all (see :mod:`tui.stage_filter`); the border names the filter.
+Rows keep their numbers and their records whatever is shown.
 """
 
 from __future__ import annotations
 
+from typing import ClassVar
+
 from textual import events
+from textual.binding import Binding, BindingType
 from textual.content import Content
 from textual.message import Message
 from textual.widgets import DataTable
 from textual.widgets.data_table import ColumnKey
 
 from core.events import Manager, PairViolation, Stage
-from tui.i18n import t
+from tui.i18n import localize_bindings, t
 from tui.managers import by_label
 from tui.routing import Routed, RunInfo, handles
 from tui.stage_diff import StageRecord
+from tui.stage_filter import filter_note, next_filter
 from tui.why import stage_hint
 
 # (key, label id, width): every column but the hint has a fixed width.
@@ -46,7 +55,9 @@ def lost_count(record: StageRecord) -> int:
 
 
 class StageTimeline(Routed, DataTable[str | Content]):
-    """A row per stage; Enter (or a click) inspects it."""
+    """A row per stage; Enter (or a click) inspects it; ``f`` filters by stage name."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [Binding("f", "cycle_filter", "key.stage_filter")]
 
     class Inspect(Message):
         def __init__(self, record: StageRecord) -> None:
@@ -55,7 +66,9 @@ class StageTimeline(Routed, DataTable[str | Content]):
 
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(id=id, cursor_type="row", zebra_stripes=True)
+        localize_bindings(self)
         self.border_title = t("panel.stages")
+        self.only: str | None = None  # the one stage name shown; None: every stage
         self.records: dict[str, StageRecord] = {}
         self.violations: dict[str, int] = {}  # row key → violations traced to that stage
         self.untraced = 0  # violations no stage is known to have caused
@@ -97,6 +110,7 @@ class StageTimeline(Routed, DataTable[str | Content]):
         self.records.clear()
         self.violations.clear()
         self.untraced = 0
+        self.only = None
         self.border_subtitle = ""
 
     @property
@@ -111,13 +125,49 @@ class StageTimeline(Routed, DataTable[str | Content]):
         key = str(record.index)
         self.records[key] = record
         self.widen_number(len(key))
+        if self.only is None or e.stage == self.only:
+            self.add_record_row(key)
+        self.redraw_once(self.follow_newest)
+        return record
+
+    def add_record_row(self, key: str) -> None:
+        e = self.records[key].event
         self.add_row(
-            str(record.index), e.stage, f"{e.before_chars:>7,}→{e.after_chars:<7,}",
+            key, e.stage, f"{e.before_chars:>7,}→{e.after_chars:<7,}",
             f"{e.before_messages}→{e.after_messages}", str(len(e.files)),
             self.hint_cell(key), key=key,
         )
-        self.redraw_once(self.follow_newest)
-        return record
+
+    # -- the filter ---------------------------------------------------------------------------
+
+    def stage_names(self) -> list[str]:
+        """Every stage name shown so far, in the order each first fired."""
+        return list(dict.fromkeys(r.event.stage for r in self.records.values()))
+
+    def action_cycle_filter(self) -> None:
+        self.set_filter(next_filter(self.only, self.stage_names()))
+
+    def set_filter(self, only: str | None) -> None:
+        """Show only the stages named ``only`` (None: all); the cursor stays on its stage
+        when that stage is still shown."""
+        current = self.current_record()
+        self.only = only
+        self.clear()
+        for key, record in self.records.items():
+            if only is None or record.event.stage == only:
+                self.add_record_row(key)
+        if current is not None and str(current.index) in self.rows:
+            self.move_cursor(row=self.get_row_index(str(current.index)))
+        elif self.row_count:
+            self.move_cursor(row=self.row_count - 1)
+        self.update_subtitle()
+
+    def current_record(self) -> StageRecord | None:
+        """The stage under the cursor (None: no row shown)."""
+        if not self.row_count:
+            return None
+        key = self.coordinate_to_cell_key(self.cursor_coordinate).row_key.value
+        return self.records.get(str(key))
 
     def follow_newest(self) -> None:
         """The cursor on the newest row and the totals in the footer: once per burst of
@@ -134,7 +184,8 @@ class StageTimeline(Routed, DataTable[str | Content]):
             self.untraced += 1
         else:
             self.violations[key] = self.violations.get(key, 0) + 1
-            self.update_cell(key, "hint", self.hint_cell(key))
+            if key in self.rows:  # a filter may hide its row
+                self.update_cell(key, "hint", self.hint_cell(key))
         self.redraw_once(self.update_subtitle)
 
     def hint_cell(self, key: str) -> str | Content:
@@ -158,6 +209,9 @@ class StageTimeline(Routed, DataTable[str | Content]):
             parts.append(f"{t('lost')} {lost}")
         if bad:
             parts.append("⚠ " + t("stages.violations", n=bad))
+        note = filter_note(self.only, self.row_count, len(self.records), self.stage_names())
+        if note:
+            parts.append(note)
         self.border_subtitle = " · ".join(parts)
 
     def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:

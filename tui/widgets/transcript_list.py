@@ -7,6 +7,10 @@ away. The list is what the archive reports, never a scan of the folders: ``archi
 says what the workspace held before this run, and each ``stage`` event names the files it
 wrote, with the archive's record of each (``archived``: a transcript or a result, which
 tool result, how many chars).
+
+The columns follow the panel's width (see :mod:`tui.widgets.columns`): names and writers
+are whole when there is room, and the file name keeps its room first when there is not —
+it is what tells one file from the next.
 """
 
 from __future__ import annotations
@@ -15,15 +19,19 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from rich.cells import cell_len
+from textual import events
 from textual.message import Message
 from textual.widgets import DataTable
 
 from core.events import ArchiveListing, Stage
 from tui.i18n import t
 from tui.routing import Routed, RunInfo, handles
+from tui.widgets.columns import cut, room, set_widths
 from tui.widgets.render import short_size
 
-NAME_CELLS = 19  # the file column's width
+SIZE_CELLS = 5  # "7,178", "240k": short_size never needs more
+WRITER_MIN = 6  # the writer keeps a few cells however long the names are
 
 
 @dataclass(frozen=True)
@@ -50,9 +58,21 @@ def display_name(file: Listed, transcript_number: int) -> str:
     a file the archive does not list."""
     if file.kind == "transcript":
         return t("tx.transcript", id=transcript_number)
-    name = file.tool_use_id if file.kind == "result" and file.tool_use_id \
+    return file.tool_use_id if file.kind == "result" and file.tool_use_id \
         else Path(file.rel).name
-    return name if len(name) <= NAME_CELLS else name[:NAME_CELLS - 1] + "…"
+
+
+def column_widths(space: int, names: list[str], writers: list[str]) -> tuple[int, int, int]:
+    """``(file, size, writer)`` widths in ``space`` cells: each column as wide as its widest
+    cell when they fit (the writer takes what is left over); otherwise the file column
+    first, the writer what remains."""
+    file_want = max(map(cell_len, names), default=0)
+    writer_want = max(map(cell_len, writers), default=0)
+    rest = max(space - SIZE_CELLS, 2)
+    file = min(file_want, max(rest - WRITER_MIN, rest // 2))
+    if file_want + writer_want <= rest:
+        file = file_want
+    return file, SIZE_CELLS, rest - file
 
 
 class TranscriptList(Routed, DataTable):
@@ -70,11 +90,12 @@ class TranscriptList(Routed, DataTable):
         self._shown: list[tuple[str, str, str, str]] = []  # the rows on screen
 
     def on_mount(self) -> None:
-        # Fixed widths: an auto width remembers the widest row ever shown, so it would
-        # depend on how refreshes happened to batch.
-        self.add_column(t("tx.col.file"), key="file", width=NAME_CELLS)
-        self.add_column(t("tx.col.size"), key="size", width=5)
-        self.add_column(t("tx.col.stage"), key="stage", width=16)
+        self.add_column(t("tx.col.file"), key="file", width=12)
+        self.add_column(t("tx.col.size"), key="size", width=SIZE_CELLS)
+        self.add_column(t("tx.col.stage"), key="stage", width=12)
+        self.refresh_files()
+
+    def on_resize(self, event: events.Resize) -> None:
         self.refresh_files()
 
     def reset(self, run: RunInfo | None = None) -> None:
@@ -117,7 +138,7 @@ class TranscriptList(Routed, DataTable):
     def refresh_files(self) -> None:
         if not self.is_mounted:
             return
-        rows = self.listing_rows()
+        rows = self.fitted(self.listing_rows())
         if rows != self._shown:  # a rebuilt table re-renders every line from scratch
             self._shown = rows
             self.clear()
@@ -130,6 +151,18 @@ class TranscriptList(Routed, DataTable):
         shown = [text for text, kind in zip(counts, ("transcript", "result", ""), strict=True)
                  if kind in kinds]
         self.border_subtitle = " · ".join(shown or counts[:2])
+
+    def fitted(self, rows: list[tuple[str, str, str, str]]) -> list[tuple[str, str, str, str]]:
+        """The rows cut to column widths that share the panel's width (headers included)."""
+        space = room(self, self.size.width, len(rows) + 1 > self.size.height, 3)
+        if space <= 0:
+            return rows
+        file, size, writer = column_widths(
+            space, [t("tx.col.file"), *(r[0] for r in rows)],
+            [t("tx.col.stage"), *(r[2] for r in rows)])
+        set_widths(self, {"file": file, "size": size, "stage": writer})
+        return [(cut(name, file), cut(n, size), cut(who, writer), rel)
+                for name, n, who, rel in rows]
 
     def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
         event.stop()
