@@ -18,6 +18,7 @@ from textual.command import DiscoveryHit, Hit, Hits, Provider
 from tui import panels
 from tui.i18n import t
 from tui.stage_filter import palette_entries
+from tui.widgets.stage_timeline import StageTimeline
 
 # (title id, action, help id): the app's actions, in the order the palette lists them.
 ACTIONS: tuple[tuple[str, str, str], ...] = (
@@ -59,7 +60,8 @@ class CtxlabCommands(Provider):
             out.append((t("palette.panel", name=t(f"panel.{name}")),
                         partial(app.run_action, f"panel('{name}')"),
                         t("palette.panel_help", key=key)))
-        out += palette_entries(app)  # "Stages: only snip_compact" etc.
+        for timeline in app.query(StageTimeline):  # "Stages: only snip_compact" etc.
+            out += palette_entries(timeline)
         for name in getattr(app, "available_themes", {}):
             if name.startswith(("ctxlab", "projector")):
                 out.append((t("palette.theme", name=name), partial(setattr, app, "theme", name),

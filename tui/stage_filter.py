@@ -10,7 +10,7 @@ shown, so a filtered panel never passes for the whole run.
 from __future__ import annotations
 
 from functools import partial
-from typing import Any
+from typing import Any, Protocol
 
 from tui.i18n import t
 
@@ -31,14 +31,19 @@ def filter_note(only: str | None, shown: int, total: int, names: list[str]) -> s
     return t("stages.filter_hint") if len(names) > 1 else ""
 
 
-def palette_entries(app: Any) -> list[tuple[str, Any, str]]:
-    """``(title, callback, help)`` per stage name shown, and "every stage" when filtered."""
-    from tui.widgets.stage_timeline import StageTimeline
+class Filterable(Protocol):
+    """What the palette needs of the Stages panel (kept as a protocol: the panel imports
+    this module, so this module must not import the panel)."""
 
-    timelines = app.query(StageTimeline)
-    if not timelines:
-        return []
-    timeline = timelines.first()
+    only: str | None
+
+    def stage_names(self) -> list[str]: ...
+
+    def set_filter(self, name: str | None) -> None: ...
+
+
+def palette_entries(timeline: Filterable) -> list[tuple[str, Any, str]]:
+    """``(title, callback, help)`` per stage name shown, and "every stage" when filtered."""
     out = [(t("palette.stage_filter", stage=name), partial(timeline.set_filter, name),
             t("palette.stage_filter_help", stage=name))
            for name in timeline.stage_names() if name != timeline.only]
