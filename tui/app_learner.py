@@ -19,6 +19,7 @@ from textual.app import App
 from core import events as ev
 from core.sources import Capability
 from tui.i18n import t
+from tui.notices import PauseNotice
 from tui.why import why_fired
 from tui.widgets.stage_timeline import StageTimeline
 
@@ -44,6 +45,7 @@ class LearnerActions(App[int]):
 
     _observed_generation = -1
     _kinds_seen: set[str]
+    _pause_notice: PauseNotice | None = None
 
     # -- the welcome card -----------------------------------------------------------------------
 
@@ -82,8 +84,12 @@ class LearnerActions(App[int]):
     # -- UI side ----------------------------------------------------------------------------------
 
     def announce_pause(self, event: ev.Stage) -> None:
-        self.notify(t("notice.auto_paused", why=why_fired(event, self.limits())),
-                    title=t("notice.auto_paused_title", stage=event.stage), timeout=15)
+        """Say why the run paused, in place of the previous pause's notice (tui.notices)."""
+        if self._pause_notice is None:
+            self._pause_notice = PauseNotice()
+        self._pause_notice.show(self, t("notice.auto_paused", why=why_fired(event, self.limits())),
+                                title=t("notice.auto_paused_title", stage=event.stage),
+                                timeout=15)
         self.update_status()
 
     def stage_why(self, event: ev.Stage) -> str:

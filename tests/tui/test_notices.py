@@ -1,0 +1,62 @@
+"""Notices never cover the right column's panels, at any terminal size; auto-pause notices
+replace each other instead of stacking."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import pytest
+from textual.geometry import Region
+from textual.widgets._toast import Toast
+
+from tests.tui.conftest import wait_for
+from tests.tui.sizes import SIZES
+from tui import panels
+from tui.app import CtxlabApp
+
+pytestmark = pytest.mark.anyio
+
+
+def right_column(app: CtxlabApp) -> dict[str, Region]:
+    """The screen regions of the right column's panels that are shown."""
+    regions = {}
+    for panel in panels.in_strip():
+        widget = app.panel_widget(panel.name)
+        if widget.display and widget.region.area:
+            regions[panel.name] = widget.region
+    return regions
+
+
+@pytest.mark.parametrize("size", SIZES, ids=[f"{w}x{h}" for w, h in SIZES])
+async def test_auto_pause_notices_never_cover_the_right_column(
+        make_app: Callable[..., CtxlabApp], size: tuple[int, int]) -> None:
+    app = make_app(auto_pause=True)
+    async with app.run_test(size=size, notifications=True) as pilot:
+        for _ in range(3):  # a run's first three auto-pauses, each notice left standing
+            await wait_for(pilot, lambda: app.paused or app.finished)
+            await wait_for(pilot, lambda: bool(app.screen.query(Toast)))
+            await pilot.pause(0.2)
+            if app.finished:
+                break
+            app.source.resume()
+        await pilot.pause(0.2)
+        toasts = [toast.region for toast in app.screen.query(Toast)]
+        assert toasts
+        meter = app.query_one("#context").region
+        assert meter.area and not any(toast.overlaps(meter) for toast in toasts)
+        for name, region in right_column(app).items():
+            assert not any(toast.overlaps(region) for toast in toasts), name
+
+
+async def test_a_new_auto_pause_notice_replaces_the_last(
+        make_app: Callable[..., CtxlabApp]) -> None:
+    app = make_app(auto_pause=True)
+    async with app.run_test(size=(80, 24), notifications=True) as pilot:
+        for _ in range(3):
+            await wait_for(pilot, lambda: app.paused)
+            await pilot.pause(0.2)
+            app.source.resume()
+        await wait_for(pilot, lambda: app.paused or app.finished)
+        await pilot.pause(0.3)
+        titles = [str(toast.render()).splitlines()[0] for toast in app.screen.query(Toast)]
+        assert len(titles) == 1 and "fired for the first time" in titles[0]

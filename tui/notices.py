@@ -1,0 +1,77 @@
+"""Where the workbench's notices appear: over the conversation, never over the right column.
+
+Textual stacks toasts at the bottom right, which is exactly where the right column's panels
+are: two auto-pause notices at 80×24 covered the whole Context meter, three in a browser
+covered Stages, Transcripts and Memory — the panels the notices were about. So on the main
+screen the toast rack is kept over the conversation's pane (the left column below its tabs),
+top-aligned there and never wider or taller than that pane: the newest History lines at its
+bottom and the status line under it stay visible, and no notice ever covers a right-column
+panel, at any size and with any layout rule (the pane's region is read after each layout,
+not assumed). Screens pushed over the workbench keep Textual's own placement.
+
+Auto-pause notices replace each other instead of stacking: a pause notice describes the
+pause the run is in, so the next auto-pause makes the previous one stale (History keeps
+every stage's "why" line for reading back).
+"""
+
+from __future__ import annotations
+
+from textual.app import App
+from textual.containers import Container
+from textual.css.query import NoMatches
+from textual.notifications import Notification, Notify
+from textual.screen import Screen
+from textual.widgets import ContentSwitcher, TabbedContent
+from textual.widgets._toast import ToastRack
+
+RACK = "#textual-toastrack"  # the container Textual composes into every screen for toasts
+
+
+def over_conversation(screen: Screen[object]) -> None:
+    """Put ``screen``'s toast rack over the conversation pane (the tabs' content area)."""
+    try:
+        rack = screen.query_one(RACK, Container)
+        pane = screen.query_one("#tabs", TabbedContent).query_one(ContentSwitcher)
+    except NoMatches:  # notifications are off (tests), or the panes are not composed yet
+        return
+    region = pane.region
+    if not region.width or not region.height:  # the pane is hidden (a panel is maximised)
+        return
+    rack.add_class("-over-conversation")  # docked top, toasts to the left (app.tcss)
+    styles = rack.styles
+    styles.margin = (region.y, 0, 0, region.x)
+    styles.width = region.width
+    styles.max_height = region.height
+
+
+def follow_conversation(app: App[int]) -> None:
+    """Keep the main screen's notices over the conversation after every layout change."""
+    screen = app.screen
+    over_conversation(screen)
+    screen.screen_layout_refresh_signal.subscribe(app, over_conversation)
+
+
+def withdraw(app: App[int], notification: Notification) -> None:
+    """Take one notice off the screen before its time, as a click on it does.
+
+    Textual has no public call for this; this does what its toast does when it expires
+    (forget the notification, remove the toast's holder — removing only the toast, as
+    ``clear_notifications`` would, leaves its empty holder taking space in the rack)."""
+    app._unnotify(notification, refresh=False)
+    holder_id = ToastRack._toast_id(notification)
+    for screen in app.screen_stack:
+        for holder in screen.query(f"#{holder_id}"):
+            holder.remove()
+
+
+class PauseNotice:
+    """The one auto-pause notice on screen: showing a new one withdraws the last."""
+
+    def __init__(self) -> None:
+        self.shown: Notification | None = None
+
+    def show(self, app: App[int], message: str, title: str, timeout: float) -> None:
+        if self.shown is not None:
+            withdraw(app, self.shown)
+        self.shown = Notification(message, title, "information", timeout)
+        app.post_message(Notify(self.shown))
