@@ -49,6 +49,7 @@ from tui.notices import follow_conversation
 from tui.routing import Routed, RunInfo, handles, route_batch
 from tui.source_views import SourceView, view_for
 from tui.themes import DEFAULT_THEME, VARIABLE_DEFAULTS, load_themes
+from tui.wide_chars import keep_wide_characters_whole
 from tui.widgets.conversation import Conversation
 from tui.widgets.memory_catalog import MemoryCatalog
 from tui.widgets.model_view import ModelView
@@ -95,6 +96,7 @@ class CtxlabApp(Routed, LearnerActions, PanelActions, WorkbenchActions):
     def __init__(self, config: AppConfig | None = None) -> None:
         config = config or AppConfig()
         set_language(config.lang)  # before any widget exists: they look texts up as they draw
+        keep_wide_characters_whole()  # Chinese over a panel's border (tui/wide_chars.py)
         super().__init__()
         localize_bindings(self)
         for name, key in panels.keys().items():  # each panel's digit, from its row
