@@ -45,7 +45,7 @@ from tui.collector import QuietCollector
 from tui.commands import CtxlabCommands
 from tui.i18n import localize_bindings, set_language, t
 from tui.messages import EngineEvents, EventBridge, OpenFile, TextChunk
-from tui.notices import follow_conversation
+from tui.notices import CONVERSATION, keep_notices_over
 from tui.routing import Routed, RunInfo, handles, route_batch
 from tui.source_views import SourceView, view_for
 from tui.themes import DEFAULT_THEME, VARIABLE_DEFAULTS, load_themes
@@ -170,7 +170,7 @@ class CtxlabApp(Routed, LearnerActions, PanelActions, WorkbenchActions):
         self.theme = self.config.theme if self.config.theme in self.available_themes \
             else DEFAULT_THEME
         self.fit_layout()
-        follow_conversation(self)  # notices never over the right column's panels
+        keep_notices_over(self.screen, CONVERSATION)  # never over the right column
         await self.start_run(self.config.scenario, self.config.workspace)
         if self.config.welcome and self.config.scenario is not None:
             self.show_welcome()

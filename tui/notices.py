@@ -1,4 +1,4 @@
-"""Where the workbench's notices appear: over the conversation, never over the right column.
+"""Where notices appear: over the conversation, never over the right column's panels.
 
 Textual stacks toasts at the bottom right, which is exactly where the right column's panels
 are: two auto-pause notices at 80×24 covered the whole Context meter, three in a browser
@@ -7,7 +7,8 @@ screen the toast rack is kept over the conversation's pane (the left column belo
 top-aligned there and never wider or taller than that pane: the newest History lines at its
 bottom and the status line under it stay visible, and no notice ever covers a right-column
 panel, at any size and with any layout rule (the pane's region is read after each layout,
-not assumed). Screens pushed over the workbench keep Textual's own placement.
+not assumed). The watch screen does the same over its list of requests, so the selected
+request's breakdown stays readable; modal screens keep Textual's own placement.
 
 Auto-pause notices replace each other instead of stacking: a pause notice describes the
 pause the run is in, so the next auto-pause makes the previous one stale (History keeps
@@ -16,39 +17,61 @@ every stage's "why" line for reading back).
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+from typing import Any
+
 from textual.app import App
 from textual.containers import Container
 from textual.css.query import NoMatches
+from textual.geometry import Region
 from textual.notifications import Notification, Notify
 from textual.screen import Screen
-from textual.widgets import ContentSwitcher, TabbedContent
 from textual.widgets._toast import ToastRack
 
 RACK = "#textual-toastrack"  # the container Textual composes into every screen for toasts
 
 
-def over_conversation(screen: Screen[object]) -> None:
-    """Put ``screen``'s toast rack over the conversation pane (the tabs' content area)."""
+@dataclass(frozen=True)
+class Area:
+    """Where a screen's notices go: the columns of one widget, the rows of another (the
+    watch screen's list of requests is only as tall as its rows, its column is not)."""
+
+    columns: str
+    rows: str
+
+    def region(self, screen: Screen[Any]) -> Region:
+        """The area as ``screen`` is laid out now (empty when either widget is hidden)."""
+        across, down = screen.query_one(self.columns).region, screen.query_one(self.rows).region
+        return Region(across.x, down.y, across.width, down.height)
+
+
+CONVERSATION = Area("#tabs > ContentSwitcher", "#tabs > ContentSwitcher")  # History's pane
+
+
+def place_rack(screen: Screen[Any], area: Area) -> None:
+    """Put ``screen``'s toast rack over ``area``, as the screen is laid out now."""
     try:
         rack = screen.query_one(RACK, Container)
-        pane = screen.query_one("#tabs", TabbedContent).query_one(ContentSwitcher)
-    except NoMatches:  # notifications are off (tests), or the panes are not composed yet
+        region = area.region(screen)
+    except NoMatches:  # notifications are off (tests), or the area is not composed yet
         return
-    region = pane.region
-    if not region.width or not region.height:  # the pane is hidden (a panel is maximised)
+    if not region.width or not region.height:  # the area is hidden (a panel is maximised)
         return
-    rack.add_class("-over-conversation")  # docked top, toasts to the left (app.tcss)
+    rack.add_class("-over-area")  # docked top, toasts to the left (app.tcss)
     styles = rack.styles
     styles.margin = (region.y, 0, 0, region.x)
     styles.width = region.width
     styles.max_height = region.height
 
 
-def follow_conversation(app: App[int]) -> None:
-    """Keep the main screen's notices over the conversation after every layout change."""
-    screen = app.screen
-    over_conversation(screen)
-    screen.screen_layout_refresh_signal.subscribe(app, over_conversation)
+def keep_notices_over(screen: Screen[Any], area: Area) -> None:
+    """Show ``screen``'s notices over ``area``, now and after every layout of the screen."""
+
+    def place(_: Screen[Any]) -> None:
+        place_rack(screen, area)
+
+    place(screen)
+    screen.screen_layout_refresh_signal.subscribe(screen, place)
 
 
 def withdraw(app: App[int], notification: Notification) -> None:

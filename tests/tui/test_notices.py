@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 import pytest
+from textual.app import App
 from textual.geometry import Region
 from textual.widgets._toast import Toast
 
@@ -13,6 +14,8 @@ from tests.tui.conftest import wait_for
 from tests.tui.sizes import SIZES
 from tui import panels
 from tui.app import CtxlabApp
+from tui.screens.watch import WatchScreen
+from tui.themes import VARIABLE_DEFAULTS
 
 pytestmark = pytest.mark.anyio
 
@@ -60,3 +63,29 @@ async def test_a_new_auto_pause_notice_replaces_the_last(
         await pilot.pause(0.3)
         titles = [str(toast.render()).splitlines()[0] for toast in app.screen.query(Toast)]
         assert len(titles) == 1 and "fired for the first time" in titles[0]
+
+
+class Watching(App[None]):
+    """The watch screen alone, as ``ctxlab watch`` pushes it over the workbench."""
+
+    CSS_PATH = CtxlabApp.CSS_PATH
+
+    def get_theme_variable_defaults(self) -> dict[str, str]:
+        return dict(VARIABLE_DEFAULTS)
+
+    def on_mount(self) -> None:
+        self.push_screen(WatchScreen())
+
+
+@pytest.mark.parametrize("size", [(80, 24), (142, 34), (200, 55)])
+async def test_watch_notices_stay_over_the_list_of_requests(size: tuple[int, int]) -> None:
+    app = Watching()
+    async with app.run_test(size=size, notifications=True) as pilot:
+        await pilot.pause(0.2)
+        app.notify("that body is no longer kept (the recording has it)")
+        await wait_for(pilot, lambda: bool(app.screen.query(Toast)))
+        await pilot.pause(0.1)
+        toast = app.screen.query_one(Toast).region
+        requests = app.screen.query_one("#watch-requests").region
+        assert requests.x <= toast.x and toast.right <= requests.right
+        assert not toast.overlaps(app.screen.query_one("#watch-side").region)
