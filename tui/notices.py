@@ -12,12 +12,13 @@ request's breakdown stays readable; modal screens keep Textual's own placement.
 
 Auto-pause notices replace each other instead of stacking: a pause notice describes the
 pause the run is in, so the next auto-pause makes the previous one stale (History keeps
-every stage's "why" line for reading back).
+every stage's "why" line for reading back); stages that fired in the same pause are named
+together in one notice.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from textual.app import App
@@ -28,6 +29,9 @@ from textual.notifications import Notification, Notify
 from textual.screen import Screen
 from textual.widgets._toast import ToastRack
 
+from tui.i18n import t
+
+PAUSE_SECONDS = 15  # long enough to read why a stage fired; the run waits meanwhile
 RACK = "#textual-toastrack"  # the container Textual composes into every screen for toasts
 
 
@@ -87,14 +91,25 @@ def withdraw(app: App[int], notification: Notification) -> None:
             holder.remove()
 
 
+@dataclass
 class PauseNotice:
-    """The one auto-pause notice on screen: showing a new one withdraws the last."""
+    """The one auto-pause notice on screen. Showing a new one withdraws the last; stages
+    that fired in the same pause (before the same model call) share one notice, so the
+    replacement loses none of them."""
 
-    def __init__(self) -> None:
-        self.shown: Notification | None = None
+    shown: Notification | None = None
+    pause: int = -1  # the model calls made when the shown notice's pause came
+    fired: list[tuple[str, str]] = field(default_factory=list)  # (stage, why) in that pause
 
-    def show(self, app: App[int], message: str, title: str, timeout: float) -> None:
+    def show(self, app: App[int], pause: int, stage: str, why: str) -> None:
+        if pause != self.pause:
+            self.pause, self.fired = pause, []
+        self.fired.append((stage, why))
         if self.shown is not None:
             withdraw(app, self.shown)
-        self.shown = Notification(message, title, "information", timeout)
-        app.post_message(Notify(self.shown))
+        title = t("notice.auto_paused_title", stage=", ".join(name for name, _ in self.fired))
+        message = t("notice.auto_paused", why="\n".join(text for _, text in self.fired))
+        self.shown = Notification(message, title, "information", PAUSE_SECONDS)
+        # At once, not posted as ``notify`` does: a notice still in the queue could not be
+        # withdrawn by the next stage of the same pause.
+        app._on_notify(Notify(self.shown))

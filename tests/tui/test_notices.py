@@ -10,10 +10,12 @@ from textual.app import App
 from textual.geometry import Region
 from textual.widgets._toast import Toast
 
+from core.events import Stage
 from tests.tui.conftest import wait_for
 from tests.tui.sizes import SIZES
 from tui import panels
 from tui.app import CtxlabApp
+from tui.i18n import t
 from tui.screens.watch import WatchScreen
 from tui.themes import VARIABLE_DEFAULTS
 
@@ -63,6 +65,27 @@ async def test_a_new_auto_pause_notice_replaces_the_last(
         await pilot.pause(0.3)
         titles = [str(toast.render()).splitlines()[0] for toast in app.screen.query(Toast)]
         assert len(titles) == 1 and "fired for the first time" in titles[0]
+
+
+async def test_stages_of_one_pause_share_its_notice_and_the_next_pause_replaces_it(
+        make_app: Callable[..., CtxlabApp]) -> None:
+    app = make_app(paused=True)
+    async with app.run_test(size=(142, 34), notifications=True) as pilot:
+        def titles() -> list[str]:
+            return [str(toast.render()).splitlines()[0] for toast in app.screen.query(Toast)]
+
+        async def pause_at(calls: int, *names: str) -> None:
+            for name in names:
+                app.announce_pause(Stage(stage=name, before_chars=28_775, after_chars=14_000,
+                                         before_messages=53, after_messages=40), calls)
+            await wait_for(pilot, lambda: any(names[-1] in title for title in titles()))
+            await pilot.pause(0.1)
+
+        await pause_at(4, "micro_compact", "fit_tool_results")  # one model call's stages
+        assert titles() == [t("notice.auto_paused_title",
+                              stage="micro_compact, fit_tool_results")]
+        await pause_at(7, "snip_compact")
+        assert titles() == [t("notice.auto_paused_title", stage="snip_compact")]
 
 
 class Watching(App[None]):

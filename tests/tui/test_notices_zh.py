@@ -48,11 +48,17 @@ def every_notice(limits: Thresholds) -> list[Notice]:
     parameters a run gives them (a real stage's why, a real path, an exception's text)."""
     stage = Stage(stage="micro_compact", before_chars=14_843, after_chars=12_646,
                   before_messages=11, after_messages=11)
+    then = Stage(stage="fit_tool_results", before_chars=12_646, after_chars=9_588,
+                 before_messages=11, after_messages=11)  # in the same pause (tui.notices)
     path = "/home/learner/.cache/ctxlab/refactor_auth-3k2j/transcripts/toolu_004_0.txt"
     return [
         Notice(("notice.auto_paused", "notice.auto_paused_title"),
                t("notice.auto_paused", why=why_fired(stage, limits)),
                t("notice.auto_paused_title", stage=stage.stage), markup=False),
+        Notice(("notice.auto_paused", "notice.auto_paused_title"),
+               t("notice.auto_paused",
+                 why=f"{why_fired(stage, limits)}\n{why_fired(then, limits)}"),
+               t("notice.auto_paused_title", stage=f"{stage.stage}, {then.stage}"), markup=False),
         Notice(("notice.auto_pause_on",), t("notice.auto_pause_on")),
         Notice(("notice.auto_pause_off",), t("notice.auto_pause_off")),
         Notice(("notice.scenario_error",), "no scenario named 'tiny-zh2' (try: ctxlab list)",
