@@ -68,8 +68,9 @@ def _render_chops(self: Compositor, crop: Region,
                 continue
             line = chops[y]
             final_cuts = [cut for cut in cuts[y] if last_cut >= cut >= first_cut]
-            inner = final_cuts[1:-1]
-            wide = straddled([cut - render_x for cut in inner], wide_spans(strip))
+            inner = final_cuts[1:-1]  # most lines have none: nothing to look at
+            wide = straddled([cut - render_x for cut in inner], wide_spans(strip)) \
+                if inner else set()
             merged = {
                 cut for before, cut in zip(final_cuts, inner, strict=False)
                 if cut - render_x in wide and crop_start < cut < crop_end
