@@ -30,7 +30,7 @@ from tui.wide_chars import keep_wide_characters_whole
 
 pytestmark = pytest.mark.anyio
 TUI = Path(__file__).parents[2] / "tui"
-NOTICE_KEYS = re.compile(r'"((?:notice|mem|inspector|tool)\.[\w.]+)"')
+NOTICE_KEYS = re.compile(r'"((?:notice|mem|inspector|tool|panel)\.[\w.]+)"')
 
 
 @dataclass(frozen=True)
@@ -76,6 +76,10 @@ def every_notice(limits: Thresholds) -> list[Notice]:
                t("notice.finished_title")),
         Notice(("notice.finished_source",),
                t("notice.finished_source", kind=t("source.replay")), t("notice.finished_title")),
+        Notice(("notice.failed", "notice.failed_title"), t("notice.failed"),
+               t("notice.failed_title")),
+        Notice(("notice.failed_source",),
+               t("notice.failed_source", kind=t("source.replay")), t("notice.failed_title")),
         Notice(("notice.breaks_on",),
                t("notice.breaks_on", switches="pair-protection, summary-budget")),
         Notice(("notice.breaks_off",), t("notice.breaks_off")),
@@ -83,7 +87,8 @@ def every_notice(limits: Thresholds) -> list[Notice]:
         Notice(("notice.workspace_copied",), path, t("notice.workspace_copied")),
         Notice(("notice.zoom_nothing",), t("notice.zoom_nothing")),
         Notice(("mem.not_watched",), t("mem.not_watched", error="权限不足")),
-        Notice(("mem.reloaded",), t("mem.reloaded", files="缩进.md, MEMORY.md")),
+        Notice(("mem.reloaded", "panel.memory"), t("mem.reloaded", files="缩进.md, MEMORY.md"),
+               t("panel.memory")),
         Notice(("mem.cannot_read",), t("mem.cannot_read", file="缩进.md", error="权限不足")),
         Notice(("mem.saved",), t("mem.saved", file="缩进.md")),
         Notice(("mem.deleted",), t("mem.deleted", file="缩进.md")),
