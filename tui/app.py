@@ -45,9 +45,11 @@ from tui.collector import QuietCollector
 from tui.commands import CtxlabCommands
 from tui.i18n import localize_bindings, set_language, t
 from tui.messages import EngineEvents, EventBridge, OpenFile, TextChunk
+from tui.notices import CONVERSATION, keep_notices_over
 from tui.routing import Routed, RunInfo, handles, route_batch
 from tui.source_views import SourceView, view_for
 from tui.themes import DEFAULT_THEME, VARIABLE_DEFAULTS, load_themes
+from tui.wide_chars import keep_wide_characters_whole
 from tui.widgets.conversation import Conversation
 from tui.widgets.memory_catalog import MemoryCatalog
 from tui.widgets.model_view import ModelView
@@ -94,6 +96,7 @@ class CtxlabApp(Routed, LearnerActions, PanelActions, WorkbenchActions):
     def __init__(self, config: AppConfig | None = None) -> None:
         config = config or AppConfig()
         set_language(config.lang)  # before any widget exists: they look texts up as they draw
+        keep_wide_characters_whole()  # Chinese over a panel's border (tui/wide_chars.py)
         super().__init__()
         localize_bindings(self)
         for name, key in panels.keys().items():  # each panel's digit, from its row
@@ -167,6 +170,7 @@ class CtxlabApp(Routed, LearnerActions, PanelActions, WorkbenchActions):
         self.theme = self.config.theme if self.config.theme in self.available_themes \
             else DEFAULT_THEME
         self.fit_layout()
+        keep_notices_over(self.screen, CONVERSATION)  # never over the right column
         await self.start_run(self.config.scenario, self.config.workspace)
         if self.config.welcome and self.config.scenario is not None:
             self.show_welcome()

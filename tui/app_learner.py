@@ -19,6 +19,7 @@ from textual.app import App
 from core import events as ev
 from core.sources import Capability
 from tui.i18n import t
+from tui.notices import PauseNotice
 from tui.why import why_fired
 from tui.widgets.stage_timeline import StageTimeline
 
@@ -44,6 +45,8 @@ class LearnerActions(App[int]):
 
     _observed_generation = -1
     _kinds_seen: set[str]
+    _requests_seen = 0
+    _pause_notice: PauseNotice | None = None
 
     # -- the welcome card -----------------------------------------------------------------------
 
@@ -71,19 +74,24 @@ class LearnerActions(App[int]):
         if self._observed_generation != self.generation:  # a new run: start over
             self._observed_generation = self.generation
             self._kinds_seen = set()
+        if isinstance(event, ev.ModelRequest):  # a pause is known by the calls before it,
+            self._requests_seen += 1  # counted across runs, so no two pauses share one
         if isinstance(event, ev.Stage) and event.stage not in self._kinds_seen:
             self._kinds_seen.add(event.stage)
             source = self.source
             if (self.config.auto_pause and self.config.scenario is not None
                     and source is not None and source.offers(Capability.PAUSE)):
                 source.pause()  # before the next model call
-                self.call_later(self.announce_pause, event)
+                self.call_later(self.announce_pause, event, self._requests_seen)
 
     # -- UI side ----------------------------------------------------------------------------------
 
-    def announce_pause(self, event: ev.Stage) -> None:
-        self.notify(t("notice.auto_paused", why=why_fired(event, self.limits())),
-                    title=t("notice.auto_paused_title", stage=event.stage), timeout=15)
+    def announce_pause(self, event: ev.Stage, pause: int) -> None:
+        """Say why the run paused, in place of the previous pause's notice (tui.notices);
+        ``pause`` tells the stages of one pause from the next."""
+        if self._pause_notice is None:
+            self._pause_notice = PauseNotice()
+        self._pause_notice.show(self, pause, event.stage, why_fired(event, self.limits()))
         self.update_status()
 
     def stage_why(self, event: ev.Stage) -> str:

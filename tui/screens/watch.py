@@ -21,6 +21,7 @@ from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Static
 
 from core.events import Error, Event, Stage, WatchRequest, WatchResponse, WatchStart
+from tui.notices import Area, keep_notices_over
 from tui.routing import Routed, handles
 from tui.screens.viewer import Viewer
 from tui.widgets.watch_detail import RequestDetail, stage_lines
@@ -64,6 +65,10 @@ class WatchScreen(Routed, Screen[None]):
                 stages.border_title = "Stages (client)"
                 yield stages
         yield Footer()
+
+    def on_mount(self) -> None:
+        # never over the selected request: over the requests' column, the full height
+        keep_notices_over(self, Area(columns="#watch-requests", rows="#watch-main"))
 
     # -- events ----------------------------------------------------------------------------
 

@@ -1,0 +1,92 @@
+"""Keep a double-width character whole where an overlay crosses a widget's edge beneath it.
+
+Textual's compositor paints each screen line in "chops": the line is cut at every column
+where *any* visible widget starts or ends, including widgets hidden under an overlay, and
+each widget's line is divided at those cuts (``Strip.divide``). Rich replaces a 2-cell
+character that a cut falls inside with two spaces. So a toast in Chinese drawn over a panel
+border lost exactly the characters that straddled the border's column (第, 字符, 命令…),
+while the same text over a plain screen stayed whole. This is Textual's bug, open upstream
+as https://github.com/Textualize/textual/issues/6357.
+
+The workaround here is correct for every overlay, not only notices: when one widget owns
+the chops on both sides of a cut and a wide character of its line straddles that cut, the
+cut is not used to divide that widget's line — the chop left of it takes the whole
+character and the chop right of it becomes empty, so no widget behind can claim it. Cuts
+where ownership changes are kept (a character half-covered by another widget must still
+be cut). Runs never extend past the area being redrawn, so a partial update cannot write
+over a widget in front that was not redrawn.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from typing import cast
+
+from rich.cells import cell_len
+from textual._compositor import Compositor
+from textual.geometry import Region
+from textual.strip import Strip
+
+_EMPTY = Strip([], 0)
+_ORIGINAL = Compositor._render_chops
+
+
+def wide_spans(strip: Strip) -> list[tuple[int, int]]:
+    """The cell spans ``(start, end)`` of the characters wider than one cell in ``strip``."""
+    spans: list[tuple[int, int]] = []
+    if strip.text.isascii():
+        return spans
+    x = 0
+    for segment in strip:
+        if segment.control:
+            continue
+        for char in segment.text:
+            width = cell_len(char)
+            if width > 1:
+                spans.append((x, x + width))
+            x += width
+    return spans
+
+
+def straddled(cuts: Sequence[int], spans: list[tuple[int, int]]) -> set[int]:
+    """The cuts (relative to the strip) that fall inside one of the wide ``spans``."""
+    return {cut for cut in cuts for start, end in spans if start < cut < end}
+
+
+def _render_chops(self: Compositor, crop: Region,
+                  is_rendered_line: Callable[[int], bool]) -> Sequence[Mapping[int, Strip]]:
+    """:meth:`Compositor._render_chops`, dividing a widget's line only where it must."""
+    cuts = self.cuts
+    chops: list[dict[int, Strip | None]] = [dict.fromkeys(cut_set[:-1]) for cut_set in cuts]
+    crop_start, crop_end = crop.column_span
+    for region, clip, strips in self._get_renders(crop):
+        render_region = region.intersection(clip)
+        render_x = render_region.x
+        first_cut, last_cut = render_region.column_span
+        for y, strip in zip(render_region.line_range, strips, strict=False):
+            if not is_rendered_line(y):
+                continue
+            line = chops[y]
+            final_cuts = [cut for cut in cuts[y] if last_cut >= cut >= first_cut]
+            inner = final_cuts[1:-1]  # most lines have none: nothing to look at
+            wide = straddled([cut - render_x for cut in inner], wide_spans(strip)) \
+                if inner else set()
+            merged = {
+                cut for before, cut in zip(final_cuts, inner, strict=False)
+                if cut - render_x in wide and crop_start < cut < crop_end
+                and line.get(before) is None and line.get(cut) is None
+            }
+            kept = [cut for cut in final_cuts if cut not in merged]
+            for cut, piece in zip(kept, strip.divide([cut - render_x for cut in kept[1:]]),
+                                  strict=False):
+                if line.get(cut) is None:
+                    line[cut] = piece
+            for cut in merged:  # the character lives in the chop on its left
+                line[cut] = _EMPTY
+    return cast("Sequence[Mapping[int, Strip]]", chops)
+
+
+def keep_wide_characters_whole() -> None:
+    """Install the workaround (idempotent); a Textual without the method is left alone."""
+    if getattr(Compositor, "_render_chops", None) is _ORIGINAL:
+        Compositor._render_chops = _render_chops  # type: ignore[method-assign]
