@@ -15,10 +15,17 @@ character and the chop right of it becomes empty, so no widget behind can claim 
 where ownership changes are kept (a character half-covered by another widget must still
 be cut). Runs never extend past the area being redrawn, so a partial update cannot write
 over a widget in front that was not redrawn.
+
+The replacement is a modified copy of a private method, so it is installed only over the
+exact method it was written against (its source's digest): a Textual that changed the
+method keeps its own, and the Chinese-notice tests then fail and say the copy needs a look,
+instead of an old copy silently replacing newer code.
 """
 
 from __future__ import annotations
 
+import hashlib
+import inspect
 from collections.abc import Callable, Mapping, Sequence
 from typing import cast
 
@@ -29,6 +36,17 @@ from textual.strip import Strip
 
 _EMPTY = Strip([], 0)
 _ORIGINAL = Compositor._render_chops
+# sha256 of Compositor._render_chops's source in Textual 8.2.8, the copy's starting point
+WRITTEN_FOR = "ca8c3359d7afd017"
+
+
+def source_digest(method: object) -> str | None:
+    """The first 16 hex digits of the sha256 of ``method``'s source; None without source."""
+    try:
+        source = inspect.getsource(method)  # type: ignore[arg-type]
+    except (OSError, TypeError):
+        return None
+    return hashlib.sha256(source.encode()).hexdigest()[:16]
 
 
 def wide_spans(strip: Strip) -> list[tuple[int, int]]:
@@ -87,6 +105,8 @@ def _render_chops(self: Compositor, crop: Region,
 
 
 def keep_wide_characters_whole() -> None:
-    """Install the workaround (idempotent); a Textual without the method is left alone."""
-    if getattr(Compositor, "_render_chops", None) is _ORIGINAL:
+    """Install the workaround (idempotent) over the method it was written for; any other
+    Textual is left alone."""
+    if getattr(Compositor, "_render_chops", None) is _ORIGINAL \
+            and source_digest(_ORIGINAL) == WRITTEN_FOR:
         Compositor._render_chops = _render_chops  # type: ignore[method-assign]
