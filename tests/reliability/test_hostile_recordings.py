@@ -238,7 +238,7 @@ def test_lone_surrogates_in_a_recording_replay_to_the_end(tmp_path, capsys, mode
     out, err = capsys.readouterr()
     assert "Traceback" not in err
     assert code == 0, err
-    assert "run end: ok" in out or '"ok": true' in out
+    assert "replay end: ok" in out or '"ok": true' in out
     summaries = list((work / ".replay" / "compactions").glob("*.md"))
     assert summaries
     for summary in summaries:  # strict UTF-8, the surrogate kept as its escape
@@ -362,4 +362,4 @@ def test_any_value_at_any_key_replays_or_is_one_line(tmp_path_factory, capsys, s
     elif as_json:
         assert json.loads(out.splitlines()[-1])["type"] == "run_end"
     else:
-        assert "run end: ok" in out.splitlines()[-1]
+        assert "replay end: ok" in out.splitlines()[-1]
