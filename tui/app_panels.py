@@ -123,7 +123,7 @@ class PanelActions(App[int]):
         top_name = panel_layout.anchor()
         top = self._full_rows[top_name] + sum(
             self._full_rows[p.name] for p in right
-            if not p.keyed and self.query_one(f"#{p.id}").display)
+            if not p.keyed and not self.query_one(f"#{p.id}").has_class(panels.OFF))
         others = [self._full_rows[p.name] for p in right if p.keyed and p.name != top_name]
         return panel_layout.Rows(top, others, bool(panels.placed("bottom")))
 

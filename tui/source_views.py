@@ -69,9 +69,10 @@ class ReplayView(SourceView):
     noun = "source.replay"
 
     async def attach(self, app: CtxlabApp, source: Source) -> None:
+        from tui.panels import OFF
         from tui.widgets.replay_panel import ReplayPanel
 
-        app.query_one(ReplayPanel).display = True
+        app.query_one(ReplayPanel).remove_class(OFF)
 
 
 class WatchView(SourceView):

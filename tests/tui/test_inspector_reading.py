@@ -77,3 +77,22 @@ async def test_enter_on_a_summary_reads_it_whole(make_app: Callable[..., CtxlabA
         await pilot.press("escape")
         await pilot.pause(0.1)
         assert app.screen is screen
+
+
+@pytest.mark.parametrize("size", SIZES)
+async def test_the_first_tab_reaches_the_change_and_keeps_it_in_view(
+        make_app: Callable[..., CtxlabApp], size: tuple[int, int]) -> None:
+    """Tab from the ledger went to a side's first row — an unchanged message, often — and
+    focusing it scrolled the list back to the top: the change the inspector had opened on
+    went out of view again, and Enter read a message nobody asked about."""
+    app = make_app()
+    async with app.run_test(size=size) as pilot:
+        await play_to_end(pilot)
+        screen = await open_inspector(app, pilot, "snip_compact")
+        before = screen.query_one("#before-list", VerticalScroll)
+        first = next(r for r in before.query(DiffRow) if r.row.kind != "kept")
+        assert first is not before.query(DiffRow).first()  # a change below the first row
+        await pilot.press("tab")
+        await pilot.pause(0.2)
+        assert app.focused is first
+        assert in_view(before, first), (before.scroll_y, first.virtual_region)

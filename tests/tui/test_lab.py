@@ -7,6 +7,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from rich.cells import cell_len
 from textual.widgets import DataTable, Switch
 
 from core.compare import compare
@@ -15,7 +16,7 @@ from core.pricing import money
 from core.scenarios import find_scenario
 from core.scenarios.workspaces import generate
 from core.sources.agent.session import AgentSession
-from tests.tui.conftest import PAIRS, TINY, play_to_end, wait_for
+from tests.tui.conftest import PAIRS, TINY, TINY_ZH, play_to_end, wait_for
 from tui.app import CtxlabApp
 from tui.cli import main
 from tui.managers import manager_label
@@ -104,6 +105,21 @@ async def test_the_status_line_keeps_the_broken_switch_whole(
         assert "⚠ broken: pair-protection" in text
         assert len(text.rstrip()) <= status.content_size.width
         assert text.startswith("‖ paused")  # the state still leads the line
+
+
+async def test_in_chinese_at_80_columns_the_broken_switch_is_whole_too(
+        make_app: Callable[..., CtxlabApp]) -> None:
+    """The state and the switch in Chinese are wider than in English: at 80 columns there
+    was no room for a word of the state beside the switch, and the switch was cut
+    (``pair-prote…``) to keep the state's first word, the one thing never to cut."""
+    app = make_app(scenario=TINY_ZH, lang="zh", breaks=frozenset({"pair-protection"}),
+                   paused=True)
+    async with app.run_test(size=(80, 40)) as pilot:
+        await pilot.pause(0.2)
+        status = app.query_one(RunStatus)
+        text = str(status.render())
+        assert "已关闭保护：pair-protection" in text, text
+        assert text.startswith("‖") and cell_len(text.rstrip()) <= status.content_size.width
 
 
 async def test_switches_chosen_in_the_modal_restart_the_scenario_and_show_lost_output(

@@ -47,3 +47,21 @@ async def test_a_replays_own_panel_takes_its_room_from_the_layout(size: tuple[in
         await pilot.pause(0.1)
         hidden = [place for place in panel_places(app).values() if not place.accounted_for]
         assert not hidden, f"{size}: hidden without a word: {hidden}"
+
+
+@pytest.mark.parametrize("size", [(80, 24), (160, 36)], ids=["80x24", "160x36"])
+async def test_in_a_replay_each_panels_key_shows_it_with_its_rows(size: tuple[int, int]) -> None:
+    """One panel at a time means one: the replay's own panel goes with Context, but it stayed
+    above Stages, Transcripts and Memory too (the panel's own ``display`` outweighed the
+    layout's class), leaving Stages two rows at 80×24."""
+    app = screenshots.replay_scene_app(f"sweep-keys-{size[0]}x{size[1]}")
+    async with app.run_test(size=size) as pilot:
+        await screenshots.original_compaction(pilot)
+        assert app.mode == "one"
+        for panel in panels.in_strip():
+            await pilot.press(panels.keys()[panel.name])
+            await pilot.pause(0.1)
+            place = panel_places(app)[panel.name]
+            assert place.content_rows >= MIN_ROWS, f"{size}: key of {place}"
+            replay_shown = app.query_one("#replay").region.height > 0
+            assert replay_shown == (panel.name == "context"), panel.name

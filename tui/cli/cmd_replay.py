@@ -74,7 +74,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     parser.add_argument("--max-mb", action=Checked, check=number(), default=None, metavar="MB",
                         help="refuse larger files (default 64)")
     parser.add_argument("--keep", action="store_true",
-                        help="--headless: keep the temporary folder the replay wrote "
+                        help="--headless only: keep the temporary folder the replay wrote "
                              "(default: removed at the end, its path printed)")
     parser.add_argument("--with-subagents", action="store_true",
                         help="--headless: end with the totals of the session and its "
@@ -148,6 +148,9 @@ def run(args: argparse.Namespace) -> int:
                     f"{MIN_SPEED:g} (one request every {1 / MIN_SPEED:g} s)")
     if args.max_mb is not None and args.max_mb <= 0:
         return fail("--max-mb: must be positive")
+    if args.keep and not args.headless:  # it would keep nothing, and say nothing
+        return fail("--keep is for --headless: the workbench removes its temporary folder "
+                    "when it closes (--workdir DIR replays into a folder that stays)")
     try:
         limits = thresholds(args)
         max_bytes = int(args.max_mb * 1e6) if args.max_mb else MAX_BYTES

@@ -25,7 +25,9 @@ from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.content import Content
+from textual.css.query import QueryType
 from textual.screen import Screen
+from textual.widget import Widget
 from textual.widgets import DataTable, Footer, Static
 
 from core.config import Thresholds
@@ -150,6 +152,22 @@ class Inspector(Screen[None]):
         self.fill_ledger()
         self.query_one("#inspector-ledger").focus()
         self.call_after_refresh(self.show_first_change)
+
+    def focus_next(self, selector: str | type[QueryType] = "*") -> Widget | None:
+        """Tab into a side lands on its first change, not on its first row: that row is
+        often an unchanged message, and focusing it scrolled the list back to the top, the
+        change the inspector opened on out of view again."""
+        came_from = self.focused
+        target = super().focus_next(selector)
+        if not isinstance(target, DiffRow) or target.row.kind != "kept" or (
+                came_from is not None and target.parent in came_from.ancestors_with_self):
+            return target
+        rows = list(target.parent.query(DiffRow)) if target.parent is not None else []
+        change = next((row for row in rows if row.row.kind != "kept"), None)
+        if change is None or target is not rows[0]:
+            return target
+        change.focus()  # before the first row's scroll runs: it scrolls only a focused row
+        return change
 
     def show_first_change(self) -> None:
         """Scroll each side to its first changed message: at 80 or 100 columns the rows

@@ -26,6 +26,7 @@ from core.compact.breakdown import CATEGORIES
 from core.events import Manager
 from tui.i18n import t
 from tui.managers import manager_label
+from tui.panels import OFF
 from tui.routing import Routed, RunInfo, handles
 from tui.widgets.redraw import update_if_changed
 
@@ -88,24 +89,25 @@ class ReplayPanel(Routed, Static):
 
     DEFAULT_CSS = """
     ReplayPanel { height: auto; max-height: 15; border: round $primary; padding: 0 1; }
+    ReplayPanel.-off { display: none; }
     """
 
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(id=id, markup=False)
         self.border_title = t("panel.replay")
-        self.display = False
+        self.add_class(OFF)  # until a replay's view turns it on
         self.start: ev.ReplayStart | None = None
         self.step: ev.ReplayStep | None = None
         self.original_stage: ev.Stage | None = None
 
     def reset(self, run: RunInfo | None = None) -> None:
         self.start = self.step = self.original_stage = None
-        self.display = False
+        self.add_class(OFF)
 
     @handles(ev.ReplayStart)
     def show_start(self, event: ev.ReplayStart) -> None:
         self.start = event
-        self.display = True
+        self.remove_class(OFF)
         self.redraw_once(self.redraw)
 
     @handles(ev.ReplayStep)

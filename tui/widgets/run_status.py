@@ -58,7 +58,8 @@ class StatusParts:
 
     def fit(self, width: int) -> Content:
         """The fullest form within ``width`` cells; else the state cut to leave the break
-        switches whole (``width`` 0: not laid out yet, the full line)."""
+        switches whole — down to its mark alone (``‖ …``) — and only when not even that
+        fits, the line cut at the end (``width`` 0: not laid out yet, the full line)."""
         forms = self.candidates()
         if width <= 0:
             return forms[0]
@@ -68,7 +69,7 @@ class StatusParts:
         tail = Content.assemble(GAP, self.broken) if self.broken else Content("")
         room = width - tail.cell_length
         short = Content(self.state.split(HINT)[0])
-        if room < 8:  # not even a word of the state beside them: the start of the line
+        if room < 2:  # not even the state's mark beside them: the start of the line
             return forms[-1].truncate(width, ellipsis=True)
         return Content.assemble(short.truncate(room, ellipsis=True), tail)
 

@@ -243,3 +243,18 @@ def test_a_failing_real_summary_exits_1_with_its_reason(server_env, tmp_path, ca
                   "--context-limit", "1500", "--workdir", str(tmp_path / "w")) == 1
     err = capsys.readouterr().err
     assert err.startswith("ctxlab replay: ") and err.count("\n") == 1
+
+
+def test_keep_without_headless_is_one_usage_line_not_a_folder_silently_removed(
+        monkeypatch, capsys):
+    """The workbench removes its temporary folder when it closes, so ``--keep`` there kept
+    nothing and said nothing; it is refused as ``watch`` refuses ``--keep --headless``."""
+    import tui.cli.cmd_app
+
+    opened: list[object] = []
+    monkeypatch.setattr(tui.cli.cmd_app, "launch",
+                        lambda config, theme: opened.append(config) or 0)
+    assert replay(str(CLAUDE), "--keep") == 2
+    err = capsys.readouterr().err
+    assert err.startswith("ctxlab replay: --keep") and err.count("\n") == 1, err
+    assert not opened
