@@ -153,16 +153,11 @@ def leave_workspace(args: argparse.Namespace, workspace: Path, sink: Any,
                      prog: str = "ctxlab run") -> None:
     """A temporary workspace is removed unless ``--keep``; either way its path is printed
     (stdout in the readable log, stderr beside ``--json``, whose stdout is events only)."""
-    from tui.cli.temp_workspaces import forget, remove, tracked
+    from tui.cli.temp_workspaces import leave, tracked
 
     if not tracked(workspace):
         return
-    if args.keep:
-        forget(workspace)
-        note = f"workspace kept: {workspace}"
-    else:
-        remove(workspace)
-        note = f"workspace {workspace} removed (--keep keeps it)"
+    note = leave(workspace, args.keep)
     if args.json:
         print(f"{prog}: {note}", file=sys.stderr)
     else:

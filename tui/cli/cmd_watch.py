@@ -203,7 +203,7 @@ def open_workbench(options: WatchOptions, keep: bool = False) -> int:
     a temporary folder this command makes, and removes (unless ``keep``) and names after."""
     from tui.app_config import AppConfig
     from tui.cli.cmd_app import launch
-    from tui.cli.temp_workspaces import forget, make_temp_workspace
+    from tui.cli.temp_workspaces import forget, leave, make_temp_workspace
 
     if options.port and (busy := port_free(options)) is not None:
         return fail(busy)
@@ -214,20 +214,8 @@ def open_workbench(options: WatchOptions, keep: bool = False) -> int:
         return launch(AppConfig(scenario=None, workspace=workspace,
                                 source=lambda _workspace: WatchSource(options)), None)
     finally:
-        leave_workspace(workspace, keep)
-
-
-def leave_workspace(workspace: Path, keep: bool) -> None:
-    """Remove the workbench's folder unless ``keep``, and say which on stderr (stdout
-    belongs to the workbench's terminal)."""
-    from tui.cli.temp_workspaces import remove
-
-    if keep:
-        note = f"workspace kept: {workspace}"
-    else:
-        remove(workspace)
-        note = f"workspace {workspace} removed (--keep keeps it)"
-    print(f"ctxlab watch: {note}", file=sys.stderr)
+        # stderr: stdout belonged to the workbench's terminal
+        print(f"ctxlab watch: {leave(workspace, keep)}", file=sys.stderr)
 
 
 def run(args: argparse.Namespace) -> int:

@@ -64,6 +64,16 @@ def remove(path: Path) -> None:
     shutil.rmtree(path, ignore_errors=True)
 
 
+def leave(path: Path, keep: bool) -> str:
+    """Keep ``path`` (``--keep``) or remove it now, and the line that says which: every
+    command that made a temporary folder ends with it, so none is left behind unsaid."""
+    if keep:
+        forget(path)
+        return f"workspace kept: {path}"
+    remove(path)
+    return f"workspace {path} removed (--keep keeps it)"
+
+
 def install_signal_cleanup(before_exit: Callable[[int], None] | None = None) -> None:
     """On SIGHUP/SIGTERM: remove the workspaces, then end as that signal would have.
 
