@@ -62,6 +62,7 @@ from core.pricing import Price, load_prices
 from core.scenarios.model import Scenario
 from core.sources.agent.session import AgentSession, RunOptions
 from core.usage import Usage
+from core.wording import plural
 
 
 @dataclass(frozen=True)
@@ -259,7 +260,7 @@ def stand_in_summaries(strategy: Strategy, events: list[Event]) -> dict[str, int
 
 def summary_notes(manager: Manager, stand_in: Mapping[str, int]) -> tuple[str, ...]:
     """One sentence per stand-in stage: how many summaries, and why."""
-    return tuple(f"{n} summar{'y' if n == 1 else 'ies'}: {SUMMARY_CAUSES[stage]} "
+    return tuple(f"{plural(n, 'summary', 'summaries')}: {SUMMARY_CAUSES[stage]} "
                  f"({manager.value} itself writes none)" for stage, n in stand_in.items())
 
 
