@@ -22,7 +22,6 @@ from typing import Any, ClassVar
 
 from textual import work
 from textual.app import App, ComposeResult
-from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.css.query import NoMatches
 from textual.widget import Widget
@@ -44,6 +43,7 @@ from tui.cli.temp_workspaces import make_temp_workspace
 from tui.collector import QuietCollector
 from tui.commands import CtxlabCommands
 from tui.i18n import localize_bindings, set_language, t
+from tui.keymap import BINDINGS
 from tui.messages import EngineEvents, EventBridge, OpenFile, TextChunk
 from tui.notices import CONVERSATION, keep_notices_over
 from tui.routing import Routed, RunInfo, handles, route_batch
@@ -64,34 +64,7 @@ class CtxlabApp(Routed, LearnerActions, PanelActions, WorkbenchActions):
     CSS_PATH = Path(__file__).with_name("app.tcss")  # absolute: subclasses live elsewhere
     TITLE = "ctxlab"
     COMMANDS: ClassVar = App.COMMANDS | {CtxlabCommands}
-    # Descriptions are message ids (tui.locales), translated per app in __init__.
-    BINDINGS: ClassVar = [
-        # Help first: the footer lists it before the run's keys, where a newcomer looks.
-        Binding("question_mark,f1,h", "help", "key.help", key_display="?"),
-        Binding("escape", "hide_help", "key.hide_help", show=False),
-        Binding("space", "toggle_play", "key.play"),
-        Binding("s", "step", "key.step"),
-        Binding("plus,equals_sign", "faster", "key.faster", key_display="+"),
-        Binding("minus", "slower", "key.slower", key_display="-"),
-        Binding("v", "toggle_view", "key.view"),
-        Binding("o", "pick_scenario", "key.scenario"),
-        Binding("l", "limits", "key.limits"),
-        Binding("b", "breaks", "key.breaks"),
-        Binding("c", "compare", "key.compare"),
-        Binding("p", "system_prompt", "key.system_prompt"),
-        Binding("t", "next_theme", "key.theme"),
-        Binding("i", "inspect", "key.inspect"),
-        Binding("n", "next_compaction", "key.next_compaction"),
-        Binding("S", "step_back", "key.step_back", key_display="S"),
-        Binding("g", "go_to", "key.go_to"),
-        Binding("z", "zoom", "key.zoom"),
-        Binding("w", "copy_workspace", "key.workspace", show=False),
-        Binding("escape", "leave_prompt", "key.leave_prompt"),
-        Binding("slash", "to_prompt", "key.to_prompt", key_display="/"),
-        Binding("ctrl+q", "quit", "key.quit", priority=True),
-        Binding("ctrl+p", "command_palette", "key.palette", show=False, priority=True,
-                tooltip="key.palette_tip"),
-    ]
+    BINDINGS: ClassVar = BINDINGS  # tui/keymap.py
 
     def __init__(self, config: AppConfig | None = None) -> None:
         config = config or AppConfig()
@@ -283,7 +256,7 @@ class CtxlabApp(Routed, LearnerActions, PanelActions, WorkbenchActions):
             error = event.worker.error
             reason = f"{type(error).__name__}: {error}"
             self.notify(t("notice.agent_stopped", error=reason), severity="error", timeout=10)
-            self.outcome.error = self.outcome.error or reason
+            self.outcome.error = reason  # the crash is the last error, whatever came before
             self.finished = True
             self.update_status()
 
