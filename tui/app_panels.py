@@ -33,6 +33,7 @@ from core.sources import Capability, Source
 from tui import panel_layout, panels
 from tui.app_config import shorten
 from tui.i18n import t
+from tui.routing import OFF
 from tui.widgets.run_status import RunStatus
 
 if TYPE_CHECKING:
@@ -123,7 +124,7 @@ class PanelActions(App[int]):
         top_name = panel_layout.anchor()
         top = self._full_rows[top_name] + sum(
             self._full_rows[p.name] for p in right
-            if not p.keyed and not self.query_one(f"#{p.id}").has_class(panels.OFF))
+            if not p.keyed and not self.query_one(f"#{p.id}").has_class(OFF))
         others = [self._full_rows[p.name] for p in right if p.keyed and p.name != top_name]
         return panel_layout.Rows(top, others, bool(panels.placed("bottom")))
 

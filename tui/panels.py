@@ -22,11 +22,6 @@ if TYPE_CHECKING:
     from tui.app import CtxlabApp
 
 Place = Literal["tab", "right", "bottom"]
-# The class of an unkeyed panel (a source's own) that the source shown does not use. A
-# class, not ``display``: a ``display`` set on the widget outweighs every stylesheet rule,
-# and the layout hides such a panel by class when another takes the room (-narrow-hidden).
-OFF = "-off"
-
 
 @dataclass(frozen=True)
 class Panel:

@@ -41,6 +41,12 @@ def handles(*types: type[Event]) -> Callable[[F], F]:
     return mark
 
 
+# The class of an unkeyed panel (a source's own) that the source shown does not use. A
+# class, not ``display``: a ``display`` set on the widget outweighs every stylesheet rule,
+# and the layout hides such a panel by class when another takes the room (-narrow-hidden).
+OFF = "-off"
+
+
 @dataclass(frozen=True)
 class RunInfo:
     """What a panel may need to start over empty: where the run works, the limits in force,

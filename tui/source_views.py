@@ -69,7 +69,7 @@ class ReplayView(SourceView):
     noun = "source.replay"
 
     async def attach(self, app: CtxlabApp, source: Source) -> None:
-        from tui.panels import OFF
+        from tui.routing import OFF
         from tui.widgets.replay_panel import ReplayPanel
 
         app.query_one(ReplayPanel).remove_class(OFF)

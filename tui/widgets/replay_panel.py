@@ -26,8 +26,7 @@ from core.compact.breakdown import CATEGORIES
 from core.events import Manager
 from tui.i18n import t
 from tui.managers import manager_label
-from tui.panels import OFF
-from tui.routing import Routed, RunInfo, handles
+from tui.routing import OFF, Routed, RunInfo, handles
 from tui.widgets.redraw import update_if_changed
 
 
