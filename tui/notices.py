@@ -33,6 +33,9 @@ from tui.i18n import t
 
 PAUSE_SECONDS = 15  # long enough to read why a stage fired; the run waits meanwhile
 RACK = "#textual-toastrack"  # the container Textual composes into every screen for toasts
+# Narrower than this, a notice is a column of word pieces: when the pane is squeezed (the
+# keys panel docked beside it at 80 columns), the notice takes this width anyway.
+MIN_WIDTH = 30
 
 
 @dataclass(frozen=True)
@@ -64,7 +67,7 @@ def place_rack(screen: Screen[Any], area: Area) -> None:
     rack.add_class("-over-area")  # docked top, toasts to the left (app.tcss)
     styles = rack.styles
     styles.margin = (region.y, 0, 0, region.x)
-    styles.width = region.width
+    styles.width = max(region.width, min(MIN_WIDTH, screen.size.width - region.x))
     styles.max_height = region.height
 
 

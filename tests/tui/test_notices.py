@@ -53,6 +53,24 @@ async def test_auto_pause_notices_never_cover_the_right_column(
             assert not any(toast.overlaps(region) for toast in toasts), name
 
 
+async def test_a_notice_keeps_a_readable_width_when_the_keys_panel_squeezes_history(
+        make_app: Callable[..., CtxlabApp]) -> None:
+    """At 80 columns the keys panel (``?``) leaves History a few columns: a notice there
+    was a column of word pieces three cells wide."""
+    from tui.notices import MIN_WIDTH
+
+    app = make_app(auto_pause=True)
+    async with app.run_test(size=(80, 24), notifications=True) as pilot:
+        await wait_for(pilot, lambda: app.paused)
+        await pilot.press("question_mark")
+        await pilot.pause(0.3)
+        assert app.query_one("#tabs > ContentSwitcher").region.width < MIN_WIDTH
+        app.notify("Paused: micro_compact fired for the first time", timeout=30)
+        await wait_for(pilot, lambda: bool(app.screen.query(Toast)))
+        await pilot.pause(0.3)
+        assert all(toast.region.width >= MIN_WIDTH - 2 for toast in app.screen.query(Toast))
+
+
 async def test_a_new_auto_pause_notice_replaces_the_last(
         make_app: Callable[..., CtxlabApp]) -> None:
     app = make_app(auto_pause=True)
