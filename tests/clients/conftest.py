@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable
 from pathlib import Path
 
@@ -13,6 +12,7 @@ from tests.support.claude_code import claude_binary
 from tests.support.claude_code_session import Recorded, record
 from tests.support.codex import codex_binary
 from tests.support.npm_clients import Unavailable
+from tests.support.required import require
 
 
 @pytest.fixture(scope="session")
@@ -41,9 +41,4 @@ def codex_direct(tmp_path_factory: pytest.TempPathFactory) -> codex_session.Reco
 
 
 def _installed(binary: Callable[[], Path]) -> None:
-    try:
-        binary()
-    except Unavailable as exc:
-        if os.environ.get("CTXLAB_REQUIRE_CLIENTS"):
-            pytest.fail(f"the real client is required here: {exc}")
-        pytest.skip(str(exc))
+    require(binary, Unavailable, "CTXLAB_REQUIRE_CLIENTS", "the real client")

@@ -15,12 +15,12 @@ Skipped only where Chromium is not installed; ``.ci/run`` installs it and sets
 
 from __future__ import annotations
 
-import os
 import sys
 
 import pytest
 
 from tests.support.chromium import Unavailable, chromium_binary
+from tests.support.required import require
 from tests.support.served_page import MONITOR, PROJECTOR, Visit, visit
 from tests.tui.sizes import REPORTED
 from tui import panels
@@ -36,12 +36,7 @@ TERMINAL = {PROJECTOR: (142, 34), MONITOR: (213, 51)}
 
 @pytest.fixture(scope="module")
 def browser() -> None:
-    try:
-        chromium_binary()
-    except Unavailable as exc:
-        if os.environ.get("CTXLAB_REQUIRE_BROWSER"):
-            pytest.fail(f"the browser check is required here: {exc}")
-        pytest.skip(str(exc))
+    require(chromium_binary, Unavailable, "CTXLAB_REQUIRE_BROWSER", "the browser check")
 
 
 @pytest.fixture(scope="module")
