@@ -111,6 +111,10 @@ class WatchSource(Source):
         self._child = worker.MeasuringProcess()
         self._recordable: dict[int, asyncio.Future[Recordable]] = {}
         self._order = asyncio.Lock()
+        # Responses are read and appended one at a time, in the order their measurements
+        # ended (the lock is first come, first served): two reads racing in threads wrote a
+        # sequential client's lines out of order.
+        self._appending = asyncio.Lock()
         self._kept = BodyWindow()
 
     @classmethod
@@ -200,7 +204,8 @@ class WatchSource(Source):
         recordable = await self._recordable_future(x)
         self._recordable.pop(x.id, None)
         try:
-            event: Event = await asyncio.to_thread(self._finish, x, recordable)
+            async with self._appending:
+                event: Event = await asyncio.to_thread(self._finish, x, recordable)
         except Exception as exc:  # the client got its answer; only the watch lost it
             event = Error(message=f"watch: response {x.id} not recorded: {exc}", kind="watch")
         self.turns += 1  # requests watched: what run_end reports

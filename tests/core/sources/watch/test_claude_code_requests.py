@@ -223,3 +223,33 @@ def test_side_calls_of_the_same_session_neither_fake_nor_hide_a_compaction():
     assert {c.conversation for c in (*ones, summary_call, after)} == {main}
     assert all(c.conversation != main and not c.stages and not c.removed for c in sides)
     assert [s.stage for s in after.stages] == ["client_summary"]
+
+
+def test_a_slow_read_of_one_answer_does_not_put_the_next_before_it_in_the_recording(
+        watch, messages_server, monkeypatch):
+    """A sequential client's calls are recorded in their order, even when reading the first
+    answer takes longer than the whole second call (the reads ran in threads, racing)."""
+    import time
+
+    import core.sources.watch.source as source_module
+
+    read = source_module.read_exchange
+    slow: list[int] = []
+
+    def slow_first(x: Any) -> Any:
+        if not slow:
+            slow.append(x.id)
+            time.sleep(0.5)
+        return read(x)
+
+    monkeypatch.setattr(source_module, "read_exchange", slow_first)
+    client = anthropic.Anthropic(base_url=watch.url, api_key="k")
+    for text in ("first", "second"):
+        messages_server.reply_text("ok")
+        client.messages.create(model="claude-opus-4-8", max_tokens=64,
+                               messages=[{"role": "user", "content": text}])
+    watch.wait_for(lambda w: len(w.of(WatchResponse)) == 2)
+    assert watch.source is not None and watch.source.recording is not None
+    lines = [json.loads(line) for line in
+             watch.source.recording.path.read_text().splitlines()]
+    assert [line["request"]["messages"][0]["content"] for line in lines] == ["first", "second"]
