@@ -198,9 +198,11 @@ def port_free(options: WatchOptions) -> str | None:
         return f"cannot listen on {options.host}:{options.port}: {exc.strerror or exc}"
 
 
-def open_workbench(options: WatchOptions, keep: bool = False) -> int:
+def open_workbench(options: WatchOptions, keep: bool = False, lang: str = "en") -> int:
     """The workbench on the watch source; it hosts the watch screen (tui.screens.watch), in
-    a temporary folder this command makes, and removes (unless ``keep``) and names after."""
+    a temporary folder this command makes, and removes (unless ``keep``) and names after.
+    ``lang`` is the UI's (``ctxlab --lang zh watch`` or the locale); the command line and its
+    help stay English."""
     from tui.app_config import AppConfig
     from tui.cli.cmd_app import launch
     from tui.cli.temp_workspaces import forget, leave, make_temp_workspace
@@ -212,7 +214,8 @@ def open_workbench(options: WatchOptions, keep: bool = False) -> int:
         forget(workspace)  # not even a SIGHUP removes a folder the user asked to keep
     try:
         return launch(AppConfig(scenario=None, workspace=workspace,
-                                source=lambda _workspace: WatchSource(options)), None)
+                                source=lambda _workspace: WatchSource(options), lang=lang),
+                      None)
     finally:
         # stderr: stdout belonged to the workbench's terminal
         print(f"ctxlab watch: {leave(workspace, keep)}", file=sys.stderr)
@@ -236,7 +239,9 @@ def run(args: argparse.Namespace) -> int:
         except HarnessPathError as exc:
             return fail(str(exc))
     if not args.headless:
-        return open_workbench(options, args.keep)
+        from tui.cli.cmd_app import language_from_args
+
+        return open_workbench(options, args.keep, language_from_args(args))
     failures = Recorder()  # the watch's own failures (not a client's) end it: say the first
     emitter = Emitter(sinks=[_printer(args.json), failures])
     try:

@@ -103,10 +103,11 @@ async def settle_watch(pilot: Any) -> None:
     await pilot.pause()
 
 
-def canned_watch_app(root: Path) -> Any:
-    """The workbench hosting the watch screen on the canned source, as ``ctxlab watch``."""
+def canned_watch_app(root: Path, lang: str = "en") -> Any:
+    """The workbench hosting the watch screen on the canned source, as ``ctxlab watch``
+    (``ctxlab --lang zh watch`` with ``lang="zh"``)."""
     from tui.app import AppConfig, CtxlabApp
 
     return CtxlabApp(AppConfig(scenario=None, source=lambda _workspace: CannedSource(),
                                workspace=root / "watch", theme="ctxlab-dark",
-                               display_workspace="~/project"))
+                               display_workspace="~/project", lang=lang))

@@ -21,6 +21,7 @@ from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Static
 
 from core.events import Error, Event, Stage, WatchRequest, WatchResponse, WatchStart
+from tui.i18n import localize_bindings, t
 from tui.notices import Area, keep_notices_over
 from tui.routing import Routed, handles
 from tui.screens.viewer import Viewer
@@ -32,8 +33,8 @@ class WatchScreen(Routed, Screen[None]):
     """Requests on the left; the selected request and the client's stages on the right."""
 
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("b", "body", "request body"),
-        Binding("q", "app.quit", "quit"),
+        Binding("b", "body", "key.request_body"),
+        Binding("q", "app.quit", "key.quit_watch"),
     ]
     DEFAULT_CSS = """
     WatchScreen #watch-status { height: 2; padding: 0 1; color: $text-muted; }
@@ -48,6 +49,7 @@ class WatchScreen(Routed, Screen[None]):
 
     def __init__(self, body_of: Callable[[int], bytes | None] | None = None) -> None:
         super().__init__()
+        localize_bindings(self)
         self.body_of = body_of
         self.requests: dict[int, WatchRequest] = {}
         self.responses: dict[int, WatchResponse] = {}
@@ -56,13 +58,13 @@ class WatchScreen(Routed, Screen[None]):
         self._last_request: int | None = None
 
     def compose(self) -> ComposeResult:
-        yield Static("starting the proxy…", id="watch-status", markup=False)
+        yield Static(t("watch.starting"), id="watch-status", markup=False)
         with Horizontal(id="watch-main"):
             yield RequestTable(id="watch-requests")
             with Vertical(id="watch-side"):
                 yield RequestDetail(id="watch-detail")
-                stages = Static("no client compaction yet", id="watch-stages", markup=False)
-                stages.border_title = "Stages (client)"
+                stages = Static(t("watch.no_stage"), id="watch-stages", markup=False)
+                stages.border_title = t("watch.stages")
                 yield stages
         yield Footer()
 
@@ -77,11 +79,10 @@ class WatchScreen(Routed, Screen[None]):
         """Draw one event of the watch (errors are said by the workbench itself)."""
         table = self.query_one(RequestTable)
         if isinstance(event, WatchStart):
-            where = f" · recording {event.recording}" if event.recording else ""
+            where = t("watch.recording", path=event.recording) if event.recording else ""
             self.query_one("#watch-status", Static).update(
-                f"watching {event.listen} → {event.upstream}{where}\n"
-                f"point a client at it: ANTHROPIC_BASE_URL={event.listen} or "
-                f"OPENAI_BASE_URL={event.listen}/v1")
+                t("watch.watching", listen=event.listen, upstream=event.upstream,
+                  recording=where) + "\n" + t("watch.point", listen=event.listen))
         elif isinstance(event, WatchRequest):
             self.requests[event.id] = event
             self._last_request = event.id
@@ -129,10 +130,10 @@ class WatchScreen(Routed, Screen[None]):
             return
         raw = self.body_of(chosen) if self.body_of else None
         if raw is None:
-            self.notify("that body is no longer kept (the recording has it)")
+            self.notify(t("notice.body_gone"))
             return
         try:
             text = json.dumps(json.loads(raw), ensure_ascii=False, indent=2)
         except ValueError:
             text = raw.decode("utf-8", errors="replace")
-        self.app.push_screen(Viewer(f"request #{chosen}", text, "json"))
+        self.app.push_screen(Viewer(t("watch.body_title", id=chosen), text, "json"))

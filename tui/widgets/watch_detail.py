@@ -44,19 +44,39 @@ def breakdown_lines(request: WatchRequest) -> list[str]:
 
 
 def stage_lines(stage: Stage) -> list[str]:
-    lines = [f"✂ {stage.stage} ({by_label(stage.by)}): {stage.before_chars:,} → "
-             f"{stage.after_chars:,} chars, {stage.before_messages} → "
-             f"{stage.after_messages} messages"]
+    """A client stage's sizes, then what it did to each message it touched."""
+    lines = [t("watch.stage", stage=stage.stage, by=by_label(stage.by),
+               chars=t("conv.stage_chars", before=stage.before_chars, after=stage.after_chars),
+               messages=t("conv.stage_msgs", before=stage.before_messages,
+                          after=stage.after_messages, n=stage.after_messages))]
     for entry in stage.ledger:
         if "placeholder" in entry:
-            lines.append(f"   {entry['tool_use_id']}: {entry['chars']:,} chars → "
-                         f"{entry['placeholder']!r}")
+            lines.append(t("watch.placeholder", tool=entry["tool_use_id"], chars=entry["chars"],
+                           placeholder=repr(entry["placeholder"])))
         elif "summary" in entry:
-            lines.append(f"   summary: {entry['summary'][:70]!r}")
+            lines.append(t("watch.summary", summary=repr(entry["summary"][:70])))
         else:
-            lines.append(f"   gone: message {entry.get('message_index')} "
-                         f"({entry.get('role')}, {entry.get('chars', 0):,} chars) "
-                         f"{str(entry.get('preview', ''))[:50]!r}")
+            lines.append(t("watch.gone", index=entry.get("message_index"),
+                           role=entry.get("role"), chars=entry.get("chars", 0),
+                           preview=repr(str(entry.get("preview", ""))[:50])))
+    return lines
+
+
+def _ms(value: float | None) -> str:
+    return "—" if value is None else t("watch.ms", ms=value)
+
+
+def answer_lines(response: WatchResponse) -> list[str]:
+    """The answer's usage as the API reported it (its field names kept), status and timing."""
+    lines = []
+    usage = response.usage or {}
+    if usage:
+        lines.append(t("watch.usage", usage=", ".join(
+            f"{k} {v:,}" for k, v in usage.items() if isinstance(v, int))))
+    lines.append(t("watch.status", status=response.status, stop=response.stop_reason or "—",
+                   duration=_ms(response.duration_ms), first=_ms(response.ttfb_ms)))
+    if response.error:
+        lines.append(f"! {response.error}")
     return lines
 
 
@@ -64,24 +84,14 @@ def detail_text(request: WatchRequest, response: WatchResponse | None,
                 stages: list[Stage]) -> str:
     lines = [f"#{request.id}  {request.method} {request.path}  {request.purpose}  "
              f"{request.model or ''}",
-             f"conversation {request.conversation or '—'}: +{request.appended} appended, "
-             f"{request.removed} removed, {request.rewritten} rewritten",
-             f"{request.messages} messages, {request.chars:,} chars, "
-             f"~{request.est_tokens:,} tokens estimated, {request.body_bytes:,} bytes", ""]
+             t("watch.conversation", conversation=request.conversation or "—",
+               appended=request.appended, removed=request.removed,
+               rewritten=request.rewritten),
+             t("watch.size", n=request.messages, chars=request.chars,
+               tokens=request.est_tokens, bytes=request.body_bytes), ""]
     if request.breakdown:
         lines += [*breakdown_lines(request), ""]
-    if response is None:
-        lines.append("waiting for the answer…")
-    else:
-        usage = response.usage or {}
-        if usage:
-            lines.append("usage: " + ", ".join(f"{k} {v:,}" for k, v in usage.items()
-                                                if isinstance(v, int)))
-        lines.append(f"status {response.status}, stop {response.stop_reason or '—'}, "
-                     f"{response.duration_ms:,.0f} ms (first byte "
-                     f"{'—' if response.ttfb_ms is None else f'{response.ttfb_ms:,.0f} ms'})")
-        if response.error:
-            lines.append(f"! {response.error}")
+    lines += [t("watch.waiting")] if response is None else answer_lines(response)
     for stage in stages:
         lines += ["", *stage_lines(stage)]
     return "\n".join(lines)
@@ -91,8 +101,8 @@ class RequestDetail(Static):
     """Text of the selected request; ``show()`` replaces it."""
 
     def __init__(self, *, id: str | None = None) -> None:
-        super().__init__("no request yet: point a client at the proxy", id=id, markup=False)
-        self.border_title = "Request"
+        super().__init__(t("watch.no_request"), id=id, markup=False)
+        self.border_title = t("watch.request")
 
     def show(self, request: WatchRequest, response: WatchResponse | None,
              stages: list[Stage]) -> None:

@@ -14,11 +14,15 @@ from typing import Any
 from textual.widgets import DataTable
 
 from core.events import WatchRequest, WatchResponse
+from tui.i18n import t
 
-COLUMNS = (("#", "id"), ("time", "time"), ("purpose", "purpose"), ("model", "model"),
-           ("msgs", "msgs"), ("chars", "chars"), ("~tok", "tok"), ("Δ msgs", "delta"),
-           ("in", "in"), ("cache w", "cache_w"), ("cache r", "cache_r"), ("out", "out"),
-           ("stop", "stop"), ("ms", "ms"))
+KEYS = ("id", "time", "purpose", "model", "msgs", "chars", "tok", "delta", "in", "cache_w",
+        "cache_r", "out", "stop", "ms")
+
+
+def column_label(key: str) -> str:
+    """A column's header in the UI language (``#`` is no word)."""
+    return "#" if key == "id" else t(f"watch.col.{key}")
 
 
 def _n(value: Any) -> str:
@@ -56,7 +60,8 @@ def response_cells(event: WatchResponse) -> dict[str, str]:
         "cache_w": _n(usage.get("cache_creation_input_tokens")),
         "cache_r": _n(usage.get("cache_read_input_tokens")),
         "out": _n(usage.get("output_tokens")),
-        "stop": (f"{event.status} error" if failed else event.stop_reason or str(event.status)),
+        "stop": (t("watch.stop_error", status=event.status) if failed
+                 else event.stop_reason or str(event.status)),
         "ms": f"{event.duration_ms:,.0f}",
     }
 
@@ -66,15 +71,15 @@ class RequestTable(DataTable):
 
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(id=id, cursor_type="row", zebra_stripes=True)
-        self.border_title = "Requests"
+        self.border_title = t("watch.requests")
 
     def on_mount(self) -> None:
-        for label, key in COLUMNS:
-            self.add_column(label, key=key)
+        for key in KEYS:
+            self.add_column(column_label(key), key=key)
 
     def add_request(self, event: WatchRequest) -> None:
         cells = request_cells(event)
-        self.add_row(*(cells[key] for _, key in COLUMNS), key=str(event.id))
+        self.add_row(*(cells[key] for key in KEYS), key=str(event.id))
         if self.cursor_row == self.row_count - 2:  # following the newest: keep following
             self.move_cursor(row=self.row_count - 1)
 

@@ -213,6 +213,27 @@ def test_without_headless_the_workbench_opens_on_the_watch(monkeypatch, tmp_path
     assert options.root == tmp_path and options.record
 
 
+@pytest.mark.parametrize(("argv", "env", "lang"), [
+    (["--lang", "zh"], {}, "zh"), ([], {"LANG": "zh_CN.UTF-8"}, "zh"),
+    (["--lang", "en"], {"LANG": "zh_CN.UTF-8"}, "en"), ([], {"LC_ALL": "C"}, "en")])
+def test_the_watch_workbench_speaks_the_language_asked_for(monkeypatch, tmp_path, argv, env,
+                                                           lang):
+    """``ctxlab --lang zh watch`` (or a Chinese locale) opened an English workbench: the
+    language never reached it."""
+    import tui.cli.cmd_app
+
+    opened = []
+    monkeypatch.setattr(tui.cli.cmd_app, "launch", lambda config, theme: opened.append(config) or 0)
+    monkeypatch.chdir(tmp_path)
+    for name in ("LC_ALL", "LC_MESSAGES", "LANG"):
+        monkeypatch.delenv(name, raising=False)
+    for name, value in env.items():
+        monkeypatch.setenv(name, value)
+    assert main([*argv, "watch", "--port", "0", "--upstream", "http://127.0.0.1:1"]) == 0
+    (config,) = opened
+    assert config.lang == lang
+
+
 def test_without_upstream_each_api_goes_to_its_own_host(monkeypatch):
     import argparse
 
