@@ -233,7 +233,7 @@ def open_workbench(args: argparse.Namespace, recording: Any, limits: Thresholds,
     """
     from core.sources.replay.source import ReplayOptions, ReplaySource
     from tui.app_config import AppConfig
-    from tui.cli.cmd_app import launch
+    from tui.cli.cmd_app import language_from_args, launch
 
     try:  # one summarizer for every run of the workbench: they share the app's loop
         summarizer, _ = make_summarizer(args.provider, model=args.model,
@@ -252,7 +252,8 @@ def open_workbench(args: argparse.Namespace, recording: Any, limits: Thresholds,
     # a replay already under way has passed what it was opened to show.
     config = AppConfig(scenario=None, source=make, workspace=chosen, paused=True,
                        speed=speed if speed > 0 else 1000.0, provider="replay",
-                       model=recording.model, breaks=frozenset(args.breaks))
+                       model=recording.model, breaks=frozenset(args.breaks),
+                       lang=language_from_args(args))
     return launch(config, None)
 
 

@@ -258,3 +258,22 @@ def test_keep_without_headless_is_one_usage_line_not_a_folder_silently_removed(
     err = capsys.readouterr().err
     assert err.startswith("ctxlab replay: --keep") and err.count("\n") == 1, err
     assert not opened
+
+
+@pytest.mark.parametrize(("argv", "env", "lang"), [
+    (["--lang", "zh"], {}, "zh"), ([], {"LANG": "zh_CN.UTF-8"}, "zh"),
+    (["--lang", "en"], {"LANG": "zh_CN.UTF-8"}, "en"), ([], {"LC_ALL": "C"}, "en")])
+def test_the_replay_workbench_speaks_the_language_asked_for(monkeypatch, tmp_path, argv, env,
+                                                            lang):
+    """``ctxlab --lang zh replay PATH`` (or a Chinese locale) opened an English workbench."""
+    import tui.cli.cmd_app
+
+    opened = []
+    monkeypatch.setattr(tui.cli.cmd_app, "launch", lambda config, theme: opened.append(config) or 0)
+    for name in ("LC_ALL", "LC_MESSAGES", "LANG"):
+        monkeypatch.delenv(name, raising=False)
+    for name, value in env.items():
+        monkeypatch.setenv(name, value)
+    assert main([*argv, "replay", str(CLAUDE), "--workdir", str(tmp_path / "w")]) == 0
+    (config,) = opened
+    assert config.lang == lang
