@@ -86,7 +86,8 @@ def every_notice(limits: Thresholds) -> list[Notice]:
         Notice(("notice.compare_live",), t("notice.compare_live")),
         Notice(("notice.workspace_copied",), path, t("notice.workspace_copied")),
         Notice(("notice.zoom_nothing",), t("notice.zoom_nothing")),
-        Notice(("notice.body_gone",), t("notice.body_gone")),  # the watch screen's b
+        Notice(("notice.body_gone",), t("notice.body_gone", path=path)),  # the watch's b
+        Notice(("notice.body_gone_unrecorded",), t("notice.body_gone_unrecorded")),
         Notice(("mem.not_watched",), t("mem.not_watched", error="权限不足")),
         Notice(("mem.reloaded", "panel.memory"), t("mem.reloaded", files="缩进.md, MEMORY.md"),
                t("panel.memory")),

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from textual.app import App
 
-from core.events import Stage, WatchRequest
+from core.events import Stage, WatchRequest, WatchStart
 from tests.tui.conftest import wait_for
 from tui.cli.watch_scene import canned_watch_app, settle_watch
 from tui.i18n import set_language
@@ -95,6 +95,14 @@ async def test_an_empty_watch_screen_and_its_notice_are_chinese(tmp_path: Path) 
         text = painted(app)
         assert "这个请求体已不在内存中" in "".join(text.split())
         assert english_left(text) == []
+        # Under --no-record there is no recording to point to; with one, the notice names it.
+        messages = [str(n.message) for n in app._notifications]
+        assert "--no-record" in messages[-1]
+        screen.show(WatchStart(listen="http://127.0.0.1:1", upstream="http://127.0.0.1:2",
+                               recording="/w/.ctxlab/watch/r.jsonl"))
+        await pilot.press("b")
+        await pilot.pause(0.2)
+        assert "/w/.ctxlab/watch/r.jsonl" in str(list(app._notifications)[-1].message)
 
 
 def test_the_english_detail_reads_as_before() -> None:

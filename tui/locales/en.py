@@ -509,7 +509,9 @@ MESSAGES: dict[str, str] = {
     "watch.summary": "   summary: {summary}",
     "watch.gone": "   gone: message {index} ({role}, {chars:,} chars) {preview}",
     "watch.body_title": "request #{id}",
-    "notice.body_gone": "that body is no longer kept (the recording has it)",
+    "notice.body_gone": "that body is no longer kept in memory (the recording has it: {path})",
+    "notice.body_gone_unrecorded": "that body is no longer kept in memory, and this watch "
+                                   "records nothing (--no-record)",
     # -- system prompt ---------------------------------------------------------------------
     "sysprompt.title": "System prompt of the last main call",
     "sysprompt.count": "{n} sections · {chars:,} chars",

@@ -493,7 +493,8 @@ MESSAGES: dict[str, str] = {
     "watch.summary": "   摘要：{summary}",
     "watch.gone": "   移除：第 {index} 条消息（{role}，{chars:,} 字符）{preview}",
     "watch.body_title": "请求 #{id}",
-    "notice.body_gone": "这个请求体已不在内存中（录制文件里有）",
+    "notice.body_gone": "这个请求体已不在内存中（录制文件里有：{path}）",
+    "notice.body_gone_unrecorded": "这个请求体已不在内存中，而这次监视没有录制（--no-record）",
     # -- system prompt ---------------------------------------------------------------------
     "sysprompt.title": "上一次主调用的系统提示词",
     "sysprompt.count": "{n} 段 · {chars:,} 字符",

@@ -56,6 +56,7 @@ class WatchScreen(Routed, Screen[None]):
         self.stages: dict[int, list[Stage]] = {}
         self.errors: list[str] = []
         self._last_request: int | None = None
+        self.recording = ""  # the recording's path (WatchStart); "" under --no-record
 
     def compose(self) -> ComposeResult:
         yield Static(t("watch.starting"), id="watch-status", markup=False)
@@ -79,6 +80,7 @@ class WatchScreen(Routed, Screen[None]):
         """Draw one event of the watch (errors are said by the workbench itself)."""
         table = self.query_one(RequestTable)
         if isinstance(event, WatchStart):
+            self.recording = event.recording
             where = t("watch.recording", path=event.recording) if event.recording else ""
             self.query_one("#watch-status", Static).update(
                 t("watch.watching", listen=event.listen, upstream=event.upstream,
@@ -130,7 +132,8 @@ class WatchScreen(Routed, Screen[None]):
             return
         raw = self.body_of(chosen) if self.body_of else None
         if raw is None:
-            self.notify(t("notice.body_gone"))
+            self.notify(t("notice.body_gone", path=self.recording) if self.recording
+                        else t("notice.body_gone_unrecorded"))
             return
         try:
             text = json.dumps(json.loads(raw), ensure_ascii=False, indent=2)
