@@ -31,6 +31,9 @@ class ReplayStart(Event):
     subagent_totals: tuple[dict[str, Any], ...] = ()
     chars_per_token: float
     ratio_source: str  # "usage" (measured from the recording) or "estimate"
+    # the ratio fit's intercept: tokens every request carried that the recording does not
+    # show (the system prompt and tool definitions); None when not measured
+    overhead_tokens: int | None = None
     unit: str  # "chars" or "tokens": how the context limit was given (or scaled from)
     context_limit: int  # in chars, as the pipeline applies it
     context_limit_tokens: int | None = None

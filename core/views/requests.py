@@ -90,6 +90,10 @@ class RequestLog:
     def __init__(self) -> None:
         self.context_limit_tokens: int | None = None  # a replay's window, as it said
         self.chars_per_token: float | None = None  # a replay's measured ratio
+        self.overhead_tokens: int | None = None  # …and the fit's intercept (replay_start)
+        self.context_limit: int | None = None  # a replay's char limit for ctxlab's side
+        self.limits: str | None = None  # how ctxlab's side of a replay got its limits
+        self.model: str | None = None  # the model run_start named
         self._watching = False
         self._clear()
 
@@ -123,12 +127,16 @@ class RequestLog:
         """The source plays its stream again from the start (what it said it is stays)."""
         self._clear()
 
-    def _run_start(self, _: ev.RunStart) -> None:
+    def _run_start(self, event: ev.RunStart) -> None:
         self.__init__()  # type: ignore[misc]
+        self.model = event.model
 
     def _replay_start(self, event: ev.ReplayStart) -> None:
         self.context_limit_tokens = event.context_limit_tokens
         self.chars_per_token = event.chars_per_token
+        self.overhead_tokens = event.overhead_tokens
+        self.context_limit = event.context_limit
+        self.limits = event.limits
 
     def _watch_start(self, _: ev.WatchStart) -> None:
         self._watching = True

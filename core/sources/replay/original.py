@@ -10,6 +10,9 @@ split, so the two compare like with like.
 tokens of a request cover the system prompt and tool schemas too, which transcripts do not
 record, so the ratio is the *slope* of tokens over history chars across requests (a least
 squares fit: the unseen constant part falls into the intercept), not a plain quotient.
+:func:`ratio_fit` keeps that intercept too (:attr:`RatioFit.overhead_tokens`): the tokens
+every request carried that the recording does not show, which the Window view draws as
+their own category rather than spreading them over the messages.
 The base64 data of images and documents is left out of the chars fitted: an image costs
 tokens by its pixels, not by its bytes, so one pasted screenshot (a megabyte of base64 for
 ~1,600 tokens) would otherwise double the ratio, and every token limit converted with it.
@@ -18,6 +21,7 @@ tokens by its pixels, not by its bytes, so one pasted screenshot (a megabyte of 
 from __future__ import annotations
 
 from collections.abc import Iterator
+from dataclasses import dataclass
 from typing import Any
 
 from core.compact.breakdown import BreakdownCache, Sizes
@@ -144,23 +148,46 @@ def as_sent(recording: Recording) -> Iterator[tuple[Exchange, OriginalHistory]]:
         history.after_reply(step)
 
 
+@dataclass(frozen=True)
+class RatioFit:
+    """The session's ratio, where it came from, and the fit's intercept in tokens (``None``
+    when the ratio is not a fitted slope, or the intercept came out negative: noise, not
+    an overhead)."""
+
+    ratio: float
+    source: str  # "usage" or "estimate"
+    overhead_tokens: int | None = None
+
+
 def chars_per_token(recording: Recording) -> tuple[float, str]:
     """``(ratio, source)``: measured from usage (``"usage"``) or the estimate's 4.0."""
+    fit = ratio_fit(recording)
+    return fit.ratio, fit.source
+
+
+def ratio_fit(recording: Recording) -> RatioFit:
+    """The ratio as :func:`chars_per_token` measures it, with the fit's intercept."""
     points: list[tuple[int, int]] = []
     system = len(recording.system)
     for step, history in as_sent(recording):
         tokens = context_tokens(step.usage)
         if tokens:
             points.append((history.text_chars + system, tokens))
-    ratio = _slope_ratio(points) or _mean_ratio(points)
-    return (ratio, "usage") if ratio else (ESTIMATE_RATIO, "estimate")
+    slope = _slope(points)
+    if slope is not None:
+        ratio, intercept = slope
+        return RatioFit(ratio, "usage", intercept if intercept > 0 else None)
+    ratio_mean = _mean_ratio(points)
+    return RatioFit(ratio_mean, "usage") if ratio_mean else RatioFit(ESTIMATE_RATIO, "estimate")
 
 
 def _sane(ratio: float) -> float | None:
     return ratio if SANE_RATIO[0] <= ratio <= SANE_RATIO[1] else None
 
 
-def _slope_ratio(points: list[tuple[int, int]]) -> float | None:
+def _slope(points: list[tuple[int, int]]) -> tuple[float, int] | None:
+    """``(chars per token, intercept in tokens)`` of the least-squares line through
+    ``(chars, tokens)``, when there is one and its ratio is sane."""
     if len({c for c, _ in points}) < 3:
         return None
     n = len(points)
@@ -170,7 +197,10 @@ def _slope_ratio(points: list[tuple[int, int]]) -> float | None:
     cov = sum((c - mean_c) * (t - mean_t) for c, t in points)
     if var <= 0 or cov <= 0:
         return None
-    return _sane(var / cov)
+    ratio = _sane(var / cov)
+    if ratio is None:
+        return None
+    return ratio, round(mean_t - mean_c / ratio)
 
 
 def _mean_ratio(points: list[tuple[int, int]]) -> float | None:

@@ -55,7 +55,7 @@ from core.sources import Capability, Source
 from core.sources.replay import messages_json
 from core.sources.replay.limits import LimitMode, Limits, resolve
 from core.sources.replay.model import Compaction, Exchange, Message, Recording
-from core.sources.replay.original import OriginalHistory, chars_per_token
+from core.sources.replay.original import OriginalHistory, ratio_fit
 from core.sources.replay.steps import merge_into
 from core.usage import context_tokens
 
@@ -135,7 +135,9 @@ class ReplaySource(Source):
         if not options.seekable:
             self.capabilities = self.capabilities - {Capability.SEEK}
         self.controls.set_speed(options.speed)  # requests per second (0: as fast as it can)
-        self.ratio, self.ratio_source = chars_per_token(recording)
+        fit = ratio_fit(recording)
+        self.ratio, self.ratio_source = fit.ratio, fit.source
+        self.overhead_tokens = fit.overhead_tokens
         self.limits = effective_limits(options, self.ratio, recording)
         self.thresholds = self.limits.thresholds
         self.original_history = OriginalHistory()
@@ -245,6 +247,7 @@ class ReplaySource(Source):
             subagents=tuple(str(p) for p in rec.subagents),
             subagent_totals=tuple(s.to_json() for s in rec.subagents_read),
             chars_per_token=round(self.ratio, 3), ratio_source=self.ratio_source,
+            overhead_tokens=self.overhead_tokens,
             unit="tokens" if self.limits.window_tokens is not None else "chars",
             context_limit=self.thresholds.context_limit,
             context_limit_tokens=self.limits.window_tokens,
