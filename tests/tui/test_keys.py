@@ -21,6 +21,7 @@ from tui.widgets.model_view import ModelView
 from tui.widgets.stage_timeline import StageTimeline
 from tui.widgets.tool_block import ToolBlock
 from tui.widgets.transcript_list import TranscriptList
+from tui.widgets.window_view import WindowView
 
 pytestmark = pytest.mark.anyio
 
@@ -31,14 +32,15 @@ async def test_each_panel_has_a_key_and_a_palette_entry(
     async with app.run_test(size=(200, 55)) as pilot:
         await play_to_end(pilot)
         expected = {"1": Conversation, "2": ModelView, "3": ContextMeter, "4": StageTimeline,
-                    "5": TranscriptList, "6": DataTable}
+                    "5": TranscriptList, "6": DataTable, "7": WindowView}
         for key, kind in expected.items():
             await pilot.press(key)
             await pilot.pause(0.1)
             assert isinstance(app.focused, kind), key
-        assert app.focused.parent is app.query_one(MemoryCatalog)
+            if key == "6":
+                assert app.focused.parent is app.query_one(MemoryCatalog)
         titles = [title for title, _, _ in CtxlabCommands(app.screen).entries()]
-        assert sum(title.startswith("Go to") for title in titles) == 6
+        assert sum(title.startswith("Go to") for title in titles) == 7
         assert "Maximise the focused panel" in titles and "Copy workspace path" in titles
 
 

@@ -24,6 +24,7 @@ SUBCOMMANDS: tuple[tuple[str, str], ...] = (
     ("compare", "tui.cli.cmd_compare"),
     ("serve", "tui.cli.cmd_serve"),
     ("watch", "tui.cli.cmd_watch"),
+    ("context", "tui.cli.cmd_context"),
 )
 
 

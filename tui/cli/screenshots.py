@@ -78,6 +78,13 @@ async def mid_run(pilot: Pilot[Any], calls: int = 7) -> None:
     await settle(pilot)
 
 
+async def window_tab(pilot: Pilot[Any]) -> None:
+    """The Window tab (key 7) after seven model calls."""
+    await mid_run(pilot)
+    await pilot.press("7")
+    await settle(pilot)
+
+
 async def finished(pilot: Pilot[Any]) -> None:
     app = app_of(pilot)
     assert app.source is not None, "a shot of a run"
@@ -257,6 +264,7 @@ SHOTS: dict[str, Shot] = {
     "projector": Shot("projector", mid_run),
     "workbench-zh": Shot("ctxlab-dark", mid_run, "zh", "-zh"),
     "compare": Shot("ctxlab-dark", compare),
+    "window": Shot("ctxlab-dark", window_tab),
     "replay": Shot("ctxlab-dark", original_compaction),
     "watch": Shot("ctxlab-dark", settle_watch),
 }

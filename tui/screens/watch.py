@@ -1,5 +1,6 @@
 """The watch screen: a watched client's requests, one row each, with the selected one's
-breakdown, changes and the client's own compaction stages.
+breakdown, changes, its context window (:mod:`tui.widgets.window_view`) and the client's
+own compaction stages.
 
 It draws the watch events (``watch_start``, ``watch_request``, ``stage``,
 ``watch_response``) and never touches the proxy. ``ctxlab watch`` opens the workbench on
@@ -27,10 +28,12 @@ from tui.routing import Routed, handles
 from tui.screens.viewer import Viewer
 from tui.widgets.watch_detail import RequestDetail, stage_lines
 from tui.widgets.watch_requests import RequestTable
+from tui.widgets.window_view import WindowView
 
 
 class WatchScreen(Routed, Screen[None]):
-    """Requests on the left; the selected request and the client's stages on the right."""
+    """Requests on the left, the selected request's window under them; its detail and the
+    client's stages on the right."""
 
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("b", "body", "key.request_body"),
@@ -39,7 +42,9 @@ class WatchScreen(Routed, Screen[None]):
     DEFAULT_CSS = """
     WatchScreen #watch-status { height: 2; padding: 0 1; color: $text-muted; }
     WatchScreen #watch-main { height: 1fr; }
-    WatchScreen #watch-requests { width: 3fr; border: round $primary; }
+    WatchScreen #watch-left { width: 3fr; }
+    WatchScreen #watch-requests { height: 1fr; border: round $primary; }
+    WatchScreen #watch-window { height: 1fr; border: round $primary; }
     WatchScreen #watch-side { width: 2fr; }
     WatchScreen #watch-detail { height: 2fr; border: round $primary; padding: 0 1;
                                 overflow-y: auto; }
@@ -61,7 +66,11 @@ class WatchScreen(Routed, Screen[None]):
     def compose(self) -> ComposeResult:
         yield Static(t("watch.starting"), id="watch-status", markup=False)
         with Horizontal(id="watch-main"):
-            yield RequestTable(id="watch-requests")
+            with Vertical(id="watch-left"):
+                yield RequestTable(id="watch-requests")
+                window = WindowView(id="watch-window")
+                window.border_title = t("panel.window")
+                yield window
             with Vertical(id="watch-side"):
                 yield RequestDetail(id="watch-detail")
                 stages = Static(t("watch.no_stage"), id="watch-stages", markup=False)
@@ -79,6 +88,7 @@ class WatchScreen(Routed, Screen[None]):
     def show(self, event: Event) -> None:
         """Draw one event of the watch (errors are said by the workbench itself)."""
         table = self.query_one(RequestTable)
+        self.query_one(WindowView).see(event)
         if isinstance(event, WatchStart):
             self.recording = event.recording
             where = t("watch.recording", path=event.recording) if event.recording else ""
@@ -116,6 +126,7 @@ class WatchScreen(Routed, Screen[None]):
             return
         self.query_one(RequestDetail).show(self.requests[chosen], self.responses.get(chosen),
                                            self.stages.get(chosen, []))
+        self.query_one(WindowView).show("watched", chosen)
 
     def _redraw_stages(self) -> None:
         lines: list[str] = []

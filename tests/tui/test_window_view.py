@@ -1,0 +1,132 @@
+"""The Window tab (key 7) and the watch screen's window: the figures drawn are the events'
+own, for a demo run, a replay (both sides, the original above ctxlab's) and a watched
+client; ``show(side, index)`` moves it to another request."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+from textual.widgets import TabbedContent
+
+import tui.app
+from core import events as ev
+from core.sources.replay import load_recording
+from core.sources.replay.limits import LimitMode
+from core.sources.replay.source import ReplayOptions, ReplaySource
+from core.views.requests import fold
+from core.views.window import Window, window_of
+from tests.core.sources.replay.conftest import CLAUDE
+from tests.tui.conftest import play_to_end, wait_for
+from tui.app import AppConfig, CtxlabApp
+from tui.cli.watch_scene import SIZE, canned_watch_app, settle_watch
+from tui.panels import keys
+from tui.screens.watch import WatchScreen
+from tui.widgets.window_view import WindowView
+
+pytestmark = pytest.mark.anyio
+
+
+@pytest.fixture
+def routed(monkeypatch: pytest.MonkeyPatch) -> list[ev.Event]:
+    """Every event the app routes to its panels, in order."""
+    seen: list[ev.Event] = []
+    route = tui.app.route_batch
+
+    async def recording(targets: Any, events: Any) -> None:
+        events = list(events)
+        seen.extend(events)
+        await route(targets, events)
+
+    monkeypatch.setattr(tui.app, "route_batch", recording)
+    return seen
+
+
+def text_of(view: WindowView) -> str:
+    return str(view.query_one("#window-body").render())
+
+
+def drawn(view: WindowView, window: Window) -> None:
+    """The tab states the window's own figures."""
+    text = text_of(view)
+    assert f"request {window.index}" in text
+    assert f"window {window.window_tokens:,} tokens" in text
+    for part in window.parts:
+        assert f"{part.tokens:,}" in text
+    assert f"{window.tokens:,}" in text and f"{window.free_tokens:,}" in text
+
+
+def test_the_window_tab_has_key_7() -> None:
+    assert keys()["window"] == "7"
+
+
+async def test_a_demo_runs_window_is_its_last_main_request(make_app, routed):
+    app = make_app()
+    async with app.run_test(size=(160, 48)) as pilot:
+        await pilot.press("7")
+        assert app.query_one(TabbedContent).active == "tab-window"
+        await play_to_end(pilot)
+        view = app.query_one(WindowView)
+        mains = [e for e in routed if isinstance(e, ev.ModelRequest) and e.purpose == "main"]
+        [window] = view.windows()
+        assert window == window_of(fold(routed), "ctxlab", limits=app.limits())
+        assert (window.index, window.tokens) == (len(mains), mains[-1].est_tokens)
+        assert {p.category: p.chars for p in window.parts} == \
+            {k: v for k, v in mains[-1].breakdown.items() if v}
+        assert sum(p.tokens for p in window.parts) == window.tokens
+        assert {m.chars for m in window.marks} == {app.limits().context_limit,
+                                                   app.limits().target}
+        drawn(view, window)
+        view.show("ctxlab", 1)
+        [first] = view.windows()
+        assert first.index == 1 and first.tokens == mains[0].est_tokens
+        drawn(view, first)
+        view.show()  # back to following the latest
+        assert view.windows()[0].index == len(mains)
+
+
+async def test_a_replay_draws_the_original_above_ctxlabs(tmp_path: Path, routed):
+    def make(workspace: Path) -> ReplaySource:
+        return ReplaySource(load_recording(CLAUDE), ReplayOptions(workdir=workspace,
+                                                                  limits=LimitMode.WINDOW))
+
+    app = CtxlabApp(AppConfig(scenario=None, source=make, workspace=tmp_path / "work",
+                              theme="ctxlab-dark", speed=1000.0))
+    async with app.run_test(size=(200, 55)) as pilot:
+        await pilot.press("7")
+        await play_to_end(pilot)
+        view = app.query_one(WindowView)
+        theirs, ours = view.windows()
+        steps = [e for e in routed if isinstance(e, ev.ReplayStep)]
+        assert (theirs.side, ours.side) == ("original", "ctxlab")
+        assert theirs.index == ours.index == steps[-1].index
+        assert theirs.tokens == steps[-1].original_tokens and theirs.counted
+        [auto] = theirs.marks
+        assert (auto.kind, auto.tokens, auto.source) == ("auto_compact", 170_251, "recorded")
+        text = text_of(view)
+        assert text.index("original · request") < text.index("ctxlab · request")
+        assert "170,251" in text and "auto-compacted at (recorded)" in text
+        drawn(view, theirs)
+        drawn(view, ours)
+
+
+async def test_the_watch_screen_shows_the_selected_requests_window(tmp_path: Path, routed):
+    app = canned_watch_app(tmp_path)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle_watch(pilot)
+        screen = app.screen
+        assert isinstance(screen, WatchScreen)
+        view = screen.query_one(WindowView)
+        chosen = screen.selected_id()
+        assert chosen == 3
+        [window] = view.windows()
+        response = next(e for e in routed if isinstance(e, ev.WatchResponse) and e.id == 3)
+        request = next(e for e in routed if isinstance(e, ev.WatchRequest) and e.id == 3)
+        assert (window.side, window.index) == ("watched", 3)
+        assert window.tokens == response.context_tokens and window.counted
+        assert {p.category: p.chars for p in window.parts} == \
+            {k: v for k, v in request.breakdown.items() if v}
+        drawn(view, window)
+        await pilot.press("up")
+        await wait_for(pilot, lambda: view.windows()[0].index == 2)

@@ -1,0 +1,194 @@
+"""The "Window" tab: one request's context window in tokens, as a bar a projector shows.
+
+It draws :func:`core.views.window.window_of` — the figures ``ctxlab context --json``
+prints — and measures nothing. The model's window is a stacked bar, one colour and one
+symbol per category (the symbol says it without colour: ``▓`` sent with every call, ``█``
+messages, ``░`` free), with the compaction marks drawn under it (``▲`` where compaction
+fires, ``△`` ctxlab's target). A bar rather than ``/context``'s grid: a grid's cell is a
+fixed share of the window, so at 80 columns a category under 1% vanishes and the marks fall
+between cells, while the bar's width follows the panel and a mark lands within one cell.
+Under the bar, the legend: category, tokens, % of the window, chars.
+
+In a replay both sides are drawn, the recorded original above ctxlab's, each bar with its
+legend (the panel scrolls when both do not fit). It follows the latest request; another
+view that selects one calls :meth:`WindowView.show`.
+"""
+
+from __future__ import annotations
+
+from rich.cells import set_cell_size
+from textual import events
+from textual.app import ComposeResult
+from textual.containers import VerticalScroll
+from textual.content import Content
+from textual.widgets import Static
+
+from core import events as ev
+from core.config import Thresholds
+from core.views.requests import RequestLog, Side
+from core.views.window import PER_CALL, Window, ordered, window_of
+from tui.i18n import t
+from tui.routing import Routed, RunInfo, handles
+from tui.widgets.redraw import update_if_changed
+
+BAR_ROWS = 2
+LABEL_CELLS = 34
+STYLE = {
+    "overhead": "slategray", "system": "mediumorchid", "tools": "plum",
+    "memory": "darkcyan", "recalled": "cadetblue", "pinned": "steelblue",
+    "text": "dodgerblue", "system_messages": "royalblue", "tool_calls": "orange",
+    "tool_results": "goldenrod", "pointers": "yellowgreen", "summaries": "seagreen",
+    "thinking": "hotpink", "images": "sienna", "structure": "gray", "unsplit": "dodgerblue",
+}
+FREE = ("░", "$panel-lighten-2")
+MARK = {"trigger": ("▲", "bold $error"), "auto_compact": ("▲", "bold $error"),
+        "target": ("△", "bold $warning")}
+FOLDED = (ev.RunStart, ev.ReplayStart, ev.WatchStart, ev.Rewind, ev.ModelRequest,
+          ev.ModelResponse, ev.ReplayStep, ev.Stage, ev.WatchRequest, ev.WatchResponse)
+
+
+def symbol(category: str) -> str:
+    return "▓" if category in PER_CALL else "█"
+
+
+def bar_cells(window: Window, width: int) -> list[tuple[str, str]]:
+    """One (symbol, style) per cell: the category whose tokens cover the cell's middle."""
+    scale = max(window.window_tokens, window.tokens, 1)
+    ends: list[tuple[int, str]] = []
+    total = 0
+    for part in window.parts:
+        total += part.tokens
+        ends.append((total, part.category))
+    cells = []
+    for i in range(width):
+        middle = (i + 0.5) * scale / width
+        category = next((c for end, c in ends if middle < end), None)
+        cells.append(FREE if category is None else (symbol(category), STYLE[category]))
+    return cells
+
+
+def mark_line(window: Window, width: int) -> Content:
+    """The marks under the bar, each at the cell its tokens fall in."""
+    scale = max(window.window_tokens, window.tokens, 1)
+    line = [" "] * width
+    styles = [""] * width
+    for mark in sorted(window.marks, key=lambda m: m.kind != "target"):  # ▲ over △
+        at = min(width - 1, int(mark.tokens * width / scale))
+        line[at], styles[at] = MARK[mark.kind]
+    return Content.assemble(*[(c, s) for c, s in zip(line, styles, strict=True)])
+
+
+def label_cells(width: int) -> int:
+    """The legend's label column: what the swatch and figures (30 cells) leave, 12 to 34."""
+    return max(12, min(LABEL_CELLS, width - 30))
+
+
+def legend_row(swatch: tuple[str, str], label: str, tokens: int, window: int,
+               chars: int | None, cells: int = LABEL_CELLS) -> Content:
+    pct = f"{tokens / window * 100:.1f}%" if window else "—"
+    return Content.assemble((swatch[0] * 2, swatch[1]), " ",
+                            set_cell_size(label, cells), (f"{tokens:>9,}", "bold"),
+                            f"{pct:>7}", "—".rjust(11) if chars is None else f"{chars:>11,}")
+
+
+def draw(window: Window, width: int) -> list[Content]:
+    """Title, bar, marks and legend of one side, each line at most ``width`` cells."""
+    size = window.window_tokens
+    cells = label_cells(width)
+    count = t("window.counted" if window.counted else "window.estimated")
+    title = Content.styled(t("window.title", side=t(f"window.side.{window.side}"),
+                             index=window.index, model=window.model or "?"), "bold")
+    scale = Content.styled(t("window.size", window=size,
+                             source=t(f"window.source.{window.window_source}")), "dim")
+    bar = Content.assemble(*bar_cells(window, width))
+    lines = [title, scale, *([bar] * BAR_ROWS), mark_line(window, width),
+             Content.styled(set_cell_size("   " + t("window.col.category"), cells + 3)
+                            + set_cell_size(t("window.col.tokens").rjust(9), 9)
+                            + set_cell_size(t("window.col.pct").rjust(7), 7)
+                            + set_cell_size(t("window.col.chars").rjust(11), 11), "dim")]
+    lines += [legend_row((symbol(p.category), STYLE[p.category]), t(f"cat.{p.category}"),
+                         p.tokens, size, p.chars, cells) for p in window.parts]
+    lines.append(legend_row(("Σ", "bold"), t("window.total", count=count), window.tokens, size,
+                            window.chars, cells))
+    lines.append(legend_row(FREE, t("window.free"), window.free_tokens, size, None, cells))
+    if window.over_tokens:
+        lines.append(legend_row(("!", "bold $error"), t("window.over"), window.over_tokens,
+                                size, None, cells))
+    for mark in window.marks:
+        lines.append(legend_row(MARK[mark.kind], t(f"window.mark.{mark.kind}",
+                                                   source=t(f"window.how.{mark.source}")),
+                                mark.tokens, size, mark.chars, cells))
+    buffer = (t("window.buffer", n=window.buffer_tokens,
+                source=t(f"window.how.{window.buffer_source}"))
+              if window.buffer_tokens is not None else t("window.no_buffer"))
+    lines.append(Content.styled(buffer + "  " + t("window.ratio", ratio=window.chars_per_token),
+                                "dim italic"))
+    return [line.truncate(width, ellipsis=True) for line in lines]
+
+
+class WindowView(Routed, VerticalScroll, can_focus=True):
+    """The window of the request shown, per side; the latest unless :meth:`show` chose."""
+
+    DEFAULT_CSS = """
+    WindowView { padding: 0 1; scrollbar-size-vertical: 1; }
+    """
+
+    def __init__(self, *, id: str | None = None) -> None:
+        super().__init__(id=id)
+        self.requests = RequestLog()
+        self.limits: Thresholds | None = None
+        self.chosen: tuple[Side, int] | None = None  # None: follow the latest
+
+    def compose(self) -> ComposeResult:
+        yield Static(id="window-body")
+
+    def on_mount(self) -> None:
+        self.redraw()
+
+    def on_resize(self, _: events.Resize) -> None:
+        self.redraw()
+
+    def reset(self, run: RunInfo) -> None:
+        self.requests = RequestLog()
+        self.limits = run.limits
+        self.chosen = None
+        self.redraw()
+
+    @handles(*FOLDED)
+    def fold(self, event: ev.Event) -> None:
+        self.see(event)
+
+    def see(self, event: ev.Event) -> None:
+        """Fold one event (a screen that is not routed by the app feeds it this way); a
+        stage redraws too, since a recorded agent's compaction moves the marks."""
+        self.requests.see(event)
+        self.redraw_once(self.redraw)
+
+    def show(self, side: Side | None = None, index: int | None = None) -> None:
+        """Show request ``index`` of ``side`` (its own numbering); ``None``: the latest."""
+        self.chosen = None if side is None or index is None else (side, index)
+        self.redraw()
+
+    def windows(self) -> list[Window]:
+        """The windows drawn: the chosen request's side (every side at that index in a
+        replay, whose sides share their numbering), else each side's latest."""
+        sides = ordered(self.requests.sides())
+        if self.chosen is not None:
+            side, index = self.chosen
+            shared = sides if side != "watched" else [side]
+            found = [window_of(self.requests, s, index, limits=self.limits) for s in shared]
+        else:
+            found = [window_of(self.requests, s, limits=self.limits) for s in sides]
+        return [w for w in found if w is not None]
+
+    def redraw(self) -> None:
+        if not self.is_mounted:
+            return
+        width = max(10, (self.scrollable_content_region.width or 60))
+        windows = self.windows()
+        if not windows:
+            body = Content.styled(t("window.empty"), "dim italic")
+        else:
+            blocks = [Content("\n").join(draw(w, width)) for w in windows]
+            body = Content("\n\n").join(blocks)
+        update_if_changed(self.query_one("#window-body", Static), body)
