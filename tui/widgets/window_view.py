@@ -16,6 +16,8 @@ view that selects one calls :meth:`WindowView.show`.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from rich.cells import set_cell_size
 from textual import events
 from textual.app import ComposeResult
@@ -32,7 +34,9 @@ from tui.routing import Routed, RunInfo, handles
 from tui.widgets.redraw import update_if_changed
 
 BAR_ROWS = 2
-LABEL_CELLS = 34
+LABEL_CELLS = 34  # the legend's label column at most…
+MIN_LABEL = 12  # …and at least
+SWATCH, TOKENS, PCT, CHARS = 3, 9, 7, 11  # the other columns' cells
 STYLE = {
     "overhead": "slategray", "system": "mediumorchid", "tools": "plum",
     "memory": "darkcyan", "recalled": "cadetblue", "pinned": "steelblue",
@@ -78,46 +82,60 @@ def mark_line(window: Window, width: int) -> Content:
     return Content.assemble(*[(c, s) for c, s in zip(line, styles, strict=True)])
 
 
-def label_cells(width: int) -> int:
-    """The legend's label column: what the swatch and figures (30 cells) leave, 12 to 34."""
-    return max(12, min(LABEL_CELLS, width - 30))
+@dataclass(frozen=True)
+class Legend:
+    """The legend's columns at a width: the label's cells, and whether the % column fits
+    (it goes first when the tab is narrow: chars stay beside tokens, the course's budget)."""
 
+    label: int
+    pct: bool
 
-def legend_row(swatch: tuple[str, str], label: str, tokens: int, window: int,
-               chars: int | None, cells: int = LABEL_CELLS) -> Content:
-    pct = f"{tokens / window * 100:.1f}%" if window else "—"
-    return Content.assemble((swatch[0] * 2, swatch[1]), " ",
-                            set_cell_size(label, cells), (f"{tokens:>9,}", "bold"),
-                            f"{pct:>7}", "—".rjust(11) if chars is None else f"{chars:>11,}")
+    @classmethod
+    def at(cls, width: int) -> Legend:
+        room = width - SWATCH - TOKENS - CHARS
+        pct = room - PCT >= MIN_LABEL
+        return cls(max(MIN_LABEL, min(LABEL_CELLS, room - (PCT if pct else 0))), pct)
+
+    def head(self) -> Content:
+        return Content.styled(
+            set_cell_size(" " * SWATCH + t("window.col.category"), SWATCH + self.label)
+            + set_cell_size(t("window.col.tokens").rjust(TOKENS), TOKENS)
+            + (set_cell_size(t("window.col.pct").rjust(PCT), PCT) if self.pct else "")
+            + set_cell_size(t("window.col.chars").rjust(CHARS), CHARS), "dim")
+
+    def row(self, swatch: tuple[str, str], label: str, tokens: int, window: int,
+            chars: int | None) -> Content:
+        pct = f"{tokens / window * 100:.1f}%" if window else "—"
+        return Content.assemble((swatch[0] * 2, swatch[1]), " ",
+                                set_cell_size(label, self.label),
+                                (f"{tokens:>{TOKENS},}", "bold"),
+                                f"{pct:>{PCT}}" if self.pct else "",
+                                "—".rjust(CHARS) if chars is None else f"{chars:>{CHARS},}")
 
 
 def draw(window: Window, width: int) -> list[Content]:
     """Title, bar, marks and legend of one side, each line at most ``width`` cells."""
     size = window.window_tokens
-    cells = label_cells(width)
+    legend = Legend.at(width)
     count = t("window.counted" if window.counted else "window.estimated")
     title = Content.styled(t("window.title", side=t(f"window.side.{window.side}"),
                              index=window.index, model=window.model or "?"), "bold")
     scale = Content.styled(t("window.size", window=size,
                              source=t(f"window.source.{window.window_source}")), "dim")
     bar = Content.assemble(*bar_cells(window, width))
-    lines = [title, scale, *([bar] * BAR_ROWS), mark_line(window, width),
-             Content.styled(set_cell_size("   " + t("window.col.category"), cells + 3)
-                            + set_cell_size(t("window.col.tokens").rjust(9), 9)
-                            + set_cell_size(t("window.col.pct").rjust(7), 7)
-                            + set_cell_size(t("window.col.chars").rjust(11), 11), "dim")]
-    lines += [legend_row((symbol(p.category), STYLE[p.category]), t(f"cat.{p.category}"),
-                         p.tokens, size, p.chars, cells) for p in window.parts]
-    lines.append(legend_row(("Σ", "bold"), t("window.total", count=count), window.tokens, size,
-                            window.chars, cells))
-    lines.append(legend_row(FREE, t("window.free"), window.free_tokens, size, None, cells))
+    lines = [title, scale, *([bar] * BAR_ROWS), mark_line(window, width), legend.head()]
+    lines += [legend.row((symbol(p.category), STYLE[p.category]), t(f"cat.{p.category}"),
+                         p.tokens, size, p.chars) for p in window.parts]
+    lines.append(legend.row(("Σ", "bold"), t("window.total", count=count), window.tokens,
+                            size, window.chars))
+    lines.append(legend.row(FREE, t("window.free"), window.free_tokens, size, None))
     if window.over_tokens:
-        lines.append(legend_row(("!", "bold $error"), t("window.over"), window.over_tokens,
-                                size, None, cells))
+        lines.append(legend.row(("!", "bold $error"), t("window.over"), window.over_tokens,
+                                size, None))
     for mark in window.marks:
-        lines.append(legend_row(MARK[mark.kind], t(f"window.mark.{mark.kind}",
+        lines.append(legend.row(MARK[mark.kind], t(f"window.mark.{mark.kind}",
                                                    source=t(f"window.how.{mark.source}")),
-                                mark.tokens, size, mark.chars, cells))
+                                mark.tokens, size, mark.chars))
     buffer = (t("window.buffer", n=window.buffer_tokens,
                 source=t(f"window.how.{window.buffer_source}"))
               if window.buffer_tokens is not None else t("window.no_buffer"))
