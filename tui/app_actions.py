@@ -208,6 +208,7 @@ class WorkbenchActions(App[int]):
 
     def action_limits(self) -> None:
         from tui.screens.thresholds import ThresholdsScreen
+        from tui.widgets.window_view import WindowView
 
         def apply(value: Thresholds | None) -> None:
             source = self.offered(Capability.THRESHOLDS)
@@ -215,6 +216,8 @@ class WorkbenchActions(App[int]):
                 return
             source.set_thresholds(value)
             self.query_one(ContextMeter).set_limits(value)
+            for view in self.query(WindowView):
+                view.set_limits(value)
             self.notify(t("notice.limits", limit=value.context_limit, target=value.target))
 
         chars = self.query_one(ContextMeter).chars

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from textual.widgets import TabbedContent
+from textual.widgets import Input, TabbedContent
 
 import tui.app
 from core import events as ev
@@ -130,3 +130,19 @@ async def test_the_watch_screen_shows_the_selected_requests_window(tmp_path: Pat
         drawn(view, window)
         await pilot.press("up")
         await wait_for(pilot, lambda: view.windows()[0].index == 2)
+
+
+async def test_thresholds_changed_live_move_ctxlabs_marks(make_app):
+    app = make_app(paused=True)
+    async with app.run_test(size=(200, 55)) as pilot:
+        await pilot.pause(0.3)
+        await pilot.press("s")
+        await wait_for(pilot, lambda: app.calls == 1)
+        await pilot.press("l")
+        await pilot.pause(0.1)
+        app.screen.query_one("#limit-context_limit", Input).value = "5000"
+        await pilot.press("ctrl+s")
+        await pilot.pause(0.1)
+        assert app.limits().context_limit == 5000
+        [window] = app.query_one(WindowView).windows()
+        assert {m.kind: m.chars for m in window.marks} == {"trigger": 5000, "target": 4000}

@@ -172,6 +172,11 @@ class WindowView(Routed, VerticalScroll, can_focus=True):
         self.chosen = None
         self.redraw()
 
+    def set_limits(self, limits: Thresholds) -> None:
+        """ctxlab's thresholds changed while the run goes on (the limits screen)."""
+        self.limits = limits
+        self.redraw()
+
     @handles(*FOLDED)
     def fold(self, event: ev.Event) -> None:
         self.see(event)
