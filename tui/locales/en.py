@@ -103,9 +103,11 @@ MESSAGES: dict[str, str] = {
     "palette.next_compaction_help":
         "Play until the next compaction (ctxlab's, or a replayed agent's), then pause",
     "palette.step_back": "Step back one request",
-    "palette.step_back_help": "Replay: back to the request before the one shown, paused",
+    "palette.step_back_help":
+        "Replay or scripted scenario: back to the request before the one shown, paused",
     "palette.go_to": "Jump to a request…",
-    "palette.go_to_help": "Replay: jump to a request number, back or forward, paused there",
+    "palette.go_to_help":
+        "Replay or scripted scenario: jump to a request number, back or forward, paused",
     "goto.title": "Go to request",
     "goto.help": "Request number (now at {current}; 0 is the start). Enter to go, Esc to stay.",
     "palette.inspect": "Inspect the selected stage",
@@ -142,6 +144,9 @@ MESSAGES: dict[str, str] = {
     "notice.agent_busy": "the agent is still working on the last request",
     "notice.theme": "theme: {theme}",
     "notice.no_stage": "no stage has fired yet",
+    "notice.no_going_back":
+        "a live run cannot go back: a model answers differently each time "
+        "(a replay or a scripted scenario can)",
     "notice.no_next_stage": "only a replay can jump to the next compaction",
     "panel.replay": "Replay",
     "replay.head": "{agent}{format} session · request {i:,}/{n:,}",
