@@ -94,3 +94,45 @@ async def test_a_live_run_cannot_go_back_and_says_so(
         app.action_step_back()  # the palette's way in
         await pilot.pause(0.1)
         assert any("cannot go back" in str(n.message) for n in app._notifications)
+
+
+async def test_the_watch_request_list_navigates_and_everything_follows(tmp_path: Path) -> None:
+    """↑/↓, Home/End and ``g`` move the selection; the detail shows that request and the
+    stages pane marks that request's stages."""
+    from tui.cli.watch_scene import canned_watch_app, settle_watch
+    from tui.screens.watch import WatchScreen
+    from tui.widgets.watch_detail import RequestDetail, detail_text
+    from tui.widgets.watch_requests import RequestTable
+
+    app = canned_watch_app(tmp_path)
+    async with app.run_test(size=(160, 48)) as pilot:
+        await settle_watch(pilot)
+        screen = app.screen
+        assert isinstance(screen, WatchScreen)
+        table = screen.query_one(RequestTable)
+        table.focus()
+        stages = screen.query_one("#watch-stages", Static)
+        await pilot.press("home")
+        await pilot.pause(0.1)
+        assert screen.selected_id() == 1
+        assert "▶" not in str(stages.render()) and stages.border_subtitle == "#1: 0 stages"
+        await pilot.press("end")
+        await pilot.pause(0.1)
+        assert screen.selected_id() == 3 and "▶ #3" in str(stages.render())
+        await pilot.press("up")
+        await pilot.press("g")
+        await pilot.pause(0.1)
+        app.screen.query_one("#goto-input", Input).value = "3"
+        await pilot.press("enter")
+        await pilot.pause(0.1)
+        assert screen.selected_id() == 3
+        detail = str(screen.query_one(RequestDetail).render())
+        assert detail == detail_text(screen.requests[3], screen.responses.get(3),
+                                     screen.stages.get(3, []))
+        await pilot.press("g")
+        await pilot.pause(0.1)
+        app.screen.query_one("#goto-input", Input).value = "9"
+        await pilot.press("enter")
+        await pilot.pause(0.1)
+        assert screen.selected_id() == 3
+        assert any("no request #9" in str(n.message) for n in app._notifications)

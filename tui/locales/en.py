@@ -144,6 +144,7 @@ MESSAGES: dict[str, str] = {
     "notice.agent_busy": "the agent is still working on the last request",
     "notice.theme": "theme: {theme}",
     "notice.no_stage": "no stage has fired yet",
+    "notice.no_request": "there is no request #{id}",
     "notice.no_going_back":
         "a live run cannot go back: a model answers differently each time "
         "(a replay or a scripted scenario can)",
@@ -482,6 +483,8 @@ MESSAGES: dict[str, str] = {
                    "OPENAI_BASE_URL={listen}/v1",
     "watch.requests": "Requests",
     "watch.request": "Request",
+    "watch.stages_of": "#{id}: {n} stages",
+    "watch.stages_of.one": "#{id}: {n} stage",
     "watch.stages": "Stages (client)",
     "watch.no_request": "no request yet: point a client at the proxy",
     "watch.no_stage": "no client compaction yet",
