@@ -25,6 +25,11 @@ class SearchBox(Horizontal):
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("escape", "clear", "key.search_clear", priority=True),
     ]
+    DEFAULT_CSS = """
+    SearchBox { height: 1; background: $panel; }
+    SearchBox #search-input { width: 1fr; }
+    SearchBox #search-count { width: auto; padding: 0 1; color: $text-muted; }
+    """
 
     class Changed(Message):
         """The query changed (an empty query: the panels show everything again)."""
@@ -39,7 +44,7 @@ class SearchBox(Horizontal):
         self.display = False
 
     def compose(self) -> ComposeResult:
-        yield Input(placeholder=t("search.placeholder"), id="search-input")
+        yield Input(placeholder=t("search.placeholder"), id="search-input", compact=True)
         yield Static("", id="search-count", markup=False)
 
     @property
