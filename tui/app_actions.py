@@ -100,6 +100,8 @@ class WorkbenchActions(App[int]):
 
             # a replay held at its end: going back is all there is to do
             return not self.at_end() or CONTROLS[action] is Capability.SEEK
+        if action == "cannot_go_back":  # S and g in a live run: say why nothing happens
+            return self.config.live and (source is None or not source.offers(Capability.SEEK))
         if action in SESSION_ONLY:
             return self.view.own_session
         if action in NEEDS_PAUSE:
@@ -166,6 +168,9 @@ class WorkbenchActions(App[int]):
             self.update_status()
 
         self.push_screen(GoToScreen(source.heading), chosen)
+
+    def action_cannot_go_back(self) -> None:
+        self.notify(t("notice.no_going_back"), severity="warning")
 
     def seekable(self) -> Source | None:
         """The source when it can go back; else None, and a notice says why (a model's
