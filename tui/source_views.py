@@ -82,7 +82,9 @@ class ReplayView(SourceView):
 class WatchView(SourceView):
     """A watched client: the watch screen over the workbench, fed like any panel."""
 
-    covers = frozenset({"toggle_view", "inspect", "zoom"})
+    # the panels' keys: the Stages, History and meter behind the screen are not shown
+    covers = frozenset({"toggle_view", "inspect", "zoom", "next_kind", "previous_kind",
+                        "meaning", "search"})
     noun = "source.watch"
 
     async def attach(self, app: CtxlabApp, source: Source) -> None:
