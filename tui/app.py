@@ -38,6 +38,7 @@ from tui import panels
 from tui.app_actions import WorkbenchActions
 from tui.app_config import AppConfig, slug
 from tui.app_learner import LearnerActions
+from tui.app_nav import NavActions
 from tui.app_panels import PanelActions, PanelStrip
 from tui.cli.temp_workspaces import make_temp_workspace
 from tui.collector import QuietCollector
@@ -54,11 +55,12 @@ from tui.widgets.conversation import Conversation
 from tui.widgets.memory_catalog import MemoryCatalog
 from tui.widgets.model_view import ModelView
 from tui.widgets.run_status import RunStatus
+from tui.widgets.search_box import SearchBox
 from tui.widgets.stage_timeline import StageTimeline
 from tui.widgets.transcript_list import TranscriptList
 
 
-class CtxlabApp(Routed, LearnerActions, PanelActions, WorkbenchActions):
+class CtxlabApp(Routed, NavActions, LearnerActions, PanelActions, WorkbenchActions):
     """The run, the panels and the event handlers; the keys' actions live in the base."""
 
     CSS_PATH = Path(__file__).with_name("app.tcss")  # absolute: subclasses live elsewhere
@@ -108,6 +110,7 @@ class CtxlabApp(Routed, LearnerActions, PanelActions, WorkbenchActions):
                     for panel in panels.placed("tab"):
                         with TabPane(t(f"panel.{panel.name}"), id=f"tab-{panel.name}"):
                             yield panel.make(self)
+                yield SearchBox(id="search")
                 if self.config.live:
                     yield Input(placeholder=t("prompt.placeholder"), id="prompt")
                 yield RunStatus(id="status")

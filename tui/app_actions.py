@@ -93,10 +93,15 @@ class WorkbenchActions(App[int]):
         (True leaves the decision to the app's other key rules.)"""
         source = self.source
         if action in CONTROLS:
-            if source is None or not source.running or not source.offers(CONTROLS[action]):
+            if source is None or not source.offers(CONTROLS[action]):
                 return False
+            if not source.running:  # a finished scripted run goes back by starting again
+                return CONTROLS[action] is Capability.SEEK and self.view.own_session
+
             # a replay held at its end: going back is all there is to do
             return not self.at_end() or CONTROLS[action] is Capability.SEEK
+        if action == "cannot_go_back":  # S and g in a live run: say why nothing happens
+            return self.config.live and (source is None or not source.offers(Capability.SEEK))
         if action in SESSION_ONLY:
             return self.view.own_session
         if action in NEEDS_PAUSE:
@@ -140,29 +145,55 @@ class WorkbenchActions(App[int]):
         self.update_status()
 
     def action_step_back(self) -> None:
-        """A replay: back to the request before the one shown (or before the one it is
-        already going back to), paused there."""
-        if (source := self.offered(Capability.SEEK)) is not None:
-            source.seek(max(source.heading - 1, 0))
+        """Back to the request before the one shown (or before the one it is already
+        going back to), paused there: a replay, or a scripted scenario."""
+        if (source := self.seekable()) is not None:
+            self.seek_to(source, max(source.heading - 1, 0))
         self.update_status()
 
     def action_go_to(self) -> None:
-        """A replay: ask for a request number and go there (back or forward), paused; it
+        """Ask for a request number and go there (back or forward), paused; the source
         holds still while the question is open."""
         from tui.screens.go_to import GoToScreen
 
-        source = self.offered(Capability.SEEK)
+        source = self.seekable()
         if source is None or isinstance(self.screen, GoToScreen):
             return
-        if source.offers(Capability.PAUSE):
+        if source.running and source.offers(Capability.PAUSE):
             source.pause()
 
         def chosen(position: int | None) -> None:
             if position is not None:
-                source.seek(position)
+                self.seek_to(source, position)
             self.update_status()
 
         self.push_screen(GoToScreen(source.heading), chosen)
+
+    def action_cannot_go_back(self) -> None:
+        self.notify(t("notice.no_going_back"), severity="warning")
+
+    def seekable(self) -> Source | None:
+        """The source when it can go back; else None, and a notice says why (a model's
+        answers differ each time: a live run cannot be played again)."""
+        source = self.offered(Capability.SEEK)
+        if source is None:
+            self.notify(t("notice.no_going_back"), severity="warning")
+        return source
+
+    def seek_to(self, source: Source, position: int) -> None:
+        """A running source seeks; a finished scripted scenario is started again in a
+        fresh temporary workspace, seeking ``position`` from its first step."""
+        if source.running:
+            source.seek(position)
+            return
+
+        async def again() -> None:
+            await self.start_run(self.config.scenario, None)
+            if self.source is not None and self.source.offers(Capability.SEEK):
+                self.source.seek(position)
+                self.update_status()
+
+        self.run_worker(again(), group="restart", exclusive=True)
 
     def change_speed(self, direction: int) -> None:
         self.speed = next_speed(self.speed, direction)

@@ -30,6 +30,16 @@ if TYPE_CHECKING:
     from tui.stage_diff import StageRecord
 
 
+def inspector_records(timeline: StageTimeline, record: StageRecord) -> list[StageRecord]:
+    """What the inspector's ``n``/``p`` step through: the stages the Stages panel shows
+    (its filter and search), with ``record`` in its place when it is not one of them (a
+    stage opened from the History)."""
+    shown = timeline.shown_records()
+    if record not in shown:
+        shown = sorted([*shown, record], key=lambda r: r.index)
+    return shown
+
+
 class LearnerActions(App[int]):
     """Mixed into :class:`tui.app.CtxlabApp`."""
 
@@ -107,7 +117,7 @@ class LearnerActions(App[int]):
     def open_inspector(self, record: StageRecord) -> None:
         from tui.screens.inspector import Inspector
 
-        records = self.query_one(StageTimeline).stages or [record]
+        records = inspector_records(self.query_one(StageTimeline), record)
         self.push_screen(Inspector(record, self.workspace, records=records,
                                    limits=self.limits()))
 

@@ -28,6 +28,12 @@ BINDINGS: list[BindingType] = [
     Binding("n", "next_compaction", "key.next_compaction"),
     Binding("S", "step_back", "key.step_back", key_display="S"),
     Binding("g", "go_to", "key.go_to"),
+    # the same keys where the run cannot go back (a live run): a notice says why
+    Binding("S,g", "cannot_go_back", "key.step_back", show=False),
+    Binding("right_square_bracket", "next_kind", "key.next_kind", key_display="]"),
+    Binding("left_square_bracket", "previous_kind", "key.previous_kind", key_display="["),
+    Binding("m", "meaning", "key.meaning"),
+    Binding("ctrl+f", "search", "key.search", key_display="^f"),
     Binding("z", "zoom", "key.zoom"),
     Binding("w", "copy_workspace", "key.workspace", show=False),
     Binding("escape", "leave_prompt", "key.leave_prompt"),

@@ -44,6 +44,10 @@ class SessionView(SourceView):
 
     own_session = True
 
+    async def attach(self, app: CtxlabApp, source: Source) -> None:
+        if source.started:  # a rewind: the panels were reset, the store was opened anew
+            self.started(app, source)
+
     def started(self, app: CtxlabApp, source: Source) -> None:
         # after run_start: the run has generated and seeded the workspace by now (opening
         # the store earlier would create .memory and stop the sample files being generated)
@@ -78,7 +82,9 @@ class ReplayView(SourceView):
 class WatchView(SourceView):
     """A watched client: the watch screen over the workbench, fed like any panel."""
 
-    covers = frozenset({"toggle_view", "inspect", "zoom"})
+    # the panels' keys: the Stages, History and meter behind the screen are not shown
+    covers = frozenset({"toggle_view", "inspect", "zoom", "next_kind", "previous_kind",
+                        "meaning", "search"})
     noun = "source.watch"
 
     async def attach(self, app: CtxlabApp, source: Source) -> None:

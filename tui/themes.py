@@ -4,8 +4,9 @@ Themes are data, not code, so a presenter can add one without touching Python; t
 inside the wheel and are read with :mod:`importlib.resources`, never from the source tree.
 Each file holds Textual's colour fields plus ``variables`` — ctxlab's own colours for
 pointers, markers, summaries, recalled memories and diff highlights — which the stylesheet
-uses as ``$pointer``, ``$marker`` and so on. :data:`VARIABLE_DEFAULTS` fills in any a theme
-leaves out, so a minimal theme still renders.
+uses as ``$pointer``, ``$marker`` and so on — and ``meter-marks``, the weight of the target
+and trigger marks on a bar (:mod:`tui.widgets.meter_marks`). :data:`VARIABLE_DEFAULTS`
+fills in any a theme leaves out, so a minimal theme still renders.
 """
 
 from __future__ import annotations
@@ -32,6 +33,7 @@ VARIABLE_DEFAULTS: dict[str, str] = {
     "changed": "#4A4020",
     "meter-fill": "#5AA9E6",
     "meter-over": "#E5534B",
+    "meter-marks": "light",  # the target and trigger marks: light, or heavy and labelled
 }
 
 

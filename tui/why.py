@@ -98,6 +98,13 @@ def stage_rule(event: Stage) -> str:
     return _words(RULE, row(event))
 
 
+def stage_meaning(event: Stage) -> str:
+    """What the stage means, in one sentence: its rule, a recorded agent's own account of
+    what it did, or at least its hint (the presenter's ``m``)."""
+    return stage_rule(event) or recorded_why(event) or stage_hint(event) or \
+        t("why.no_meaning", stage=event.stage)
+
+
 def thresholds_in_force(event: Stage, limits: Thresholds) -> str:
     """``context_limit 20,000 · target 16,000 · keep_recent 3`` for the stage's knobs."""
     parts = []

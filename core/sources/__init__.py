@@ -44,7 +44,7 @@ class Capability(enum.StrEnum):
     PAUSE = "pause"  # pause(), resume(), paused
     STEP = "step"  # step(count)
     PACE = "pace"  # set_speed(speed)
-    NEXT_STAGE = "next_stage"  # until_next_stage(): play on until a stage, then pause
+    NEXT_STAGE = "next_stage"  # until_next_stage(kind): play on until a stage, then pause
     SEEK = "seek"  # seek(position), position: go to a step, back as well as forward
     SEND = "send"  # send(prompt): one more request in the same session
     THRESHOLDS = "thresholds"  # set_thresholds(value)
@@ -122,7 +122,7 @@ class Source(abc.ABC):
             if isinstance(out, type(event)):
                 event = out
         if isinstance(event, Stage):
-            self.controls.saw_stage()
+            self.controls.saw_stage(event.stage)
         return event
 
     def report(self, exc: BaseException) -> None:
@@ -196,9 +196,10 @@ class Source(abc.ABC):
         self._require(Capability.PACE)
         self.controls.set_speed(speed)
 
-    def until_next_stage(self) -> None:
+    def until_next_stage(self, kind: str | None = None) -> None:
+        """Play on until a stage (named ``kind``, when given), then pause."""
         self._require(Capability.NEXT_STAGE)
-        self.controls.until_next_stage()
+        self.controls.until_next_stage(kind)
 
     @property
     def position(self) -> int:

@@ -39,6 +39,7 @@ class Controls:
         self._paused = paused
         self._budget = 0  # steps let through while paused
         self._until_stage = False
+        self._stage_kind: str | None = None  # the stage name played to (None: any)
         self._stage_seen = False
         self._target: int | None = None  # a position to seek
         self._finished = False
@@ -117,10 +118,12 @@ class Controls:
         self._budget += max(count, 0)
         self._poke()
 
-    def until_next_stage(self) -> None:
-        """Play on until a step that produced a ``stage`` event, then pause after it."""
+    def until_next_stage(self, kind: str | None = None) -> None:
+        """Play on until a step that produced a ``stage`` event (one named ``kind``, when
+        given: the next summary, not the next of any stage), then pause after it."""
         self._paused = True
         self._until_stage, self._stage_seen = True, False
+        self._stage_kind = kind
         self._poke()
 
     def seek(self, position: int) -> None:
@@ -148,9 +151,10 @@ class Controls:
 
     # -- what the source does -------------------------------------------------------------------
 
-    def saw_stage(self) -> None:
-        """A step produced a stage: a run to the next stage pauses at the next gate."""
-        if self._until_stage:
+    def saw_stage(self, kind: str = "") -> None:
+        """A step produced a stage named ``kind``: a run to the next stage (of that kind,
+        when one was asked for) pauses at the next gate."""
+        if self._until_stage and self._stage_kind in (None, kind):
             self._stage_seen = True
 
     def behind(self, position: int) -> bool:

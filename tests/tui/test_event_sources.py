@@ -229,7 +229,7 @@ async def test_a_paused_replay_shows_what_ctxlab_would_send_and_goes_back_and_fo
 
 async def test_the_palette_offers_only_what_works_for_the_source_shown(
         tmp_path: Path, make_app: Callable[..., CtxlabApp]) -> None:
-    """A demo offers its memory commands and no replay control; a replay offers its
+    """A demo offers its memory commands and goes back like a replay; a replay offers its
     controls but not "New memory record" or "Show MEMORY.md" (no memory store is shown:
     they did nothing); a watch, which cannot pause, does not offer auto-pause either."""
     from core.sources.watch.source import WatchOptions, WatchSource
@@ -240,7 +240,7 @@ async def test_the_palette_offers_only_what_works_for_the_source_shown(
         await pilot.pause(0.2)
         titles = {title for title, _, _ in CtxlabCommands(demo.screen).entries()}
         assert memory <= titles and "Auto-pause at new stages (on/off)" in titles
-        assert not {"Step back one request", "Jump to a request…"} & titles
+        assert {"Step back one request", "Jump to a request…"} <= titles
     replay = replay_app(tmp_path)
     async with replay.run_test(size=(200, 55)) as pilot:
         await wait_for(pilot, lambda: replay.query_one(ReplayPanel).start is not None)

@@ -63,3 +63,23 @@ async def test_the_palette_finds_help(make_app: Callable[..., CtxlabApp],
         await hits[0].command()
         await pilot.pause(0.1)
         assert help_open(app)
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+async def test_the_keys_panel_lists_the_navigation_keys(make_app: Callable[..., CtxlabApp],
+                                                        lang: str) -> None:
+    """Step back, go to, the next/previous stage of a kind, the meaning and the search are
+    keys a demo offers, named in the UI's language."""
+    from tui.i18n import t
+
+    app = make_app(paused=True, **({"scenario": TINY_ZH, "lang": "zh"} if lang == "zh"
+                                    else {}))
+    async with app.run_test(size=(160, 48)) as pilot:
+        await pilot.pause(0.1)
+        shown = {b.binding.key: b.binding.description for b in app.active_bindings.values()
+                 if b.enabled}
+        for key, text in [("S", "key.step_back"), ("g", "key.go_to"),
+                          ("right_square_bracket", "key.next_kind"),
+                          ("left_square_bracket", "key.previous_kind"),
+                          ("m", "key.meaning"), ("ctrl+f", "key.search")]:
+            assert shown.get(key) == t(text), key

@@ -25,7 +25,7 @@ from tui.app import CtxlabApp
 from tui.i18n import t
 from tui.locales.zh import MESSAGES
 from tui.notices import withdraw
-from tui.why import why_fired
+from tui.why import stage_meaning, why_fired
 from tui.wide_chars import keep_wide_characters_whole
 
 pytestmark = pytest.mark.anyio
@@ -69,6 +69,11 @@ def every_notice(limits: Thresholds) -> list[Notice]:
         Notice(("notice.theme",), t("notice.theme", theme="ctxlab-light")),
         Notice(("notice.no_stage",), t("notice.no_stage")),
         Notice(("notice.no_next_stage",), t("notice.no_next_stage")),
+        Notice(("notice.no_going_back",), t("notice.no_going_back")),
+        Notice(("notice.no_request",), t("notice.no_request", id=12)),  # the watch's g
+        Notice(("nav.no_next",), t("nav.no_next", kind="fit_tool_results")),
+        Notice(("nav.meaning_title",), stage_meaning(stage),
+               t("nav.meaning_title", stage=stage.stage)),
         Notice(("notice.limits",), t("notice.limits", limit=12_000, target=9_600)),
         Notice(("notice.error_title",), "HTTP 400: prompt is too long",
                t("notice.error_title", kind="api")),

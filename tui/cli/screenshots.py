@@ -124,6 +124,18 @@ async def editor(pilot: Pilot[Any]) -> None:
     await settle(pilot)
 
 
+async def searching(pilot: Pilot[Any]) -> None:
+    """The finished demo with the search box open on ``stage:snip`` (History and Stages
+    narrowed to the snips, the count beside the box)."""
+    from textual.widgets import Input
+
+    await finished(pilot)
+    await pilot.press("ctrl+f")
+    await pilot.pause(0.1)
+    app_of(pilot).query_one("#search-input", Input).value = "stage:snip"
+    await settle(pilot)
+
+
 async def compare(pilot: Pilot[Any]) -> None:
     """The compare screen, every strategy done (the demo behind it stays paused)."""
     from tui.screens.compare import CompareScreen
@@ -262,6 +274,7 @@ SHOTS: dict[str, Shot] = {
     "inspector": Shot("ctxlab-dark", inspector),
     "memory-editor": Shot("ctxlab-dark", editor),
     "projector": Shot("projector", mid_run),
+    "search": Shot("ctxlab-dark", searching),
     "workbench-zh": Shot("ctxlab-dark", mid_run, "zh", "-zh"),
     "compare": Shot("ctxlab-dark", compare),
     "window": Shot("ctxlab-dark", window_tab),

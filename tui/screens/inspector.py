@@ -81,8 +81,8 @@ class DiffRow(Static, can_focus=True):
 class Inspector(Screen[None]):
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("escape,q", "app.pop_screen", "key.back"),
-        Binding("n", "move(1)", "key.next_stage"),
-        Binding("p", "move(-1)", "key.prev_stage"),
+        Binding("n,right_square_bracket", "move(1)", "key.next_stage", key_display="n"),
+        Binding("p,left_square_bracket", "move(-1)", "key.prev_stage", key_display="p"),
         Binding("m", "export_markdown", "key.export_md"),
         Binding("g", "export_svg", "key.export_svg"),
     ]

@@ -2,6 +2,10 @@
 breakdown, changes, its context window (:mod:`tui.widgets.window_view`) and the client's
 own compaction stages.
 
+The request list is the navigation: ↑/↓, Home/End and ``g`` (a request number) move the
+selection, and everything beside it follows — the detail shows the selected request and
+the stages pane marks that request's stages and scrolls to them.
+
 It draws the watch events (``watch_start``, ``watch_request``, ``stage``,
 ``watch_response``) and never touches the proxy. ``ctxlab watch`` opens the workbench on
 the watch source; the workbench pushes this screen over its panels
@@ -37,6 +41,7 @@ class WatchScreen(Routed, Screen[None]):
 
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("b", "body", "key.request_body"),
+        Binding("g", "go_to", "key.go_to"),
         Binding("q", "app.quit", "key.quit_watch"),
     ]
     DEFAULT_CSS = """
@@ -127,15 +132,46 @@ class WatchScreen(Routed, Screen[None]):
         self.query_one(RequestDetail).show(self.requests[chosen], self.responses.get(chosen),
                                            self.stages.get(chosen, []))
         self.query_one(WindowView).show("watched", chosen)
+        self._redraw_stages()
 
     def _redraw_stages(self) -> None:
+        """Every stage, the selected request's marked (▶) and scrolled to."""
+        chosen = self.selected_id()
+        pane = self.query_one("#watch-stages", Static)
         lines: list[str] = []
+        first: int | None = None
         for request_id, stages in self.stages.items():
             for stage in stages:
-                lines += [f"#{request_id}", *stage_lines(stage)]
-        self.query_one("#watch-stages", Static).update("\n".join(lines))
+                mine = request_id == chosen
+                if mine and first is None:
+                    first = len(lines)
+                lines += [f"{'▶ ' if mine else ''}#{request_id}", *stage_lines(stage)]
+        if lines:
+            pane.update("\n".join(lines))
+        pane.border_subtitle = t("watch.stages_of", id=chosen,
+                                 n=len(self.stages.get(chosen, []))) \
+            if chosen is not None else ""
+        if first is not None:
+            pane.scroll_to(y=first, animate=False)
 
     # -- actions ---------------------------------------------------------------------------
+
+    def action_go_to(self) -> None:
+        """Select a request by its number (the detail and the stages follow)."""
+        from tui.screens.go_to import GoToScreen
+
+        table = self.query_one(RequestTable)
+
+        def chosen(number: int | None) -> None:
+            if number is None:
+                return
+            if str(number) in table.rows:
+                table.move_cursor(row=table.get_row_index(str(number)))
+                table.focus()
+            else:
+                self.notify(t("notice.no_request", id=number), severity="warning")
+
+        self.app.push_screen(GoToScreen(self.selected_id() or 0), chosen)
 
     def action_body(self) -> None:
         chosen = self.selected_id()

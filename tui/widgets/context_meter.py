@@ -36,6 +36,7 @@ from core.config import Thresholds
 from tui.i18n import t
 from tui.routing import Routed, RunInfo, handles
 from tui.widgets.cache_line import CacheLine
+from tui.widgets.meter_marks import LIGHT, MarkStyle, label_rows, mark_style
 from tui.widgets.redraw import update_if_changed
 
 BAR_WIDTH = 60  # at most: the bar shrinks to the panel's width, never wraps
@@ -59,24 +60,35 @@ def side_by_side(left: Sequence[Content], right: Sequence[Content],
     return lines
 
 
-def meter_bar(chars: int, limits: Thresholds, width: int = BAR_WIDTH) -> Content:
-    """A bar scaled to 125% of the limit (or to ``chars`` past that), ┊ target, │ trigger."""
+def mark_columns(chars: int, limits: Thresholds, width: int) -> tuple[int, int, int]:
+    """The bar's scale (125% of the limit, or ``chars`` past that) and the target's and
+    the trigger's columns on it."""
     scale = max(int(limits.context_limit * 1.25), chars, 1)
+    return (scale, min(width - 1, round(limits.target / scale * width)),
+            min(width - 1, round(limits.context_limit / scale * width)))
+
+
+def meter_bar(chars: int, limits: Thresholds, width: int = BAR_WIDTH,
+              marks: MarkStyle = LIGHT) -> Content:
+    """A bar scaled to 125% of the limit (or to ``chars`` past that), the target and the
+    trigger marked in the theme's style (:mod:`tui.widgets.meter_marks`), and under it the
+    marks' labels when the style has them."""
+    scale, target_at, trigger_at = mark_columns(chars, limits, width)
     filled = min(width, round(chars / scale * width))
-    target_at = min(width - 1, round(limits.target / scale * width))
-    trigger_at = min(width - 1, round(limits.context_limit / scale * width))
     parts: list[tuple[str, str]] = []
     for i in range(width):
         over = i >= trigger_at
         if i == trigger_at:
-            parts.append(("│", "bold $error"))
+            parts.append((marks.trigger, marks.trigger_style))
         elif i == target_at:
-            parts.append(("┊", "bold $warning"))
+            parts.append((marks.target, marks.target_style))
         elif i < filled:
             parts.append(("█", "$meter-over" if over else "$meter-fill"))
         else:
             parts.append(("░", "$panel-lighten-2"))
-    return Content.assemble(*parts)
+    labels = label_rows(target_at, trigger_at, limits.target, limits.context_limit, width,
+                        marks)
+    return Content("\n").join([Content.assemble(*parts), *labels])
 
 
 def spark_rows(history: Sequence[int], ceiling: int, width: int, rows: int = 2) -> Content:
@@ -121,7 +133,12 @@ class ContextMeter(Routed, Vertical, can_focus=True):
         yield Static(id="meter-breakdown")
 
     def on_mount(self) -> None:
+        self.watch(self.app, "theme", lambda _theme: self.redraw(), init=False)
         self.redraw()
+
+    def marks(self) -> MarkStyle:
+        """The theme's style of the target and trigger marks."""
+        return mark_style(self.app.current_theme.variables) if self.is_attached else LIGHT
 
     def on_resize(self, event: events.Resize) -> None:
         self.redraw()
@@ -216,13 +233,15 @@ class ContextMeter(Routed, Vertical, can_focus=True):
                  else t("meter.no_usage_scripted" if self.scripted else "meter.no_usage"))
         if self.counted_tokens is not None:
             usage += t("meter.counted", n=self.counted_tokens)
+        marks = self.marks()
         figures = Content.assemble(
-            meter_bar(self.chars, limits, min(BAR_WIDTH, max(10, self.width()))), "\n",
+            meter_bar(self.chars, limits, min(BAR_WIDTH, max(10, self.width())), marks), "\n",
             (f"{self.chars:,}" if measured else "—", "bold"),
             t("meter.of_limit", limit=limits.context_limit),
             (f"{pct:.0f}%" if measured else "", "bold $error" if pct > 100 else "bold"),
-            ("  ┊", "bold $warning"), t("meter.target", n=limits.target),
-            ("  │", "bold $error"), t("meter.trigger", n=limits.context_limit), "\n",
+            (f"  {marks.target}", marks.target_style), t("meter.target", n=limits.target),
+            (f"  {marks.trigger}", marks.trigger_style),
+            t("meter.trigger", n=limits.context_limit), "\n",
             t("meter.tokens", n=self.est_tokens, usage=usage) if measured
             else (t("meter.unmeasured"), "italic"), "\n",
             (t("meter.bar_note"), "dim italic"),

@@ -35,7 +35,9 @@ from textual.widgets.markdown import MarkdownStream
 from core import events as ev
 from core.events import PairViolation, ProbeChecked, Stage, ToolCall, ToolResult
 from tui.i18n import localize_bindings, t
+from tui.nav_search import Query
 from tui.routing import Routed, RunInfo, handles
+from tui.widgets.history_search import item_matches
 from tui.widgets.tool_block import Lookup, ToolBlock
 
 MAX_WIDGETS = 400  # a long live session keeps the newest; the transcripts keep the rest
@@ -81,6 +83,7 @@ class Conversation(Routed, VerticalScroll, can_focus_children=False):
         self._md_text: list[str] = []
         self._stream: MarkdownStream | None = None
         self._tools: dict[str, ToolBlock] = {}
+        self.search = Query()  # the search in force: items that do not match are hidden
 
     async def reset(self, run: RunInfo | None = None) -> None:
         await self.end_assistant()
@@ -92,7 +95,24 @@ class Conversation(Routed, VerticalScroll, can_focus_children=False):
     # -- the keyboard: an item cursor -------------------------------------------------------
 
     def items(self) -> list[Widget]:
-        return [w for w in self.children if isinstance(w, ToolBlock | StageMark)]
+        return [w for w in self.children
+                if isinstance(w, ToolBlock | StageMark) and w.display]
+
+    def narrow(self, query: Query) -> int:
+        """Show only the items matching ``query`` (all, when empty); how many match. The
+        widgets stay: hiding is cheap, building them again per key typed is not."""
+        self.search = query
+        matches = 0
+        for widget in self.children:
+            shown = item_matches(widget, query)
+            widget.display = shown
+            matches += shown
+        if not query.empty:
+            self.release_anchor()
+            self.scroll_home(animate=False)
+        else:
+            self.anchor()
+        return matches
 
     def action_cursor(self, step: int) -> None:
         """Select the next (1) or previous (-1) item; the newest first when none is."""
@@ -138,6 +158,9 @@ class Conversation(Routed, VerticalScroll, can_focus_children=False):
         self._flush_due = False
         widgets, self._pending = self._pending, []
         if widgets:
+            if not self.search.empty:  # a search in force hides what does not match
+                for widget in widgets:
+                    widget.display = item_matches(widget, self.search)
             await self.mount_all(widgets)
             extra = len(self.children) - MAX_WIDGETS
             if extra > 0:

@@ -29,6 +29,7 @@ from textual.widgets.data_table import ColumnKey
 from core.events import Manager, PairViolation, Stage
 from tui.i18n import localize_bindings, t
 from tui.managers import by_label
+from tui.nav_search import Query, stage_row_matches
 from tui.routing import Routed, RunInfo, handles
 from tui.stage_diff import StageRecord
 from tui.stage_filter import filter_note, next_filter
@@ -69,6 +70,7 @@ class StageTimeline(Routed, DataTable[str | Content]):
         localize_bindings(self)
         self.border_title = t("panel.stages")
         self.only: str | None = None  # the one stage name shown; None: every stage
+        self.search = Query()  # the search box's query: rows that do not match are hidden
         self.records: dict[str, StageRecord] = {}
         self.violations: dict[str, int] = {}  # row key → violations traced to that stage
         self.untraced = 0  # violations no stage is known to have caused
@@ -121,11 +123,10 @@ class StageTimeline(Routed, DataTable[str | Content]):
     @handles(Stage)
     def add_stage(self, event: Stage) -> StageRecord:
         record = StageRecord(len(self.records) + 1, event)
-        e = record.event
         key = str(record.index)
         self.records[key] = record
         self.widen_number(len(key))
-        if self.only is None or e.stage == self.only:
+        if self.shows(record):
             self.add_record_row(key)
         self.redraw_once(self.follow_newest)
         return record
@@ -150,11 +151,34 @@ class StageTimeline(Routed, DataTable[str | Content]):
     def set_filter(self, only: str | None) -> None:
         """Show only the stages named ``only`` (None: all); the cursor stays on its stage
         when that stage is still shown."""
-        current = self.current_record()
         self.only = only
+        self.refill()
+
+    def set_search(self, query: Query) -> int:
+        """Show only the rows matching the search too; how many rows are shown."""
+        self.search = query
+        self.refill()
+        return self.row_count
+
+    def shows(self, record: StageRecord) -> bool:
+        """The record passes the filter and the search."""
+        e = record.event
+        if self.only is not None and e.stage != self.only:
+            return False
+        return self.search.empty or stage_row_matches(
+            self.search, e.stage, str(self.hint_cell(str(record.index))))
+
+    def shown_records(self) -> list[StageRecord]:
+        """The records of the rows shown, in order (what ``]``/``[`` and the inspector's
+        ``n``/``p`` step through)."""
+        return [self.records[str(row.key.value)] for row in self.ordered_rows]
+
+    def refill(self) -> None:
+        """The rows again from the records kept (the rows are cells, not widgets: cheap)."""
+        current = self.current_record()
         self.clear()
         for key, record in self.records.items():
-            if only is None or record.event.stage == only:
+            if self.shows(record):
                 self.add_record_row(key)
         if current is not None and str(current.index) in self.rows:
             self.move_cursor(row=self.get_row_index(str(current.index)))
@@ -210,6 +234,8 @@ class StageTimeline(Routed, DataTable[str | Content]):
         if bad:
             parts.append("⚠ " + t("stages.violations", n=bad))
         note = filter_note(self.only, self.row_count, len(self.records), self.stage_names())
+        if not self.search.empty and self.only is None:
+            note = t("search.rows", n=self.row_count, total=len(self.records))
         if note:
             parts.append(note)
         self.border_subtitle = " · ".join(parts)

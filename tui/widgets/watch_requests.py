@@ -9,8 +9,9 @@ would otherwise show ``2,`` of 2,019 and ``end_`` of end_turn.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, ClassVar
 
+from textual.binding import Binding, BindingType
 from textual.widgets import DataTable
 
 from core.events import WatchRequest, WatchResponse
@@ -67,7 +68,13 @@ def response_cells(event: WatchResponse) -> dict[str, str]:
 
 
 class RequestTable(DataTable):
-    """One row per watched request, newest at the bottom."""
+    """One row per watched request, newest at the bottom; Home and End select the first and
+    the newest request (a table's own Home and End only scroll, leaving the selection)."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("home", "select_row(0)", show=False),
+        Binding("end", "select_row(-1)", show=False),
+    ]
 
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(id=id, cursor_type="row", zebra_stripes=True)
@@ -76,6 +83,10 @@ class RequestTable(DataTable):
     def on_mount(self) -> None:
         for key in KEYS:
             self.add_column(column_label(key), key=key)
+
+    def action_select_row(self, row: int) -> None:
+        if self.row_count:
+            self.move_cursor(row=row % self.row_count)
 
     def add_request(self, event: WatchRequest) -> None:
         cells = request_cells(event)

@@ -25,7 +25,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from core.archive.store import earlier_text
 from core.compact.breakdown import prompt_breakdown
@@ -66,6 +66,13 @@ MAX_STEPS_PER_TURN = 60
 EMPTY_REPLY = "(no response)"
 
 
+class Gate(Protocol):
+    """What the loop awaits before each main call: the source's controls, or a gate that
+    also counts the calls (a scripted session that can go back)."""
+
+    async def wait(self) -> None: ...
+
+
 @dataclass
 class TurnLog:
     """Everything the model and tools said in one request, never compacted: memory is
@@ -88,7 +95,7 @@ class Agent:
         emit: Callable[[Event], Any] | None = None,
         breaks: frozenset[str] = frozenset(),
         memory: bool = True,
-        gate: Controls | None = None,
+        gate: Gate | None = None,
         offline_side_calls: bool | None = None,
         max_steps: int = MAX_STEPS_PER_TURN,
         compaction: Manager = Manager.PIPELINE,
@@ -107,7 +114,7 @@ class Agent:
             pass_env=pass_env, extra=[(f"{provider.name} API key",
                                        getattr(provider, "api_key", None))])
         self.emit = emit or (lambda event: event)
-        self.gate = gate or Controls()  # held before each main call (pause, step, pace)
+        self.gate: Gate = gate or Controls()  # held before each main call (pause, step, pace)
         self.max_steps = max_steps
         self.count_tokens = count_tokens
         # Scripted runs answer side calls offline unless the scenario scripts an answer.

@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any, Self
 
 from core.config import Thresholds, scenario_thresholds
-from core.events import Error, RunStart, SessionStart, Sink
+from core.events import Error, Rewind, RunStart, SessionStart, Sink
 from core.memory.store import MemoryStore
 from core.memory.watch import MemoryWatcher
 from core.providers.api_context import ApiContext
@@ -38,6 +38,7 @@ from core.sources import Capability, Source
 from core.sources.agent.loop import Agent
 from core.sources.agent.options import RunOptions, make_provider, use_api_context
 from core.sources.agent.probes import check_probe
+from core.sources.agent.rerun import RequestGate, StartAgain, empty_workspace, generated_here
 from core.sources.agent.saved import check_save_target, load_session, save_session
 from core.sources.agent.worklog import (
     DEFAULT_SESSION,
@@ -54,6 +55,8 @@ __all__ = ["DEFAULT_SESSION", "AgentSession", "RunOptions"]
 PLAYED = frozenset({Capability.PAUSE, Capability.STEP, Capability.PACE,
                     Capability.NEXT_STAGE, Capability.THRESHOLDS, Capability.CANCEL})
 INTERACTIVE = PLAYED | {Capability.SEND, Capability.FINISH}
+# a scripted scenario in a workspace it generates can go back (core.sources.agent.rerun)
+REPLAYABLE = PLAYED | {Capability.SEEK}
 
 
 class AgentSession(Source):
@@ -66,8 +69,10 @@ class AgentSession(Source):
                  paused: bool = False, provider: Provider | None = None) -> None:
         super().__init__(emit, paused=paused)
         self.options = options
-        self.capabilities = INTERACTIVE if options.interactive else PLAYED
         self.provider = provider
+        self.capabilities = INTERACTIVE if options.interactive else \
+            REPLAYABLE if self._replayable() else PLAYED
+        self.gate = RequestGate(self.controls, self._pace_words)
         self.agent: Agent | None = None
         self._store: MemoryStore | None = None
         self._watcher: MemoryWatcher | None = None
@@ -105,10 +110,26 @@ class AgentSession(Source):
         if self.agent is not None:
             self.agent.compactor.thresholds = value
 
+    def _replayable(self) -> bool:
+        """Deterministic and starting from nothing: a scripted scenario in a workspace it
+        generates (a model's answers differ each time; a person's files are not ours)."""
+        opts = self.options
+        return opts.scenario is not None and opts.provider == "scripted" and \
+            self.provider is None and not opts.resume and generated_here(opts.workspace)
+
     def set_speed(self, speed: float) -> None:
         super().set_speed(speed)
+        self._pace_words()
+
+    def _pace_words(self) -> None:
+        """The scripted reply's word pace follows the controls (none while seeking)."""
         if isinstance(self.provider, ScriptedProvider):
             self.provider.word_delay = self.controls.word_delay
+
+    @property
+    def position(self) -> int:
+        """Main model requests sent so far: what :meth:`seek` counts, as in a replay."""
+        return self.gate.requests
 
     @property
     def session_name(self) -> str:
@@ -226,7 +247,7 @@ class AgentSession(Source):
         source_rel = self._worklog_rel()  # a bad session name fails here, before any work
         self.agent = Agent(self.options.workspace, self.provider, thresholds=self.thresholds,
                            emit=self.emit, breaks=self.options.breaks,
-                           memory=self.options.memory, gate=self.controls,
+                           memory=self.options.memory, gate=self.gate,
                            compaction=self.options.compaction, pinned=self.options.pinned,
                            worklog=worklog, count_tokens=self.options.count_tokens,
                            record_stages=self.options.record_stages,
@@ -262,6 +283,33 @@ class AgentSession(Source):
         return path.relative_to(self.options.workspace).as_posix()
 
     async def _play_scenario(self) -> None:
+        """The scenario, started again from a fresh workspace whenever a seek goes back."""
+        while True:
+            try:
+                await self._scenario_once()
+                return
+            except StartAgain:
+                self._start_again()
+
+    def _start_again(self) -> None:
+        """Back to before the first request: the workspace generated anew, the memory store
+        reopened on it, and ``rewind`` so front ends forget what they drew (the seek's
+        target stays set: the run plays to it at once, and holds there)."""
+        watching = self._watcher is not None
+        self.stop_watching_memory()
+        self._store = None
+        empty_workspace(self.options.workspace)
+        prepare_workspace(self.options)
+        self.provider = make_provider(self.options, self.emit)  # its tool ids count anew
+        self._pace_words()
+        self.gate.requests = 0
+        self.turns = 0
+        self._unsaved = False
+        self.emit(Rewind(position=self.controls.target or 0))
+        if watching:
+            self.watch_memory()
+
+    async def _scenario_once(self) -> None:
         assert self.options.scenario is not None and self.provider is not None
         self._check_save_target()
         sessions = self.options.scenario.sessions

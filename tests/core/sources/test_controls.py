@@ -85,6 +85,21 @@ def test_a_jump_waits_no_pace_and_streams_no_word_at_the_pace():
     asyncio.run(scenario())
 
 
+def test_a_jump_to_a_stage_of_one_kind_plays_past_the_others():
+    async def scenario() -> None:
+        gate = Controls(paused=True)
+        gate.until_next_stage("auto_compact")
+        gate.saw_stage("snip_compact")  # another kind: on it goes
+        await asyncio.wait_for(gate.wait(), 0.5)
+        gate.saw_stage("auto_compact")
+        held = asyncio.create_task(gate.wait())
+        await settle()
+        assert not held.done() and not gate.seeking  # that kind came: paused after it
+        held.cancel()
+
+    asyncio.run(scenario())
+
+
 # -- the gate in a real run ---------------------------------------------------------------------
 
 def test_a_paused_run_makes_no_model_call_until_step_then_exactly_one(tmp_path, messages_server):
