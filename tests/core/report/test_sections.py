@@ -143,3 +143,14 @@ def test_a_log_with_a_line_that_is_no_event_says_which(tmp_path: Path):
                    '{"type": "stage", "t": 1}\n')
     with pytest.raises(ReportError, match="line 2 is not a ctxlab event"):
         collect(str(log))
+
+
+def test_the_turn_diff_measures_a_list_as_json_chars_does():
+    from core.measure import json_chars
+    from core.report.turns import Differ
+
+    messages = [{"role": "user", "content": "héllo \"x\""},
+                {"role": "assistant", "content": [{"type": "text", "text": "a" * 5000}]}]
+    differ = Differ()
+    assert differ.chars(messages) == json_chars(messages)
+    assert differ.chars([]) == json_chars([])
