@@ -2,8 +2,9 @@
 
 A report is attached to an issue and opened in a browser; a session's tool results can be
 hundreds of kB each. Each item is quoted up to :data:`ITEM_CHARS`, and the whole report
-quotes at most :data:`TOTAL_CHARS` — past that an item is named with its size only. Every
-cut says so, with how much was left out and where the whole text is.
+quotes at most :data:`TOTAL_CHARS` (message text and ledger rows alike) — past that an item
+is named with its size only. Every cut says so, with how much was left out and where the
+whole text is.
 """
 
 from __future__ import annotations
@@ -39,3 +40,15 @@ class Budget:
         take = max(0, min(len(text), self.item, self.left))
         self.left -= take
         return Quote(shown=text[:take], total=len(text), cut=len(text) - take)
+
+    @property
+    def spent(self) -> bool:
+        return self.left <= 0
+
+    def spend(self, chars: int) -> bool:
+        """Take ``chars`` for something shown whole (a ledger row); False once spent."""
+        if self.left < chars:
+            self.left = 0
+            return False
+        self.left -= chars
+        return True

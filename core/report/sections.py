@@ -13,6 +13,7 @@ from itertools import pairwise
 from typing import Any
 
 from core.compact.summary_facts import is_summary_message
+from core.report.caps import TOTAL_CHARS, Budget
 from core.report.model import Report, StageRow
 from core.report.quoting import esc, message_html, quote_html
 from core.report.svg import COLOURS, timeline_svg
@@ -91,41 +92,56 @@ def _request(report: Report, side: Side, point: RequestPoint, diff: TurnDiff | N
 
 
 def _breakdown(report: Report, breakdown: dict[str, Any]) -> str:
-    rows = [_row("category", "chars", "≈ tokens", head=True)]
-    rows += [_row(name, f"{chars:,}", f"{report.tokens(chars):,}")
+    """One line per request (thousands of requests: a table each would weigh megabytes):
+    ``text 6,334 chars ≈ 1,584 tokens · …``."""
+    cells = [f'<span class="cat"><b>{esc(name)}</b> {chars:,} chars ≈ '
+             f"{report.tokens(chars):,} tokens</span>"
              for name, chars in breakdown.items() if isinstance(chars, int) and chars]
-    if len(rows) == 1:
+    if not cells:
         return '<p class="empty">No breakdown for this request.</p>'
-    return f'<table class="breakdown">{"".join(rows)}</table>'
+    return f'<p class="breakdown">{" · ".join(cells)}</p>'
 
 
 def _diff(report: Report, side: Side, point: RequestPoint, diff: TurnDiff | None) -> str:
     if diff is None:
         return ('<p class="empty">No turn diff: this source kept no messages for these '
                 "requests (an event log, or the recorded agent's side).</p>")
-    where = f"message {{n}} of {side} request {point.index} in {report.collected.source}"
+    where = f"message {{n}} of {side} request {point.index} in the source"
     parts = [f'<div class="turn"><p>Since the previous request: {diff.appended} appended, '
              f"{diff.removed} removed, {diff.rewritten} rewritten.</p>"]
     for change in diff.changes:
         parts.append(f'<p class="change">{esc(change.stage)}: {change.before_messages} → '
-                     f"{change.after_messages} messages</p>" + _ledger(change.ledger))
-    for offset, message in enumerate(diff.new):
-        number = diff.first_new + offset + 1
-        parts.append(message_html(message, report.budget, where.format(n=number)))
+                     f"{change.after_messages} messages</p>"
+                     + _ledger(change.ledger, report.budget))
+    if diff.new and report.budget.spent:
+        parts.append(f'<p class="cut">{len(diff.new):,} new messages not quoted: the '
+                     f"report quotes {TOTAL_CHARS:,} chars in all; the whole text is in the "
+                     "source</p>")
+    else:
+        for offset, message in enumerate(diff.new):
+            number = diff.first_new + offset + 1
+            parts.append(message_html(message, report.budget, where.format(n=number)))
     parts.append("</div>")
     return "".join(parts)
 
 
-def _ledger(ledger: tuple[dict[str, Any], ...]) -> str:
+def _ledger(ledger: tuple[dict[str, Any], ...], budget: Budget) -> str:
+    """The ledger's rows, up to :data:`LEDGER_ROWS` and while the report's allowance
+    lasts; the rest counted, and where they are whole."""
     if not ledger:
         return ""
     keys = list(dict.fromkeys(k for entry in ledger[:LEDGER_ROWS] for k in entry))
     rows = [_row(*keys, head=True)]
-    rows += [_row(*(_cell(entry.get(k)) for k in keys)) for entry in ledger[:LEDGER_ROWS]]
-    more = (f'<p class="cut">{len(ledger) - LEDGER_ROWS:,} more ledger entries not shown'
-            "; the whole ledger: this stage's event in the --json log</p>"
-            if len(ledger) > LEDGER_ROWS else "")
-    return f'<table class="ledger">{"".join(rows)}</table>{more}'
+    for entry in ledger[:LEDGER_ROWS]:
+        cells = [_cell(entry.get(k)) for k in keys]
+        if not budget.spend(sum(map(len, cells))):
+            break
+        rows.append(_row(*cells))
+    left = len(ledger) - (len(rows) - 1)
+    more = (f'<p class="cut">{left:,} ledger entries not shown; the whole ledger: this '
+            "stage's event in ctxlab run/replay --json</p>" if left else "")
+    table = f'<table class="ledger">{"".join(rows)}</table>' if len(rows) > 1 else ""
+    return table + more
 
 
 def _cell(value: Any) -> str:
@@ -167,7 +183,7 @@ def _stage(report: Report, row: StageRow) -> str:
                f"{stage.before_chars:,} → {stage.after_chars:,} chars · "
                f"{stage.before_messages:,} → {stage.after_messages:,} messages</summary>")
     body = (f'<p>{" · ".join(facts)}</p><table class="beforeafter">{"".join(rows)}</table>'
-            f"{_ledger(stage.ledger)}{kept_summary(report, row)}")
+            f"{_ledger(stage.ledger, report.budget)}{kept_summary(report, row)}")
     return (f'<details class="item stage" data-side="{row.side}" id="stage-{row.number}">'
             f"{summary}{body}</details>")
 

@@ -49,7 +49,25 @@ def test_a_long_tool_result_is_quoted_to_the_cap_and_the_cut_says_where(tmp_path
     page = render(build(collect(str(_history(tmp_path, result)))))
     assert "a" * ITEM_CHARS in page and "a" * (ITEM_CHARS + 1) not in page
     assert f"{50_000 - ITEM_CHARS:,} of 50,000 chars not shown" in page
-    assert "history.json" in page.split("chars not shown", 1)[1][:300]
+    assert "the whole text: message 3 of ctxlab request 2 in the source" in page
+
+
+def test_once_the_report_s_allowance_is_spent_messages_are_counted_not_quoted(
+        tmp_path: Path):
+    messages: list[dict[str, object]] = [{"role": "user", "content": "go"}]
+    for n in range(3):
+        messages += [
+            {"role": "assistant", "content": [
+                {"type": "tool_use", "id": f"t{n}", "name": "bash", "input": {}}]},
+            {"role": "user", "content": [
+                {"type": "tool_result", "tool_use_id": f"t{n}", "content": "r" * 5_000}]}]
+    path = tmp_path / "history.json"
+    path.write_text(json.dumps([*messages, {"role": "assistant", "content": "done"}]))
+    report = build(collect(str(path)))
+    report.budget = Budget(item=100, total=150)
+    page = render(report)
+    assert "r" * 100 in page and "r" * 101 not in page
+    assert "new messages not quoted: the report quotes" in page
 
 
 def test_the_budget_quotes_each_item_to_its_cap_and_the_report_to_its_total():
@@ -74,9 +92,11 @@ def test_every_request_of_each_side_is_listed_with_the_events_figures(replayed: 
         text = unescape(line.group(1))
         assert f"{step.original_tokens:,} tokens (counted" in text
         assert f"{step.original_chars:,} chars" in text
+        block = html.split(f'id="request-original-{step.index}">', 1)[1].split("</details>")[0]
         for name, chars in step.breakdown.items():
             if chars:
-                assert f"<td>{name}</td><td>{chars:,}</td>" in html
+                tokens = round(chars / report.chars_per_token)
+                assert f"<b>{name}</b> {chars:,} chars ≈ {tokens:,} tokens" in block
 
 
 def test_the_timeline_has_a_point_per_request_and_a_mark_per_compacted_request(
