@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 ITEM_CHARS = 2_000
-TOTAL_CHARS = 3_000_000
+TOTAL_CHARS = 1_500_000
 
 
 @dataclass(frozen=True)

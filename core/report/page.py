@@ -35,7 +35,7 @@ pre.text{white-space:pre-wrap;word-break:break-word;background:#f6f6f4;padding:6
 margin:4px 0;max-height:24em;overflow:auto;font-size:12px}
 .cut{color:#8a5a00;font-size:12px}.empty{color:#667}.error{color:#b00020}
 .role{font-weight:600;margin-right:6px}.kind{color:#445;font-style:italic}
-.size{color:#778;font-size:12px}.cat{white-space:nowrap}
+.size{color:#778;font-size:12px}
 .message{border-left:3px solid #ccd;padding-left:8px;margin:6px 0}
 .diff{font-family:monospace;background:#eef;padding:0 4px}.staged{color:#8a2be2}
 .key{border-left:14px solid;padding-left:4px;margin-right:10px}

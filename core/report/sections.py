@@ -93,13 +93,12 @@ def _request(report: Report, side: Side, point: RequestPoint, diff: TurnDiff | N
 
 def _breakdown(report: Report, breakdown: dict[str, Any]) -> str:
     """One line per request (thousands of requests: a table each would weigh megabytes):
-    ``text 6,334 chars ≈ 1,584 tokens · …``."""
-    cells = [f'<span class="cat"><b>{esc(name)}</b> {chars:,} chars ≈ '
-             f"{report.tokens(chars):,} tokens</span>"
+    ``chars / ≈ tokens: text 6,334/1,584 · …``."""
+    cells = [f"<b>{esc(name)}</b> {chars:,}/{report.tokens(chars):,}"
              for name, chars in breakdown.items() if isinstance(chars, int) and chars]
     if not cells:
         return '<p class="empty">No breakdown for this request.</p>'
-    return f'<p class="breakdown">{" · ".join(cells)}</p>'
+    return f'<p class="breakdown">chars / ≈ tokens: {" · ".join(cells)}</p>'
 
 
 def _diff(report: Report, side: Side, point: RequestPoint, diff: TurnDiff | None) -> str:
