@@ -23,7 +23,7 @@ import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from core.events import EVENT_TYPES, Emitter, Event, Stage, event_from_json
+from core.events import EVENT_TYPES, Emitter, Event, RunOutcome, Stage, event_from_json
 
 # A summary is a few kB; past this the report quotes the start and says the size.
 SUMMARY_READ = 64_000
@@ -44,6 +44,15 @@ class Collected:
     summaries: dict[str, str] = field(default_factory=dict)  # a stage's file -> its text
     summary_sizes: dict[str, int] = field(default_factory=dict)  # … and its whole size
     limit_chars: int | None = None  # ctxlab's context limit when the run knew it
+
+    def failure(self) -> str | None:
+        """Why the run made here failed (None: it ended well, or was only read back)."""
+        if self.kind == "event log":
+            return None  # the log of a failed run is still a good SOURCE
+        outcome = RunOutcome()
+        for event in self.events:
+            outcome.see(event)
+        return outcome.failure()
 
 
 def collect(source: str) -> Collected:

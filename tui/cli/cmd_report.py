@@ -6,7 +6,8 @@ file ``ctxlab replay`` reads (a Claude Code or Codex session, a Messages history
 summarizer), or an event log written by ``ctxlab run/replay --json``. The run happens in a
 temporary folder, removed at the end. The page is written atomically; an existing file is
 replaced only when it is an earlier report, or with ``--force``. Exit 0 when written; 2 with
-one line on stderr when the SOURCE or the output cannot be used.
+one line on stderr when the SOURCE or the output cannot be used; 1 when the run made here
+failed midway (the page is written all the same: it shows the run up to there, and why).
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from tui.cli import failure
 
 PROG = "ctxlab report"
 EXIT_USAGE = 2
+EXIT_FAILED = 1
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -49,4 +51,7 @@ def run(args: argparse.Namespace) -> int:
     sides = ", ".join(f"{len(report.log.side(s)):,} {s} requests" for s in report.log.sides())
     print(f"wrote {args.output} ({len(html.encode()) / 1024:,.0f} kB): {sides or 'no request'}"
           f", {len(report.stages):,} stages")
+    if (failed := report.collected.failure()) is not None:
+        return failure.fail(PROG, f"the run failed: {failed} (the report shows it up to there)",
+                            EXIT_FAILED)
     return 0

@@ -55,3 +55,30 @@ def test_a_bad_source_is_one_line_and_exit_2(source: str, tmp_path: Path,
 def test_a_folder_as_output_is_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str]):
     assert main(["report", SCENARIO, "-o", str(tmp_path)]) == 2
     assert "is not a regular file" in capsys.readouterr().err
+
+
+def test_a_run_that_failed_still_writes_its_report_and_exits_1(
+        monkeypatch: pytest.MonkeyPatch, tmp_path: Path, capsys: pytest.CaptureFixture[str]):
+    import core.report
+    from core import events as ev
+    from core.report.collect import Collected
+
+    events = [ev.RunStart(provider="scripted", workspace="w"),
+              ev.Error(message="HTTP 400: <bad>", kind="ApiError"),
+              ev.RunEnd(ok=False, turns=0)]
+    monkeypatch.setattr(core.report, "collect",
+                        lambda source: Collected(source=source, kind="scenario", events=events))
+    out = tmp_path / "report.html"
+    assert main(["report", "x", "-o", str(out)]) == 1
+    assert capsys.readouterr().err == ("ctxlab report: the run failed: HTTP 400: <bad> (the "
+                                       "report shows it up to there)\n")
+    assert "ApiError: HTTP 400: &lt;bad&gt;" in out.read_text()
+
+
+def test_the_log_of_a_failed_run_is_a_good_source():
+    from core import events as ev
+    from core.report.collect import Collected
+
+    events = [ev.RunStart(provider="scripted", workspace="w"), ev.RunEnd(ok=False, turns=0)]
+    assert Collected("run.jsonl", "event log", list(events)).failure() is None
+    assert Collected("x", "scenario", list(events)).failure() == "the run did not complete"
