@@ -64,11 +64,17 @@ def timeline(report: Report) -> str:
 
 def requests(report: Report) -> str:
     """Every request of every side, each a ``<details>``: figures, breakdown, turn diff."""
-    parts = ['<section id="requests"><h2>Requests</h2>']
+    parts = ['<section id="requests"><h2>Requests</h2><p class="legend">Each request: its '
+             "tokens, chars and messages; <code>+a \u2212r ~c</code>: the messages appended, "
+             "removed and rewritten since the side's previous request.</p>"]
     differ = Differ()
     for side in report.log.sides():
         points = report.log.side(side)
         parts.append(f"<h3>{esc(SIDE_NAMES[side])}: {len(points):,} requests</h3>")
+        if points and points[0].sent is None:
+            parts.append('<p class="empty">No turn diff for these requests: the source kept '
+                         "no messages for them (an event log, or the recorded agent's "
+                         "side).</p>")
         prev: RequestPoint | None = None
         for point in points:
             parts.append(_request(report, side, point, differ.diff(prev, point)))
@@ -87,8 +93,8 @@ def _request(report: Report, side: Side, point: RequestPoint, diff: TurnDiff | N
                f"({counted}{cache}) · {point.chars:,} chars · {point.messages:,} messages"
                f"{turn}{staged}</summary>")
     body = [_breakdown(report, point.breakdown), _diff(report, side, point, diff)]
-    return (f'<details class="item request" data-side="{side}" data-index="{point.index}" '
-            f'id="request-{side}-{point.index}">{summary}{"".join(body)}</details>')
+    return (f'<details class="item request" id="request-{side}-{point.index}">{summary}'
+            f'{"".join(body)}</details>')
 
 
 def _breakdown(report: Report, breakdown: dict[str, Any]) -> str:
@@ -103,11 +109,9 @@ def _breakdown(report: Report, breakdown: dict[str, Any]) -> str:
 
 def _diff(report: Report, side: Side, point: RequestPoint, diff: TurnDiff | None) -> str:
     if diff is None:
-        return ('<p class="empty">No turn diff: this source kept no messages for these '
-                "requests (an event log, or the recorded agent's side).</p>")
+        return ""  # said once for the side
     where = f"message {{n}} of {side} request {point.index} in the source"
-    parts = [f'<div class="turn"><p>Since the previous request: {diff.appended} appended, '
-             f"{diff.removed} removed, {diff.rewritten} rewritten.</p>"]
+    parts = ['<div class="turn">']
     for change in diff.changes:
         parts.append(f'<p class="change">{esc(change.stage)}: {change.before_messages} → '
                      f"{change.after_messages} messages</p>"
@@ -137,8 +141,8 @@ def _ledger(ledger: tuple[dict[str, Any], ...], budget: Budget) -> str:
             break
         rows.append(_row(*cells))
     left = len(ledger) - (len(rows) - 1)
-    more = (f'<p class="cut">{left:,} ledger entries not shown; the whole ledger: this '
-            "stage's event in ctxlab run/replay --json</p>" if left else "")
+    more = (f'<p class="cut">{left:,} ledger entries not shown (all: the stage event in '
+            "--json)</p>" if left else "")
     table = f'<table class="ledger">{"".join(rows)}</table>' if len(rows) > 1 else ""
     return table + more
 
