@@ -174,3 +174,15 @@ def test_the_turn_diff_measures_a_list_as_json_chars_does():
     differ = Differ()
     assert differ.chars(messages) == json_chars(messages)
     assert differ.chars([]) == json_chars([])
+
+
+def test_a_watch_recording_and_a_saved_session_are_sources(tmp_path: Path):
+    watched = collect(str(FIXTURES / "watch-2.1.197" / "compactions.jsonl"))
+    assert watched.kind == "replay"
+    assert build(watched).log.sides() == ["ctxlab", "original"]
+    session = tmp_path / "session.json"  # as ctxlab run --session writes it
+    session.write_text(json.dumps({"version": 1, "turns": 2, "messages": [
+        {"role": "user", "content": "hi"}, {"role": "assistant", "content": "hello"},
+        {"role": "user", "content": "again"}, {"role": "assistant", "content": "yes"}]}))
+    report = build(collect(str(session)))
+    assert [len(report.log.side(s)) for s in report.log.sides()] == [2, 2]
