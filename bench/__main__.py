@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Any
 
 BENCHES = ("compact", "archive", "memory", "tui", "load", "replay", "watch", "watch_soak",
-           "claude_code", "codex")
+           "claude_code", "codex", "report")
 # What "ratio" means in each bench's rows.
 RATIO_MEANS = {
     "compact": "baseline ÷ ctxlab: times faster than the course's cost model (below 1: "
@@ -46,6 +46,9 @@ RATIO_MEANS = {
                    "start-up); proxied ÷ direct time to first byte",
     "codex": "watched ÷ straight to the scripted server (wall time; floor: the CLI's own "
              "start-up); proxied ÷ direct time to first byte on /v1/responses",
+    "report": "value ÷ baseline: the report's build ÷ the plain headless replay of the same "
+              "file (CPU); floor: the page's bytes hashed and written once, value ÷ floor in "
+              "brackets; size: the page ÷ the session",
     "watch_soak": "value ÷ baseline: peak RSS ÷ idle RSS; growth: RSS at the 200th "
                   "conversation ÷ at the 50th (flat is 1)",
 }

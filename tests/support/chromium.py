@@ -58,14 +58,19 @@ class Page:
     socket: aiohttp.ClientWebSocketResponse
     folder: Path  # the browser's profile and temporary files, removed when it closes
     ids: itertools.count[int] = field(default_factory=lambda: itertools.count(1))
+    # the protocol's events (``Network.requestWillBeSent``…) read while awaiting answers
+    events: list[dict[str, Any]] = field(default_factory=list)
 
     async def call(self, method: str, **params: Any) -> dict[str, Any]:
         call_id = next(self.ids)
         await self.socket.send_json({"id": call_id, "method": method, "params": params})
         while True:
             message = await asyncio.wait_for(self.socket.receive_json(), CALL_TIMEOUT)
+            if "method" in message:
+                self.events.append(message)
+                continue
             if message.get("id") != call_id:
-                continue  # an event, or the answer to a call abandoned by a timeout
+                continue  # the answer to a call abandoned by a timeout
             if "error" in message:
                 raise RuntimeError(f"{method}: {message['error']}")
             result: dict[str, Any] = message.get("result", {})

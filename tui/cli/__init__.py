@@ -20,6 +20,7 @@ SUBCOMMANDS: tuple[tuple[str, str], ...] = (
     ("run", "tui.cli.cmd_run"),
     ("compact", "tui.cli.cmd_compact"),
     ("replay", "tui.cli.cmd_replay"),
+    ("report", "tui.cli.cmd_report"),
     ("memory", "tui.cli.cmd_memory"),
     ("compare", "tui.cli.cmd_compare"),
     ("serve", "tui.cli.cmd_serve"),

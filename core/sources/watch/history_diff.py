@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Callable
 from typing import Any
 
 from core.compact.managers import Manager
@@ -85,13 +86,16 @@ def _result_key(content: Any) -> str:
 def diff_requests(prev: list[Any], cur: list[Any], *, from_request: int,
                   prev_keys: list[str] | None = None,
                   cur_keys: list[str] | None = None, conversation: str | None = None,
-                  summary_asked: bool = False) -> tuple[int, int, int, tuple[Stage, ...]]:
+                  summary_asked: bool = False,
+                  chars: Callable[[list[Any]], int] = json_chars,
+                  ) -> tuple[int, int, int, tuple[Stage, ...]]:
     """(appended, removed, rewritten, client stages) between two message lists; the
     ledger's ``where`` names ``from_request`` (of ``conversation``, when given).
 
     ``summary_asked``: the client asked for a summary in between, so history that went is
     a summary's doing even when the summary it kept reads as before (a model that
-    summarises twice alike)."""
+    summarises twice alike). ``chars`` measures a message list: a caller that knows each
+    message's size already passes a cheaper one, so a long session is measured once."""
     prev_keys = prev_keys if prev_keys is not None else [message_key(m) for m in prev]
     cur_keys = cur_keys if cur_keys is not None else [message_key(m) for m in cur]
     same = 0
@@ -101,17 +105,22 @@ def diff_requests(prev: list[Any], cur: list[Any], *, from_request: int,
         return len(cur) - same, 0, 0, ()
     cur_set = set(cur_keys)
     prev_results, cur_results = tool_results(prev), tool_results(cur)
+    # the same object is the same result: a history that shares its blocks between two
+    # requests (ctxlab's own) is compared without dumping every result twice
     rewritten_ids = [i for i, v in prev_results.items() if i in cur_results
+                     and v is not cur_results[i]
                      and _result_key(v) != _result_key(cur_results[i])]
+    rewritten_set = set(rewritten_ids)
     removed = [i for i, k in enumerate(prev_keys) if k not in cur_set
-               and not any(t in cur_results or t in rewritten_ids for t in tool_ids(prev[i]))
+               and not any(t in cur_results or t in rewritten_set for t in tool_ids(prev[i]))
                and not (i < len(cur) and _same_slot(prev[i], cur[i]))]
+    removed_set = set(removed)
     # The new tail: messages after the last one carried over from ``prev``.
     prev_set = set(prev_keys)
     last_kept = max((j for j, k in enumerate(cur_keys) if k in prev_set), default=-1)
     if rewritten_ids:
         last_kept = max(last_kept, max(j for j, m in enumerate(cur)
-                                       if set(tool_ids(m)) & set(rewritten_ids)))
+                                       if set(tool_ids(m)) & rewritten_set))
     if last_kept == -1 and cur and is_summary(cur[0]):
         last_kept = 0  # the summary stands in for the past; what follows it is new
     if summary_asked and removed:
@@ -128,17 +137,18 @@ def diff_requests(prev: list[Any], cur: list[Any], *, from_request: int,
     shrunk = [i for i in rewritten_ids
               if json_chars(cur_results[i]) < json_chars(prev_results[i])]
     if shrunk:  # a result that grew was rewritten, not compacted
-        stages.append(_micro_stage(prev, kept, prev_results, cur_results, shrunk, where))
+        stages.append(_micro_stage(prev, kept, prev_results, cur_results, shrunk, where,
+                                   chars))
     if removed:
         inserted = [m for m, k in zip(kept, cur_keys, strict=False) if k not in prev_set
-                    and not set(tool_ids(m)) & set(rewritten_ids)]
+                    and not set(tool_ids(m)) & rewritten_set]
         if summary_asked and not any(is_summary(m) for m in inserted):
             inserted = [m for m in kept if is_summary(m)][:1]
-        stages.append(_shrink_stage(prev, kept, removed, inserted, where))
+        stages.append(_shrink_stage(prev, kept, removed, inserted, where, chars))
     rewritten = len(rewritten_ids) + sum(
         1 for i in range(min(len(prev), len(cur)))
-        if prev_keys[i] != cur_keys[i] and i not in removed and _same_slot(prev[i], cur[i])
-        and not set(tool_ids(prev[i])) & set(rewritten_ids))
+        if prev_keys[i] != cur_keys[i] and i not in removed_set
+        and _same_slot(prev[i], cur[i]) and not set(tool_ids(prev[i])) & rewritten_set)
     return appended, len(removed), rewritten, tuple(stages)
 
 
@@ -149,19 +159,20 @@ def _same_slot(a: Any, b: Any) -> bool:
 
 
 def _micro_stage(prev: list[Any], kept: list[Any], prev_results: dict[str, Any],
-                 cur_results: dict[str, Any], ids: list[str], where: dict[str, str]) -> Stage:
+                 cur_results: dict[str, Any], ids: list[str], where: dict[str, str],
+                 chars: Callable[[list[Any]], int]) -> Stage:
     ledger = tuple(
         {"tool_use_id": i, "stage": "client_micro_compact",
          "chars": json_chars(prev_results[i]), "after_chars": json_chars(cur_results[i]),
          "placeholder": result_text(cur_results[i])[:PREVIEW], **where}
         for i in ids)
-    return Stage(stage="client_micro_compact", before_chars=json_chars(prev),
-                 after_chars=json_chars(kept), before_messages=len(prev),
+    return Stage(stage="client_micro_compact", before_chars=chars(prev),
+                 after_chars=chars(kept), before_messages=len(prev),
                  after_messages=len(kept), tool_use_ids=tuple(ids), ledger=ledger, by=BY)
 
 
 def _shrink_stage(prev: list[Any], kept: list[Any], removed: list[int], inserted: list[Any],
-                  where: dict[str, str]) -> Stage:
+                  where: dict[str, str], chars: Callable[[list[Any]], int]) -> Stage:
     summary = next((m for m in inserted if is_summary(m)), None)
     name = "client_summary" if summary is not None else "client_truncate"
     ledger: list[dict[str, Any]] = [
@@ -176,6 +187,6 @@ def _shrink_stage(prev: list[Any], kept: list[Any], removed: list[int], inserted
                        **({"encrypted_chars": encrypted} if encrypted is not None else {}),
                        **{k: v for k, v in where.items() if k == "conversation"}})
     ids = tuple(t for i in removed for t in tool_ids(prev[i]))
-    return Stage(stage=name, before_chars=json_chars(prev), after_chars=json_chars(kept),
+    return Stage(stage=name, before_chars=chars(prev), after_chars=chars(kept),
                  before_messages=len(prev), after_messages=len(kept), tool_use_ids=ids,
                  ledger=tuple(ledger), by=BY)

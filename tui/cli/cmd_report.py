@@ -1,0 +1,57 @@
+"""``ctxlab report SOURCE -o report.html``: one self-contained HTML page of a run.
+
+SOURCE is a scenario (a bundled name or a ``.yaml`` file, run on the scripted provider), a
+file ``ctxlab replay`` reads (a Claude Code or Codex session, a Messages history, a saved
+``ctxlab run --session`` file, a requests log or a watch recording; replayed with the offline
+summarizer), or an event log written by ``ctxlab run/replay --json``. The run happens in a
+temporary folder, removed at the end. The page is written atomically; an existing file is
+replaced only when it is an earlier report, or with ``--force``. Exit 0 when written; 2 with
+one line on stderr when the SOURCE or the output cannot be used; 1 when the run made here
+failed midway (the page is written all the same: it shows the run up to there, and why).
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from tui.cli import failure
+
+PROG = "ctxlab report"
+EXIT_USAGE = 2
+EXIT_FAILED = 1
+
+
+def add_parser(sub: argparse._SubParsersAction) -> None:
+    parser = sub.add_parser("report", help="write one self-contained HTML report of a "
+                            "scenario, a session, a recording or an event log")
+    parser.add_argument("source", metavar="SOURCE",
+                        help="a scenario name or file, a session ctxlab replay reads, a "
+                             "saved session, or a --json event log")
+    parser.add_argument("-o", "--output", type=Path, required=True, metavar="FILE",
+                        help="the HTML file to write")
+    parser.add_argument("--force", action="store_true",
+                        help="replace FILE even when it is not an earlier ctxlab report")
+    parser.set_defaults(handler=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from core.report import ReportError, build, collect, render, write_report
+    from core.report.output import check_target
+
+    try:
+        check_target(args.output, args.force)  # before the run: a refusal costs nothing
+        report = build(collect(args.source))
+        html = render(report)
+        write_report(args.output, html, force=args.force)
+    except ReportError as exc:
+        return failure.fail(PROG, str(exc), EXIT_USAGE)
+    except OSError as exc:
+        return failure.fail(PROG, f"{args.output}: {exc.strerror or exc}", EXIT_USAGE)
+    sides = ", ".join(f"{len(report.log.side(s)):,} {s} requests" for s in report.log.sides())
+    print(f"wrote {args.output} ({len(html.encode()) / 1024:,.0f} kB): {sides or 'no request'}"
+          f", {len(report.stages):,} stages")
+    if (failed := report.collected.failure()) is not None:
+        return failure.fail(PROG, f"the run failed: {failed} (the report shows it up to there)",
+                            EXIT_FAILED)
+    return 0
