@@ -38,19 +38,12 @@ from tui.i18n import localize_bindings, t
 from tui.nav_search import Query
 from tui.routing import Routed, RunInfo, handles
 from tui.widgets.history_search import item_matches
+from tui.widgets.stage_mark import StageMark
 from tui.widgets.tool_block import Lookup, ToolBlock
 
 MAX_WIDGETS = 400  # a long live session keeps the newest; the transcripts keep the rest
 FLUSH_SECONDS = 0.03
 Explain = Callable[[Stage], str]  # a stage event -> why it fired, in one line
-
-
-class StageMark(Static):
-    """The one-line mark a stage leaves in the history; Enter on it opens the inspector."""
-
-    def __init__(self, line: Content, event: Stage) -> None:
-        super().__init__(line, classes="msg-stage")
-        self.event = event
 
 
 class Conversation(Routed, VerticalScroll, can_focus_children=False):

@@ -9,6 +9,7 @@ from textual.widgets import Markdown, Static
 
 from tui.nav_search import Query
 from tui.widgets.render import as_text
+from tui.widgets.stage_mark import StageMark
 from tui.widgets.tool_block import ToolBlock
 
 
@@ -27,8 +28,6 @@ def result_text(block: ToolBlock) -> str:
 
 def item_matches(widget: Widget, query: Query) -> bool:
     """One child of the History against ``query`` (an empty query matches everything)."""
-    from tui.widgets.conversation import StageMark
-
     if query.empty:
         return True
     if isinstance(widget, ToolBlock):
