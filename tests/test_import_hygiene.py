@@ -111,7 +111,15 @@ APP_IMPORTS = {
     "core.compact.stages": "the stage table: what each stage writes and reads",
     "core.compare": "the compare lab, which runs the strategies",
     "core.archive.atomic": "a stage export, written like every other file",
+    "core.views": "the figures its views draw, folded per request (the whole package is theirs)",
 }
+# Packages the app may take any module of: they exist to be drawn.
+APP_PACKAGES = ("core.views",)
+
+
+def _as_named(module: str) -> str:
+    """A module as :data:`APP_IMPORTS` names it: a module of an app package by its package."""
+    return next((p for p in APP_PACKAGES if module.startswith(f"{p}.")), module)
 
 
 def _core_imports(files: list[Path]) -> set[str]:
@@ -132,10 +140,10 @@ def _core_imports(files: list[Path]) -> set[str]:
 def test_the_textual_app_takes_from_core_only_what_this_test_names():
     tui = CORE.parent / "tui"
     app = [p for p in tui.rglob("*.py") if "cli" not in p.relative_to(tui).parts]
-    used = _core_imports(app)
+    used = {_as_named(module) for module in _core_imports(app)}
     assert sorted(used - set(APP_IMPORTS)) == []
     assert sorted(set(APP_IMPORTS) - used) == []  # the list says what is, not what was
-    assert len(APP_IMPORTS) <= 12
+    assert len(APP_IMPORTS) <= 13
 
 
 def test_core_keeps_at_most_ten_loose_modules_beside_its_packages():
