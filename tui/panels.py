@@ -80,6 +80,12 @@ def _memory(app: CtxlabApp) -> Widget:
     return MemoryCatalog(id="memory")
 
 
+def _timeline(app: CtxlabApp) -> Widget:
+    from tui.widgets.timeline import TimelinePanel
+
+    return TimelinePanel(id="timeline")
+
+
 PANELS: list[Panel] = [
     Panel("history", "tab", _conversation, widget_id="conversation"),
     Panel("model", "tab", _model, widget_id="model-view"),
@@ -88,6 +94,7 @@ PANELS: list[Panel] = [
     Panel("stages", "right", _stages),
     Panel("transcripts", "bottom", _transcripts),
     Panel("memory", "bottom", _memory),
+    Panel("timeline", "tab", _timeline),
 ]
 
 

@@ -1,5 +1,6 @@
 """The watch screen: a watched client's requests, one row each, with the selected one's
-breakdown, changes and the client's own compaction stages.
+breakdown, changes and the client's own compaction stages, and under the list a timeline of
+the context tokens per request (client compactions marked, the list's selection its cursor).
 
 It draws the watch events (``watch_start``, ``watch_request``, ``stage``,
 ``watch_response``) and never touches the proxy. ``ctxlab watch`` opens the workbench on
@@ -27,6 +28,7 @@ from tui.routing import Routed, handles
 from tui.screens.viewer import Viewer
 from tui.widgets.watch_detail import RequestDetail, stage_lines
 from tui.widgets.watch_requests import RequestTable
+from tui.widgets.watch_timeline import WatchTimeline
 
 
 class WatchScreen(Routed, Screen[None]):
@@ -39,7 +41,9 @@ class WatchScreen(Routed, Screen[None]):
     DEFAULT_CSS = """
     WatchScreen #watch-status { height: 2; padding: 0 1; color: $text-muted; }
     WatchScreen #watch-main { height: 1fr; }
-    WatchScreen #watch-requests { width: 3fr; border: round $primary; }
+    WatchScreen #watch-left { width: 3fr; }
+    WatchScreen #watch-requests { height: 3fr; border: round $primary; }
+    WatchScreen #watch-timeline { height: 2fr; min-height: 8; border: round $primary; }
     WatchScreen #watch-side { width: 2fr; }
     WatchScreen #watch-detail { height: 2fr; border: round $primary; padding: 0 1;
                                 overflow-y: auto; }
@@ -61,7 +65,9 @@ class WatchScreen(Routed, Screen[None]):
     def compose(self) -> ComposeResult:
         yield Static(t("watch.starting"), id="watch-status", markup=False)
         with Horizontal(id="watch-main"):
-            yield RequestTable(id="watch-requests")
+            with Vertical(id="watch-left"):
+                yield RequestTable(id="watch-requests")
+                yield WatchTimeline(id="watch-timeline")
             with Vertical(id="watch-side"):
                 yield RequestDetail(id="watch-detail")
                 stages = Static(t("watch.no_stage"), id="watch-stages", markup=False)
@@ -79,6 +85,7 @@ class WatchScreen(Routed, Screen[None]):
     def show(self, event: Event) -> None:
         """Draw one event of the watch (errors are said by the workbench itself)."""
         table = self.query_one(RequestTable)
+        self.query_one(WatchTimeline).see(event)
         if isinstance(event, WatchStart):
             self.recording = event.recording
             where = t("watch.recording", path=event.recording) if event.recording else ""
@@ -112,6 +119,7 @@ class WatchScreen(Routed, Screen[None]):
 
     def _show_selected(self) -> None:
         chosen = self.selected_id()
+        self.query_one(WatchTimeline).select(chosen)
         if chosen is None or chosen not in self.requests:
             return
         self.query_one(RequestDetail).show(self.requests[chosen], self.responses.get(chosen),

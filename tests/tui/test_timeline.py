@@ -1,0 +1,204 @@
+"""The Timeline tab and the watch screen's timeline, as a person uses them: what the plot
+draws equals the events' figures (ctxlab's own run, a replay's two sides, a watched
+client), the cursor moves with the keys, and Enter shows that request everywhere — a
+replay seeks there, a finished run of ctxlab's own shows it in the model view."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+from textual.pilot import Pilot
+from textual.widgets import TabbedContent
+
+import tui.app
+from core import events as ev
+from core.sources.agent.session import AgentSession
+from core.sources.replay import load_recording
+from core.sources.replay.limits import LimitMode
+from core.sources.replay.source import ReplayOptions, ReplaySource
+from tests.core.sources.replay.conftest import FIXTURES
+from tests.tui.conftest import play_to_end, wait_for
+from tui import panels
+from tui.app import AppConfig, CtxlabApp
+from tui.cli.watch_scene import canned_watch_app, settle_watch
+from tui.widgets.context_meter import ContextMeter
+from tui.widgets.model_view import ModelView
+from tui.widgets.replay_panel import ReplayPanel
+from tui.widgets.timeline import TimelinePanel
+from tui.widgets.timeline_plot import TimelinePlot
+from tui.widgets.watch_timeline import WatchTimeline
+
+pytestmark = pytest.mark.anyio
+COMPACTING = FIXTURES / "claude-code-2.1.197" / "1292932d-83c2-464e-86ec-21d645a712d5.jsonl"
+
+
+def lines_drawn(plot: TimelinePlot) -> list[list[int]]:
+    """The y of every line or dot the plot drew, in drawing order (thresholds are flat
+    two-point lines, drawn before the sides)."""
+    return [[int(v) for v in np.asarray(d.y)] for d in plot._datasets
+            if type(d).__name__ in ("LinePlot", "ScatterPlot")]
+
+
+def marks_drawn(plot: TimelinePlot) -> list[float]:
+    return [float(line.x) for line in plot._v_lines]
+
+
+async def open_timeline(pilot: Pilot[Any]) -> TimelinePanel:
+    app = pilot.app
+    await pilot.press(panels.keys()["timeline"])
+    await pilot.pause(0.1)
+    assert app.query_one(TabbedContent).active == "tab-timeline"
+    panel = app.query_one(TimelinePanel)
+    assert app.focused is panel
+    return panel
+
+
+async def drawn(pilot: Pilot[Any], panel: TimelinePanel) -> TimelinePlot:
+    """Until the plot shows what the panel holds (it redraws a few times a second)."""
+    plot = panel.query_one(TimelinePlot)
+    await wait_for(pilot, lambda: plot.shown is not None
+                   and plot.shown.timeline == panel.timeline
+                   and plot.shown.selected == panel.cursor)
+    return plot
+
+
+def recording(events: list[ev.Event]) -> type[AgentSession]:
+    class Recorded(AgentSession):
+        def __init__(self, *args: Any, **kwargs: Any) -> None:
+            super().__init__(*args, **kwargs)
+            self.subscribe(events.append)
+
+    return Recorded
+
+
+async def test_ctxlab_runs_timeline_draws_its_main_calls_and_enter_shows_one_in_the_model_view(
+        make_app: Callable[..., CtxlabApp], monkeypatch: pytest.MonkeyPatch) -> None:
+    events: list[ev.Event] = []
+    monkeypatch.setattr(tui.app, "AgentSession", recording(events))
+    app = make_app()
+    async with app.run_test(size=(160, 48)) as pilot:
+        await play_to_end(pilot)
+        panel = await open_timeline(pilot)
+        plot = await drawn(pilot, panel)
+        mains = [e for e in events if isinstance(e, ev.ModelRequest) and e.purpose == "main"]
+        assert len(mains) >= 3
+        ours = lines_drawn(plot)[-1]
+        assert ours == [m.est_tokens for m in mains]  # the scripted model: the estimates
+        stages = panel.timeline.marks
+        assert stages and len([e for e in events if isinstance(e, ev.Stage)]) == len(stages)
+        assert {m.index for m in stages} <= set(marks_drawn(plot))
+        newest = len(mains)
+        assert panel.cursor == newest and f"request {newest} of {newest}" in \
+            str(panel.query_one("#timeline-caption").render())
+        await pilot.press("left", "left")
+        assert panel.cursor == newest - 2
+        plot = await drawn(pilot, panel)
+        assert marks_drawn(plot)[-1] == newest - 2  # the cursor is the last line drawn
+        caption = str(panel.query_one("#timeline-caption").render())
+        assert f"request {newest - 2} of {newest}" in caption
+        assert f"{mains[newest - 3].est_tokens:,} tok (estimated)" in caption
+        await pilot.press("enter")
+        await pilot.pause(0.2)
+        shown = app.query_one(ModelView).messages
+        assert shown == list(mains[newest - 3].sent or ())
+        assert shown != list(mains[-1].sent or ())
+        await pilot.press("home")
+        assert panel.cursor == 1
+        await pilot.press("end")
+        assert panel.cursor == newest and panel.selected is None  # following again
+
+
+def replay_app(tmp_path: Path, events: list[ev.Event], **config: Any) -> CtxlabApp:
+    def make(workspace: Path) -> ReplaySource:
+        source = ReplaySource(load_recording(COMPACTING),
+                              ReplayOptions(workdir=workspace, limits=LimitMode.COURSE,
+                                            hold_at_end=True))
+        source.subscribe(events.append)
+        return source
+
+    settings: dict[str, Any] = dict(scenario=None, source=make, workspace=tmp_path / "w",
+                                    theme="ctxlab-dark", speed=1000.0)
+    settings.update(config)
+    return CtxlabApp(AppConfig(**settings))
+
+
+def original_tokens(events: list[ev.Event]) -> list[int | None]:
+    return [e.original_tokens for e in events if isinstance(e, ev.ReplayStep)]
+
+
+async def test_a_replays_timeline_draws_both_sides_and_enter_seeks_the_replay_there(
+        tmp_path: Path) -> None:
+    events: list[ev.Event] = []
+    app = replay_app(tmp_path, events)
+    async with app.run_test(size=(160, 48)) as pilot:
+        await wait_for(pilot, app.at_end)
+        panel = await open_timeline(pilot)
+        plot = await drawn(pilot, panel)
+        steps = [e for e in events if isinstance(e, ev.ReplayStep)]
+        assert len(steps) == 9 and all(s.original_tokens for s in steps)
+        *_, ours, original = lines_drawn(plot)  # the sides in SIDES order: ctxlab first
+        assert original == original_tokens(events)
+        assert ours == [e.est_tokens for e in events
+                        if isinstance(e, ev.ModelRequest) and e.purpose == "main"]
+        recorded = [e for e in events if isinstance(e, ev.Stage) and e.by == "claude-code"]
+        assert [(m.index, m.stage) for m in panel.timeline.side("original").marks] == \
+            [(4, "auto_compact"), (7, "manual_compact")] and len(recorded) == 2
+        assert {4.0, 7.0} <= set(marks_drawn(plot))
+        # select request 3 and press Enter: the replay goes back there, paused
+        await pilot.press("home", "right", "right")
+        assert panel.cursor == 3
+        await pilot.press("enter")
+        source = app.source
+        assert source is not None
+        await wait_for(pilot, lambda: source.position == 3 and not source.seeking)
+        await pilot.pause(0.3)
+        assert source.paused
+        assert panel.timeline.requests == (1, 2, 3) and panel.cursor == 3
+        assert "request 3/9" in app.query_one(ReplayPanel).text()
+        # every panel now shows request 3: the meter has ctxlab's side of step 3
+        assert app.query_one(ContextMeter).chars == steps[2].ctxlab_chars
+        plot = await drawn(pilot, panel)
+        assert lines_drawn(plot)[-1] == original_tokens(events)[:3]
+        # the cursor can go to a request not replayed yet; Enter plays on to it
+        await pilot.press(*["right"] * 6)
+        assert panel.cursor == 9
+        assert "not replayed yet" in str(panel.query_one("#timeline-caption").render())
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: source.position == 9 and not source.seeking)
+
+
+async def test_in_a_replay_the_meters_spark_line_says_it_is_ctxlabs_side_and_where_both_are(
+        tmp_path: Path) -> None:
+    app = replay_app(tmp_path, [])
+    async with app.run_test(size=(200, 55)) as pilot:
+        await wait_for(pilot, app.at_end)
+        await pilot.pause(0.2)
+        spark = str(app.query_one("#meter-spark").render())
+        assert f"both sides: Timeline, key {panels.keys()['timeline']}" in spark
+
+
+async def test_the_watch_screens_timeline_follows_the_lists_selection(tmp_path: Path) -> None:
+    app = canned_watch_app(tmp_path)
+    async with app.run_test(size=(150, 40)) as pilot:
+        await settle_watch(pilot)  # the third request selected: the compacting one
+        screen = app.screen
+        timeline = screen.query_one(WatchTimeline)
+        plot = timeline.query_one(TimelinePlot)
+        await wait_for(pilot, lambda: plot.shown is not None and plot.shown.selected == 3)
+        responses = [r for r in screen.responses.values()]
+        requests = [screen.requests[i] for i in sorted(screen.requests)]
+        assert lines_drawn(plot) == [[r.context_tokens for r in responses]]
+        assert [q.est_tokens for q in requests] != lines_drawn(plot)[0]  # counted, not guessed
+        marks = [(m.index, m.stage) for m in timeline.timeline.side("watched").marks]
+        assert marks == [(3, "client_micro_compact")]
+        assert 3.0 in marks_drawn(plot)
+        caption = str(timeline.query_one("#watch-timeline-caption").render())
+        assert f"#3  {responses[2].context_tokens:,} tok (counted)" in caption
+        assert "client_micro_compact" in caption
+        await pilot.press("up")
+        await wait_for(pilot, lambda: plot.shown is not None and plot.shown.selected == 2)
+        assert "#2" in str(timeline.query_one("#watch-timeline-caption").render())
