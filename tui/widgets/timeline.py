@@ -64,7 +64,8 @@ class TimelinePanel(Routed, Vertical, can_focus=True):
     ]
     DEFAULT_CSS = """
     TimelinePanel { height: 1fr; padding: 0 1; }
-    TimelinePanel #timeline-caption { max-height: 4; text-overflow: ellipsis; }
+    TimelinePanel #timeline-caption { max-height: 4; text-wrap: nowrap;
+                                      text-overflow: ellipsis; }
     TimelinePanel #timeline-legend { text-wrap: nowrap; text-overflow: ellipsis;
                                      color: $text-muted; }
     """
@@ -183,32 +184,39 @@ class TimelinePanel(Routed, Vertical, can_focus=True):
 
     def caption_text(self) -> Content:
         """The selected request in the events' figures: each side's tokens (counted or
-        estimated), its cache reads, and the compactions it followed."""
+        estimated), its cache reads, and the compactions it followed. One line when it
+        fits the panel, else a line per side (a line cut short would hide a figure)."""
         index = self.cursor
         if index is None:
             return Content.styled(t("timeline.empty"), "dim italic")
         stops = self.stops()
-        parts: list[Content | tuple[str, str] | str] = [
-            (t("timeline.request", n=index, total=stops[-1] if stops else index), "bold")]
+        head = Content.styled(
+            t("timeline.request", n=index, total=stops[-1] if stops else index), "bold")
+        sides: list[Content] = []
         marks: list[Mark] = []
         for series in self.timeline.series:
             at = series.at(index)
             if at is None:
                 continue
             kind = t("timeline.counted" if series.counted[at] else "timeline.estimated")
-            colour = f"bold ${SIDE_COLOURS[series.side]}"
-            parts += ["  ", (t(f"timeline.side.{series.side}"), colour), " ",
-                      t("timeline.tokens", n=series.y[at], kind=kind)]
             read = series.cache_read[at]
-            if read:
-                parts.append(t("timeline.cache", n=read))
+            sides.append(Content.assemble(
+                (t(f"timeline.side.{series.side}"), f"bold ${SIDE_COLOURS[series.side]}"),
+                " ", t("timeline.tokens", n=series.y[at], kind=kind),
+                t("timeline.cache", n=read) if read else ""))
             marks += [m for m in series.marks if m.index == index]
-        if not any(s.at(index) is not None for s in self.timeline.series):
-            parts += ["  ", (t("timeline.not_yet"), "dim italic")]
-        lines = [Content.assemble(*parts)]
-        lines += [Content.styled("  ▲ " + mark_text(m), f"${SIDE_COLOURS[m.side]}")
+        if not sides:
+            sides.append(Content.styled(t("timeline.not_yet"), "dim italic"))
+        one = Content("  ").join([head, *sides])
+        width = self.content_region.width
+        lines = [one] if not width or one.cell_length <= width else [head, *sides]
+        lines += [Content.styled("▲ " + mark_text(m), f"${SIDE_COLOURS[m.side]}")
                   for m in marks]
         return Content("\n").join(lines)
+
+    def on_resize(self) -> None:
+        if self.is_mounted:
+            self.caption()
 
     def legend(self) -> Content:
         parts: list[Content | tuple[str, str] | str] = []
