@@ -174,6 +174,7 @@ class WorkbenchActions(App[int]):
             if source.offers(Capability.PAUSE):
                 source.pause()
             source.seek(message.index)
+            self.query_one(TimelinePanel).action_newest()  # the cursor goes where it goes
             self.notify(t("notice.timeline_seek", n=message.index), timeout=3)
             self.update_status()
             return
