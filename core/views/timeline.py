@@ -49,13 +49,8 @@ class Mark:
 
     @property
     def in_tokens(self) -> bool:
+        """Whether the agent reported before and after in tokens (else: chars, measured)."""
         return self.before_tokens is not None and self.after_tokens is not None
-
-    def before_after(self) -> str:
-        """``167,000 → 12,300 tok`` when the agent said, else the chars it measured."""
-        if self.before_tokens is not None and self.after_tokens is not None:
-            return f"{self.before_tokens:,} → {self.after_tokens:,} tok"
-        return f"{self.before_chars:,} → {self.after_chars:,} chars"
 
 
 @dataclass(frozen=True)

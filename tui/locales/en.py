@@ -162,6 +162,8 @@ MESSAGES: dict[str, str] = {
     "timeline.cache": " · {n:,} read from cache",
     "timeline.not_yet": "not replayed yet: Enter plays on to it",
     "timeline.mark": "{stage} by {by}: {change}",
+    "timeline.change_tokens": "{before:,} → {after:,} tok",
+    "timeline.change_chars": "{before:,} → {after:,} chars",
     "timeline.by_ctxlab": "ctxlab",
     "timeline.trigger": "trigger {n:,}",
     "timeline.marks": "compaction",

@@ -164,6 +164,8 @@ MESSAGES: dict[str, str] = {
     "timeline.cache": " · 其中 {n:,} 读自缓存",
     "timeline.not_yet": "尚未回放：按 Enter 播放到这里",
     "timeline.mark": "{stage}（{by}）：{change}",
+    "timeline.change_tokens": "{before:,} → {after:,} token",
+    "timeline.change_chars": "{before:,} → {after:,} 字符",
     "timeline.by_ctxlab": "ctxlab",
     "timeline.trigger": "触发线 {n:,}",
     "timeline.marks": "压缩",

@@ -48,8 +48,12 @@ def primary_side(timeline: Timeline) -> Side | None:
 
 
 def mark_text(mark: Mark) -> str:
+    """``auto_compact by claude-code: 190,048 → 764 tok`` (tokens where the agent said)."""
     by = t("timeline.by_ctxlab") if mark.side == "ctxlab" else str(mark.by)
-    return t("timeline.mark", stage=mark.stage, by=by, change=mark.before_after())
+    change = t("timeline.change_tokens", before=mark.before_tokens, after=mark.after_tokens) \
+        if mark.in_tokens else t("timeline.change_chars", before=mark.before_chars,
+                                 after=mark.after_chars)
+    return t("timeline.mark", stage=mark.stage, by=by, change=change)
 
 
 class TimelinePanel(Routed, Vertical, can_focus=True):
@@ -226,8 +230,9 @@ class TimelinePanel(Routed, Vertical, can_focus=True):
             if series.threshold is not None:
                 parts += [("── ", f"${TRIGGER[series.side]}"),
                           t("timeline.trigger", n=series.threshold), "   "]
-        if any(s.marks for s in self.timeline.series):
-            parts += [("│ ", "bold $warning"), t("timeline.marks"), "   "]
+        marked = [s.side for s in self.timeline.series if s.marks]
+        if marked:
+            parts += [("│ ", f"bold ${SIDE_COLOURS[marked[0]]}"), t("timeline.marks"), "   "]
         if any(s.has_cache for s in self.timeline.series):
             parts += [("█ ", "$panel-lighten-2"), t("timeline.cache_legend"), "   "]
         if parts:

@@ -101,7 +101,7 @@ def test_the_recorded_agents_compactions_are_marked_where_they_happened(tmp_path
     assert [(m.index, m.stage, m.before_tokens, m.after_tokens) for m in marks] == [
         (i, s.stage, s.pre_tokens, s.post_tokens) for i, s in zip(after, recorded, strict=True)]
     assert [(m.index, m.stage) for m in marks] == [(4, "auto_compact"), (7, "manual_compact")]
-    assert marks[0].before_after() == "190,048 → 764 tok"
+    assert marks[0].in_tokens and (marks[0].before_tokens, marks[0].after_tokens) == (190_048, 764)
     # the tokens drop on the request after the compaction, as recorded
     assert original.y[original.at(4)] < original.y[original.at(3)]
 
