@@ -38,13 +38,13 @@ COMPACTING = FIXTURES / "claude-code-2.1.197" / "1292932d-83c2-464e-86ec-21d645a
 
 def lines_drawn(plot: TimelinePlot) -> list[list[int]]:
     """The y of every side's line or dot, in drawing order (the sides in SIDES order);
-    the thresholds, flat two-point lines drawn after them, are left out."""
+    the thresholds, flat two-point lines drawn before them, are left out."""
     shown = plot.shown
     triggers = len([s for s in shown.timeline.series if s.threshold is not None]) \
         if shown is not None else 0
     lines = [[int(v) for v in np.asarray(d.y)] for d in plot._datasets
              if type(d).__name__ in ("LinePlot", "ScatterPlot")]
-    return lines[:len(lines) - triggers]
+    return lines[triggers:]
 
 
 def marks_drawn(plot: TimelinePlot) -> list[float]:
@@ -146,7 +146,7 @@ async def test_a_replays_timeline_draws_both_sides_and_enter_seeks_the_replay_th
         assert len(steps) == 9 and all(s.original_tokens for s in steps)
         ours, original = lines_drawn(plot)  # the sides in SIDES order: ctxlab first
         start = next(e for e in events if isinstance(e, ev.ReplayStart))
-        trigger = [int(v) for v in np.asarray(plot._datasets[-1].y)]  # drawn last
+        trigger = [int(v) for v in np.asarray(plot._datasets[-3].y)]  # before the sides
         assert trigger == [int(start.context_limit / start.chars_per_token)] * 2
         assert original == original_tokens(events)
         assert ours == [e.est_tokens for e in events

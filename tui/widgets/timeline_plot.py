@@ -10,12 +10,12 @@ few times its lines, so the cache reads are whole-cell bars: shading needs no fi
 
 One picture per call of :meth:`TimelinePlot.draw`: the cache reads shaded under the lines,
 one line per side (the recorded original, ctxlab's side, a watched client), each side's
-trigger as a flat line where it is known (drawn last: a braille cell holds one line's
-dots, and the trigger must not vanish under a side that runs close to it), a vertical
-mark at every compaction of either side, and the cursor on the selected request. Colours
-are the theme's, so the projector theme's contrast carries over. It takes no keys and no
-mouse: the panel around it owns the cursor (the plot's own pan and zoom would move the
-picture away from the numbers).
+trigger as a flat line where it is known (drawn before the sides: a braille cell holds
+one line's dots, and where a side runs through the trigger's cells the data wins; the
+legend states the trigger's figure), a vertical mark at every compaction of either side,
+and the cursor on the selected request. Colours are the theme's, so the projector theme's
+contrast carries over. It takes no keys and no mouse: the panel around it owns the cursor
+(the plot's own pan and zoom would move the picture away from the numbers).
 """
 
 from __future__ import annotations
@@ -151,15 +151,15 @@ class TimelinePlot(PlotWidget, can_focus=False):
                 self.add_v_line(mark.index, f"bold {self.colour(SIDE_COLOURS[series.side])}")
         if view.selected is not None:
             self.add_v_line(view.selected, f"bold {self.colour(CURSOR)}")
+        for series in timeline.series:  # before the sides: where they share a cell, the
+            if series.threshold is not None:  # data wins (a braille cell holds one line)
+                self.plot([0.5, span + 0.5], [series.threshold] * 2,
+                          line_style=self.colour(TRIGGER[series.side]),
+                          hires_mode=HiResMode.BRAILLE)
         for series in timeline.series:
             style = f"bold {self.colour(SIDE_COLOURS[series.side])}"
             if len(series.x) == 1:  # one request: a dot, not a line of no length
                 self.scatter(list(series.x), list(series.y), marker="●", marker_style=style)
             else:
                 self.plot(list(series.x), list(series.y), line_style=style,
-                          hires_mode=HiResMode.BRAILLE)
-        for series in timeline.series:  # last: a line in the same cell would hide it
-            if series.threshold is not None:
-                self.plot([0.5, span + 0.5], [series.threshold] * 2,
-                          line_style=self.colour(TRIGGER[series.side]),
                           hires_mode=HiResMode.BRAILLE)
