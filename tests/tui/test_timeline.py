@@ -5,6 +5,7 @@ replay seeks there, a finished run of ctxlab's own shows it in the model view.""
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -209,3 +210,48 @@ async def test_the_watch_screens_timeline_follows_the_lists_selection(tmp_path: 
         await pilot.press("up")
         await wait_for(pilot, lambda: plot.shown is not None and plot.shown.selected == 2)
         assert "#2" in str(timeline.query_one("#watch-timeline-caption").render())
+
+
+async def test_a_playing_replay_redraws_the_plot_a_few_times_a_second_and_not_while_hidden(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Fifty-odd requests at full speed: the caption follows every batch, the picture at
+    most every REDRAW_PERIOD, and a hidden tab draws nothing until it is shown."""
+    from bench.sessions import write_session
+    from tui.widgets.timeline_plot import REDRAW_PERIOD
+
+    session = write_session(tmp_path, 400_000)
+    drawn_views: list[Any] = []
+    draw = TimelinePlot.draw
+
+    def counted(plot: TimelinePlot, view: Any) -> None:
+        drawn_views.append(view)
+        draw(plot, view)
+
+    monkeypatch.setattr(TimelinePlot, "draw", counted)
+
+    def make(workspace: Path) -> ReplaySource:
+        return ReplaySource(load_recording(session),
+                            ReplayOptions(workdir=workspace, hold_at_end=True))
+
+    app = CtxlabApp(AppConfig(scenario=None, source=make, workspace=tmp_path / "w",
+                              theme="ctxlab-dark", speed=1000.0))
+    async with app.run_test(size=(160, 48)) as pilot:
+        await wait_for(pilot, app.at_end, timeout=60)
+        await pilot.pause(REDRAW_PERIOD * 2)
+        assert drawn_views == []  # History was shown the whole time
+        panel = await open_timeline(pilot)
+        plot = await drawn(pilot, panel)
+        assert len(drawn_views) == 1 and len(panel.timeline.requests) > 50
+        # from the start again, shown: far fewer pictures than requests, the last one whole
+        loop = asyncio.get_running_loop()
+        started = loop.time()
+        app.source.seek(0)
+        await wait_for(pilot, lambda: panel.timeline.requests == ())
+        app.source.resume()
+        await wait_for(pilot, app.at_end, timeout=60)
+        elapsed = loop.time() - started
+        plot = await drawn(pilot, panel)
+        pictures = len(drawn_views) - 1
+        assert pictures <= elapsed / REDRAW_PERIOD + 3
+        assert pictures < len(panel.timeline.requests)
+        assert len(plot.shown.timeline.side("original").x) == len(panel.timeline.requests)
