@@ -74,7 +74,8 @@ class CtxlabApp(Routed, NavActions, LearnerActions, PanelActions, WorkbenchActio
         keep_wide_characters_whole()  # Chinese over a panel's border (tui/wide_chars.py)
         super().__init__()
         localize_bindings(self)
-        for name, key in panels.keys().items():  # each panel's digit, from its row
+        self.panel_keys = panels.keys()  # each panel's digit, from its row (a panel names one)
+        for name, key in self.panel_keys.items():
             self.bind(key, f"panel('{name}')", description=t(f"panel.{name}"), show=False)
         self.config = config
         self.speed = self.config.speed

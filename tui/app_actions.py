@@ -26,6 +26,7 @@ from tui.widgets.context_meter import ContextMeter
 from tui.widgets.memory_catalog import MemoryCatalog
 from tui.widgets.run_status import next_speed
 from tui.widgets.stage_timeline import StageTimeline
+from tui.widgets.timeline import TimelinePanel
 
 if TYPE_CHECKING:
     from core.events import SystemPrompt
@@ -194,6 +195,35 @@ class WorkbenchActions(App[int]):
                 self.update_status()
 
         self.run_worker(again(), group="restart", exclusive=True)
+
+    async def on_timeline_panel_chosen(self, message: TimelinePanel.Chosen) -> None:
+        """Enter on the timeline: every panel shows that request. A source that can go
+        there does (a replay or a scripted demo: a seek, paused, back or forward); a live
+        run, which cannot, shows it where a panel can show a past request — what the model
+        saw (ctxlab's side keeps what it sent)."""
+        source = self.offered(Capability.SEEK)
+        if source is not None:
+            if source.running and source.offers(Capability.PAUSE):
+                source.pause()
+            self.seek_to(source, message.index)
+            self.query_one(TimelinePanel).action_newest()  # the cursor goes where it goes
+            self.notify(t("notice.timeline_seek", n=message.index), timeout=3)
+            self.update_status()
+            return
+        shown = await self.show_request(message.index)
+        self.notify(t("notice.timeline_shown", n=message.index, panels=", ".join(shown))
+                    if shown else t("notice.timeline_shown_none", n=message.index), timeout=4)
+
+    async def show_request(self, index: int) -> list[str]:
+        """Request ``index`` of ctxlab's side in the panels that can show a past request;
+        the names of those that did. (The window view's ``show(side, index)`` joins here.)"""
+        from tui.widgets.model_view import ModelView
+
+        point = self.query_one(TimelinePanel).requests.find("ctxlab", index)
+        if point is None or point.sent is None:
+            return []
+        await self.query_one(ModelView).show(list(point.sent), (), point.chars)
+        return [t("panel.model")]
 
     def change_speed(self, direction: int) -> None:
         self.speed = next_speed(self.speed, direction)

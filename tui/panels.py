@@ -86,6 +86,12 @@ def _window(app: CtxlabApp) -> Widget:
     return WindowView(id="window")
 
 
+def _timeline(app: CtxlabApp) -> Widget:
+    from tui.widgets.timeline import TimelinePanel
+
+    return TimelinePanel(id="timeline")
+
+
 PANELS: list[Panel] = [
     Panel("history", "tab", _conversation, widget_id="conversation"),
     Panel("model", "tab", _model, widget_id="model-view"),
@@ -95,6 +101,7 @@ PANELS: list[Panel] = [
     Panel("transcripts", "bottom", _transcripts),
     Panel("memory", "bottom", _memory),
     Panel("window", "tab", _window),
+    Panel("timeline", "tab", _timeline),
 ]
 
 

@@ -10,6 +10,7 @@ import pytest
 from textual.widgets import DataTable, Static, TabbedContent
 
 from tests.tui.conftest import play_to_end
+from tui import panels
 from tui.app import CtxlabApp
 from tui.commands import CtxlabCommands
 from tui.screens.inspector import Inspector
@@ -19,6 +20,7 @@ from tui.widgets.conversation import Conversation, StageMark
 from tui.widgets.memory_catalog import MemoryCatalog
 from tui.widgets.model_view import ModelView
 from tui.widgets.stage_timeline import StageTimeline
+from tui.widgets.timeline import TimelinePanel
 from tui.widgets.tool_block import ToolBlock
 from tui.widgets.transcript_list import TranscriptList
 from tui.widgets.window_view import WindowView
@@ -39,8 +41,11 @@ async def test_each_panel_has_a_key_and_a_palette_entry(
             assert isinstance(app.focused, kind), key
             if key == "6":
                 assert app.focused.parent is app.query_one(MemoryCatalog)
+        await pilot.press(panels.keys()["timeline"])
+        await pilot.pause(0.1)
+        assert isinstance(app.focused, TimelinePanel)
         titles = [title for title, _, _ in CtxlabCommands(app.screen).entries()]
-        assert sum(title.startswith("Go to") for title in titles) == 7
+        assert sum(title.startswith("Go to") for title in titles) == len(panels.keyed())
         assert "Maximise the focused panel" in titles and "Copy workspace path" in titles
 
 

@@ -103,6 +103,10 @@ def every_notice(limits: Thresholds) -> list[Notice]:
         Notice(("inspector.export_failed",), t("inspector.export_failed", error="磁盘已满")),
         Notice(("inspector.exported",), path, t("inspector.exported")),
         Notice(("tool.not_yet",), t("tool.not_yet")),
+        Notice(("notice.timeline_seek",), t("notice.timeline_seek", n=37)),  # Enter there
+        Notice(("notice.timeline_shown",),
+               t("notice.timeline_shown", n=12, panels=t("panel.model"))),
+        Notice(("notice.timeline_shown_none",), t("notice.timeline_shown_none", n=12)),
     ]
 
 

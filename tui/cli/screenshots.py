@@ -151,6 +151,9 @@ async def compare(pilot: Pilot[Any]) -> None:
 
 REPLAY_FIXTURE = Path(__file__).resolve().parents[2] / "tests" / "fixtures" / "replay" / \
     "claude-code" / "5b1f3c2e-8d4a-4f0e-9a57-2c6d1e0b7a91.jsonl"
+# A Claude Code session that auto-compacts and later compacts by hand: the timeline's scene.
+COMPACTING_FIXTURE = REPLAY_FIXTURE.parents[1] / "claude-code-2.1.197" / \
+    "1292932d-83c2-464e-86ec-21d645a712d5.jsonl"
 
 
 def replay_scene_app(name: str = "replay", session: Path = REPLAY_FIXTURE) -> CtxlabApp:
@@ -200,6 +203,27 @@ async def original_compaction(pilot: Pilot[Any]) -> None:
     source = app.source
     await wait_until(pilot, lambda: source is None or not source.seeking or app.finished)
     timeline.move_cursor(row=theirs()[0].index - 1)
+    await settle(pilot)
+
+
+async def timeline(pilot: Pilot[Any]) -> None:
+    """The replay played to its end on the Timeline tab, the cursor on request 7 (where
+    Claude Code compacted by hand): both sides, ctxlab's trigger, both compactions marked."""
+    from tui import panels
+    from tui.widgets.timeline import TimelinePanel
+    from tui.widgets.timeline_plot import TimelinePlot
+
+    app = app_of(pilot)
+    assert app.source is not None, "a shot of a replay"
+    app.source.resume()
+    await wait_until(pilot, lambda: app.finished)
+    await app.workers.wait_for_complete()
+    await pilot.press(panels.keys()["timeline"])
+    panel = app.query_one(TimelinePanel)
+    await wait_until(pilot, lambda: panel.cursor == 9)
+    await pilot.press("left", "left")
+    plot = panel.query_one(TimelinePlot)
+    await wait_until(pilot, lambda: plot.shown is not None and plot.shown.selected == 7)
     await settle(pilot)
 
 
@@ -280,10 +304,12 @@ SHOTS: dict[str, Shot] = {
     "window": Shot("ctxlab-dark", window_tab),
     "replay": Shot("ctxlab-dark", original_compaction),
     "watch": Shot("ctxlab-dark", settle_watch),
+    "timeline": Shot("ctxlab-dark", timeline),
 }
 # Shots of apps other than a scenario's: a recorded session, a watched client.
-OTHER_APPS: dict[str, Callable[[], Any]] = {"replay": replay_scene_app,
-                                            "watch": lambda: canned_watch_app(scene_root())}
+OTHER_APPS: dict[str, Callable[[], Any]] = {
+    "replay": replay_scene_app, "watch": lambda: canned_watch_app(scene_root()),
+    "timeline": lambda: replay_scene_app("timeline", COMPACTING_FIXTURE)}
 
 
 def translated(scenario: str, suffix: str) -> str:

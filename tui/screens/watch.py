@@ -1,6 +1,7 @@
 """The watch screen: a watched client's requests, one row each, with the selected one's
-breakdown, changes, its context window (:mod:`tui.widgets.window_view`) and the client's
-own compaction stages.
+breakdown, changes, its context window (:mod:`tui.widgets.window_view`), the client's own
+compaction stages, and a timeline of the context tokens per request (client compactions
+marked, the list's selection its cursor).
 
 The request list is the navigation: ↑/↓, Home/End and ``g`` (a request number) move the
 selection, and everything beside it follows — the detail shows the selected request and
@@ -32,12 +33,13 @@ from tui.routing import Routed, handles
 from tui.screens.viewer import Viewer
 from tui.widgets.watch_detail import RequestDetail, stage_lines
 from tui.widgets.watch_requests import RequestTable
+from tui.widgets.watch_timeline import WatchTimeline
 from tui.widgets.window_view import WindowView
 
 
 class WatchScreen(Routed, Screen[None]):
-    """Requests on the left, the selected request's window under them; its detail and the
-    client's stages on the right."""
+    """Requests on the left, the selected request's window and the timeline under them; its
+    detail and the client's stages on the right."""
 
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("b", "body", "key.request_body"),
@@ -48,8 +50,9 @@ class WatchScreen(Routed, Screen[None]):
     WatchScreen #watch-status { height: 2; padding: 0 1; color: $text-muted; }
     WatchScreen #watch-main { height: 1fr; }
     WatchScreen #watch-left { width: 3fr; }
-    WatchScreen #watch-requests { height: 1fr; border: round $primary; }
+    WatchScreen #watch-requests { height: 2fr; border: round $primary; }
     WatchScreen #watch-window { height: 1fr; border: round $primary; }
+    WatchScreen #watch-timeline { height: 1fr; min-height: 8; border: round $primary; }
     WatchScreen #watch-side { width: 2fr; }
     WatchScreen #watch-detail { height: 2fr; border: round $primary; padding: 0 1;
                                 overflow-y: auto; }
@@ -76,6 +79,7 @@ class WatchScreen(Routed, Screen[None]):
                 window = WindowView(id="watch-window")
                 window.border_title = t("panel.window")
                 yield window
+                yield WatchTimeline(id="watch-timeline")
             with Vertical(id="watch-side"):
                 yield RequestDetail(id="watch-detail")
                 stages = Static(t("watch.no_stage"), id="watch-stages", markup=False)
@@ -94,6 +98,7 @@ class WatchScreen(Routed, Screen[None]):
         """Draw one event of the watch (errors are said by the workbench itself)."""
         table = self.query_one(RequestTable)
         self.query_one(WindowView).see(event)
+        self.query_one(WatchTimeline).see(event)
         if isinstance(event, WatchStart):
             self.recording = event.recording
             where = t("watch.recording", path=event.recording) if event.recording else ""
@@ -127,6 +132,7 @@ class WatchScreen(Routed, Screen[None]):
 
     def _show_selected(self) -> None:
         chosen = self.selected_id()
+        self.query_one(WatchTimeline).select(chosen)
         if chosen is None or chosen not in self.requests:
             return
         self.query_one(RequestDetail).show(self.requests[chosen], self.responses.get(chosen),

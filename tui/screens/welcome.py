@@ -22,7 +22,7 @@ from tui.i18n import localize_bindings, t
 WATCH = ("welcome.watch_meter", "welcome.watch_stages", "welcome.watch_history",
          "welcome.watch_memory")
 KEYS = (("space", "welcome.key_play"), ("s", "welcome.key_step"),
-        ("1–6", "welcome.key_panels"), ("i", "welcome.key_inspect"),
+        ("1–7", "welcome.key_panels"), ("i", "welcome.key_inspect"),
         ("z", "welcome.key_zoom"), ("ctrl+p", "welcome.key_palette"))
 
 

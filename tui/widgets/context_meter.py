@@ -15,7 +15,7 @@ every call but not counted by the trigger: the system prompt by the category of 
 (pinned project rules and the work log are re-sent on every call and never compacted, so a
 learner should see what they cost) and the tool definitions. The panel formats those
 figures; it measures nothing. In a replay it shows ctxlab's side (the Replay panel shows the
-original's).
+original's, and the spark line points to the Timeline tab, which draws both sides).
 """
 
 from __future__ import annotations
@@ -254,7 +254,15 @@ class ContextMeter(Routed, Vertical, can_focus=True):
         ceiling = max(int(self.limits.context_limit * 1.25), 1)
         width = min(BAR_WIDTH, max(10, self.width()))
         return Content.assemble(spark_rows(self.history, ceiling, width), "\n",
-                                (t("meter.spark_scale", top=ceiling), "dim italic"))
+                                (self.spark_caption(ceiling), "dim italic"))
+
+    def spark_caption(self, ceiling: int) -> str:
+        """What the spark line draws. A replay has two sides and it draws ctxlab's only:
+        it says so, and where both are (the Timeline tab draws them together, in tokens)."""
+        key = getattr(self.app, "panel_keys", {}).get("timeline")
+        if self.recorded and key:
+            return t("meter.spark_replay", top=ceiling, key=key)
+        return t("meter.spark_scale", top=ceiling)
 
     def breakdown_view(self) -> Content:
         """The message rows under the bar's chars (they add up to them), and apart from

@@ -1,0 +1,149 @@
+"""The fullness timeline's data: how full each side's context was at every request.
+
+What the plot draws, per side (:data:`~core.views.requests.SIDES`), built from the fold of
+:mod:`core.views.requests` and nothing else, so a point is the number the events carried:
+
+* ``y`` — the request's context tokens (:attr:`RequestPoint.context_tokens`): the recorded
+  tokens of a replay's original (``replay_step.original_tokens``), the API's count when a
+  real model answered (``model_response.context_tokens``, ``watch_response``), the
+  source's estimate otherwise (ctxlab's side of a replay is its chars over the session's
+  measured ratio, so both sides share one unit);
+* ``cache_read`` — of those tokens, the ones read back from the prompt cache, where an
+  answer said (a shaded band under the line);
+* ``marks`` — every compaction of the side, on the request it was made for, with its
+  stage, its manager and its before → after (tokens where the agent reported them, else
+  chars, as the stage event stated them);
+* ``threshold`` — where the side compacts, in tokens: ctxlab's trigger compares the
+  messages' chars with its context limit, so its line sits at the tokens a request has
+  when its messages reach that limit (the limit over the chars-per-token ratio, plus what
+  the estimate counts besides the messages: the system prompt). The recorded agent's
+  trigger is not the fold's to know: a caller that has it (the window view derives
+  Claude Code's) passes it in as ``original_trigger``.
+
+The terminal panel and the HTML report both draw this one structure.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from core import events as ev
+from core.measure import CHARS_PER_TOKEN
+from core.views.requests import SIDES, RequestLog, RequestPoint, Side
+
+
+@dataclass(frozen=True)
+class Mark:
+    """One compaction, on the request it was made for."""
+
+    side: Side
+    index: int  # the request it shrank (its side's own numbering)
+    stage: str
+    by: str
+    trigger: str | None
+    before_chars: int
+    after_chars: int
+    before_tokens: int | None  # as the agent reported them (``pre_tokens``), if it did
+    after_tokens: int | None
+
+    @property
+    def in_tokens(self) -> bool:
+        """Whether the agent reported before and after in tokens (else: chars, measured)."""
+        return self.before_tokens is not None and self.after_tokens is not None
+
+
+@dataclass(frozen=True)
+class Series:
+    """One side's requests: x the request numbers, y their context tokens."""
+
+    side: Side
+    x: tuple[int, ...]
+    y: tuple[int, ...]
+    counted: tuple[bool, ...]  # y is the API's count (else the source's estimate)
+    cache_read: tuple[int | None, ...]
+    marks: tuple[Mark, ...]
+    threshold: int | None  # tokens; None where it is not known
+
+    def at(self, index: int) -> int | None:
+        """The position of request ``index`` in this series (None: the side has none)."""
+        try:
+            return self.x.index(index)
+        except ValueError:
+            return None
+
+    @property
+    def has_cache(self) -> bool:
+        return any(read for read in self.cache_read)
+
+
+@dataclass(frozen=True)
+class Timeline:
+    """Every side that has requests, in :data:`SIDES` order."""
+
+    series: tuple[Series, ...]
+
+    def side(self, side: Side) -> Series | None:
+        return next((s for s in self.series if s.side == side), None)
+
+    @property
+    def requests(self) -> tuple[int, ...]:
+        """Every request number any side has, in order (the cursor's stops)."""
+        return tuple(sorted({x for s in self.series for x in s.x}))
+
+    @property
+    def marks(self) -> tuple[Mark, ...]:
+        return tuple(m for s in self.series for m in s.marks)
+
+    @property
+    def top(self) -> int:
+        """The largest figure drawn (a point or a threshold): the plot's scale."""
+        values = [v for s in self.series for v in s.y]
+        values += [s.threshold for s in self.series if s.threshold is not None]
+        return max(values, default=0)
+
+
+def marks_of(point: RequestPoint) -> tuple[Mark, ...]:
+    return tuple(_mark(point.side, point.index, stage) for stage in point.stages)
+
+
+def _mark(side: Side, index: int, stage: ev.Stage) -> Mark:
+    return Mark(side=side, index=index, stage=stage.stage, by=stage.by, trigger=stage.trigger,
+                before_chars=stage.before_chars, after_chars=stage.after_chars,
+                before_tokens=stage.pre_tokens, after_tokens=stage.post_tokens)
+
+
+def ctxlab_trigger(log: RequestLog, context_limit: int | None) -> int | None:
+    """ctxlab's trigger (``context_limit``, in the messages' chars) in the plot's tokens:
+    over the ratio its estimates use, plus what the latest estimate counts besides the
+    messages (ctxlab's own run adds the system prompt; a replay's side adds nothing)."""
+    points = log.side("ctxlab")
+    if context_limit is None or not points:
+        return None
+    ratio = log.chars_per_token or CHARS_PER_TOKEN
+    last = points[-1]
+    besides = max(0, last.est_tokens - int(last.chars / ratio))
+    return int(context_limit / ratio) + besides
+
+
+def series_of(points: Iterable[RequestPoint], side: Side,
+              threshold: int | None = None) -> Series:
+    points = list(points)
+    return Series(side=side, x=tuple(p.index for p in points),
+                  y=tuple(p.context_tokens for p in points),
+                  counted=tuple(p.counted for p in points),
+                  cache_read=tuple(p.cache_read for p in points),
+                  marks=tuple(m for p in points for m in marks_of(p)), threshold=threshold)
+
+
+def build(log: RequestLog, context_limit: int | None = None,
+          original_trigger: int | None = None) -> Timeline:
+    """The timeline of everything ``log`` has folded so far.
+
+    ``context_limit``: ctxlab's trigger in chars (the thresholds in force); the seam for
+    the recorded agent's trigger is ``original_trigger``, in tokens."""
+    thresholds: dict[Side, int | None] = {
+        "ctxlab": ctxlab_trigger(log, context_limit),
+        "original": original_trigger, "watched": None}
+    return Timeline(tuple(series_of(log.side(side), side, thresholds[side])
+                          for side in SIDES if log.side(side)))
