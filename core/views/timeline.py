@@ -3,34 +3,34 @@
 What the plot draws, per side (:data:`~core.views.requests.SIDES`), built from the fold of
 :mod:`core.views.requests` and nothing else, so a point is the number the events carried:
 
-* ``y`` — the request's context tokens (:attr:`RequestPoint.context_tokens`): the recorded
-  tokens of a replay's original (``replay_step.original_tokens``), the API's count when a
-  real model answered (``model_response.context_tokens``, ``watch_response``), the
-  source's estimate otherwise (ctxlab's side of a replay is its chars over the session's
-  measured ratio, so both sides share one unit);
+* ``y`` — the request's context tokens (:func:`core.views.window.request_tokens`, the
+  figure the window view shows): the recorded tokens of a replay's original
+  (``replay_step.original_tokens``), the API's count when a real model answered
+  (``model_response.context_tokens``, ``watch_response``), the source's estimate
+  otherwise (ctxlab's side of a replay is its chars over the session's measured ratio plus
+  the overhead the transcript does not record, so both sides share one unit);
 * ``cache_read`` — of those tokens, the ones read back from the prompt cache, where an
   answer said (a shaded band under the line);
 * ``marks`` — every compaction of the side, on the request it was made for, with its
   stage, its manager and its before → after (tokens where the agent reported them, else
   chars, as the stage event stated them);
-* ``threshold`` — where the side compacts, in tokens: ctxlab's trigger compares the
-  messages' chars with its context limit, so its line sits at the tokens a request has
-  when its messages reach that limit (the limit over the chars-per-token ratio, plus what
-  the estimate counts besides the messages: the system prompt). The recorded agent's
-  trigger is not the fold's to know: a caller that has it (the window view derives
-  Claude Code's) passes it in as ``original_trigger``.
+* ``threshold`` — where the side compacts, in tokens, as the window view marks it
+  (:func:`core.views.window.trigger`): ctxlab's trigger compares the messages' chars with
+  its context limit, so its line sits at the tokens a request has when its messages reach
+  that limit (what is sent with every call, plus the limit over the chars-per-token
+  ratio); the recorded agent's is its own auto-compaction as its boundary records state it.
 
 The terminal panel and the HTML report both draw this one structure.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
 from dataclasses import dataclass
 
 from core import events as ev
-from core.measure import CHARS_PER_TOKEN
+from core.config import Thresholds
 from core.views.requests import SIDES, RequestLog, RequestPoint, Side
+from core.views.window import request_tokens, trigger
 
 
 @dataclass(frozen=True)
@@ -113,37 +113,21 @@ def _mark(side: Side, index: int, stage: ev.Stage) -> Mark:
                 before_tokens=stage.pre_tokens, after_tokens=stage.post_tokens)
 
 
-def ctxlab_trigger(log: RequestLog, context_limit: int | None) -> int | None:
-    """ctxlab's trigger (``context_limit``, in the messages' chars) in the plot's tokens:
-    over the ratio its estimates use, plus what the latest estimate counts besides the
-    messages (ctxlab's own run adds the system prompt; a replay's side adds nothing)."""
-    points = log.side("ctxlab")
-    if context_limit is None or not points:
-        return None
-    ratio = log.chars_per_token or CHARS_PER_TOKEN
-    last = points[-1]
-    besides = max(0, last.est_tokens - int(last.chars / ratio))
-    return int(context_limit / ratio) + besides
-
-
-def series_of(points: Iterable[RequestPoint], side: Side,
-              threshold: int | None = None) -> Series:
-    points = list(points)
+def series_of(log: RequestLog, side: Side, threshold: int | None = None) -> Series:
+    points = log.side(side)
     return Series(side=side, x=tuple(p.index for p in points),
-                  y=tuple(p.context_tokens for p in points),
+                  y=tuple(request_tokens(log, p) for p in points),
                   counted=tuple(p.counted for p in points),
                   cache_read=tuple(p.cache_read for p in points),
                   marks=tuple(m for p in points for m in marks_of(p)), threshold=threshold)
 
 
-def build(log: RequestLog, context_limit: int | None = None,
-          original_trigger: int | None = None) -> Timeline:
-    """The timeline of everything ``log`` has folded so far.
+def build(log: RequestLog, limits: Thresholds | None = None) -> Timeline:
+    """The timeline of everything ``log`` has folded so far; ``limits``: ctxlab's
+    thresholds in force (without them a replay's are read from ``replay_start``)."""
+    def threshold(side: Side) -> int | None:
+        mark = trigger(log, side, limits)
+        return None if mark is None else mark.tokens
 
-    ``context_limit``: ctxlab's trigger in chars (the thresholds in force); the seam for
-    the recorded agent's trigger is ``original_trigger``, in tokens."""
-    thresholds: dict[Side, int | None] = {
-        "ctxlab": ctxlab_trigger(log, context_limit),
-        "original": original_trigger, "watched": None}
-    return Timeline(tuple(series_of(log.side(side), side, thresholds[side])
+    return Timeline(tuple(series_of(log, side, threshold(side))
                           for side in SIDES if log.side(side)))

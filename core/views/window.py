@@ -172,6 +172,32 @@ def _agent_marks(log: RequestLog, side: Side) -> list[Mark]:
     return [Mark("auto_compact", min(seen), None, "recorded")] if seen else []
 
 
+def _overhead(log: RequestLog, point: RequestPoint) -> int:
+    """A replay's unrecorded system prompt and tools, which every request of it carried."""
+    return (log.overhead_tokens or 0) if _replaying(log) and point.side != "watched" else 0
+
+
+def request_tokens(log: RequestLog, point: RequestPoint) -> int:
+    """The tokens a request filled, as every view draws them (the window, the timeline,
+    the report): the API's count where an answer said, else the estimate — and an
+    estimate of a replay's messages gets the unrecorded overhead on top, so ctxlab's side
+    compares with the original's recorded tokens, which include it."""
+    tokens = point.context_tokens
+    if point.side == "ctxlab" or not point.counted:
+        tokens += _overhead(log, point)
+    return tokens
+
+
+def trigger(log: RequestLog, side: Side, limits: Thresholds | None = None) -> Mark | None:
+    """Where ``side`` compacts, at its latest request: ctxlab's trigger, or the recorded
+    agent's own auto-compaction (None where nothing says)."""
+    window = window_of(log, side, limits=limits)
+    if window is None:
+        return None
+    return min((m for m in window.marks if m.kind != "target"), key=lambda m: m.tokens,
+               default=None)
+
+
 def window_of(log: RequestLog, side: Side, index: int | None = None, *,
               limits: Thresholds | None = None) -> Window | None:
     """Request ``index`` of ``side`` (its own numbering; the latest when ``None``) as a
@@ -183,11 +209,8 @@ def window_of(log: RequestLog, side: Side, index: int | None = None, *,
     if point is None:
         return None
     ratio = _ratio(log, point)
-    overhead = (log.overhead_tokens or 0) if _replaying(log) and side != "watched" else 0
-    tokens = point.context_tokens
-    if side == "ctxlab" or not point.counted:
-        tokens += overhead  # an estimate of the messages: the overhead comes on top
-    overhead = min(overhead, tokens)
+    tokens = request_tokens(log, point)
+    overhead = min(_overhead(log, point), tokens)
     recorded = _recorded_chars(point)
     shares = apportion(tokens - overhead, [chars for _, chars in recorded])
     parts = ([Part(OVERHEAD, overhead, None, True)] if overhead else []) + [

@@ -22,6 +22,7 @@ from core.sources.agent.session import AgentSession
 from core.sources.replay import load_recording
 from core.sources.replay.limits import LimitMode
 from core.sources.replay.source import ReplayOptions, ReplaySource
+from core.views.window import trigger
 from tests.core.sources.replay.conftest import FIXTURES
 from tests.tui.conftest import play_to_end, wait_for
 from tui import panels
@@ -180,10 +181,14 @@ async def test_a_replays_timeline_draws_both_sides_and_enter_seeks_the_replay_th
         assert len(steps) == 9 and all(s.original_tokens for s in steps)
         ours, original = lines_drawn(plot)  # the sides in SIDES order: ctxlab first
         start = next(e for e in events if isinstance(e, ev.ReplayStart))
-        trigger = [int(v) for v in np.asarray(plot._datasets[-3].y)]  # before the sides
-        assert trigger == [int(start.context_limit / start.chars_per_token)] * 2
+        # the triggers, before the sides: ctxlab's, then Claude Code's own (the lowest
+        # context its automatic compactions reported), where the window view marks them
+        triggers = [[int(v) for v in np.asarray(d.y)] for d in plot._datasets[-4:-2]]
+        ctxlab_mark = trigger(panel.requests, "ctxlab", panel.limits)
+        assert ctxlab_mark is not None
+        assert triggers == [[ctxlab_mark.tokens] * 2, [190_048] * 2]
         assert original == original_tokens(events)
-        assert ours == [e.est_tokens for e in events
+        assert ours == [e.est_tokens + (start.overhead_tokens or 0) for e in events
                         if isinstance(e, ev.ModelRequest) and e.purpose == "main"]
         recorded = [e for e in events if isinstance(e, ev.Stage) and e.by == "claude-code"]
         assert [(m.index, m.stage) for m in panel.timeline.side("original").marks] == \

@@ -29,6 +29,7 @@ from textual.message import Message
 from textual.widgets import Static
 
 from core import events as ev
+from core.config import Thresholds
 from core.views.requests import RequestLog, Side
 from core.views.timeline import Mark, Timeline, build
 from tui.i18n import localize_bindings, t
@@ -85,8 +86,7 @@ class TimelinePanel(Routed, Vertical, can_focus=True):
         super().__init__(id=id)
         localize_bindings(self)
         self.requests = RequestLog()
-        self.context_limit: int | None = None  # ctxlab's trigger in chars, as run.limits
-        self.original_trigger: int | None = None  # the seam: the recorded agent's, in tokens
+        self.limits: Thresholds | None = None  # ctxlab's thresholds, as run.limits
         self.total = 0  # a replay's requests, as replay_start said (the x axis' length)
         self.selected: int | None = None  # None: follow the newest request
         self.timeline = Timeline(())
@@ -117,7 +117,7 @@ class TimelinePanel(Routed, Vertical, can_focus=True):
         """A new run, or a replay going back: no requests yet (what the replay is, its
         ratio and window, stays until the next ``run_start``)."""
         self.requests.see(ev.Rewind(position=0))
-        self.context_limit = run.limits.context_limit
+        self.limits = run.limits
         self.changed()
 
     # -- the cursor -------------------------------------------------------------------------
@@ -175,7 +175,7 @@ class TimelinePanel(Routed, Vertical, can_focus=True):
         self.refresh_view(now=True)
 
     def refresh_view(self, now: bool) -> None:
-        self.timeline = build(self.requests, self.context_limit, self.original_trigger)
+        self.timeline = build(self.requests, self.limits)
         if not self.is_mounted:
             return
         self.caption()

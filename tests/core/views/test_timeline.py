@@ -12,6 +12,7 @@ from core import events as ev
 from core.config import Thresholds
 from core.views.requests import fold
 from core.views.timeline import build
+from core.views.window import trigger, window_of
 from tests.core.sources.replay.conftest import FIXTURES
 from tests.core.sources.replay.test_source import replay
 from tests.core.views.test_requests import headless
@@ -39,7 +40,8 @@ def original_figures(events: list[ev.Event]) -> list[int]:
 
 def test_the_demos_points_are_its_main_calls_estimates_and_its_stages_are_marked():
     events = headless("run", "--headless", "--scenario", "long-migration")
-    timeline = build(fold(events), Thresholds().context_limit)
+    log = fold(events)
+    timeline = build(log, Thresholds())
     ours = timeline.side("ctxlab")
     mains = [e for e in events if isinstance(e, ev.ModelRequest) and e.purpose == "main"]
     assert ours is not None and [s.side for s in timeline.series] == ["ctxlab"]
@@ -58,9 +60,12 @@ def test_the_demos_points_are_its_main_calls_estimates_and_its_stages_are_marked
             waiting = []
     assert expected
     assert [(m.index, m.stage, m.before_chars, m.after_chars) for m in ours.marks] == expected
-    # the trigger in tokens: the char limit over 4, plus the system prompt the estimate adds
-    last = mains[-1]
-    assert ours.threshold == Thresholds().context_limit // 4 + last.est_tokens - last.chars // 4
+    # the trigger in tokens, where the window view marks it: what is sent with every call,
+    # then the char limit over 4
+    window = window_of(log, "ctxlab", limits=Thresholds())
+    assert window is not None
+    per_call = sum(p.tokens for p in window.parts if p.per_call)
+    assert ours.threshold == per_call + round(Thresholds().context_limit / 4)
 
 
 @pytest.mark.parametrize("path", [CLAUDE_COMPACTING, WATCHED], ids=["claude-code", "watch"])
@@ -68,29 +73,34 @@ def test_a_replays_points_equal_its_steps_figures(tmp_path: Path, path: Path):
     ok, recorder, source = replay(path, tmp_path)
     assert ok
     events = recorder.events
-    timeline = build(fold(events), source.thresholds.context_limit)
+    log = fold(events)
+    timeline = build(log, source.thresholds)
     original, ours = timeline.side("original"), timeline.side("ctxlab")
     assert original is not None and ours is not None
     steps = recorder.of(ev.ReplayStep)
     assert list(original.x) == [s.index for s in steps] == list(ours.x)
     assert list(original.y) == original_figures(events)
     mains = [e for e in events if isinstance(e, ev.ModelRequest) and e.purpose == "main"]
-    assert list(ours.y) == [m.est_tokens for m in mains]
+    start = recorder.of(ev.ReplayStart)[0]
+    # an estimate of the messages, plus the system prompt and tools the file does not hold
+    assert list(ours.y) == [m.est_tokens + (start.overhead_tokens or 0) for m in mains]
     answers = [e for e in events if isinstance(e, ev.ModelResponse) and e.purpose == "original"]
     assert list(original.cache_read) == [
         None if a.tokens is None else a.tokens.cache_read for a in answers]
-    # ctxlab's trigger, in the session's tokens: its char limit over the measured ratio
-    start = recorder.of(ev.ReplayStart)[0]
-    assert ours.threshold == int(start.context_limit / start.chars_per_token)
-    assert original.threshold is None  # not the fold's to know: see the seam below
+    # each side's line where the window view marks its compaction
+    for series in (original, ours):
+        mark = trigger(log, series.side, source.thresholds)
+        assert series.threshold == (None if mark is None else mark.tokens)
+    assert ours.threshold is not None
 
 
 def test_the_recorded_agents_compactions_are_marked_where_they_happened(tmp_path: Path):
     _, recorder, _ = replay(CLAUDE_COMPACTING, tmp_path)
     events = recorder.events
-    timeline = build(fold(events), original_trigger=167_000)
+    timeline = build(fold(events))
     original = timeline.side("original")
-    assert original is not None and original.threshold == 167_000
+    # the agent's own trigger: the lowest context its automatic compactions reported
+    assert original is not None and original.threshold == 190_048
     recorded = [e for e in events if isinstance(e, ev.Stage) and e.by == "claude-code"]
     # each one belongs to the replay step that follows it
     after: list[int] = []
@@ -139,5 +149,5 @@ def test_a_watched_clients_requests_are_its_answers_counts_or_its_estimates():
 
 
 def test_an_empty_log_has_no_series_and_no_scale():
-    timeline = build(fold([]), 50_000)
+    timeline = build(fold([]), Thresholds())
     assert timeline.series == () and timeline.requests == () and timeline.top == 0
