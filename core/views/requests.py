@@ -100,7 +100,12 @@ class RequestLog:
     def _clear(self) -> None:
         self.points: dict[Side, list[RequestPoint]] = {side: [] for side in SIDES}
         self.pending: dict[Side, list[ev.Stage]] = {side: [] for side in SIDES}
-        self._watched: dict[int, int] = {}  # watched request id -> its place in the list
+        # Kept as the events come, so a view asks in constant time however long the session:
+        # the lowest context an automatic compaction of each side reported, and the most
+        # tokens any request of each side was counted at.
+        self.lowest_auto: dict[Side, int | None] = {side: None for side in SIDES}
+        self.most_tokens: dict[Side, int] = {side: 0 for side in SIDES}
+        self._at: dict[Side, dict[int, int]] = {side: {} for side in SIDES}  # index -> place
 
     def side(self, side: Side) -> list[RequestPoint]:
         return self.points[side]
@@ -111,10 +116,8 @@ class RequestLog:
 
     def find(self, side: Side, index: int) -> RequestPoint | None:
         """The request numbered ``index`` of ``side`` (its own numbering, not a position)."""
-        if side == "watched":
-            at = self._watched.get(index)
-            return None if at is None else self.points[side][at]
-        return next((p for p in self.points[side] if p.index == index), None)
+        at = self._at[side].get(index)
+        return None if at is None else self.points[side][at]
 
     def see(self, event: ev.Event) -> RequestPoint | None:
         """Fold one event; the point it added or completed, if any."""
@@ -144,11 +147,18 @@ class RequestLog:
     def _add(self, side: Side, point: RequestPoint) -> RequestPoint:
         stages, self.pending[side] = tuple(self.pending[side]), []
         point = replace(point, stages=stages)
+        self._at[side][point.index] = len(self.points[side])
         self.points[side].append(point)
         return point
 
     def _update(self, side: Side, at: int, **changes: Any) -> RequestPoint:
-        point = replace(self.points[side][at], **changes)
+        old = self.points[side][at]
+        point = replace(old, **changes)
+        if point.index != old.index:
+            self._at[side].pop(old.index, None)
+            self._at[side][point.index] = at % len(self.points[side])
+        if point.tokens is not None:
+            self.most_tokens[side] = max(self.most_tokens[side], point.tokens)
         self.points[side][at] = point
         return point
 
@@ -184,6 +194,10 @@ class RequestLog:
 
     def _stage(self, event: ev.Stage) -> RequestPoint | None:
         side = side_of(event, self._watching)
+        if event.trigger == "auto" and event.pre_tokens:
+            lowest = self.lowest_auto[side]
+            self.lowest_auto[side] = event.pre_tokens if lowest is None else \
+                min(lowest, event.pre_tokens)
         if side == "watched" and self.points[side]:  # inferred from the request just seen
             last = self.points[side][-1]
             return self._update(side, -1, stages=(*last.stages, event))
@@ -193,14 +207,13 @@ class RequestLog:
     def _watch_request(self, event: ev.WatchRequest) -> RequestPoint | None:
         if event.conversation is None:  # not a model call (a count, a probe, a model list)
             return None
-        self._watched[event.id] = len(self.points["watched"])
         return self._add("watched", RequestPoint(
             side="watched", index=event.id, chars=event.chars, est_tokens=event.est_tokens,
             messages=event.messages, breakdown=dict(event.breakdown), timestamp=event.time,
             conversation=event.conversation, model=event.model))
 
     def _watch_response(self, event: ev.WatchResponse) -> RequestPoint | None:
-        at = self._watched.get(event.id)
+        at = self._at["watched"].get(event.id)
         if at is None:
             return None
         return self._update("watched", at, tokens=event.context_tokens, usage=event.usage,

@@ -141,8 +141,7 @@ def _window_size(log: RequestLog, point: RequestPoint) -> int | None:
     if _replaying(log):
         if log.limits == "window" and log.context_limit_tokens:
             return log.context_limit_tokens  # what the replay scaled ctxlab's limits to
-        seen = max((p.tokens or 0 for p in log.side("original")), default=0)
-        return model_window(log.model, seen)
+        return model_window(log.model, log.most_tokens["original"])
     return model_window(log.model, point.tokens or 0)
 
 
@@ -166,10 +165,8 @@ def _agent_marks(log: RequestLog, side: Side) -> list[Mark]:
     """Where the agent's own automatic compaction fired: the lowest ``pre_tokens`` any of
     its boundary records states (it fires once the context passes its trigger, so the
     lowest seen is the closest to the trigger itself)."""
-    seen = [s.pre_tokens for p in log.side(side) for s in p.stages
-            if s.trigger == "auto" and s.pre_tokens]
-    seen += [s.pre_tokens for s in log.pending[side] if s.trigger == "auto" and s.pre_tokens]
-    return [Mark("auto_compact", min(seen), None, "recorded")] if seen else []
+    lowest = log.lowest_auto[side]
+    return [Mark("auto_compact", lowest, None, "recorded")] if lowest else []
 
 
 def _overhead(log: RequestLog, point: RequestPoint) -> int:
