@@ -23,6 +23,7 @@ import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from core.config import Thresholds
 from core.events import EVENT_TYPES, Emitter, Event, RunOutcome, Stage, event_from_json
 
 # A summary is a few kB; past this the report quotes the start and says the size.
@@ -43,7 +44,7 @@ class Collected:
     events: list[Event]
     summaries: dict[str, str] = field(default_factory=dict)  # a stage's file -> its text
     summary_sizes: dict[str, int] = field(default_factory=dict)  # … and its whole size
-    limit_chars: int | None = None  # ctxlab's context limit when the run knew it
+    thresholds: Thresholds | None = None  # ctxlab's, when the run knew them
 
     def failure(self) -> str | None:
         """Why the run made here failed (None: it ended well, or was only read back)."""
@@ -117,9 +118,8 @@ def _scenario(source: str) -> Collected:
                              thresholds=thresholds, record_stages=True)
         session = AgentSession(options, Emitter(sinks=[events.append]))
         asyncio.run(session.run())
-        limit = session.thresholds.context_limit if session.thresholds else None
         collected = Collected(source=source, kind="scenario", events=events,
-                              limit_chars=limit)
+                              thresholds=session.thresholds)
         _read_summaries(collected, workspace)
     return collected
 
@@ -143,7 +143,7 @@ def _replay(path: Path) -> Collected:
         source = ReplaySource(recording, options)
         asyncio.run(source.run(emitter))
         collected = Collected(source=str(path), kind="replay", events=events,
-                              limit_chars=source.thresholds.context_limit)
+                              thresholds=source.thresholds)
         _read_summaries(collected, Path(folder))
     return collected
 

@@ -16,6 +16,9 @@ from core.measure import CHARS_PER_TOKEN
 from core.report.caps import Budget
 from core.report.collect import Collected
 from core.views.requests import RequestLog, RequestPoint, Side, fold, side_of
+from core.views.timeline import Timeline
+from core.views.timeline import build as build_timeline
+from core.views.window import Window, window_of
 
 
 @dataclass(frozen=True)
@@ -47,22 +50,13 @@ class Report:
             return self.replay_start.chars_per_token
         return float(CHARS_PER_TOKEN)
 
-    def tokens(self, chars: int) -> int:
-        return round(chars / self.chars_per_token)
+    def timeline(self) -> Timeline:
+        """The fullness timeline, as the workbench's Timeline tab builds it."""
+        return build_timeline(self.log, self.collected.thresholds)
 
-    def thresholds(self) -> list[tuple[str, int]]:
-        """The lines the timeline draws, in tokens: the recorded model's window and
-        ctxlab's context limit, when the run said them."""
-        lines: list[tuple[str, int]] = []
-        start = self.replay_start
-        if start is not None and start.context_limit_tokens:
-            lines.append(("model window", start.context_limit_tokens))
-        limit = self.collected.limit_chars or (start.context_limit if start else None)
-        if limit:
-            tokens = self.tokens(limit)
-            if all(abs(tokens - known) > known * 0.01 for _, known in lines):
-                lines.append(("ctxlab's limit", tokens))
-        return lines
+    def window(self, point: RequestPoint) -> Window | None:
+        """A request's window, as the workbench's Window tab and ``ctxlab context`` give it."""
+        return window_of(self.log, point.side, point.index, limits=self.collected.thresholds)
 
     def stages_of(self, side: Side) -> list[StageRow]:
         return [row for row in self.stages if row.side == side]

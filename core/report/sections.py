@@ -19,6 +19,7 @@ from core.report.quoting import esc, message_html, quote_html
 from core.report.svg import COLOURS, timeline_svg
 from core.report.turns import Differ, TurnDiff
 from core.views.requests import RequestPoint, Side
+from core.views.window import Window
 
 LEDGER_ROWS = 200  # a stage's ledger rows shown; the rest are counted
 SIDE_NAMES: dict[str, str] = {"ctxlab": "ctxlab", "original": "the recorded agent",
@@ -52,14 +53,17 @@ def header(report: Report) -> str:
 
 
 def timeline(report: Report) -> str:
-    """The fullness timeline and its legend."""
-    series = {side: report.log.side(side) for side in report.log.sides()}
-    legend = "".join(f'<span class="key" style="border-color:{COLOURS[side]}">'
-                     f"{esc(SIDE_NAMES[side])}</span>" for side in series)
+    """The fullness timeline (the Timeline tab's, :mod:`core.views.timeline`) and its legend."""
+    drawn = report.timeline()
+    legend = "".join(f'<span class="key" style="border-color:{COLOURS[s.side]}">'
+                     f"{esc(SIDE_NAMES[s.side])}</span>" for s in drawn.series)
+    start = report.replay_start
+    window = [("model window", start.context_limit_tokens)] \
+        if start is not None and start.context_limit_tokens else []
     return (f'<section id="timeline"><h2>Fullness timeline</h2>'
-            f'<p class="legend">tokens per request: {legend} · dashed: thresholds · '
-            f"vertical: a compaction before that request · shaded: cache reads</p>"
-            f"{timeline_svg(series, report.thresholds())}</section>")
+            f'<p class="legend">tokens per request: {legend} · dashed: where each side '
+            f"compacts, and the model's window · vertical: a compaction before that request · "
+            f"shaded: cache reads</p>{timeline_svg(drawn, window)}</section>")
 
 
 def requests(report: Report) -> str:
@@ -85,26 +89,31 @@ def requests(report: Report) -> str:
 
 def _request(report: Report, side: Side, point: RequestPoint, diff: TurnDiff | None) -> str:
     counted = "counted" if point.counted else "estimated"
+    window = report.window(point)
+    tokens = window.tokens if window is not None else point.context_tokens
     cache = f", {point.cache_read:,} read from cache" if point.cache_read else ""
     staged = (f' <span class="staged">after {len(point.stages)} compaction stage'
               f'{"" if len(point.stages) == 1 else "s"}</span>' if point.stages else "")
     turn = f' <span class="diff">{diff.label}</span>' if diff is not None else ""
-    summary = (f"<summary>{esc(side)} request {point.index}: {point.context_tokens:,} tokens "
+    summary = (f"<summary>{esc(side)} request {point.index}: {tokens:,} tokens "
                f"({counted}{cache}) · {point.chars:,} chars · {point.messages:,} messages"
                f"{turn}{staged}</summary>")
-    body = [_breakdown(report, point.breakdown), _diff(report, side, point, diff)]
+    body = [_breakdown(window), _diff(report, side, point, diff)]
     return (f'<details class="item request" id="request-{side}-{point.index}">{summary}'
             f'{"".join(body)}</details>')
 
 
-def _breakdown(report: Report, breakdown: dict[str, Any]) -> str:
+def _breakdown(window: Window | None) -> str:
     """One line per request (thousands of requests: a table each would weigh megabytes):
-    ``chars / ≈ tokens: text 6,334/1,584 · …``."""
-    cells = [f"<b>{esc(name)}</b> {chars:,}/{report.tokens(chars):,}"
-             for name, chars in breakdown.items() if isinstance(chars, int) and chars]
+    ``chars / tokens: text 6,334/1,584 · …`` — the Window tab's split, which adds up to
+    the request's tokens (a part the source does not record has no chars: ``—``)."""
+    cells = [f"<b>{esc(part.category)}</b> "
+             f"{'—' if part.chars is None else f'{part.chars:,}'}/{part.tokens:,}"
+             for part in (window.parts if window is not None else ()) if part.tokens
+             or part.chars]
     if not cells:
         return '<p class="empty">No breakdown for this request.</p>'
-    return f'<p class="breakdown">chars / ≈ tokens: {" · ".join(cells)}</p>'
+    return f'<p class="breakdown">chars / tokens: {" · ".join(cells)}</p>'
 
 
 def _diff(report: Report, side: Side, point: RequestPoint, diff: TurnDiff | None) -> str:

@@ -1,17 +1,18 @@
 """The fullness timeline as a static SVG: tokens per request for each side.
 
-Drawn once in Python, so the report needs no script or library to show it: one polyline per
-side (one point per request, at the tokens the API counted where an answer said, else the
-estimate), the cache reads shaded under it, a dashed line per threshold, and a mark at each
-request a compaction came before. Every label is escaped: a model name comes from the file.
+Drawn once in Python, so the report needs no script or library to show it, from the one
+timeline the workbench draws too (:mod:`core.views.timeline`): one polyline per side (one
+point per request), the cache reads shaded under it, a dashed line where each side
+compacts, and a mark at each request a compaction came before. Every label is escaped: a
+model name comes from the file.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from html import escape
 
-from core.views.requests import RequestPoint, Side
+from core.views.timeline import Series, Timeline
 
 COLOURS: dict[str, str] = {"ctxlab": "#2b7bb9", "original": "#d9822b", "watched": "#3a9d5d"}
 WIDTH, HEIGHT = 960, 280
@@ -23,14 +24,19 @@ def _scale(values: list[int]) -> int:
     return int(top * 1.08) + 1
 
 
-def timeline_svg(series: dict[Side, list[RequestPoint]],
-                 thresholds: list[tuple[str, int]]) -> str:
-    """The timeline of ``series`` (each side's requests) against ``thresholds`` (tokens)."""
-    count = max((len(points) for points in series.values()), default=0)
+TRIGGER_NAMES = {"ctxlab": "ctxlab's trigger", "original": "the agent's auto-compact",
+                 "watched": "the client's auto-compact"}
+
+
+def timeline_svg(timeline: Timeline, lines: Sequence[tuple[str, int]] = ()) -> str:
+    """``timeline`` (:func:`core.views.timeline.build`: each side's requests and where it
+    compacts), with ``lines`` (label, tokens) drawn besides, such as the model's window."""
+    count = max((len(series.x) for series in timeline.series), default=0)
     if count == 0:
         return '<p class="empty">No model request: nothing to draw.</p>'
-    tallest = [p.context_tokens for points in series.values() for p in points]
-    y_max = _scale(tallest + [tokens for _, tokens in thresholds])
+    thresholds = [(TRIGGER_NAMES[s.side], s.threshold) for s in timeline.series
+                  if s.threshold is not None] + list(lines)
+    y_max = _scale([timeline.top] + [tokens for _, tokens in thresholds])
     span_x, span_y = WIDTH - LEFT - RIGHT, HEIGHT - TOP - BOTTOM
 
     def x(i: int) -> float:
@@ -57,30 +63,37 @@ def timeline_svg(series: dict[Side, list[RequestPoint]],
                      f'y2="{at:.1f}"><title>{escape(label)}: {tokens:,} tokens</title></line>')
         parts.append(f'<text class="threshold-label" x="{WIDTH - RIGHT - 4}" y="{at - 4:.1f}" '
                      f'text-anchor="end">{escape(label)} {tokens:,}</text>')
-    for side, points in series.items():
-        parts += _side(side, points, x, y, TOP + span_y)
+    for series in timeline.series:
+        parts += _side(series, x, y, TOP + span_y)
     parts.append("</svg>")
     return "".join(parts)
 
 
-def _side(side: Side, points: list[RequestPoint], x: Callable[[int], float],
-          y: Callable[[int], float], floor: float) -> list[str]:
+def _side(series: Series, x: Callable[[int], float], y: Callable[[int], float],
+          floor: float) -> list[str]:
+    side = series.side
     colour = COLOURS.get(side, "#555")
     parts: list[str] = []
-    if any(p.cache_read for p in points):
-        shade = [f"{x(i):.1f},{y(p.cache_read or 0):.1f}" for i, p in enumerate(points)]
-        edge = f"{x(len(points) - 1):.1f},{floor:.1f} {x(0):.1f},{floor:.1f}"
+    last = len(series.x) - 1
+    if series.has_cache:
+        shade = [f"{x(i):.1f},{y(read or 0):.1f}" for i, read in enumerate(series.cache_read)]
+        edge = f"{x(last):.1f},{floor:.1f} {x(0):.1f},{floor:.1f}"
         parts.append(f'<polygon class="cache" data-side="{side}" fill="{colour}" '
                      f'points="{" ".join(shade)} {edge}"><title>{side}: cache reads'
                      f'</title></polygon>')
-    for i, point in enumerate(points):
-        if point.stages:
-            names = ", ".join(dict.fromkeys(s.stage for s in point.stages))
-            parts.append(f'<line class="mark" data-side="{side}" stroke="{colour}" '
-                         f'x1="{x(i):.1f}" y1="{TOP}" x2="{x(i):.1f}" y2="{floor:.1f}">'
-                         f'<title>{side} request {point.index}: {escape(names)}</title></line>')
-    line = " ".join(f"{x(i):.1f},{y(p.context_tokens):.1f}" for i, p in enumerate(points))
-    parts.append(f'<polyline class="series" data-side="{side}" data-requests="{len(points)}" '
+    marked: dict[int, list[str]] = {}
+    for mark in series.marks:
+        marked.setdefault(mark.index, []).append(mark.stage)
+    for index, names in marked.items():
+        at = series.at(index)
+        if at is None:
+            continue
+        named = ", ".join(dict.fromkeys(names))
+        parts.append(f'<line class="mark" data-side="{side}" stroke="{colour}" '
+                     f'x1="{x(at):.1f}" y1="{TOP}" x2="{x(at):.1f}" y2="{floor:.1f}">'
+                     f'<title>{side} request {index}: {escape(named)}</title></line>')
+    line = " ".join(f"{x(i):.1f},{y(tokens):.1f}" for i, tokens in enumerate(series.y))
+    parts.append(f'<polyline class="series" data-side="{side}" data-requests="{last + 1}" '
                  f'stroke="{colour}" points="{line}"><title>{side}: tokens per request'
                  f'</title></polyline>')
     return parts

@@ -14,6 +14,7 @@ from core.report import ReportError, build, collect, render
 from core.report.caps import ITEM_CHARS, Budget
 from core.report.collect import Collected
 from core.report.sections import requests, stages, timeline
+from core.views.window import window_of
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "replay"
 CLAUDE_CODE = FIXTURES / "claude-code-2.1.197" / "1292932d-83c2-464e-86ec-21d645a712d5.jsonl"
@@ -93,10 +94,14 @@ def test_every_request_of_each_side_is_listed_with_the_events_figures(replayed: 
         assert f"{step.original_tokens:,} tokens (counted" in text
         assert f"{step.original_chars:,} chars" in text
         block = html.split(f'id="request-original-{step.index}">', 1)[1].split("</details>")[0]
-        for name, chars in step.breakdown.items():
-            if chars:
-                tokens = round(chars / report.chars_per_token)
-                assert f"<b>{name}</b> {chars:,}/{tokens:,}" in block
+        # the Window tab's split of the recorded tokens: every category with its chars
+        window = window_of(report.log, "original", step.index)
+        assert window is not None and window.tokens == step.original_tokens
+        assert {p.category: p.chars for p in window.parts if p.chars is not None} == \
+            {name: chars for name, chars in step.breakdown.items() if chars}
+        for part in window.parts:
+            chars = "—" if part.chars is None else f"{part.chars:,}"
+            assert f"<b>{part.category}</b> {chars}/{part.tokens:,}" in block
 
 
 def test_the_timeline_has_a_point_per_request_and_a_mark_per_compacted_request(
@@ -112,6 +117,12 @@ def test_the_timeline_has_a_point_per_request_and_a_mark_per_compacted_request(
                     if p.stages)
     assert svg.count('class="mark"') == compacted > 0
     assert "model window 200,000" in svg
+    drawn = report.timeline()  # the Timeline tab's, with each side's trigger
+    for series in drawn.series:
+        if series.threshold is not None:
+            assert f"{series.threshold:,}</text>" in svg
+    original = drawn.side("original")
+    assert original is not None and original.threshold == 190_048  # Claude Code's own
 
 
 def test_every_stage_is_listed_with_its_before_after_and_kept_summary(replayed: Collected):
@@ -144,7 +155,9 @@ def test_a_scenario_report_has_turn_diffs_and_ctxlab_s_kept_summaries():
     html = requests(report) + stages(report)
     assert re.search(r'<span class="diff">\+\d+ \u2212\d+ ~\d+</span>', html)
     assert "Kept summary" in html and "[Reactive compact]" in html
-    assert report.thresholds(), "ctxlab's limit is drawn"
+    ours = report.timeline().side("ctxlab")
+    assert ours is not None and ours.threshold, "ctxlab's trigger is drawn"
+    assert "ctxlab&#x27;s trigger" in timeline(report) or "ctxlab's trigger" in timeline(report)
 
 
 @pytest.mark.parametrize("source, said", [
