@@ -293,3 +293,23 @@ async def test_a_playing_replay_redraws_the_plot_a_few_times_a_second_and_not_wh
         assert pictures <= elapsed / REDRAW_PERIOD + 3
         assert pictures < len(panel.timeline.requests)
         assert len(plot.shown.timeline.side("original").x) == len(panel.timeline.requests)
+
+
+async def test_the_projector_draws_the_trigger_in_whole_cells_and_the_legend_names_it(
+        make_app: Callable[..., CtxlabApp]) -> None:
+    app = make_app()
+    async with app.run_test(size=(160, 48)) as pilot:
+        await play_to_end(pilot)
+        panel = await open_timeline(pilot)
+        plot = await drawn(pilot, panel)
+        thin = next(d for d in plot._datasets if type(d).__name__ == "LinePlot")
+        assert thin.hires_mode is not None  # a braille hairline on a screen
+        app.theme = "projector"
+        await pilot.pause(0.3)
+        plot = await drawn(pilot, panel)
+        heavy = next(d for d in plot._datasets if type(d).__name__ == "LinePlot")
+        assert heavy.hires_mode is None  # whole cells on a projector
+        series = panel.timeline.side("ctxlab")
+        assert series is not None and series.threshold is not None
+        legend = str(panel.query_one("#timeline-legend").render())
+        assert f"━━ trigger {series.threshold:,}" in legend

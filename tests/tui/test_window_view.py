@@ -4,11 +4,12 @@ client; ``show(side, index)`` moves it to another request."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
-from textual.widgets import Input, TabbedContent
+from textual.widgets import Input, Static, TabbedContent
 
 import tui.app
 from core import events as ev
@@ -146,3 +147,26 @@ async def test_thresholds_changed_live_move_ctxlabs_marks(make_app):
         assert app.limits().context_limit == 5000
         [window] = app.query_one(WindowView).windows()
         assert {m.kind: m.chars for m in window.marks} == {"trigger": 5000, "target": 4000}
+
+
+async def test_the_projector_theme_draws_the_windows_marks_heavy_and_named(
+        make_app: Callable[..., CtxlabApp]) -> None:
+    """The back of a room cannot tell ▲ from △: the projector names each mark."""
+    app = make_app()
+    async with app.run_test(size=(160, 48)) as pilot:
+        await play_to_end(pilot)
+        await pilot.press(keys()["window"])
+        app.theme = "projector"
+        await pilot.pause(0.2)
+        text = str(app.query_one("#window-body", Static).render())
+        window = window_of(app.query_one(WindowView).requests, "ctxlab",
+                           limits=app.query_one(WindowView).limits)
+        assert window is not None
+        trigger = next(m for m in window.marks if m.kind == "trigger")
+        target = next(m for m in window.marks if m.kind == "target")
+        assert f"trigger {trigger.tokens:,}" in text and f"target {target.tokens:,}" in text
+        assert "┃" in text and "╏" in text and "▲" not in text
+        app.theme = "ctxlab-dark"
+        await pilot.pause(0.2)
+        text = str(app.query_one("#window-body", Static).render())
+        assert "▲" in text and f"trigger {trigger.tokens:,}" not in text

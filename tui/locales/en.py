@@ -158,6 +158,7 @@ MESSAGES: dict[str, str] = {
     "notice.agent_stopped": "the agent loop stopped: {error}",
     "notice.agent_busy": "the agent is still working on the last request",
     "notice.theme": "theme: {theme}",
+    "marks.auto_compact": "auto-compact {n:,}",
     "marks.target": "target {n:,}",
     "marks.trigger": "trigger {n:,}",
     "nav.any_stage": "any kind",

@@ -157,6 +157,7 @@ MESSAGES: dict[str, str] = {
     "notice.agent_stopped": "智能体循环已停止：{error}",
     "notice.agent_busy": "智能体还在处理上一个请求",
     "notice.theme": "主题：{theme}",
+    "marks.auto_compact": "自动压缩 {n:,}",
     "marks.target": "目标 {n:,}",
     "marks.trigger": "触发 {n:,}",
     "nav.any_stage": "任意类型",

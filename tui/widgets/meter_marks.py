@@ -54,16 +54,30 @@ def _placed(label: str, at: int, width: int, corner_left: str,
 
 def label_rows(target_at: int, trigger_at: int, target: int, trigger: int,
                width: int, style: MarkStyle) -> list[Content]:
-    """The rows under a bar naming the marks at their columns: one row when both labels
-    fit apart, else one each (the target's first). Empty for an unlabelled style."""
+    """The rows under a bar naming the target and the trigger at their columns: one row
+    when both labels fit apart, else one each (the target's first). Empty for an
+    unlabelled style."""
     if not style.labelled:
         return []
-    spans = [(*_placed(t("marks.target", n=target), target_at, width, "┗", "┛"),
-              style.target_style),
-             (*_placed(t("marks.trigger", n=trigger), trigger_at, width, "┗", "┛"),
-              style.trigger_style)]
-    (a_start, a_text, _), (b_start, _, _) = sorted(spans)
-    rows = [spans] if a_start + cell_len(a_text) < b_start else [[spans[0]], [spans[1]]]
+    return named_rows([(t("marks.target", n=target), target_at, style.target_style),
+                       (t("marks.trigger", n=trigger), trigger_at, style.trigger_style)],
+                      width)
+
+
+def named_rows(marks: list[tuple[str, int, str]], width: int) -> list[Content]:
+    """Rows naming each mark (label, column, style) at its column: as few rows as keep
+    the labels apart, in the order given."""
+    spans = [(*_placed(label, at, width, "┗", "┛"), colour) for label, at, colour in marks]
+    rows: list[list[tuple[int, str, str]]] = []
+    for span in spans:
+        start, text, _ = span
+        row = next((r for r in rows if all(start >= s + cell_len(x) + 1 or
+                                           start + cell_len(text) + 1 <= s
+                                           for s, x, _ in r)), None)
+        if row is None:
+            rows.append([span])
+        else:
+            row.append(span)
     out = []
     for row in rows:
         parts: list[tuple[str, str] | str] = []

@@ -97,6 +97,7 @@ class TimelinePanel(Routed, Vertical, can_focus=True):
         yield TimelinePlot(id="timeline-plot")
 
     def on_mount(self) -> None:
+        self.watch(self.app, "theme", lambda _theme: self.redraw_now(), init=False)
         self.redraw_now()
 
     # -- events ---------------------------------------------------------------------------
@@ -223,12 +224,15 @@ class TimelinePanel(Routed, Vertical, can_focus=True):
             self.caption()
 
     def legend(self) -> Content:
+        """What each line is, with each trigger's figure (in the projector's heavy marks
+        too: the legend is where the trigger line is labelled)."""
+        heavy = self.query_one(TimelinePlot).heavy()
         parts: list[Content | tuple[str, str] | str] = []
         for series in self.timeline.series:
             colour = SIDE_COLOURS[series.side]
             parts += [("━ ", f"bold ${colour}"), t(f"timeline.side.{series.side}"), "   "]
             if series.threshold is not None:
-                parts += [("── ", f"${TRIGGER[series.side]}"),
+                parts += [("━━ " if heavy else "── ", f"${TRIGGER[series.side]}"),
                           t("timeline.trigger", n=series.threshold), "   "]
         marked = [s.side for s in self.timeline.series if s.marks]
         if marked:

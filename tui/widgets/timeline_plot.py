@@ -14,8 +14,9 @@ trigger as a flat line where it is known (drawn before the sides: a braille cell
 one line's dots, and where a side runs through the trigger's cells the data wins; the
 legend states the trigger's figure), a vertical mark at every compaction of either side,
 and the cursor on the selected request. Colours are the theme's, so the projector theme's
-contrast carries over. It takes no keys and no mouse: the panel around it owns the cursor
-(the plot's own pan and zoom would move the picture away from the numbers).
+contrast carries over, and its heavy marks: there a trigger is a row of whole cells. It
+takes no keys and no mouse: the panel around it owns the cursor (the plot's own pan and
+zoom would move the picture away from the numbers).
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ from textual_plot import HiResMode, NumericAxisFormatter, PlotWidget
 
 from core.views.requests import Side
 from core.views.timeline import Timeline
+from tui.widgets.meter_marks import mark_style
 
 # Each side's line, its trigger line and its compaction marks, as theme variables.
 # ctxlab's is the Context meter's bar colour: the same side, the same colour.
@@ -131,6 +133,11 @@ class TimelinePlot(PlotWidget, can_focus=False):
         value = self.app.theme_variables.get(variable)
         return value or "white"
 
+    def heavy(self) -> bool:
+        """The projector's heavy marks (:mod:`tui.widgets.meter_marks`): a trigger drawn in
+        whole cells, which the back of a room sees, rather than a braille hairline."""
+        return self.is_attached and mark_style(self.app.current_theme.variables).labelled
+
     def draw(self, view: View) -> None:
         """The whole picture again (the plot keeps no state between pictures)."""
         self.shown = view
@@ -151,11 +158,12 @@ class TimelinePlot(PlotWidget, can_focus=False):
                 self.add_v_line(mark.index, f"bold {self.colour(SIDE_COLOURS[series.side])}")
         if view.selected is not None:
             self.add_v_line(view.selected, f"bold {self.colour(CURSOR)}")
+        heavy = self.heavy()
         for series in timeline.series:  # before the sides: where they share a cell, the
             if series.threshold is not None:  # data wins (a braille cell holds one line)
                 self.plot([0.5, span + 0.5], [series.threshold] * 2,
                           line_style=self.colour(TRIGGER[series.side]),
-                          hires_mode=HiResMode.BRAILLE)
+                          hires_mode=None if heavy else HiResMode.BRAILLE)
         for series in timeline.series:
             style = f"bold {self.colour(SIDE_COLOURS[series.side])}"
             if len(series.x) == 1:  # one request: a dot, not a line of no length

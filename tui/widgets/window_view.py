@@ -4,9 +4,11 @@ It draws :func:`core.views.window.window_of` — the figures ``ctxlab context --
 prints — and measures nothing. The model's window is a stacked bar, one colour and one
 symbol per category (the symbol says it without colour: ``▓`` sent with every call, ``█``
 messages, ``░`` free), with the compaction marks drawn under it (``▲`` where compaction
-fires, ``△`` ctxlab's target). A bar rather than ``/context``'s grid: a grid's cell is a
-fixed share of the window, so at 80 columns a category under 1% vanishes and the marks fall
-between cells, while the bar's width follows the panel and a mark lands within one cell.
+fires, ``△`` ctxlab's target; in the projector theme the Context meter's heavy marks, each
+named with its number: :mod:`tui.widgets.meter_marks`). A bar rather than ``/context``'s
+grid: a grid's cell is a fixed share of the window, so at 80 columns a category under 1%
+vanishes and the marks fall between cells, while the bar's width follows the panel and a
+mark lands within one cell.
 Under the bar, the legend: category, tokens, % of the window, chars.
 
 In a replay both sides are drawn, the recorded original above ctxlab's, each bar with its
@@ -31,6 +33,7 @@ from core.views.requests import RequestLog, Side
 from core.views.window import PER_CALL, Window, ordered, window_of
 from tui.i18n import t
 from tui.routing import Routed, RunInfo, handles
+from tui.widgets.meter_marks import LIGHT, MarkStyle, mark_style, named_rows
 from tui.widgets.redraw import update_if_changed
 
 BAR_ROWS = 2
@@ -71,15 +74,28 @@ def bar_cells(window: Window, width: int) -> list[tuple[str, str]]:
     return cells
 
 
-def mark_line(window: Window, width: int) -> Content:
-    """The marks under the bar, each at the cell its tokens fall in."""
+def mark_glyph(kind: str, style: MarkStyle) -> tuple[str, str]:
+    """A mark's glyph and colour: ``▲``/``△``, or the meter's heavy ones on a projector."""
+    glyph, colour = MARK[kind]
+    if style.labelled:
+        glyph = style.target if kind == "target" else style.trigger
+    return glyph, colour
+
+
+def mark_line(window: Window, width: int, style: MarkStyle = LIGHT) -> list[Content]:
+    """The marks under the bar, each at the cell its tokens fall in; in a projector's
+    heavy style the Context meter's glyphs, and a row naming each mark with its number."""
     scale = max(window.window_tokens, window.tokens, 1)
     line = [" "] * width
     styles = [""] * width
+    named: list[tuple[str, int, str]] = []
     for mark in sorted(window.marks, key=lambda m: m.kind != "target"):  # ▲ over △
         at = min(width - 1, int(mark.tokens * width / scale))
-        line[at], styles[at] = MARK[mark.kind]
-    return Content.assemble(*[(c, s) for c, s in zip(line, styles, strict=True)])
+        glyph, colour = mark_glyph(mark.kind, style)
+        line[at], styles[at] = glyph, colour
+        named.append((t(f"marks.{mark.kind}", n=mark.tokens), at, colour))
+    marks = Content.assemble(*[(c, s) for c, s in zip(line, styles, strict=True)])
+    return [marks, *(named_rows(named, width) if style.labelled else [])]
 
 
 @dataclass(frozen=True)
@@ -113,7 +129,7 @@ class Legend:
                                 "—".rjust(CHARS) if chars is None else f"{chars:>{CHARS},}")
 
 
-def draw(window: Window, width: int) -> list[Content]:
+def draw(window: Window, width: int, style: MarkStyle = LIGHT) -> list[Content]:
     """Title, bar, marks and legend of one side, each line at most ``width`` cells."""
     size = window.window_tokens
     legend = Legend.at(width)
@@ -123,7 +139,8 @@ def draw(window: Window, width: int) -> list[Content]:
     scale = Content.styled(t("window.size", window=size,
                              source=t(f"window.source.{window.window_source}")), "dim")
     bar = Content.assemble(*bar_cells(window, width))
-    lines = [title, scale, *([bar] * BAR_ROWS), mark_line(window, width), legend.head()]
+    lines = [title, scale, *([bar] * BAR_ROWS), *mark_line(window, width, style),
+             legend.head()]
     lines += [legend.row((symbol(p.category), STYLE[p.category]), t(f"cat.{p.category}"),
                          p.tokens, size, p.chars) for p in window.parts]
     lines.append(legend.row(("Σ", "bold"), t("window.total", count=count), window.tokens,
@@ -133,7 +150,7 @@ def draw(window: Window, width: int) -> list[Content]:
         lines.append(legend.row(("!", "bold $error"), t("window.over"), window.over_tokens,
                                 size, None))
     for mark in window.marks:
-        lines.append(legend.row(MARK[mark.kind], t(f"window.mark.{mark.kind}",
+        lines.append(legend.row(mark_glyph(mark.kind, style), t(f"window.mark.{mark.kind}",
                                                    source=t(f"window.how.{mark.source}")),
                                 mark.tokens, size, mark.chars))
     buffer = (t("window.buffer", n=window.buffer_tokens,
@@ -161,6 +178,7 @@ class WindowView(Routed, VerticalScroll, can_focus=True):
         yield Static(id="window-body")
 
     def on_mount(self) -> None:
+        self.watch(self.app, "theme", lambda _theme: self.redraw(), init=False)  # the marks
         self.redraw()
 
     def on_resize(self, _: events.Resize) -> None:
@@ -212,6 +230,7 @@ class WindowView(Routed, VerticalScroll, can_focus=True):
         if not windows:
             body = Content.styled(t("window.empty"), "dim italic")
         else:
-            blocks = [Content("\n").join(draw(w, width)) for w in windows]
+            style = mark_style(self.app.current_theme.variables)
+            blocks = [Content("\n").join(draw(w, width, style)) for w in windows]
             body = Content("\n\n").join(blocks)
         update_if_changed(self.query_one("#window-body", Static), body)
