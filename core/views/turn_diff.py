@@ -202,7 +202,7 @@ def diff(prev: list[Any], cur: list[Any], *, summary_asked: bool = False) -> Tur
     blocks = [_block("-", i, prev[i]) for i in found.removed]
     before, after = tool_results(prev), tool_results(cur)
     for tool_id in found.rewritten_ids:
-        index = next(j for j, m in enumerate(cur) if tool_id in tool_ids(m))
+        index = next(j for j, m in enumerate(cur) if tool_id in tool_results([m]))
         blocks.append(DiffBlock(sign="~", index=index, role=str(role_of(cur[index]) or ""),
                                 kind="tool_result", preview=result_text(after[tool_id])[:PREVIEW],
                                 chars=json_chars(after[tool_id]),
