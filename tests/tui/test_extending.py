@@ -66,7 +66,7 @@ async def test_a_panel_is_its_widget_plus_one_registration(
         assert widget.count > 0 and "-panel" in widget.classes
         ran = widget.count
         key = panels.keys()["tools"]
-        assert key == "8"  # the next digit after the seven panels
+        assert key == panels.DIGITS[len(panels.keyed()) - 1]  # the next after the others
         assert f"{key} Tools" in str(app.query_one(PanelStrip).render())
         titles = [title for title, _, _ in CtxlabCommands(app.screen).entries()]
         assert "Go to Tools" in titles

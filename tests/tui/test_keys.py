@@ -10,18 +10,21 @@ import pytest
 from textual.widgets import DataTable, Static, TabbedContent
 
 from tests.tui.conftest import play_to_end
+from tui import panels
 from tui.app import CtxlabApp
 from tui.commands import CtxlabCommands
 from tui.screens.inspector import Inspector
 from tui.screens.viewer import Viewer
 from tui.widgets.context_meter import ContextMeter
 from tui.widgets.conversation import Conversation, StageMark
+from tui.widgets.items_panel import ItemsTable
 from tui.widgets.memory_catalog import MemoryCatalog
 from tui.widgets.model_view import ModelView
 from tui.widgets.stage_timeline import StageTimeline
 from tui.widgets.tool_block import ToolBlock
 from tui.widgets.transcript_list import TranscriptList
 from tui.widgets.window_view import WindowView
+from tui.widgets.turn_diff_panel import TurnDiffPanel
 
 pytestmark = pytest.mark.anyio
 
@@ -31,8 +34,10 @@ async def test_each_panel_has_a_key_and_a_palette_entry(
     app = make_app()
     async with app.run_test(size=(200, 55)) as pilot:
         await play_to_end(pilot)
+        keys = panels.keys()
         expected = {"1": Conversation, "2": ModelView, "3": ContextMeter, "4": StageTimeline,
-                    "5": TranscriptList, "6": DataTable, "7": WindowView}
+                    "5": TranscriptList, "6": DataTable, "7": WindowView,
+                    keys["items"]: ItemsTable, keys["diff"]: TurnDiffPanel}
         for key, kind in expected.items():
             await pilot.press(key)
             await pilot.pause(0.1)
@@ -40,7 +45,7 @@ async def test_each_panel_has_a_key_and_a_palette_entry(
             if key == "6":
                 assert app.focused.parent is app.query_one(MemoryCatalog)
         titles = [title for title, _, _ in CtxlabCommands(app.screen).entries()]
-        assert sum(title.startswith("Go to") for title in titles) == 7
+        assert sum(title.startswith("Go to") for title in titles) == len(panels.keyed())
         assert "Maximise the focused panel" in titles and "Copy workspace path" in titles
 
 

@@ -1,0 +1,162 @@
+"""The "Items" tab: the largest items of the request shown, and one key to read each whole.
+
+Category totals say what kind of content fills the context; this says which piece (see
+:mod:`core.views.items`): a row per item or group of repeats, largest first, with its size
+in chars and tokens, how many copies, its age in requests, the tool and what it was given,
+and the stage or agent that wrote it. Enter (or ``o``) opens the item's whole content in the
+viewer. A replay has two sides — the recorded agent's requests and ctxlab's — and ``x``
+switches between them; the header names the side and the request's figures as its
+``model_request`` stated them.
+
+The table is filled only while the tab is shown (and when it is shown again): finding the
+items reads the whole list, which a replay running at full speed need not do per request.
+"""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+from textual import events
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import Vertical
+from textual.widgets import DataTable, Static
+
+from core.events import ModelRequest, ReplayStart
+from core.views.items import Item, largest
+from core.views.sides import Side, Sides
+from tui.i18n import t
+from tui.messages import OpenText
+from tui.routing import Routed, RunInfo, handles
+from tui.widgets.render import short_size
+
+SHOWN = 30  # items listed: the long tail is what category totals already cover
+COLUMNS = ("size", "tokens", "copies", "age", "kind", "what", "by")
+
+
+def item_what(item: Item) -> str:
+    """What a reader knows the item by: the tool and its input, else a preview."""
+    if item.tool:
+        return f"{item.tool} {item.target}".strip()
+    return " ".join(item.content.split())[:80]
+
+
+def side_label(name: str) -> str:
+    return t(f"items.side_{name}")
+
+
+class ItemsTable(DataTable[str]):
+    """The rows of :func:`core.views.items.largest`; Enter or ``o`` opens one whole."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("o", "open_item", "key.open_item"),
+    ]
+
+    def __init__(self, *, id: str | None = None) -> None:
+        super().__init__(id=id, cursor_type="row", zebra_stripes=True)
+        self.items: list[Item] = []
+
+    def on_mount(self) -> None:
+        for key in COLUMNS:
+            self.add_column(t(f"items.col_{key}"), key=key)
+
+    def show(self, items: list[Item]) -> None:
+        self.items = items
+        self.clear()
+        for n, item in enumerate(items):
+            self.add_row(short_size(item.total_chars), f"{item.tokens:,}",
+                         f"×{item.count}" if item.count > 1 else "",
+                         "" if item.age is None else str(item.age),
+                         t(f"items.kind_{item.kind}"), item_what(item), item.touched,
+                         key=str(n))
+
+    def action_open_item(self) -> None:
+        if not self.items or self.cursor_row >= len(self.items):
+            return
+        item = self.items[self.cursor_row]
+        self.post_message(OpenText(t("items.title", kind=t(f"items.kind_{item.kind}"),
+                                     what=item_what(item)[:60], index=item.message),
+                                   item.content))
+
+    def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
+        event.stop()
+        self.action_open_item()
+
+
+class ItemsPanel(Routed, Vertical):
+    """The header line and the items of the shown request of the side chosen."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [Binding("x", "switch_side", "key.switch_side")]
+    DEFAULT_CSS = """
+    ItemsPanel #items-head { height: auto; padding: 0 1; color: $text-muted; }
+    ItemsPanel ItemsTable { height: 1fr; }
+    """
+
+    def __init__(self, *, id: str | None = None) -> None:
+        super().__init__(id=id)
+        self.sides = Sides()
+        self.side = ""  # the side shown; "" until a request came
+        self.ratio: float | None = None  # the session's chars per token, when known
+        self._stale = False
+
+    def compose(self) -> ComposeResult:
+        yield Static(t("items.empty"), id="items-head", markup=False)
+        yield ItemsTable(id="items-table")
+
+    def reset(self, run: RunInfo | None = None) -> None:
+        self.sides, self.side, self.ratio = Sides(), "", None
+        self._stale = True
+        self.redraw_once(self.redraw)
+
+    @handles(ReplayStart)
+    def keep_ratio(self, event: ReplayStart) -> None:
+        self.ratio = event.chars_per_token or None
+
+    @handles(ModelRequest)
+    def follow(self, event: ModelRequest) -> None:
+        name = self.sides.see(event)
+        if name is None:
+            return
+        self.side = self.side or name
+        self._stale = True
+        self.redraw_once(self.redraw)
+
+    def on_show(self, event: events.Show) -> None:
+        self.redraw()
+
+    def shown_side(self) -> Side | None:
+        return self.sides.get(self.side)
+
+    def redraw(self) -> None:
+        if not self._stale or not self.is_mounted or not self._on_screen():
+            return
+        self._stale = False
+        side = self.shown_side()
+        table = self.query_one(ItemsTable)
+        head = self.query_one("#items-head", Static)
+        if side is None or side.cur is None:
+            head.update(t("items.empty"))
+            table.show([])
+            return
+        sent = side.cur
+        head.update(t("items.head", side=side_label(self.side), n=side.number,
+                      messages=sent.messages, chars=sent.chars,
+                      others=self._others()))
+        table.show(largest(sent.sent or (), SHOWN, chars_per_token=self.ratio,
+                           ages=side.ages))
+
+    def _others(self) -> str:
+        others = [n for n in self.sides.names() if n != self.side]
+        return t("items.switch", side=side_label(others[0])) if others else ""
+
+    def _on_screen(self) -> bool:
+        return all(node.display for node in self.ancestors_with_self
+                   if hasattr(node, "display"))
+
+    def action_switch_side(self) -> None:
+        names = self.sides.names()
+        if len(names) < 2:
+            return
+        self.side = names[(names.index(self.side) + 1) % len(names)]
+        self._stale = True
+        self.redraw()
