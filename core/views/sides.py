@@ -4,14 +4,16 @@ ctxlab's own loop sends ``purpose="main"`` requests; a replay sends the recorded
 ``purpose="original"`` beside ctxlab's. Both carry the list they sent (``sent``), so the
 largest items and the turn diff read either side the same way. Only the last two requests
 of a side are held (what the diff compares); :class:`~core.views.items.Ages` remembers when
-each item first appeared.
+each item first appeared. A watched request's turn before it is found among the watch's
+events (:func:`previous_turns`), as the watch's own comparison found it.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from core.events import ModelRequest
+from core.events import ModelRequest, WatchRequest
 from core.views.items import Ages
 
 SIDE_OF = {"main": "ctxlab", "original": "original"}  # a request's purpose → its side
@@ -50,3 +52,29 @@ class Sides:
 
     def get(self, name: str) -> Side | None:
         return self.sides.get(name)
+
+
+# -- the watch: a conversation's turns --------------------------------------------------------
+
+# Watched requests beside a conversation's turns: its client asking for a summary (or for a
+# server-side compaction), warming a cache. The watch compares a turn with the turn before,
+# never with one of these (core.sources.watch.conversations).
+NOT_TURNS = frozenset({"summary", "compaction", "prewarm"})
+ASKS_SUMMARY = frozenset({"summary", "compaction"})
+
+
+def previous_turns(requests: Mapping[int, WatchRequest], chosen: int) -> list[int]:
+    """The ids of the turns of ``chosen``'s conversation before it, newest first."""
+    request = requests.get(chosen)
+    if request is None or request.conversation is None:
+        return []
+    return sorted((i for i, r in requests.items() if i < chosen
+                   and r.conversation == request.conversation and r.purpose not in NOT_TURNS),
+                  reverse=True)
+
+
+def summary_asked(requests: Mapping[int, WatchRequest], chosen: int, before: int) -> bool:
+    """Did the client ask for a summary between turn ``before`` and ``chosen``?"""
+    conversation = requests[chosen].conversation
+    return any(before < i < chosen and r.conversation == conversation
+               and r.purpose in ASKS_SUMMARY for i, r in requests.items())

@@ -187,9 +187,20 @@ def entry_kind(message: Any) -> str:
     return other[0] if other else ("summary" if is_summary(message) else "text")
 
 
+def entry_preview(message: Any) -> str:
+    """An entry's text, else the tool calls it makes (a Messages ``tool_use`` has no text):
+    the tool and what it was given."""
+    text = preview_of(message)
+    content = message.get("content") if isinstance(message, dict) else None
+    calls = [f"{b.get('name', '')} {json.dumps(b.get('input'), ensure_ascii=False)}"
+             for b in content if isinstance(b, dict) and str(b.get("type")).endswith("tool_use")
+             ] if isinstance(content, list) else []
+    return " ".join([text, *calls]).strip()
+
+
 def _block(sign: str, index: int, message: Any, before: Any = None) -> DiffBlock:
     return DiffBlock(sign=sign, index=index, role=str(role_of(message) or ""),
-                     kind=entry_kind(message), preview=preview_of(message)[:PREVIEW],
+                     kind=entry_kind(message), preview=entry_preview(message)[:PREVIEW],
                      chars=json_chars(message),
                      before_chars=json_chars(before) if before is not None else None)
 

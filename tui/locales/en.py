@@ -757,4 +757,6 @@ MESSAGES: dict[str, str] = {
     "watch.items_title": "Largest items of request #{id}",
     "watch.no_items": "The body is not in memory: its items cannot be listed.",
     "key.watch_items": "Items",
+    "watch.items_note": "Largest first; age in requests, over the last {n} turns of its "
+                        "conversation. Enter or o opens an item whole, Esc returns.",
 }

@@ -716,4 +716,6 @@ MESSAGES: dict[str, str] = {
     "watch.items_title": "请求 #{id} 的最大条目",
     "watch.no_items": "请求体已不在内存中：无法列出它的条目。",
     "key.watch_items": "条目",
+    "watch.items_note": "从大到小；存在轮数按其对话的最近 {n} 次请求计算。回车或 o 打开完整条目，"
+                        "Esc 返回。",
 }

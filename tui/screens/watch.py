@@ -1,6 +1,7 @@
 """The watch screen: a watched client's requests, one row each, with the selected one's
-breakdown, changes, its context window (:mod:`tui.widgets.window_view`) and the client's
-own compaction stages.
+breakdown, changes (the counts and the entries: the turn diff against the turn before it in
+its conversation), largest items, its context window (:mod:`tui.widgets.window_view`) and
+the client's own compaction stages.
 
 The request list is the navigation: ↑/↓, Home/End and ``g`` (a request number) move the
 selection, and everything beside it follows — the detail shows the selected request and
@@ -10,14 +11,16 @@ It draws the watch events (``watch_start``, ``watch_request``, ``stage``,
 ``watch_response``) and never touches the proxy. ``ctxlab watch`` opens the workbench on
 the watch source; the workbench pushes this screen over its panels
 (:mod:`tui.source_views`) and routes the source's events to it in the same batches as to
-its own panels (:mod:`tui.routing`).
+its own panels (:mod:`tui.routing`). The diff and the items are read from the bodies the
+watch holds (``b`` shows one), once per request selected; ``i`` lists every item, with its
+age over the last :data:`AGE_TURNS` turns of its conversation.
 """
 
 from __future__ import annotations
 
 import json
 from collections.abc import Callable
-from typing import ClassVar
+from typing import Any, ClassVar
 
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
@@ -26,13 +29,21 @@ from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Static
 
 from core.events import Error, Event, Stage, WatchRequest, WatchResponse, WatchStart
+from core.sources.watch.openai_requests import history
+from core.views.items import Ages, Item, largest
+from core.views.sides import previous_turns, summary_asked
+from core.views.turn_diff import TurnDiff, diff
 from tui.i18n import localize_bindings, t
 from tui.notices import Area, keep_notices_over
 from tui.routing import Routed, handles
+from tui.screens.items import ItemsScreen
 from tui.screens.viewer import Viewer
 from tui.widgets.watch_detail import RequestDetail, stage_lines
 from tui.widgets.watch_requests import RequestTable
 from tui.widgets.window_view import WindowView
+
+AGE_TURNS = 8  # turns of a conversation read back to date its items: a body can be large
+ITEMS = 50  # items listed
 
 
 class WatchScreen(Routed, Screen[None]):
@@ -42,6 +53,7 @@ class WatchScreen(Routed, Screen[None]):
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("b", "body", "key.request_body"),
         Binding("g", "go_to", "key.go_to"),
+        Binding("i", "items", "key.watch_items"),
         Binding("q", "app.quit", "key.quit_watch"),
     ]
     DEFAULT_CSS = """
@@ -67,6 +79,7 @@ class WatchScreen(Routed, Screen[None]):
         self.errors: list[str] = []
         self._last_request: int | None = None
         self.recording = ""  # the recording's path (WatchStart); "" under --no-record
+        self._read: tuple[int, TurnDiff | None, list[Item]] | None = None  # the last read
 
     def compose(self) -> ComposeResult:
         yield Static(t("watch.starting"), id="watch-status", markup=False)
@@ -129,10 +142,41 @@ class WatchScreen(Routed, Screen[None]):
         chosen = self.selected_id()
         if chosen is None or chosen not in self.requests:
             return
+        turn, items = self.read(chosen)
         self.query_one(RequestDetail).show(self.requests[chosen], self.responses.get(chosen),
-                                           self.stages.get(chosen, []))
+                                           self.stages.get(chosen, []), turn, items)
         self.query_one(WindowView).show("watched", chosen)
         self._redraw_stages()
+
+    def read(self, chosen: int) -> tuple[TurnDiff | None, list[Item]]:
+        """The turn diff and the largest items of request ``chosen``, from the bodies held
+        (read once: the screen redraws on every event)."""
+        if self._read is not None and self._read[0] == chosen:
+            return self._read[1], self._read[2]
+        current = self._history(chosen)
+        turns = previous_turns(self.requests, chosen)
+        ages = Ages()
+        lists = [self._history(i) for i in reversed(turns[:AGE_TURNS])]
+        for messages in [*lists, current]:
+            if messages is not None:
+                ages.observe(messages)
+        turn = None
+        if current is not None and turns and lists and lists[-1] is not None:
+            turn = diff(lists[-1], current,
+                        summary_asked=summary_asked(self.requests, chosen, turns[0]))
+        elif current is not None and not turns:
+            turn = diff([], current)
+        items = largest(current, ITEMS, ages=ages) if current is not None else []
+        self._read = (chosen, turn, items)
+        return turn, items
+
+    def _history(self, request_id: int) -> list[Any] | None:
+        raw = self.body_of(request_id) if self.body_of else None
+        try:
+            body = json.loads(raw) if raw is not None else None
+        except ValueError:
+            return None
+        return history(body) if isinstance(body, dict) else None
 
     def _redraw_stages(self) -> None:
         """Every stage, the selected request's marked (▶) and scrolled to."""
@@ -187,3 +231,14 @@ class WatchScreen(Routed, Screen[None]):
         except ValueError:
             text = raw.decode("utf-8", errors="replace")
         self.app.push_screen(Viewer(t("watch.body_title", id=chosen), text, "json"))
+
+    def action_items(self) -> None:
+        chosen = self.selected_id()
+        if chosen is None:
+            return
+        _, items = self.read(chosen)
+        if not items:
+            self.notify(t("watch.no_items"))
+            return
+        self.app.push_screen(ItemsScreen(t("watch.items_title", id=chosen),
+                                         t("watch.items_note", n=AGE_TURNS), items))

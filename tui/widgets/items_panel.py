@@ -57,11 +57,14 @@ class ItemsTable(DataTable[str]):
         self.items: list[Item] = []
 
     def on_mount(self) -> None:
-        for key in COLUMNS:
-            self.add_column(t(f"items.col_{key}"), key=key)
+        if not self.columns:
+            self.show(self.items)
 
     def show(self, items: list[Item]) -> None:
         self.items = items
+        if not self.columns:
+            for key in COLUMNS:
+                self.add_column(t(f"items.col_{key}"), key=key)
         self.clear()
         for n, item in enumerate(items):
             self.add_row(short_size(item.total_chars), f"{item.tokens:,}",
