@@ -145,7 +145,8 @@ def _same_slot(a: Any, b: Any) -> bool:
 
 @dataclass(frozen=True)
 class DiffBlock:
-    """One entry of a turn diff: ``+`` appended, ``-`` removed, ``~`` changed in place."""
+    """One entry of a turn diff: ``+`` appended, ``-`` removed, ``~`` changed in place,
+    ``^`` inserted among the entries kept (a summary or a marker where the past was)."""
 
     sign: str
     index: int  # in the list it is from: ``prev`` for ``-``, ``cur`` otherwise
@@ -164,6 +165,8 @@ class TurnDiff:
     removed: int
     changed: int
     blocks: tuple[DiffBlock, ...]
+    inserted: int = 0  # new entries among those kept, counted apart (the watch's counts
+    # say what the tail gained; what a compaction put in the past's place is its stage's)
 
     @property
     def counts(self) -> str:
@@ -208,8 +211,10 @@ def _block(sign: str, index: int, message: Any, before: Any = None) -> DiffBlock
 def diff(prev: list[Any], cur: list[Any], *, summary_asked: bool = False) -> TurnDiff:
     """The turn diff of ``cur`` against ``prev``: removed entries first (as they stood in
     ``prev``), then changed ones (a tool result rewritten in place is one, whichever entry
-    holds it), then appended ones, each in list order."""
-    found = compare(prev, cur, summary_asked=summary_asked)
+    holds it), then inserted and appended ones, each in list order."""
+    prev_keys, cur_keys = [message_key(m) for m in prev], [message_key(m) for m in cur]
+    found = compare(prev, cur, prev_keys=prev_keys, cur_keys=cur_keys,
+                    summary_asked=summary_asked)
     blocks = [_block("-", i, prev[i]) for i in found.removed]
     before, after = tool_results(prev), tool_results(cur)
     for tool_id in found.rewritten_ids:
@@ -219,6 +224,11 @@ def diff(prev: list[Any], cur: list[Any], *, summary_asked: bool = False) -> Tur
                                 chars=json_chars(after[tool_id]),
                                 before_chars=json_chars(before[tool_id])))
     blocks += [_block("~", i, cur[i], prev[i]) for i in found.rewritten_slots]
+    known = set(prev_keys)
+    holders = {b.index for b in blocks if b.sign == "~"}
+    inserted = [j for j in range(found.last_kept + 1)
+                if cur_keys[j] not in known and j not in holders]
+    blocks += [_block("^", j, cur[j]) for j in inserted]
     blocks += [_block("+", j, cur[j]) for j in found.appended]
     return TurnDiff(appended=len(found.appended), removed=len(found.removed),
-                    changed=found.rewritten, blocks=tuple(blocks))
+                    changed=found.rewritten, blocks=tuple(blocks), inserted=len(inserted))

@@ -729,10 +729,9 @@ MESSAGES: dict[str, str] = {
     "items.side_original": "original agent",
     "items.col_size": "chars",
     "items.col_tokens": "tokens",
-    "items.col_copies": "copies",
+    "items.col_copies": "×",
     "items.col_age": "age",
-    "items.col_kind": "kind",
-    "items.col_what": "what",
+    "items.col_what": "item",
     "items.col_by": "written by",
     "items.kind_tool_result": "tool result",
     "items.kind_file_read": "file read",
@@ -759,4 +758,5 @@ MESSAGES: dict[str, str] = {
     "key.watch_items": "Items",
     "watch.items_note": "Largest first; age in requests, over the last {n} turns of its "
                         "conversation. Enter or o opens an item whole, Esc returns.",
+    "diff.inserted": "↳ {n} inserted among the entries kept",
 }

@@ -689,10 +689,9 @@ MESSAGES: dict[str, str] = {
     "items.side_original": "原始代理",
     "items.col_size": "字符",
     "items.col_tokens": "token",
-    "items.col_copies": "份数",
+    "items.col_copies": "×",
     "items.col_age": "存在轮数",
-    "items.col_kind": "类型",
-    "items.col_what": "内容",
+    "items.col_what": "条目",
     "items.col_by": "写入者",
     "items.kind_tool_result": "工具结果",
     "items.kind_file_read": "文件读取",
@@ -718,4 +717,5 @@ MESSAGES: dict[str, str] = {
     "key.watch_items": "条目",
     "watch.items_note": "从大到小；存在轮数按其对话的最近 {n} 次请求计算。回车或 o 打开完整条目，"
                         "Esc 返回。",
+    "diff.inserted": "↳ 在保留的条目之间插入 {n} 条",
 }

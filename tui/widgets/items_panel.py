@@ -25,20 +25,30 @@ from textual.widgets import DataTable, Static
 from core.events import ModelRequest, ReplayStart
 from core.views.items import Item, largest
 from core.views.sides import Side, Sides
-from tui.i18n import t
+from tui.i18n import localize_bindings, t
 from tui.messages import OpenText
 from tui.routing import Routed, RunInfo, handles
+from tui.widgets.columns import cut
 from tui.widgets.render import short_size
 
+LABEL_CELLS = 56
 SHOWN = 30  # items listed: the long tail is what category totals already cover
-COLUMNS = ("size", "tokens", "copies", "age", "kind", "what", "by")
+# The item itself (its kind, the tool and what it was given) right after its figures, so
+# a narrow tab still shows it; who wrote it last.
+COLUMNS = ("size", "tokens", "copies", "age", "what", "by")
 
 
 def item_what(item: Item) -> str:
     """What a reader knows the item by: the tool and its input, else a preview."""
     if item.tool:
         return f"{item.tool} {item.target}".strip()
-    return " ".join(item.content.split())[:80]
+    return " ".join(item.content[:400].split())[:80]
+
+
+def item_label(item: Item) -> str:
+    """The item's kind, then what it is: ``file read · Read a.py`` (cut to leave the
+    writer's column in view; the viewer has it whole)."""
+    return cut(f"{t(f'items.kind_{item.kind}')} · {item_what(item)}", LABEL_CELLS)
 
 
 def side_label(name: str) -> str:
@@ -54,6 +64,7 @@ class ItemsTable(DataTable[str]):
 
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(id=id, cursor_type="row", zebra_stripes=True)
+        localize_bindings(self)
         self.items: list[Item] = []
 
     def on_mount(self) -> None:
@@ -70,7 +81,7 @@ class ItemsTable(DataTable[str]):
             self.add_row(short_size(item.total_chars), f"{item.tokens:,}",
                          f"×{item.count}" if item.count > 1 else "",
                          "" if item.age is None else str(item.age),
-                         t(f"items.kind_{item.kind}"), item_what(item), item.touched,
+                         item_label(item), item.touched,
                          key=str(n))
 
     def action_open_item(self) -> None:
@@ -97,6 +108,7 @@ class ItemsPanel(Routed, Vertical):
 
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(id=id)
+        localize_bindings(self)
         self.sides = Sides()
         self.side = ""  # the side shown; "" until a request came
         self.ratio: float | None = None  # the session's chars per token, when known
@@ -117,9 +129,12 @@ class ItemsPanel(Routed, Vertical):
 
     @handles(ModelRequest)
     def follow(self, event: ModelRequest) -> None:
+        known = len(self.sides.names())
         name = self.sides.see(event)
         if name is None:
             return
+        if len(self.sides.names()) != known:  # a second side: ``x`` now switches
+            self.refresh_bindings()
         self.side = self.side or name
         self._stale = True
         self.redraw_once(self.redraw)
@@ -155,6 +170,11 @@ class ItemsPanel(Routed, Vertical):
     def _on_screen(self) -> bool:
         return all(node.display for node in self.ancestors_with_self
                    if hasattr(node, "display"))
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action == "switch_side":  # only a replay has two sides
+            return len(self.sides.names()) > 1
+        return True
 
     def action_switch_side(self) -> None:
         names = self.sides.names()

@@ -21,20 +21,22 @@ from textual.widgets import Static
 from core.events import ModelRequest
 from core.views.sides import Sides
 from core.views.turn_diff import DiffBlock, TurnDiff, diff
-from tui.i18n import t
+from tui.i18n import localize_bindings, t
 from tui.routing import Routed, RunInfo, handles
 from tui.widgets.items_panel import side_label
 
-STYLES = {"+": "$success", "-": "$error", "~": "$warning"}
-SIGNS = {"+": "+", "-": "−", "~": "~"}
+STYLES = {"+": "$success", "-": "$error", "~": "$warning", "^": "$success"}
+SIGNS = {"+": "+", "-": "−", "~": "~", "^": "↳"}  # ↳: inserted among the entries kept
 PREVIEW = 100
 
 
 def counts_content(found: TurnDiff) -> Content:
-    """``+3 −0 ~1``, each count in its colour."""
+    """``+3 −0 ~1``, each count in its colour (and the entries inserted, when any)."""
+    inserted = ("  " + t("diff.inserted", n=found.inserted), STYLES["^"]) \
+        if found.inserted else ""
     return Content.assemble((f"+{found.appended}", f"bold {STYLES['+']}"), " ",
                             (f"−{found.removed}", f"bold {STYLES['-']}"), " ",
-                            (f"~{found.changed}", f"bold {STYLES['~']}"))
+                            (f"~{found.changed}", f"bold {STYLES['~']}"), inserted)
 
 
 def block_content(block: DiffBlock) -> Content:
@@ -66,6 +68,7 @@ class TurnDiffPanel(Routed, VerticalScroll):
 
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(id=id)
+        localize_bindings(self)
         self.sides = Sides(ages=False)
         self.side = ""
         self.shown: TurnDiff | None = None
@@ -82,9 +85,12 @@ class TurnDiffPanel(Routed, VerticalScroll):
 
     @handles(ModelRequest)
     def follow(self, event: ModelRequest) -> None:
+        known = len(self.sides.names())
         name = self.sides.see(event)
         if name is None:
             return
+        if len(self.sides.names()) != known:  # a second side: ``x`` now switches
+            self.refresh_bindings()
         self.side = self.side or name
         self._stale = True
         self.redraw_once(self.redraw)
@@ -113,6 +119,11 @@ class TurnDiffPanel(Routed, VerticalScroll):
                       others=switch))
         self.shown = diff(list(prev.sent or ()) if prev else [], list(cur.sent or ()))
         body.update(diff_content(self.shown))
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action == "switch_side":  # only a replay has two sides
+            return len(self.sides.names()) > 1
+        return True
 
     def action_switch_side(self) -> None:
         names = self.sides.names()

@@ -49,9 +49,10 @@ def test_a_cleared_result_is_changed_and_removed_and_appended_entries_are_listed
            use("t1"), result("t1", CLEARED),
            {"role": "assistant", "content": "done"}, {"role": "user", "content": "next"}]
     found = diff(prev, cur)
-    assert (found.appended, found.removed, found.changed) == (1, 1, 1)
+    assert (found.appended, found.removed, found.changed, found.inserted) == (1, 1, 1, 1)
     signs = [(b.sign, b.kind) for b in found.blocks]
-    assert signs == [("-", "text"), ("~", "tool_result"), ("+", "text")]
+    # the summary took the past's place: inserted among the entries kept, not appended
+    assert signs == [("-", "text"), ("~", "tool_result"), ("^", "summary"), ("+", "text")]
     changed = found.blocks[1]
     assert (changed.index, changed.preview, changed.before_chars) == (2, CLEARED, 3002)
     assert changed.chars == len(json.dumps(CLEARED))
@@ -80,6 +81,7 @@ def _check(calls: list[tuple[Any, ...]]) -> None:
         assert sum(b.sign == "+" for b in found.blocks) == found.appended
         assert sum(b.sign == "-" for b in found.blocks) == found.removed
         assert sum(b.sign == "~" for b in found.blocks) == found.changed
+        assert sum(b.sign == "^" for b in found.blocks) == found.inserted
 
 
 def test_the_watchs_counts_are_the_turn_diffs_on_claude_codes_bodies(monkeypatch):
