@@ -5,6 +5,7 @@ empty at every run — and a toy source plays in the workbench from one line."""
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -93,3 +94,27 @@ async def test_a_source_plays_in_the_workbench_from_one_line(tmp_path: Path) -> 
         assert "tick 0" in said and "tick 4" in said
         assert app.scenario_title == "ticker" and app.source is not None
         assert app.source.offers(Capability.STEP) and not app.source.offers(Capability.SEND)
+
+
+async def test_the_tenth_keyed_panel_gets_0_and_an_eleventh_none(
+        monkeypatch: pytest.MonkeyPatch, make_app: Callable[..., CtxlabApp]) -> None:
+    """Digits run 1–9 then 0, as the keyboard does; a panel past the tenth keeps its
+    palette entry (it has no digit left)."""
+    extra = [panels.Panel(f"extra{n}", "tab", lambda app, n=n: ToolCount(id=f"extra{n}"))
+             for n in range(11 - len(panels.keyed()))]
+    for panel in extra:
+        monkeypatch.setitem(CATALOGS["en"], f"panel.{panel.name}", panel.name)
+    with contextlib.ExitStack() as stack:
+        for panel in extra:
+            stack.enter_context(panels.registered(panel))
+        keys = panels.keys()
+        names = [p.name for p in panels.keyed()]
+        assert [keys.get(name) for name in names] == [*"1234567890", None]
+        tenth = names[9]
+        app = make_app()
+        async with app.run_test(size=(160, 48)) as pilot:
+            await pilot.press("0")
+            await pilot.pause(0.1)
+            assert app.focused is app.query_one(f"#{tenth}")
+            titles = [title for title, _, _ in CtxlabCommands(app.screen).entries()]
+            assert f"Go to {names[10]}" in titles

@@ -759,4 +759,5 @@ MESSAGES: dict[str, str] = {
     "watch.items_note": "Largest first; age in requests, over the last {n} turns of its "
                         "conversation. Enter or o opens an item whole, Esc returns.",
     "diff.inserted": "↳ {n} inserted among the entries kept",
+    "palette.panel_help_nokey": "Show this panel and give it the keyboard",
 }

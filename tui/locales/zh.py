@@ -718,4 +718,5 @@ MESSAGES: dict[str, str] = {
     "watch.items_note": "从大到小；存在轮数按其对话的最近 {n} 次请求计算。回车或 o 打开完整条目，"
                         "Esc 返回。",
     "diff.inserted": "↳ 在保留的条目之间插入 {n} 条",
+    "palette.panel_help_nokey": "显示此面板并让它接收按键",
 }
