@@ -84,9 +84,13 @@ def _readable(value: Any) -> str:
     return text or json.dumps(value, ensure_ascii=False, indent=2)
 
 
-def _piece(kind: str, role: str, index: int, value: Any, **fields: Any) -> Item:
+def _piece(kind: str, role: str, index: int, value: Any, text: str | None = None,
+           **fields: Any) -> Item:
+    """An item of ``value`` (sized as the breakdown sizes it); ``text``: what the viewer
+    shows of it, when not the value itself."""
     return Item(kind=kind, role=role, message=index, chars=json_chars(value),
-                digest=_digest(value), content=_readable(value), **fields)
+                digest=_digest(value), content=_readable(value) if text is None else text,
+                **fields)
 
 
 def _text_piece(role: str, index: int, text: Any, message: dict[str, Any] | None) -> Item:
@@ -132,7 +136,9 @@ def _blocks(role: str, index: int, message: dict[str, Any]) -> Iterator[Item]:
             yield _result_piece(role, index, block.get("content", ""),
                                 str(block.get("tool_use_id", "")))
         elif kind in ("thinking", "redacted_thinking"):
-            yield _piece("thinking", role, index, block.get("thinking") or block)
+            thought = block.get("thinking")
+            yield _piece("thinking", role, index, block,
+                         text=thought if isinstance(thought, str) else None)
         elif kind in ("image", "document") or kind in IMAGE_PARTS:
             yield _piece("image", role, index, block)
         elif kind == "compaction":

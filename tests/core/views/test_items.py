@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+from core.compact.breakdown import message_breakdown
 from core.compact.pointers import earlier_text, wrapper_text
 from core.measure import json_chars
 from core.sources.replay.original import CLEARED
@@ -77,7 +78,9 @@ def test_thinking_images_and_summaries_are_items():
     kinds = {i.kind: i for i in items_of(messages)}
     assert kinds["summary"].touched == "Claude Code"
     assert kinds["thinking"].content.startswith("hmm")
-    assert kinds["image"].chars == json_chars(messages[2]["content"][0])
+    # sized as the breakdown (the events' categories) sizes them
+    assert kinds["thinking"].chars == message_breakdown(messages[1])["thinking"]
+    assert kinds["image"].chars == message_breakdown(messages[2])["images"]
 
 
 def test_a_codex_responses_body_is_read_item_by_item():
