@@ -27,7 +27,6 @@ from tui.screens.watch import WatchScreen
 from tui.widgets.items_panel import ItemsPanel, ItemsTable
 from tui.widgets.replay_panel import ReplayPanel
 from tui.widgets.turn_diff_panel import TurnDiffPanel
-from tui.widgets.watch_detail import RequestDetail
 
 pytestmark = pytest.mark.anyio
 COMPACTIONS = FIXTURES / "watch-2.1.197" / "compactions.jsonl"
@@ -149,7 +148,8 @@ async def test_the_watch_shows_the_diffs_entries_and_the_items(messages_server, 
         # the one implementation: the event's counts are the diff's
         assert (turn.appended, turn.removed, turn.changed) == \
             (event.appended, event.removed, event.rewritten) == (2, 0, 1)
-        detail = str(screen.query_one(RequestDetail).render())
+        detail = str(screen.query_one("#watch-changes", Static).render())
+        assert detail.startswith(f"Changes against the request before: {turn.counts}")
         (cleared_entry,) = screen.stages[3][0].ledger  # the client stage's figures
         changed = next(b for b in turn.blocks if b.sign == "~")
         assert (changed.before_chars, changed.chars) == \

@@ -760,4 +760,5 @@ MESSAGES: dict[str, str] = {
                         "conversation. Enter or o opens an item whole, Esc returns.",
     "diff.inserted": "↳ {n} inserted among the entries kept",
     "palette.panel_help_nokey": "Show this panel and give it the keyboard",
+    "watch.changes": "Changes and largest items",
 }

@@ -720,4 +720,5 @@ MESSAGES: dict[str, str] = {
                         "Esc 返回。",
     "diff.inserted": "↳ 在保留的条目之间插入 {n} 条",
     "palette.panel_help_nokey": "显示此面板并让它接收按键",
+    "watch.changes": "变化与最大条目",
 }

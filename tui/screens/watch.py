@@ -38,7 +38,7 @@ from tui.notices import Area, keep_notices_over
 from tui.routing import Routed, handles
 from tui.screens.items import ItemsScreen
 from tui.screens.viewer import Viewer
-from tui.widgets.watch_detail import RequestDetail, stage_lines
+from tui.widgets.watch_detail import RequestDetail, changes_content, stage_lines
 from tui.widgets.watch_requests import RequestTable
 from tui.widgets.window_view import WindowView
 
@@ -47,8 +47,8 @@ ITEMS = 50  # items listed
 
 
 class WatchScreen(Routed, Screen[None]):
-    """Requests on the left, the selected request's window under them; its detail and the
-    client's stages on the right."""
+    """Requests on the left, the selected request's window, changes and largest items under
+    them; its detail and the client's stages on the right."""
 
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("b", "body", "key.request_body"),
@@ -62,6 +62,8 @@ class WatchScreen(Routed, Screen[None]):
     WatchScreen #watch-left { width: 3fr; }
     WatchScreen #watch-requests { height: 1fr; border: round $primary; }
     WatchScreen #watch-window { height: 1fr; border: round $primary; }
+    WatchScreen #watch-changes { height: 1fr; border: round $primary; padding: 0 1;
+                                 overflow-y: auto; }
     WatchScreen #watch-side { width: 2fr; }
     WatchScreen #watch-detail { height: 2fr; border: round $primary; padding: 0 1;
                                 overflow-y: auto; }
@@ -89,6 +91,9 @@ class WatchScreen(Routed, Screen[None]):
                 window = WindowView(id="watch-window")
                 window.border_title = t("panel.window")
                 yield window
+                changes = Static("", id="watch-changes", markup=False)
+                changes.border_title = t("watch.changes")
+                yield changes
             with Vertical(id="watch-side"):
                 yield RequestDetail(id="watch-detail")
                 stages = Static(t("watch.no_stage"), id="watch-stages", markup=False)
@@ -142,10 +147,10 @@ class WatchScreen(Routed, Screen[None]):
         chosen = self.selected_id()
         if chosen is None or chosen not in self.requests:
             return
-        turn, items = self.read(chosen)
         self.query_one(RequestDetail).show(self.requests[chosen], self.responses.get(chosen),
-                                           self.stages.get(chosen, []), turn, items)
+                                           self.stages.get(chosen, []))
         self.query_one(WindowView).show("watched", chosen)
+        self.query_one("#watch-changes", Static).update(changes_content(*self.read(chosen)))
         self._redraw_stages()
 
     def read(self, chosen: int) -> tuple[TurnDiff | None, list[Item]]:

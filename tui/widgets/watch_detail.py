@@ -4,9 +4,9 @@ The breakdown is the request's own (``watch_request.breakdown``), in the categor
 live Context meter: the messages by what they carry, which add up to the request's chars
 (each row's share is of those), then the system prompt and tool definitions sent besides.
 Bars are scaled to the largest row, so a learner sees at a glance what a client spends its
-context on. Under the counts of what changed come the entries themselves (the turn diff,
-:mod:`core.views.turn_diff`, the comparison the counts come from), and at the end the
-request's largest items.
+context on. :func:`changes_content` draws, under the requests, the entries the counts of
+what changed count (the turn diff, :mod:`core.views.turn_diff`, the comparison the counts
+come from) and the request's largest items.
 """
 
 from __future__ import annotations
@@ -23,9 +23,9 @@ from core.views.items import Item
 from core.views.turn_diff import TurnDiff
 from tui.i18n import t
 from tui.managers import by_label
-from tui.widgets.items_panel import item_what
+from tui.widgets.items_panel import item_label
 from tui.widgets.render import short_size
-from tui.widgets.turn_diff_panel import block_content
+from tui.widgets.turn_diff_panel import block_content, counts_content
 
 ITEMS_SHOWN = 5  # the detail names the largest few; ``i`` lists them all
 
@@ -117,19 +117,21 @@ class RequestDetail(Static):
         self.border_title = t("watch.request")
 
     def show(self, request: WatchRequest, response: WatchResponse | None,
-             stages: list[Stage], turn: TurnDiff | None = None,
-             items: Sequence[Item] = ()) -> None:
-        """The request's text; with its turn diff's entries under the counts, and its
-        largest items at the end, when the body was there to read them from."""
-        lines = detail_text(request, response, stages).split("\n")
-        parts = [Content("\n".join(lines[:2]))]
-        if turn is not None and turn.blocks:
-            parts += [Content.styled(t("watch.diff"), "bold"),
-                      *(block_content(b) for b in turn.blocks)]
-        parts.append(Content("\n".join(lines[2:])))
-        if items:
-            parts += [Content(""), Content.styled(t("watch.items"), "bold"),
-                      *(Content(f"  {short_size(i.total_chars):>6}  "
-                                f"{t(f'items.kind_{i.kind}')} · {item_what(i)[:60]}")
-                        for i in items[:ITEMS_SHOWN])]
-        self.update(Content("\n").join(parts))
+             stages: list[Stage]) -> None:
+        self.update(detail_text(request, response, stages))
+
+
+def changes_content(turn: TurnDiff | None, items: Sequence[Item]) -> Content:
+    """What the selected request's counts count (its turn diff's entries, coloured) and its
+    largest items: read from the bodies, so empty when the body is no longer held."""
+    if turn is None and not items:
+        return Content.styled(t("watch.no_items"), "dim")
+    parts: list[Content] = []
+    if turn is not None:
+        parts += [Content.assemble((t("watch.diff") + " ", "bold"), counts_content(turn)),
+                  *(block_content(b) for b in turn.blocks)]
+    if items:
+        parts += [Content(""), Content.styled(t("watch.items"), "bold"),
+                  *(Content(f"  {short_size(i.total_chars):>6}  {item_label(i)}")
+                    for i in items[:ITEMS_SHOWN])]
+    return Content("\n").join(parts)
