@@ -106,7 +106,16 @@ async def test_a_replay_shows_both_sides_and_x_switches(tmp_path: Path) -> None:
             in head(items)
         kinds = {i.kind for i in items.query_one(ItemsTable).items}
         assert "summary" in kinds  # Claude Code's summary, by the agent
-        assert any(i.touched == "Claude Code" for i in items.query_one(ItemsTable).items)
+        listed = items.query_one(ItemsTable).items
+        assert any(i.touched == "Claude Code" for i in listed)
+        summary = next(n for n, i in enumerate(listed) if i.kind == "summary")
+        items.query_one(ItemsTable).move_cursor(row=summary)
+        await pilot.press("enter")
+        await pilot.pause(0.1)
+        assert isinstance(app.screen, Viewer)
+        assert app.screen.text.startswith("This session is being continued")
+        await pilot.press("escape")
+        await pilot.pause(0.1)
         await pilot.press("x")
         await pilot.pause(0.1)
         assert head(items).startswith("ctxlab · request")
