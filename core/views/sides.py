@@ -1,57 +1,77 @@
-"""Each side's requests as the views follow them: the shown one, the one before, the ages.
+"""Each side's requests as the Items and Diff views follow them: the shown one, the one
+before, and when each item first appeared.
 
-ctxlab's own loop sends ``purpose="main"`` requests; a replay sends the recorded agent's as
-``purpose="original"`` beside ctxlab's. Both carry the list they sent (``sent``), so the
-largest items and the turn diff read either side the same way. Only the last two requests
-of a side are held (what the diff compares); :class:`~core.views.items.Ages` remembers when
-each item first appeared. A watched request's turn before it is found among the watch's
-events (:func:`previous_turns`), as the watch's own comparison found it.
+The requests themselves are the shared fold's (:class:`~core.views.requests.RequestLog`):
+ctxlab's own ``main`` calls, and in a replay the recorded agent's (``purpose="original"``)
+beside ctxlab's, each with the list it sent, its figures and its number as the events said.
+This adds, per side, :class:`~core.views.items.Ages` — the request where each item's content
+first appeared — fed with each list as it is sent. A watched request's turn before it is
+found among the watch's events (:func:`previous_turns`), as the watch's own comparison
+found it.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
-from core.events import ModelRequest, WatchRequest
+from core import events as ev
+from core.events import WatchRequest
 from core.views.items import Ages
+from core.views.requests import RequestLog, RequestPoint
 
-SIDE_OF = {"main": "ctxlab", "original": "original"}  # a request's purpose → its side
 
-
-@dataclass
+@dataclass(frozen=True)
 class Side:
-    """One side's last two requests (``number``: how many it has sent)."""
+    """One side's last two requests, its number for the last, and its items' ages."""
 
-    ages: Ages = field(default_factory=Ages)
-    prev: ModelRequest | None = None
-    cur: ModelRequest | None = None
-    number: int = 0
+    ages: Ages
+    prev: RequestPoint | None
+    cur: RequestPoint
+    number: int
 
 
 class Sides:
-    """The sides seen so far, in the order they first sent a request."""
+    """The sides seen so far, in the order they first sent a request with its list."""
 
     def __init__(self, *, ages: bool = True) -> None:
-        self.sides: dict[str, Side] = {}
+        self.log = RequestLog()
         self.track_ages = ages  # a view that shows no age need not digest every item
+        self._ages: dict[str, Ages] = {}
+        self._order: list[str] = []
 
-    def see(self, event: ModelRequest) -> str | None:
-        """Follow one request; its side's name, or None for a call no side makes (a
-        summary's call, a request without its list)."""
-        name = SIDE_OF.get(event.purpose)
-        if name is None or event.sent is None:
+    def see(self, event: ev.Event) -> str | None:
+        """Fold one event; the side of a request it added with its list, else None."""
+        if isinstance(event, ev.Rewind | ev.RunStart):
+            self._ages, self._order = {}, []
+        point = self.log.see(event)
+        if not isinstance(event, ev.ModelRequest) or point is None or point.sent is None:
             return None
-        side = self.sides.setdefault(name, Side())
-        side.prev, side.cur = side.cur, event
-        side.number = side.ages.observe(event.sent) if self.track_ages else side.number + 1
-        return name
+        if point.side not in self._order:
+            self._order.append(point.side)
+        ages = self._ages.setdefault(point.side, Ages())
+        if self.track_ages:
+            ages.observe(point.sent)
+        return point.side
+
+    @property
+    def chars_per_token(self) -> float | None:
+        """The session's ratio, when the source measured one (a replay)."""
+        return self.log.chars_per_token or None
 
     def names(self) -> list[str]:
-        return list(self.sides)
+        return list(self._order)
 
     def get(self, name: str) -> Side | None:
-        return self.sides.get(name)
+        """The side's shown request (its last) and the one before, as the fold has them
+        now (a replay step completes its requests' figures after they were sent)."""
+        if name not in self._order:
+            return None
+        points = [p for p in self.log.side(name) if p.sent is not None]  # type: ignore[arg-type]
+        if not points:
+            return None
+        return Side(ages=self._ages[name], prev=points[-2] if len(points) > 1 else None,
+                    cur=points[-1], number=points[-1].index)
 
 
 # -- the watch: a conversation's turns --------------------------------------------------------

@@ -10,7 +10,6 @@ from pathlib import Path
 import pytest
 from textual.widgets import Static
 
-from core.events import ModelRequest
 from core.measure import json_chars
 from core.sources.watch.source import WatchOptions, WatchSource
 from core.views.items import largest
@@ -48,7 +47,9 @@ async def test_the_demos_largest_items_are_its_last_requests_and_open_whole(
         sent = app.sent
         assert sent is not None and sent.sent is not None
         side = panel.sides.get("ctxlab")
-        assert side is not None and side.cur is sent  # the last main call's event
+        assert side is not None  # the last main call's figures, as its event stated them
+        assert (side.cur.sent, side.cur.messages, side.cur.chars) == \
+            (sent.sent, sent.messages, sent.chars)
         assert f"request {app.calls}" in head(panel)
         assert f"{sent.messages} messages · {sent.chars:,} chars" in head(panel)
         table = panel.query_one(ItemsTable)
@@ -76,9 +77,10 @@ async def test_the_demos_diff_is_the_last_two_requests(
         await pilot.pause(0.1)
         panel = app.query_one(TurnDiffPanel)
         side = panel.sides.get("ctxlab")
-        assert side is not None and side.prev is not None and side.cur is app.sent
+        assert side is not None and side.prev is not None and app.sent is not None
         prev, cur = side.prev, side.cur
-        assert isinstance(prev, ModelRequest) and prev.sent and cur.sent
+        assert cur.sent is app.sent.sent and cur.chars == app.sent.chars
+        assert prev.sent and cur.sent
         assert f"messages {prev.messages} → {cur.messages}" in head(panel)
         assert f"chars {prev.chars:,} → {cur.chars:,}" in head(panel)
         shown = panel.shown

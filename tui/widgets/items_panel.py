@@ -22,7 +22,8 @@ from textual.binding import Binding, BindingType
 from textual.containers import Vertical
 from textual.widgets import DataTable, Static
 
-from core.events import ModelRequest, ReplayStart
+from core import events as ev
+from core.events import Event
 from core.views.items import Item, largest
 from core.views.sides import Side, Sides
 from tui.i18n import localize_bindings, t
@@ -32,7 +33,11 @@ from tui.widgets.columns import cut
 from tui.widgets.render import short_size
 
 LABEL_CELLS = 56
-SHOWN = 30  # items listed: the long tail is what category totals already cover
+SHOWN = 30
+# The events the requests' fold reads (core.views.requests): the requests, their answers'
+# figures, a replay's steps and ratio, and where a run starts again.
+FOLDED = (ev.ModelRequest, ev.ModelResponse, ev.ReplayStep, ev.ReplayStart, ev.RunStart,
+          ev.Stage)  # items listed: the long tail is what category totals already cover
 # The item itself (its kind, the tool and what it was given) right after its figures, so
 # a narrow tab still shows it; who wrote it last.
 COLUMNS = ("size", "tokens", "copies", "age", "what", "by")
@@ -111,7 +116,6 @@ class ItemsPanel(Routed, Vertical):
         localize_bindings(self)
         self.sides = Sides()
         self.side = ""  # the side shown; "" until a request came
-        self.ratio: float | None = None  # the session's chars per token, when known
         self._stale = False
 
     def compose(self) -> ComposeResult:
@@ -119,16 +123,12 @@ class ItemsPanel(Routed, Vertical):
         yield ItemsTable(id="items-table")
 
     def reset(self, run: RunInfo | None = None) -> None:
-        self.sides, self.side, self.ratio = Sides(), "", None
+        self.sides, self.side = Sides(), ""
         self._stale = True
         self.redraw_once(self.redraw)
 
-    @handles(ReplayStart)
-    def keep_ratio(self, event: ReplayStart) -> None:
-        self.ratio = event.chars_per_token or None
-
-    @handles(ModelRequest)
-    def follow(self, event: ModelRequest) -> None:
+    @handles(*FOLDED)
+    def follow(self, event: Event) -> None:
         known = len(self.sides.names())
         name = self.sides.see(event)
         if name is None:
@@ -160,7 +160,7 @@ class ItemsPanel(Routed, Vertical):
         head.update(t("items.head", side=side_label(self.side), n=side.number,
                       messages=sent.messages, chars=sent.chars,
                       others=self._others()))
-        table.show(largest(sent.sent or (), SHOWN, chars_per_token=self.ratio,
+        table.show(largest(sent.sent or (), SHOWN, chars_per_token=self.sides.chars_per_token,
                            ages=side.ages))
 
     def _others(self) -> str:

@@ -18,12 +18,12 @@ from textual.containers import VerticalScroll
 from textual.content import Content
 from textual.widgets import Static
 
-from core.events import ModelRequest
+from core.events import Event
 from core.views.sides import Sides
 from core.views.turn_diff import DiffBlock, TurnDiff, diff
 from tui.i18n import localize_bindings, t
 from tui.routing import Routed, RunInfo, handles
-from tui.widgets.items_panel import side_label
+from tui.widgets.items_panel import FOLDED, side_label
 
 STYLES = {"+": "$success", "-": "$error", "~": "$warning", "^": "$success"}
 SIGNS = {"+": "+", "-": "−", "~": "~", "^": "↳"}  # ↳: inserted among the entries kept
@@ -83,8 +83,8 @@ class TurnDiffPanel(Routed, VerticalScroll):
         self._stale = True
         self.redraw_once(self.redraw)
 
-    @handles(ModelRequest)
-    def follow(self, event: ModelRequest) -> None:
+    @handles(*FOLDED)
+    def follow(self, event: Event) -> None:
         known = len(self.sides.names())
         name = self.sides.see(event)
         if name is None:
