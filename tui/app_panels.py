@@ -57,7 +57,8 @@ class PanelStrip(Static):
         for panel in panels.in_strip():
             if parts:
                 parts.append(("│", "dim"))
-            label = f"{keys[panel.name]} {t(f'panel.{panel.name}')}"
+            key = keys.get(panel.name)  # past the tenth keyed panel: none (the palette has it)
+            label = f"{key} {t(f'panel.{panel.name}')}" if key else t(f"panel.{panel.name}")
             parts.append((label, "bold reverse $accent" if panel.name in shown
                           else "$text-muted"))
         self.update(Content.assemble(*parts))

@@ -60,10 +60,13 @@ class CtxlabCommands(Provider):
             (t(title), partial(app.run_action, action), t(help_text))
             for title, action, help_text in ACTIONS if app.check_action(action, ()) is not False
         ]
-        for name, key in panels.keys().items():  # "Go to Memory" etc.: one entry per panel
+        keys = panels.keys()
+        for panel in panels.keyed():  # "Go to Memory" etc.: one entry per panel, keyed or not
+            name = panel.name
             out.append((t("palette.panel", name=t(f"panel.{name}")),
                         partial(app.run_action, f"panel('{name}')"),
-                        t("palette.panel_help", key=key)))
+                        t("palette.panel_help", key=keys[name]) if name in keys
+                        else t("palette.panel_help_nokey")))
         for timeline in app.query(StageTimeline):  # "Stages: only snip_compact" etc.
             out += palette_entries(timeline)
         for name in getattr(app, "available_themes", {}):

@@ -3,10 +3,10 @@
 A row names the panel (``panel.<name>`` is its label in the locales), says where it sits — a
 tab beside History, the right column, or the right column's bottom row — and builds its
 widget. From the rows the app composes its layout, gives each keyed panel a digit key (in
-row order, so a new panel gets the next digit) and a palette entry, lists the right-hand ones
-in the narrow layout's strip, and resets every panel at each run start through its
-:meth:`tui.routing.Routed.reset`. Adding a panel is its widget plus one row;
-:func:`registered` adds a row for a while, which is how a test proves it.
+row order, ``1``–``9`` then ``0``, so a new panel gets the next digit) and a palette
+entry, lists the right-hand ones in the narrow layout's strip, and resets every panel at
+each run start through its :meth:`tui.routing.Routed.reset`. Adding a panel is its widget
+plus one row; :func:`registered` adds a row for a while, which is how a test proves it.
 """
 
 from __future__ import annotations
@@ -92,6 +92,18 @@ def _timeline(app: CtxlabApp) -> Widget:
     return TimelinePanel(id="timeline")
 
 
+def _items(app: CtxlabApp) -> Widget:
+    from tui.widgets.items_panel import ItemsPanel
+
+    return ItemsPanel(id="items")
+
+
+def _diff(app: CtxlabApp) -> Widget:
+    from tui.widgets.turn_diff_panel import TurnDiffPanel
+
+    return TurnDiffPanel(id="diff")
+
+
 PANELS: list[Panel] = [
     Panel("history", "tab", _conversation, widget_id="conversation"),
     Panel("model", "tab", _model, widget_id="model-view"),
@@ -102,6 +114,8 @@ PANELS: list[Panel] = [
     Panel("memory", "bottom", _memory),
     Panel("window", "tab", _window),
     Panel("timeline", "tab", _timeline),
+    Panel("items", "tab", _items),
+    Panel("diff", "tab", _diff),
 ]
 
 
@@ -114,9 +128,13 @@ def keyed() -> list[Panel]:
     return [panel for panel in PANELS if panel.keyed]
 
 
+DIGITS = "1234567890"  # the keys in keyboard order: the tenth keyed panel gets 0
+
+
 def keys() -> dict[str, str]:
-    """Panel name → its digit key: ``history`` → ``1``, in row order."""
-    return {panel.name: str(n) for n, panel in enumerate(keyed(), start=1)}
+    """Panel name → its digit key: ``history`` → ``1``, in row order, ``1``–``9`` then
+    ``0`` (a panel past the tenth has none: the palette still reaches it)."""
+    return {panel.name: key for panel, key in zip(keyed(), DIGITS, strict=False)}
 
 
 def in_strip() -> list[Panel]:

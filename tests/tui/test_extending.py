@@ -5,6 +5,7 @@ empty at every run — and a toy source plays in the workbench from one line."""
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -53,7 +54,8 @@ TOOLS = panels.Panel("tools", "right", lambda app: ToolCount(id="tools"))
 @pytest.fixture
 def tools_panel(monkeypatch: pytest.MonkeyPatch) -> Any:
     monkeypatch.setitem(CATALOGS["en"], "panel.tools", "Tools")  # its label, in the locales
-    with panels.registered(TOOLS):  # last: the panels before it keep their keys
+    # beside the other right-hand panels: it takes the next digit, the tabs after it shift
+    with panels.registered(TOOLS, after="memory"):
         yield TOOLS
 
 
@@ -66,7 +68,7 @@ async def test_a_panel_is_its_widget_plus_one_registration(
         assert widget.count > 0 and "-panel" in widget.classes
         ran = widget.count
         key = panels.keys()["tools"]
-        assert key == str(len(panels.keyed()))  # the next digit after the others
+        assert key == "7"  # the next digit after Memory's
         assert f"{key} Tools" in str(app.query_one(PanelStrip).render())
         titles = [title for title, _, _ in CtxlabCommands(app.screen).entries()]
         assert "Go to Tools" in titles
@@ -93,3 +95,42 @@ async def test_a_source_plays_in_the_workbench_from_one_line(tmp_path: Path) -> 
         assert "tick 0" in said and "tick 4" in said
         assert app.scenario_title == "ticker" and app.source is not None
         assert app.source.offers(Capability.STEP) and not app.source.offers(Capability.SEND)
+
+
+async def test_the_tenth_keyed_panel_gets_0_and_an_eleventh_none(
+        monkeypatch: pytest.MonkeyPatch, make_app: Callable[..., CtxlabApp]) -> None:
+    """Digits run 1–9 then 0, as the keyboard does; a panel past the tenth keeps its
+    palette entry (it has no digit left)."""
+    extra = [panels.Panel(f"extra{n}", "tab", lambda app, n=n: ToolCount(id=f"extra{n}"))
+             for n in range(11 - len(panels.keyed()))]
+    for panel in extra:
+        monkeypatch.setitem(CATALOGS["en"], f"panel.{panel.name}", panel.name)
+    with contextlib.ExitStack() as stack:
+        for panel in extra:
+            stack.enter_context(panels.registered(panel))
+        keys = panels.keys()
+        names = [p.name for p in panels.keyed()]
+        assert [keys.get(name) for name in names] == [*"1234567890", None]
+        tenth = names[9]
+        app = make_app()
+        async with app.run_test(size=(160, 48)) as pilot:
+            await pilot.press("0")
+            await pilot.pause(0.1)
+            assert app.focused is app.query_one(f"#{tenth}")
+            titles = [title for title, _, _ in CtxlabCommands(app.screen).entries()]
+            assert f"Go to {names[10]}" in titles
+
+
+async def test_a_right_hand_panel_past_the_tenth_is_named_in_the_strip_without_a_key(
+        monkeypatch: pytest.MonkeyPatch, make_app: Callable[..., CtxlabApp]) -> None:
+    monkeypatch.setitem(CATALOGS["en"], "panel.tools", "Tools")
+    with panels.registered(TOOLS):  # last: the eleventh keyed panel, no digit left
+        assert panels.keys().get("tools") is None
+        app = make_app()
+        async with app.run_test(size=(100, 30)) as pilot:  # the strip names the panels
+            await pilot.pause(0.2)
+            strip = str(app.query_one(PanelStrip).render())
+            assert "│Tools" in strip.replace(" ", "") or strip.rstrip().endswith("Tools")
+            app.action_panel("tools")
+            await pilot.pause(0.1)
+            assert app.shown_panel == "tools"

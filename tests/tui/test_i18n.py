@@ -95,8 +95,8 @@ async def test_with_lang_zh_every_visible_title_label_and_key_is_chinese(
                   if w.border_title and w.display}
         assert panels == {"context": "上下文", "stages": "压缩阶段",
                           "transcripts": "归档", "memory": "记忆"}
-        assert [str(tab.label) for tab in app.query(Tab)] == \
-            ["对话历史", "模型看到的内容", "窗口", "时间线"]
+        assert [str(tab.label) for tab in app.query(Tab)] == [
+            "对话历史", "模型看到的内容", "窗口", "时间线", "最大条目", "轮次差异"]
         assert "提供方" in app.sub_title and "工作区" in app.sub_title
         assert CJK.search(str(app.query_one("#status").render()))
         # The footer: every shown binding (the record editor's $EDITOR and MEMORY.md are

@@ -17,12 +17,14 @@ from tui.screens.inspector import Inspector
 from tui.screens.viewer import Viewer
 from tui.widgets.context_meter import ContextMeter
 from tui.widgets.conversation import Conversation, StageMark
+from tui.widgets.items_panel import ItemsTable
 from tui.widgets.memory_catalog import MemoryCatalog
 from tui.widgets.model_view import ModelView
 from tui.widgets.stage_timeline import StageTimeline
 from tui.widgets.timeline import TimelinePanel
 from tui.widgets.tool_block import ToolBlock
 from tui.widgets.transcript_list import TranscriptList
+from tui.widgets.turn_diff_panel import TurnDiffPanel
 from tui.widgets.window_view import WindowView
 
 pytestmark = pytest.mark.anyio
@@ -33,8 +35,10 @@ async def test_each_panel_has_a_key_and_a_palette_entry(
     app = make_app()
     async with app.run_test(size=(200, 55)) as pilot:
         await play_to_end(pilot)
+        keys = panels.keys()
         expected = {"1": Conversation, "2": ModelView, "3": ContextMeter, "4": StageTimeline,
-                    "5": TranscriptList, "6": DataTable, "7": WindowView}
+                    "5": TranscriptList, "6": DataTable, "7": WindowView,
+                    keys["items"]: ItemsTable, keys["diff"]: TurnDiffPanel}
         for key, kind in expected.items():
             await pilot.press(key)
             await pilot.pause(0.1)

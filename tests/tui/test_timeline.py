@@ -234,6 +234,12 @@ async def test_the_watch_screens_timeline_follows_the_lists_selection(tmp_path: 
         screen = app.screen
         timeline = screen.query_one(WatchTimeline)
         plot = timeline.query_one(TimelinePlot)
+        views = screen.query_one("#watch-views", TabbedContent)
+        assert views.active == "watch-changes-pane"  # the changes first; v shows the next
+        await pilot.press("v")
+        assert views.active == "watch-window-pane"
+        await pilot.press("v")
+        assert views.active == "watch-timeline-pane"
         await wait_for(pilot, lambda: plot.shown is not None and plot.shown.selected == 3)
         responses = [r for r in screen.responses.values()]
         requests = [screen.requests[i] for i in sorted(screen.requests)]

@@ -85,6 +85,24 @@ async def window_tab(pilot: Pilot[Any]) -> None:
     await settle(pilot)
 
 
+async def items(pilot: Pilot[Any]) -> None:
+    """The Items tab mid-run: the largest items of the seventh call, the first selected."""
+    from tui import panels
+
+    await mid_run(pilot)
+    await pilot.press(panels.keys()["items"])
+    await settle(pilot)
+
+
+async def turn_diff(pilot: Pilot[Any]) -> None:
+    """The Diff tab mid-run: what the seventh call changed against the sixth."""
+    from tui import panels
+
+    await mid_run(pilot)
+    await pilot.press(panels.keys()["diff"])
+    await settle(pilot)
+
+
 async def finished(pilot: Pilot[Any]) -> None:
     app = app_of(pilot)
     assert app.source is not None, "a shot of a run"
@@ -305,6 +323,8 @@ SHOTS: dict[str, Shot] = {
     "replay": Shot("ctxlab-dark", original_compaction),
     "watch": Shot("ctxlab-dark", settle_watch),
     "timeline": Shot("ctxlab-dark", timeline),
+    "items": Shot("ctxlab-dark", items),
+    "diff": Shot("ctxlab-dark", turn_diff),
 }
 # Shots of apps other than a scenario's: a recorded session, a watched client.
 OTHER_APPS: dict[str, Callable[[], Any]] = {

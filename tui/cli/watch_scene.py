@@ -78,6 +78,7 @@ class CannedSource(WatchSource):
             x = Exchange(id=n, method="POST", path="/v1/messages",
                          body=json.dumps(body).encode(), started=STARTED + 10 * n)
             _, request, stages = measure_request(x, conversations)
+            self._kept.add(n, x.body)  # kept as the live watch keeps it: the diff reads it
             for event in (request, *stages):
                 self.emit(event)
             x.status, x.content_type = 200, "application/json"

@@ -559,6 +559,7 @@ MESSAGES: dict[str, str] = {
     "strategy.api-clear-tool-uses": "the API's context editing played offline: old tool results "
                                     "become a placeholder past the trigger, memory off",
     # -- the watch screen (ctxlab watch): usage fields, stop reasons and env vars stay ---
+    "key.watch_view": "changes / window / timeline",
     "key.request_body": "request body",
     "key.quit_watch": "quit",
     "watch.starting": "starting the proxy…",
@@ -620,7 +621,7 @@ MESSAGES: dict[str, str] = {
     "header.sub_short": "{provider} · {workspace}",
     "header.tooltip": "workspace: {path} (w copies it)",
     "notice.workspace_copied": "workspace path (copied to the clipboard)",
-    "notice.zoom_nothing": "focus a panel first (keys 1–7), then z maximises it",
+    "notice.zoom_nothing": "focus a panel first (its digit key), then z maximises it",
     "key.zoom": "Maximise",
     "key.workspace": "Copy workspace path",
     "key.leave_prompt": "Keys (leave the prompt)",
@@ -709,8 +710,8 @@ MESSAGES: dict[str, str] = {
     "welcome.keys": "Keys",
     "welcome.key_play": "play / pause",
     "welcome.key_step": "one model call, then pause",
-    "welcome.key_panels": "go to a panel (History, model view, Context, Stages, Transcripts, "
-                          "Memory, Timeline)",
+    "welcome.key_panels": "go to a panel ({panels})",
+    "welcome.list_sep": ", ",
     "welcome.key_inspect": "inspect the selected stage: before, after, why",
     "welcome.key_zoom": "maximise the focused panel",
     "welcome.key_palette": "every command by name",
@@ -750,4 +751,48 @@ MESSAGES: dict[str, str] = {
     "inspector.export_failed": "cannot export: {error}",
     "why.tool_result_budget.one": "a batch of results over {batch:,} chars: {n} result over "
                                   "{large:,} went to a file",
+    # largest items (tui/widgets/items_panel.py) and the turn diff (turn_diff_panel.py)
+    "panel.items": "Items",
+    "panel.diff": "Diff",
+    "items.empty": "No request yet: the largest items of the context show with the first "
+                   "model call.",
+    "items.head": "{side} · request {n:,} · {messages:,} messages · {chars:,} chars · "
+                  "largest first{others}",
+    "items.switch": " · x: {side}",
+    "items.side_ctxlab": "ctxlab",
+    "items.side_original": "original agent",
+    "items.col_size": "chars",
+    "items.col_tokens": "tokens",
+    "items.col_copies": "×",
+    "items.col_age": "age",
+    "items.col_what": "item",
+    "items.col_by": "written by",
+    "items.kind_tool_result": "tool result",
+    "items.kind_file_read": "file read",
+    "items.kind_tool_call": "tool call",
+    "items.kind_thinking": "thinking",
+    "items.kind_image": "image/document",
+    "items.kind_summary": "summary",
+    "items.kind_pointer": "pointer",
+    "items.kind_cleared": "cleared result",
+    "items.kind_text": "text",
+    "items.title": "{kind} · {what} (message {index})",
+    "key.open_item": "Open item",
+    "key.switch_side": "Other side",
+    "diff.empty": "No request yet: what each model call changed against the one before "
+                  "shows here.",
+    "diff.head": "{side} · request {n:,} against the one before · messages {before:,} → "
+                 "{after:,} · chars {before_chars:,} → {after_chars:,}{others}",
+    "diff.chars": "{size} chars",
+    "diff.same": "Nothing changed: the same list as the request before.",
+    "watch.diff": "Changes against the request before:",
+    "watch.items": "Largest items (i: list them, Enter opens one):",
+    "watch.items_title": "Largest items of request #{id}",
+    "watch.no_items": "The body is not in memory: its items cannot be listed.",
+    "key.watch_items": "Items",
+    "watch.items_note": "Largest first; age in requests, over the last {n} turns of its "
+                        "conversation. Enter or o opens an item whole, Esc returns.",
+    "diff.inserted": "↳ {n} inserted among the entries kept",
+    "palette.panel_help_nokey": "Show this panel and give it the keyboard",
+    "watch.changes": "Changes and largest items",
 }

@@ -1,7 +1,8 @@
 """The watch screen: a watched client's requests, one row each, with the selected one's
-breakdown, changes, its context window (:mod:`tui.widgets.window_view`), the client's own
-compaction stages, and a timeline of the context tokens per request (client compactions
-marked, the list's selection its cursor).
+breakdown, changes (the counts and the entries: the turn diff against the turn before it in
+its conversation), largest items, its context window (:mod:`tui.widgets.window_view`), the
+client's own compaction stages, and a timeline of the context tokens per request (client
+compactions marked, the list's selection its cursor).
 
 The request list is the navigation: ↑/↓, Home/End and ``g`` (a request number) move the
 selection, and everything beside it follows — the detail shows the selected request and
@@ -11,48 +12,61 @@ It draws the watch events (``watch_start``, ``watch_request``, ``stage``,
 ``watch_response``) and never touches the proxy. ``ctxlab watch`` opens the workbench on
 the watch source; the workbench pushes this screen over its panels
 (:mod:`tui.source_views`) and routes the source's events to it in the same batches as to
-its own panels (:mod:`tui.routing`).
+its own panels (:mod:`tui.routing`). The diff and the items are read from the bodies the
+watch holds (``b`` shows one), once per request selected; ``i`` lists every item, with its
+age over the last :data:`AGE_TURNS` turns of its conversation.
 """
 
 from __future__ import annotations
 
 import json
 from collections.abc import Callable
-from typing import ClassVar
+from typing import Any, ClassVar
 
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical
 from textual.screen import Screen
-from textual.widgets import DataTable, Footer, Static
+from textual.widgets import DataTable, Footer, Static, TabbedContent, TabPane
 
 from core.events import Error, Event, Stage, WatchRequest, WatchResponse, WatchStart
+from core.views.items import Ages, Item, largest
+from core.views.sides import previous_turns, sent_history, summary_asked
+from core.views.turn_diff import TurnDiff, diff
 from tui.i18n import localize_bindings, t
 from tui.notices import Area, keep_notices_over
 from tui.routing import Routed, handles
+from tui.screens.items import ItemsScreen
 from tui.screens.viewer import Viewer
-from tui.widgets.watch_detail import RequestDetail, stage_lines
+from tui.widgets.watch_detail import RequestDetail, changes_content, stage_lines
 from tui.widgets.watch_requests import RequestTable
 from tui.widgets.watch_timeline import WatchTimeline
 from tui.widgets.window_view import WindowView
 
+AGE_TURNS = 8  # turns of a conversation read back to date its items: a body can be large
+ITEMS = 50  # items listed
+
 
 class WatchScreen(Routed, Screen[None]):
-    """Requests on the left, the selected request's window and the timeline under them; its
-    detail and the client's stages on the right."""
+    """Requests on the left, and under them the selected request's window, its changes and
+    the timeline, one at a time; its detail and the client's stages on the right."""
 
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("b", "body", "key.request_body"),
         Binding("g", "go_to", "key.go_to"),
+        Binding("v", "next_view", "key.watch_view"),
+        Binding("i", "items", "key.watch_items"),
         Binding("q", "app.quit", "key.quit_watch"),
     ]
     DEFAULT_CSS = """
     WatchScreen #watch-status { height: 2; padding: 0 1; color: $text-muted; }
     WatchScreen #watch-main { height: 1fr; }
     WatchScreen #watch-left { width: 3fr; }
-    WatchScreen #watch-requests { height: 2fr; border: round $primary; }
-    WatchScreen #watch-window { height: 1fr; border: round $primary; }
-    WatchScreen #watch-timeline { height: 1fr; min-height: 8; border: round $primary; }
+    WatchScreen #watch-requests { height: 1fr; border: round $primary; }
+    WatchScreen #watch-views { height: 1fr; min-height: 10; }
+    WatchScreen #watch-views TabPane { padding: 0; height: 1fr; }
+    WatchScreen #watch-changes { height: 1fr; padding: 0 1; overflow-y: auto; }
+    WatchScreen #watch-window, WatchScreen #watch-timeline { height: 1fr; }
     WatchScreen #watch-side { width: 2fr; }
     WatchScreen #watch-detail { height: 2fr; border: round $primary; padding: 0 1;
                                 overflow-y: auto; }
@@ -70,16 +84,20 @@ class WatchScreen(Routed, Screen[None]):
         self.errors: list[str] = []
         self._last_request: int | None = None
         self.recording = ""  # the recording's path (WatchStart); "" under --no-record
+        self._read: tuple[int, TurnDiff | None, list[Item]] | None = None  # the last read
 
     def compose(self) -> ComposeResult:
         yield Static(t("watch.starting"), id="watch-status", markup=False)
         with Horizontal(id="watch-main"):
             with Vertical(id="watch-left"):
                 yield RequestTable(id="watch-requests")
-                window = WindowView(id="watch-window")
-                window.border_title = t("panel.window")
-                yield window
-                yield WatchTimeline(id="watch-timeline")
+                with TabbedContent(id="watch-views"):
+                    with TabPane(t("watch.changes"), id="watch-changes-pane"):
+                        yield Static("", id="watch-changes", markup=False)
+                    with TabPane(t("panel.window"), id="watch-window-pane"):
+                        yield WindowView(id="watch-window")
+                    with TabPane(t("panel.timeline"), id="watch-timeline-pane"):
+                        yield WatchTimeline(id="watch-timeline")
             with Vertical(id="watch-side"):
                 yield RequestDetail(id="watch-detail")
                 stages = Static(t("watch.no_stage"), id="watch-stages", markup=False)
@@ -138,7 +156,33 @@ class WatchScreen(Routed, Screen[None]):
         self.query_one(RequestDetail).show(self.requests[chosen], self.responses.get(chosen),
                                            self.stages.get(chosen, []))
         self.query_one(WindowView).show("watched", chosen)
+        self.query_one("#watch-changes", Static).update(changes_content(*self.read(chosen)))
         self._redraw_stages()
+
+    def read(self, chosen: int) -> tuple[TurnDiff | None, list[Item]]:
+        """The turn diff and the largest items of request ``chosen``, from the bodies held
+        (read once: the screen redraws on every event)."""
+        if self._read is not None and self._read[0] == chosen:
+            return self._read[1], self._read[2]
+        current = self._history(chosen)
+        turns = previous_turns(self.requests, chosen)
+        ages = Ages()
+        lists = [self._history(i) for i in reversed(turns[:AGE_TURNS])]
+        for messages in [*lists, current]:
+            if messages is not None:
+                ages.observe(messages)
+        turn = None
+        if current is not None and turns and lists and lists[-1] is not None:
+            turn = diff(lists[-1], current,
+                        summary_asked=summary_asked(self.requests, chosen, turns[0]))
+        elif current is not None and not turns:
+            turn = diff([], current)
+        items = largest(current, ITEMS, ages=ages) if current is not None else []
+        self._read = (chosen, turn, items)
+        return turn, items
+
+    def _history(self, request_id: int) -> list[Any] | None:
+        return sent_history(self.body_of(request_id) if self.body_of else None)
 
     def _redraw_stages(self) -> None:
         """Every stage, the selected request's marked (▶) and scrolled to."""
@@ -161,6 +205,14 @@ class WatchScreen(Routed, Screen[None]):
             pane.scroll_to(y=first, animate=False)
 
     # -- actions ---------------------------------------------------------------------------
+
+    def action_next_view(self) -> None:
+        """Under the list, the next of the selected request's views: its changes, its
+        window, the timeline (one at a time: together they would leave each a few rows)."""
+        views = self.query_one("#watch-views", TabbedContent)
+        panes = [pane.id for pane in views.query(TabPane) if pane.id]
+        at = panes.index(views.active) if views.active in panes else -1
+        views.active = panes[(at + 1) % len(panes)]
 
     def action_go_to(self) -> None:
         """Select a request by its number (the detail and the stages follow)."""
@@ -193,3 +245,14 @@ class WatchScreen(Routed, Screen[None]):
         except ValueError:
             text = raw.decode("utf-8", errors="replace")
         self.app.push_screen(Viewer(t("watch.body_title", id=chosen), text, "json"))
+
+    def action_items(self) -> None:
+        chosen = self.selected_id()
+        if chosen is None:
+            return
+        _, items = self.read(chosen)
+        if not items:
+            self.notify(t("watch.no_items"))
+            return
+        self.app.push_screen(ItemsScreen(t("watch.items_title", id=chosen),
+                                         t("watch.items_note", n=AGE_TURNS), items))

@@ -17,13 +17,27 @@ from textual.content import Content
 from textual.screen import ModalScreen
 from textual.widgets import Button, Static
 
+from tui import panels
 from tui.i18n import localize_bindings, t
 
 WATCH = ("welcome.watch_meter", "welcome.watch_stages", "welcome.watch_history",
          "welcome.watch_memory")
+PANEL_KEYS = ""  # the digit keys, read from tui.panels when the card is drawn
 KEYS = (("space", "welcome.key_play"), ("s", "welcome.key_step"),
-        ("1–7", "welcome.key_panels"), ("i", "welcome.key_inspect"),
+        (PANEL_KEYS, "welcome.key_panels"), ("i", "welcome.key_inspect"),
         ("z", "welcome.key_zoom"), ("ctrl+p", "welcome.key_palette"))
+
+
+def panel_keys() -> str:
+    """``1–8``, or ``1–0`` once ten panels have digits: whatever tui.panels gives."""
+    digits = list(panels.keys().values())
+    return f"{digits[0]}–{digits[-1]}" if digits else ""
+
+
+def panel_text() -> str:
+    """``go to a panel (History, …)``, naming every keyed panel in key order."""
+    names = [t(f"panel.{p.name}") for p in panels.keyed()]
+    return t("welcome.key_panels", panels=t("welcome.list_sep").join(names))
 
 
 class WelcomeCard(ModalScreen[str | None]):
@@ -59,7 +73,9 @@ class WelcomeCard(ModalScreen[str | None]):
         lines += [Content.assemble(("  • ", "$accent"), t(key)) for key in WATCH]
         lines.append(Content(""))
         lines.append(Content.styled(t("welcome.keys"), "bold"))
-        lines += [Content.assemble((f"  {key:<7}", "bold $accent"), t(text)) for key, text in KEYS]
+        lines += [Content.assemble((f"  {key or panel_keys():<7}", "bold $accent"),
+                                   panel_text() if key == PANEL_KEYS else t(text))
+                  for key, text in KEYS]
         lines.append(Content(""))
         lines.append(Content.styled(t("welcome.auto_pause_on" if self.auto_pause
                                       else "welcome.auto_pause_off"), "italic"))

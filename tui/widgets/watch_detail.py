@@ -4,18 +4,30 @@ The breakdown is the request's own (``watch_request.breakdown``), in the categor
 live Context meter: the messages by what they carry, which add up to the request's chars
 (each row's share is of those), then the system prompt and tool definitions sent besides.
 Bars are scaled to the largest row, so a learner sees at a glance what a client spends its
-context on.
+context on. :func:`changes_content` draws, under the requests, the entries the counts of
+what changed count (the turn diff, :mod:`core.views.turn_diff`, the comparison the counts
+come from) and the request's largest items.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from rich.cells import set_cell_size
+from textual.content import Content
 from textual.widgets import Static
 
 from core.compact.breakdown import MESSAGE_CATEGORIES, SENT_EVERY_CALL
 from core.events import Stage, WatchRequest, WatchResponse
+from core.views.items import Item
+from core.views.turn_diff import TurnDiff
 from tui.i18n import t
 from tui.managers import by_label
+from tui.widgets.items_panel import item_label
+from tui.widgets.render import short_size
+from tui.widgets.turn_diff_panel import block_content, counts_content
+
+ITEMS_SHOWN = 5  # the detail names the largest few; ``i`` lists them all
 
 BAR = 12  # a row fits the detail pane's width unwrapped (50 cells)
 LABEL_CELLS = 20  # a CJK label takes two cells a character
@@ -107,3 +119,19 @@ class RequestDetail(Static):
     def show(self, request: WatchRequest, response: WatchResponse | None,
              stages: list[Stage]) -> None:
         self.update(detail_text(request, response, stages))
+
+
+def changes_content(turn: TurnDiff | None, items: Sequence[Item]) -> Content:
+    """What the selected request's counts count (its turn diff's entries, coloured) and its
+    largest items: read from the bodies, so empty when the body is no longer held."""
+    if turn is None and not items:
+        return Content.styled(t("watch.no_items"), "dim")
+    parts: list[Content] = []
+    if turn is not None:
+        parts += [Content.assemble((t("watch.diff") + " ", "bold"), counts_content(turn)),
+                  *(block_content(b) for b in turn.blocks)]
+    if items:
+        parts += [Content(""), Content.styled(t("watch.items"), "bold"),
+                  *(Content(f"  {short_size(i.total_chars):>6}  {item_label(i)}")
+                    for i in items[:ITEMS_SHOWN])]
+    return Content("\n").join(parts)

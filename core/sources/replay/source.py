@@ -290,7 +290,9 @@ class ReplaySource(Source):
         self.emit(ModelRequest(purpose="original", chars=original_chars,
                                est_tokens=int((original_chars + system) / self.ratio),
                                messages=len(self.original_history.messages),
-                               system_chars=system))
+                               system_chars=system,
+                               sent=tuple(self.original_history.messages),
+                               sent_sizes=tuple(self.original_history.sizes)))
         recorded = ModelResponse(purpose="original", stop_reason=step.stop_reason,
                                  usage=step.usage)
         self.emit(recorded)
