@@ -39,7 +39,7 @@ from tui.app_actions import WorkbenchActions
 from tui.app_config import AppConfig, slug
 from tui.app_learner import LearnerActions
 from tui.app_nav import NavActions
-from tui.app_panels import PanelActions, PanelStrip
+from tui.app_panels import PanelActions, PanelStrip, WorkbenchTabs
 from tui.cli.temp_workspaces import make_temp_workspace
 from tui.collector import QuietCollector
 from tui.commands import CtxlabCommands
@@ -107,7 +107,7 @@ class CtxlabApp(Routed, NavActions, LearnerActions, PanelActions, WorkbenchActio
         yield Header(icon="◆")
         with Horizontal(id="main"):
             with Vertical(id="left"):
-                with TabbedContent(id="tabs"):
+                with WorkbenchTabs(id="tabs"):
                     for panel in panels.placed("tab"):
                         with TabPane(t(f"panel.{panel.name}"), id=f"tab-{panel.name}"):
                             yield panel.make(self)

@@ -21,6 +21,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from rich.cells import cell_len
 from textual import events
 from textual.app import App
 from textual.content import Content
@@ -32,9 +33,20 @@ from textual.widgets import Header, Input, Static, TabbedContent
 from core.sources import Capability, Source
 from tui import panel_layout, panels
 from tui.app_config import shorten
-from tui.i18n import t
+from tui.i18n import has, t
 from tui.routing import OFF
 from tui.widgets.run_status import RunStatus
+
+TAB_PADDING = 2  # a tab's cells besides its label (Textual's Tab: one each side)
+
+
+class WorkbenchTabs(TabbedContent):
+    """The tabs beside History: their names fitted to the row each time it is resized."""
+
+    def on_resize(self, _: events.Resize) -> None:
+        fit = getattr(self.app, "fit_tab_labels", None)
+        if fit is not None:
+            fit()
 
 if TYPE_CHECKING:
     from core.events import RunOutcome, RunStart
@@ -114,6 +126,25 @@ class PanelActions(App[int]):
         main.set_class(self.mode == "stacked", "-stacked")
         self.show_panel(self.shown_panel)
         self.fit_header(size.width)
+
+    def fit_tab_labels(self) -> None:
+        """Every tab's name in view where the row allows: when the full names do not fit
+        beside each other, the long ones take their short form (*What the model sees* →
+        *Model*), so a narrow terminal still shows that Window, Timeline, Items and Diff
+        exist (a row too narrow even then scrolls to the active tab)."""
+        try:
+            tabs = self.query_one("#tabs", TabbedContent)
+        except NoMatches:
+            return
+        names = [panel.name for panel in panels.placed("tab")]
+        full = [t(f"panel.{name}") for name in names]
+        short = [t(f"panel.{name}_short") if has(f"panel.{name}_short") else label
+                 for name, label in zip(names, full, strict=True)]
+        fits = sum(cell_len(label) + TAB_PADDING for label in full) <= tabs.size.width
+        for name, label in zip(names, full if fits else short, strict=True):
+            tab = tabs.get_tab(f"tab-{name}")
+            if str(tab.label) != label:
+                tab.label = label
 
     def right_rows(self) -> panel_layout.Rows:
         """The rows the right column's panels take in the full layout, read from the

@@ -10,6 +10,7 @@ MESSAGES: dict[str, str] = {
     "panel.memory": "Memory",
     "panel.history": "History",
     "panel.model": "What the model sees",
+    "panel.model_short": "Model",
     "prompt.placeholder": "Ask the agent… (Enter sends)",
     "header.live": "live",
     "header.temporary": "(temporary) {name}",

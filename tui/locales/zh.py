@@ -14,6 +14,7 @@ MESSAGES: dict[str, str] = {
     "panel.memory": "记忆",
     "panel.history": "对话历史",
     "panel.model": "模型看到的内容",
+    "panel.model_short": "模型",
     "prompt.placeholder": "向智能体提问…（回车发送）",
     "header.live": "实时",
     "header.temporary": "（临时）{name}",
