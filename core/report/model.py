@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from core import events as ev
 from core.measure import CHARS_PER_TOKEN
 from core.report.caps import Budget
-from core.report.collect import Collected
+from core.views.collect import Collected
 from core.views.requests import RequestLog, RequestPoint, Side, fold, side_of
 from core.views.timeline import Timeline
 from core.views.timeline import build as build_timeline

@@ -13,8 +13,8 @@ import stat
 from pathlib import Path
 
 from core.archive.atomic import atomic_write_text
-from core.report.collect import ReportError
 from core.report.page import GENERATOR
+from core.views.collect import SourceError
 
 HEAD = 2_000  # the generator mark is in the page's first few hundred bytes
 
@@ -29,17 +29,17 @@ def is_report(path: Path) -> bool:
 
 
 def check_target(path: Path, force: bool) -> None:
-    """:class:`ReportError` when ``path`` must not be replaced (before any work is done)."""
+    """:class:`SourceError` when ``path`` must not be replaced (before any work is done)."""
     try:
         info = os.lstat(path)
     except FileNotFoundError:
         if not path.parent.is_dir():
-            raise ReportError(f"{path}: no folder {path.parent}") from None
+            raise SourceError(f"{path}: no folder {path.parent}") from None
         return
     if not stat.S_ISREG(info.st_mode):
-        raise ReportError(f"{path}: exists and is not a regular file; nothing was written")
+        raise SourceError(f"{path}: exists and is not a regular file; nothing was written")
     if not force and not is_report(path):
-        raise ReportError(f"{path}: exists and is not a ctxlab report; --force replaces it")
+        raise SourceError(f"{path}: exists and is not a ctxlab report; --force replaces it")
 
 
 def write_report(path: Path, html: str, *, force: bool = False) -> None:

@@ -3,9 +3,9 @@
 What changed between two consecutive requests of one side — messages appended, removed,
 rewritten — is the one comparison every view uses (:func:`core.views.turn_diff.compare`),
 through the watch's :func:`core.sources.watch.history_diff.diff_requests`, which also reads
-what was removed or rewritten as a stage with its ledger; this module only feeds it the messages each request sent and keeps each
-message's comparison key and JSON size, so a long session is not hashed or measured again at
-every request.
+what was removed or rewritten as a stage with its ledger; this module only feeds it the
+messages each request sent and keeps each message's comparison key and JSON size, so a long
+session is not hashed or measured again at every request.
 """
 
 from __future__ import annotations

@@ -1,9 +1,10 @@
 """``ctxlab context SOURCE``: one request's context window, by category, as a table or JSON.
 
-SOURCE is a bundled scenario (run headless, offline, in a temporary workspace removed at
-the end) or a file: anything ``ctxlab replay`` reads — a Claude Code or Codex session, a
-Messages history (a session ``ctxlab run --session`` saved is one), a request log, a
-``ctxlab watch`` recording — replayed headless the same way, into a temporary folder. The
+SOURCE is what ``ctxlab report`` takes, read the same way (:mod:`core.views.collect`): a
+bundled scenario or scenario file (run headless, offline, in a temporary workspace removed
+at the end), a ``--json`` event log, or anything ``ctxlab replay`` reads — a Claude Code or
+Codex session, a Messages history (a session ``ctxlab run --session`` saved is one), a
+request log, a ``ctxlab watch`` recording — replayed headless into a temporary folder. The
 events are folded (:mod:`core.views.requests`) and the request shown is
 :func:`core.views.window.window_of`'s, the one the workbench's window view draws, so the
 two state the same numbers. ``--json`` prints each side's :class:`~core.views.window.Window`
@@ -14,13 +15,9 @@ neither a file nor a scenario, a request that does not exist: one line, exit 2.
 from __future__ import annotations
 
 import argparse
-import asyncio
 import json
-from pathlib import Path
-from typing import Any
 
-from core.config import ConfigError, Thresholds, resolve_thresholds, scenario_thresholds
-from core.events import Emitter, Event, Recorder, RunOutcome
+from core.config import ConfigError
 from core.views.requests import SIDES, RequestLog, Side, fold
 from core.views.window import Window, ordered, window_of
 from tui.cli import failure
@@ -50,31 +47,20 @@ def fail(message: str, code: int = EXIT_USAGE) -> int:
 
 
 def run(args: argparse.Namespace) -> int:
-    from core.scenarios import ScenarioError, bundled_names
-    from core.sources.replay import ReplayError
+    from core.views.collect import SourceError, collect
 
     if args.at is not None and args.at < 1:
         return fail("--at: must be 1 or more")
-    path = Path(args.source)
     try:
-        if path.is_file() and path.suffix not in (".yaml", ".yml"):
-            events, limits = _replay(path)
-        elif path.exists() or args.source in bundled_names() or path.suffix in (".yaml",
-                                                                                  ".yml"):
-            events, limits = _scenario(args.source)
-        else:
-            return fail(f"{args.source}: no such file, and no scenario of that name "
-                        f"(bundled: {', '.join(bundled_names())})")
-    except (ReplayError, ScenarioError, ConfigError, OSError) as exc:
+        collected = collect(args.source)
+    except (SourceError, ConfigError, OSError) as exc:
         return fail(str(exc))
-    outcome = RunOutcome()
-    for event in events:
-        outcome.see(event)
-    if (reason := outcome.failure()) is not None:
+    if (reason := collected.failure()) is not None:
         return fail(reason, EXIT_FAILED)
-    log = fold(events)
+    log = fold(collected.events)
     sides = [args.side] if args.side else ordered(log.sides())
-    windows = [w for side in sides if (w := window_of(log, side, args.at, limits=limits))]
+    windows = [w for side in sides
+               if (w := window_of(log, side, args.at, limits=collected.thresholds))]
     if not windows:
         return fail(_missing(log, sides, args.at))
     if args.json:
@@ -91,52 +77,6 @@ def _missing(log: RequestLog, sides: list[Side], at: int | None) -> str:
         return f"no model request of side {', '.join(sides)} in this source"
     numbers = [p.index for p in log.side(shown[0])]
     return f"no request {at} (requests {numbers[0]}–{numbers[-1]})"
-
-
-def _collect(coro: Any, recorder: Recorder) -> list[Event]:
-    asyncio.run(coro)
-    return list(recorder.events)
-
-
-def _replay(path: Path) -> tuple[list[Event], Thresholds]:
-    """Replay ``path`` headless, as ``ctxlab replay --headless`` does by default (limits
-    scaled to the model's window, the offline summarizer), into a temporary folder."""
-    from core.sources.replay import MAX_BYTES, load_recording
-    from core.sources.replay.limits import LimitMode
-    from core.sources.replay.source import ReplayOptions, ReplaySource
-    from tui.cli.temp_workspaces import install_signal_cleanup, make_temp_workspace, remove
-
-    recording = load_recording(path, "auto", MAX_BYTES, None)
-    install_signal_cleanup()
-    folder = make_temp_workspace("ctxlab-context-")
-    try:
-        source = ReplaySource(recording, ReplayOptions(workdir=folder, limits=LimitMode.WINDOW,
-                                                       seekable=False))
-        recorder = Recorder()
-        return _collect(source.run(Emitter(sinks=[recorder])), recorder), source.thresholds
-    finally:
-        remove(folder)
-
-
-def _scenario(name: str) -> tuple[list[Event], Thresholds]:
-    """Run the scenario headless and offline in a temporary copy of its workspace."""
-    from core.scenarios import find_scenario
-    from core.sources.agent.options import RunOptions
-    from core.sources.agent.session import AgentSession
-    from tui.cli.temp_workspaces import install_signal_cleanup, make_temp_workspace, remove
-
-    scenario = find_scenario(name)
-    install_signal_cleanup()
-    workspace = make_temp_workspace("ctxlab-")  # as run --headless: the same prompt
-    try:
-        limits = resolve_thresholds(workspace, {}, scenario.thresholds, scenario.source) \
-            or scenario_thresholds(scenario.thresholds, scenario.source)
-        options = RunOptions(workspace=workspace, scenario=scenario, thresholds=limits)
-        recorder = Recorder()
-        return _collect(AgentSession(options, Emitter(sinks=[recorder])).run(),
-                        recorder), limits
-    finally:
-        remove(workspace)
 
 
 # -- the table ----------------------------------------------------------------------------

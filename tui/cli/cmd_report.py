@@ -36,7 +36,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from core.report import ReportError, build, collect, render, write_report
+    from core.report import SourceError, build, collect, render, write_report
     from core.report.output import check_target
 
     try:
@@ -44,7 +44,7 @@ def run(args: argparse.Namespace) -> int:
         report = build(collect(args.source))
         html = render(report)
         write_report(args.output, html, force=args.force)
-    except ReportError as exc:
+    except SourceError as exc:
         return failure.fail(PROG, str(exc), EXIT_USAGE)
     except OSError as exc:
         return failure.fail(PROG, f"{args.output}: {exc.strerror or exc}", EXIT_USAGE)

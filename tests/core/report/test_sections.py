@@ -10,10 +10,10 @@ from pathlib import Path
 import pytest
 
 from core import events as ev
-from core.report import ReportError, build, collect, render
+from core.report import SourceError, build, collect, render
 from core.report.caps import ITEM_CHARS, Budget
-from core.report.collect import Collected
 from core.report.sections import requests, stages, timeline
+from core.views.collect import Collected
 from core.views.window import window_of
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "replay"
@@ -165,7 +165,7 @@ def test_a_scenario_report_has_turn_diffs_and_ctxlab_s_kept_summaries():
     ("/etc/hostname", "not a session ctxlab can replay"),
 ])
 def test_a_source_that_is_no_report_is_one_line(source: str, said: str):
-    with pytest.raises(ReportError) as caught:
+    with pytest.raises(SourceError) as caught:
         collect(source)
     assert said in str(caught.value) and "\n" not in str(caught.value)
 
@@ -174,7 +174,7 @@ def test_a_log_with_a_line_that_is_no_event_says_which(tmp_path: Path):
     log = tmp_path / "run.jsonl"
     log.write_text('{"type": "run_start", "t": 0, "provider": "x", "workspace": "w"}\n'
                    '{"type": "stage", "t": 1}\n')
-    with pytest.raises(ReportError, match="line 2 is not a ctxlab event"):
+    with pytest.raises(SourceError, match="line 2 is not a ctxlab event"):
         collect(str(log))
 
 

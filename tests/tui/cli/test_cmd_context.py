@@ -80,7 +80,7 @@ def test_a_watch_recording_and_a_saved_session(capsys, tmp_path):
 
 
 @pytest.mark.parametrize(("args", "says"), [
-    (["no-such-thing"], "no such file, and no scenario of that name"),
+    (["no-such-thing"], "no such file, and no scenario 'no-such-thing'"),
     (["long-chat", "--at", "999"], "no request 999 (requests 1–"),
     (["long-chat", "--at", "0"], "--at: must be 1 or more"),
     (["long-chat", "--side", "original"], "no model request of side original"),

@@ -61,7 +61,7 @@ def test_a_run_that_failed_still_writes_its_report_and_exits_1(
         monkeypatch: pytest.MonkeyPatch, tmp_path: Path, capsys: pytest.CaptureFixture[str]):
     import core.report
     from core import events as ev
-    from core.report.collect import Collected
+    from core.views.collect import Collected
 
     events = [ev.RunStart(provider="scripted", workspace="w"),
               ev.Error(message="HTTP 400: <bad>", kind="ApiError"),
@@ -77,7 +77,7 @@ def test_a_run_that_failed_still_writes_its_report_and_exits_1(
 
 def test_the_log_of_a_failed_run_is_a_good_source():
     from core import events as ev
-    from core.report.collect import Collected
+    from core.views.collect import Collected
 
     events = [ev.RunStart(provider="scripted", workspace="w"), ev.RunEnd(ok=False, turns=0)]
     assert Collected("run.jsonl", "event log", list(events)).failure() is None

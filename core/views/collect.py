@@ -1,4 +1,7 @@
-"""A report's SOURCE run to its events, headless, with what the run wrote that the report shows.
+"""A SOURCE run to its events, headless, with what the run wrote that a view quotes.
+
+``ctxlab context`` and ``ctxlab report`` take the same SOURCE and read it here, so both see
+the same events (and a script gets the same figures from either).
 
 One SOURCE, four kinds, told apart without asking:
 
@@ -11,8 +14,8 @@ One SOURCE, four kinds, told apart without asking:
 
 The files a run writes (the original agent's summaries under ``.replay/compactions``) live in
 a temporary folder removed at the end, so what the report quotes from them is read before
-that, capped (:data:`SUMMARY_READ`). Anything that cannot be a report is a
-:class:`ReportError` with one line, as ``ctxlab replay`` says it.
+that, capped (:data:`SUMMARY_READ`). Anything that is no SOURCE is a :class:`SourceError`
+with one line, as ``ctxlab replay`` says it.
 """
 
 from __future__ import annotations
@@ -28,11 +31,11 @@ from core.events import EVENT_TYPES, Emitter, Event, RunOutcome, Stage, event_fr
 
 # A summary is a few kB; past this the report quotes the start and says the size.
 SUMMARY_READ = 64_000
-MAX_LOG_BYTES = 512 * 1024 * 1024  # a --json log this large is no log a report could show
+MAX_LOG_BYTES = 512 * 1024 * 1024  # a --json log this large is no log a view could show
 
 
-class ReportError(ValueError):
-    """A SOURCE the report cannot be made from; the message is one line."""
+class SourceError(ValueError):
+    """A SOURCE no view can be drawn from; the message is one line."""
 
 
 @dataclass
@@ -57,10 +60,10 @@ class Collected:
 
 
 def collect(source: str) -> Collected:
-    """Run or read ``source`` to the end; :class:`ReportError` when it is none of the kinds."""
+    """Run or read ``source`` to the end; :class:`SourceError` when it is none of the kinds."""
     path = Path(source)
     if path.is_dir():
-        raise ReportError(f"{source}: is a folder; give a session file, an event log or a "
+        raise SourceError(f"{source}: is a folder; give a session file, an event log or a "
                           "scenario")
     if path.suffix in (".yaml", ".yml") or not path.exists():
         return _scenario(source)
@@ -82,8 +85,8 @@ def _is_event_log(path: Path) -> bool:
 
 def _event_log(path: Path) -> Collected:
     if path.stat().st_size > MAX_LOG_BYTES:
-        raise ReportError(f"{path}: larger than {MAX_LOG_BYTES // 2**20} MiB; not an event log "
-                          "a report could show")
+        raise SourceError(f"{path}: larger than {MAX_LOG_BYTES // 2**20} MiB; not an event log "
+                          "a view could show")
     events: list[Event] = []
     with path.open(encoding="utf-8", errors="surrogateescape") as handle:
         for number, line in enumerate(handle, 1):
@@ -92,7 +95,7 @@ def _event_log(path: Path) -> Collected:
             try:
                 events.append(event_from_json(json.loads(line)))
             except (ValueError, KeyError, TypeError) as exc:
-                raise ReportError(f"{path}: line {number} is not a ctxlab event "
+                raise SourceError(f"{path}: line {number} is not a ctxlab event "
                                   f"({type(exc).__name__}: {exc})") from None
     return Collected(source=str(path), kind="event log", events=events)
 
@@ -106,14 +109,16 @@ def _scenario(source: str) -> Collected:
     try:
         scenario = find_scenario(source)
     except ScenarioError as exc:
-        raise ReportError(f"{source}: no such file, and {exc}") from None
+        raise SourceError(f"{source}: no such file, and {exc}") from None
     events: list[Event] = []
-    with tempfile.TemporaryDirectory(prefix="ctxlab-report-") as folder:
+    # named as ``ctxlab run --headless`` names its workspace: the system prompt states the
+    # path, so the same length gives the same figures as that run
+    with tempfile.TemporaryDirectory(prefix="ctxlab-") as folder:
         workspace = Path(folder)
         try:
             thresholds = resolve_thresholds(None, None, scenario.thresholds, scenario.source)
         except ValueError as exc:
-            raise ReportError(f"{source}: {exc}") from None
+            raise SourceError(f"{source}: {exc}") from None
         options = RunOptions(workspace=workspace, scenario=scenario, provider="scripted",
                              thresholds=thresholds, record_stages=True)
         session = AgentSession(options, Emitter(sinks=[events.append]))
@@ -133,11 +138,11 @@ def _replay(path: Path) -> Collected:
     try:
         recording = load_recording(path)
     except ReplayError as exc:
-        raise ReportError(str(exc)) from None
+        raise SourceError(str(exc)) from None
     events: list[Event] = []
     emitter = Emitter(sinks=[events.append])
     summarizer, _ = make_summarizer(OFFLINE)
-    with tempfile.TemporaryDirectory(prefix="ctxlab-report-") as folder:
+    with tempfile.TemporaryDirectory(prefix="ctxlab-replay-") as folder:
         options = ReplayOptions(workdir=Path(folder), limits=LimitMode.WINDOW,
                                 summarizer=summarizer, seekable=False)
         source = ReplaySource(recording, options)
