@@ -174,6 +174,13 @@ def _overhead(log: RequestLog, point: RequestPoint) -> int:
     return (log.overhead_tokens or 0) if _replaying(log) and point.side != "watched" else 0
 
 
+def _unfitted(log: RequestLog, point: RequestPoint) -> bool:
+    """A replayed original's counted request in a session whose overhead no fit measured
+    (too few answers, or no usage: ``replay_start.overhead_tokens`` is None)."""
+    return (_replaying(log) and point.side == "original" and point.counted
+            and log.overhead_tokens is None)
+
+
 def request_tokens(log: RequestLog, point: RequestPoint) -> int:
     """The tokens a request filled, as every view draws them (the window, the timeline,
     the report): the API's count where an answer said, else the estimate — and an
@@ -207,8 +214,12 @@ def window_of(log: RequestLog, side: Side, index: int | None = None, *,
         return None
     ratio = _ratio(log, point)
     tokens = request_tokens(log, point)
-    overhead = min(_overhead(log, point), tokens)
     recorded = _recorded_chars(point)
+    overhead = min(_overhead(log, point), tokens)
+    if _unfitted(log, point):
+        # no fit of the session's tokens: what the count holds besides the recorded chars
+        # at the ratio is what the transcript does not record (never spread over them)
+        overhead = max(0, tokens - round(sum(chars for _, chars in recorded) / ratio))
     shares = apportion(tokens - overhead, [chars for _, chars in recorded])
     parts = ([Part(OVERHEAD, overhead, None, True)] if overhead else []) + [
         Part(k, n, chars, k in PER_CALL) for (k, chars), n in zip(recorded, shares, strict=True)]

@@ -162,3 +162,28 @@ def test_a_codex_recording_states_its_own_window(tmp_path):
         window = window_of(log, side)
         assert window is not None
         sums_hold(window)
+
+
+def test_with_no_fit_the_count_beyond_the_recorded_chars_is_the_unrecorded_overhead():
+    """A session too short to fit (the ratio an estimate, no intercept): the count's part
+    that the recorded chars at the ratio do not explain is the system prompt and tools the
+    transcript lacks — spreading it over the messages would make 2,892 chars of tool results
+    weigh 14,827 tokens."""
+    log = RequestLog()
+    log.see(ev.RunStart(provider="replay", workspace="/w", model="claude-sonnet-4-5"))
+    log.see(ev.ReplayStart(format="claude-code", path="s.jsonl", agent="claude-code",
+                           requests=1, compactions=0, lines_read=3, lines_total=3, skipped={},
+                           chars_per_token=4.0, ratio_source="estimate", unit="tokens",
+                           context_limit=800_000, context_limit_tokens=200_000))
+    log.see(ev.ModelRequest(purpose="original", chars=4_000, est_tokens=1_000, messages=3))
+    log.see(ev.ModelResponse(purpose="original", stop_reason="end_turn",
+                             usage={"input_tokens": 24_000}))
+    log.see(ev.ReplayStep(index=1, total=1, original_chars=4_000, original_messages=3,
+                          original_tokens=24_000, categories={}, ctxlab_chars=4_000,
+                          ctxlab_messages=3,
+                          breakdown={"text": 1_000, "tool_results": 2_800, "structure": 200}))
+    window = window_of(log, "original")
+    assert window is not None
+    sums_hold(window)
+    parts = {p.category: p.tokens for p in window.parts}
+    assert parts == {OVERHEAD: 23_000, "text": 250, "tool_results": 700, "structure": 50}
