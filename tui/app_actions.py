@@ -19,6 +19,7 @@ from textual.screen import Screen
 
 from core.config import Thresholds
 from core.sources import Capability, Source
+from core.sources.agent.session import AgentSession
 from tui.i18n import has, t
 from tui.messages import OpenFile, OpenText
 from tui.themes import load_themes
@@ -77,6 +78,7 @@ class WorkbenchActions(App[int]):
         view: SourceView
         speed: float
         workspace: Path
+        temp_workspaces: list[Path]
         system_prompt: SystemPrompt | None
 
         async def start_run(self, scenario_name: str | None,
@@ -183,8 +185,11 @@ class WorkbenchActions(App[int]):
 
     def seek_to(self, source: Source, position: int) -> None:
         """A running source seeks; a finished scripted scenario is started again in a
-        fresh temporary workspace, seeking ``position`` from its first step."""
-        if source.running:
+        fresh temporary workspace, seeking ``position`` from its first step — and so is one
+        going back in a workspace the workbench did not make (going back empties the
+        workspace to generate it anew: a folder someone named may hold their edits)."""
+        back = position <= source.heading
+        if source.running and not (back and self.in_given_workspace(source)):
             source.seek(position)
             return
 
@@ -195,6 +200,11 @@ class WorkbenchActions(App[int]):
                 self.update_status()
 
         self.run_worker(again(), group="restart", exclusive=True)
+
+    def in_given_workspace(self, source: Source) -> bool:
+        """ctxlab's own session in a workspace the person gave (not one of ours)."""
+        ours = {workspace.resolve() for workspace in self.temp_workspaces}
+        return isinstance(source, AgentSession) and self.workspace not in ours
 
     async def on_timeline_panel_chosen(self, message: TimelinePanel.Chosen) -> None:
         """Enter on the timeline: every panel shows that request. A source that can go

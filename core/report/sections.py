@@ -77,8 +77,7 @@ def requests(report: Report) -> str:
         parts.append(f"<h3>{esc(SIDE_NAMES[side])}: {len(points):,} requests</h3>")
         if points and points[0].sent is None:
             parts.append('<p class="empty">No turn diff for these requests: the source kept '
-                         "no messages for them (an event log, or the recorded agent's "
-                         "side).</p>")
+                         "no messages for them (an event log).</p>")
         prev: RequestPoint | None = None
         for point in points:
             parts.append(_request(report, side, point, differ.diff(prev, point)))

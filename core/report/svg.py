@@ -34,6 +34,8 @@ def timeline_svg(timeline: Timeline, lines: Sequence[tuple[str, int]] = ()) -> s
     count = max((len(series.x) for series in timeline.series), default=0)
     if count == 0:
         return '<p class="empty">No model request: nothing to draw.</p>'
+    longest = max(timeline.series, key=lambda s: len(s.x))
+    first, last = longest.x[0], longest.x[-1]  # the requests' own numbers (a watch's ids)
     thresholds = [(TRIGGER_NAMES[s.side], s.threshold) for s in timeline.series
                   if s.threshold is not None] + list(lines)
     y_max = _scale([timeline.top] + [tokens for _, tokens in thresholds])
@@ -54,9 +56,9 @@ def timeline_svg(timeline: Timeline, lines: Sequence[tuple[str, int]] = ()) -> s
              f'<text class="tick" x="{LEFT - 6}" y="{TOP + 4}" text-anchor="end">'
              f'{y_max:,}</text>',
              f'<text class="tick" x="{LEFT - 6}" y="{TOP + span_y}" text-anchor="end">0</text>',
-             f'<text class="tick" x="{LEFT}" y="{HEIGHT - 8}">request 1</text>',
+             f'<text class="tick" x="{LEFT}" y="{HEIGHT - 8}">request {first}</text>',
              f'<text class="tick" x="{WIDTH - RIGHT}" y="{HEIGHT - 8}" text-anchor="end">'
-             f'request {count}</text>']
+             f'request {last}</text>']
     for label, tokens in thresholds:
         at = y(tokens)
         parts.append(f'<line class="threshold" x1="{LEFT}" y1="{at:.1f}" x2="{WIDTH - RIGHT}" '

@@ -181,13 +181,30 @@ def _unfitted(log: RequestLog, point: RequestPoint) -> bool:
             and log.overhead_tokens is None)
 
 
+def _sent_alike(log: RequestLog, point: RequestPoint) -> list[Part]:
+    """What ctxlab's side of a replay sends with every call besides its messages: the same
+    agent sends the same system prompt and tools, so the recorded original's per-call parts
+    at the same step (its unrecorded overhead and, where the file has it, its system
+    prompt). Nothing for any other request."""
+    if point.side != "ctxlab" or not _replaying(log):
+        return []
+    original = log.find("original", point.index)
+    if original is None:
+        return []
+    window = window_of(log, "original", original.index)
+    return [p for p in window.parts if p.per_call] if window is not None else []
+
+
 def request_tokens(log: RequestLog, point: RequestPoint) -> int:
     """The tokens a request filled, as every view draws them (the window, the timeline,
-    the report): the API's count where an answer said, else the estimate — and an
-    estimate of a replay's messages gets the unrecorded overhead on top, so ctxlab's side
-    compares with the original's recorded tokens, which include it."""
+    the report): the API's count where an answer said, else the estimate — and ctxlab's
+    side of a replay, an estimate of its messages, gets what the original sent with the
+    same step on top (:func:`_sent_alike`), so the two sides compare like with like; an
+    uncounted original request gets the fitted overhead."""
     tokens = point.context_tokens
-    if point.side == "ctxlab" or not point.counted:
+    if point.side == "ctxlab" and _replaying(log):
+        return tokens + sum(p.tokens for p in _sent_alike(log, point))
+    if not point.counted:
         tokens += _overhead(log, point)
     return tokens
 
@@ -215,14 +232,23 @@ def window_of(log: RequestLog, side: Side, index: int | None = None, *,
     ratio = _ratio(log, point)
     tokens = request_tokens(log, point)
     recorded = _recorded_chars(point)
-    overhead = min(_overhead(log, point), tokens)
-    if _unfitted(log, point):
-        # no fit of the session's tokens: what the count holds besides the recorded chars
-        # at the ratio is what the transcript does not record (never spread over them)
-        overhead = max(0, tokens - round(sum(chars for _, chars in recorded) / ratio))
-    shares = apportion(tokens - overhead, [chars for _, chars in recorded])
-    parts = ([Part(OVERHEAD, overhead, None, True)] if overhead else []) + [
-        Part(k, n, chars, k in PER_CALL) for (k, chars), n in zip(recorded, shares, strict=True)]
+    alike = _sent_alike(log, point)
+    if alike:  # ctxlab's side of a replay: the original's per-call parts, then its own
+        besides = sum(p.tokens for p in alike)
+        recorded = [(k, chars) for k, chars in recorded if k not in PER_CALL] or recorded
+        shares = apportion(tokens - besides, [chars for _, chars in recorded])
+        parts = [*alike, *(Part(k, n, chars, False)
+                           for (k, chars), n in zip(recorded, shares, strict=True))]
+    else:
+        overhead = min(_overhead(log, point), tokens)
+        if _unfitted(log, point):
+            # no fit of the session's tokens: what the count holds besides the recorded
+            # chars at the ratio is what the transcript does not record (never spread)
+            overhead = max(0, tokens - round(sum(chars for _, chars in recorded) / ratio))
+        shares = apportion(tokens - overhead, [chars for _, chars in recorded])
+        parts = ([Part(OVERHEAD, overhead, None, True)] if overhead else []) + [
+            Part(k, n, chars, k in PER_CALL)
+            for (k, chars), n in zip(recorded, shares, strict=True)]
     per_call = sum(p.tokens for p in parts if p.per_call)
     marks = (_ctxlab_marks(limits, log, ratio, per_call) if side == "ctxlab"
              else _agent_marks(log, side))

@@ -137,3 +137,22 @@ async def test_the_watch_request_list_navigates_and_everything_follows(tmp_path:
         await pilot.pause(0.1)
         assert screen.selected_id() == 3
         assert any("no request #9" in str(n.message) for n in app._notifications)
+
+
+async def test_going_back_never_empties_a_workspace_the_person_gave(
+        make_app: Callable[..., CtxlabApp], tmp_path: Path) -> None:
+    """Going back regenerates the scenario's workspace; one someone named may hold their
+    edits (a memory written by hand), so the run starts again in a fresh one instead."""
+    given = tmp_path / "mine"
+    app = make_app(paused=True, workspace=given)
+    async with app.run_test(size=(200, 55)) as pilot:
+        await pilot.pause(0.1)
+        for _ in range(3):
+            await pilot.press("s")
+        await settled(app, pilot, 3)
+        note = given / "my-notes.md"
+        note.write_text("mine, written during the run\n", encoding="utf-8")
+        await pilot.press("S")
+        await settled(app, pilot, 2)
+        assert note.read_text(encoding="utf-8") == "mine, written during the run\n"
+        assert app.workspace != given.resolve() and app.paused

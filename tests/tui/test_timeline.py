@@ -22,7 +22,7 @@ from core.sources.agent.session import AgentSession
 from core.sources.replay import load_recording
 from core.sources.replay.limits import LimitMode
 from core.sources.replay.source import ReplayOptions, ReplaySource
-from core.views.window import trigger
+from core.views.window import trigger, window_of
 from tests.core.sources.replay.conftest import FIXTURES
 from tests.tui.conftest import play_to_end, wait_for
 from tui import panels
@@ -180,7 +180,6 @@ async def test_a_replays_timeline_draws_both_sides_and_enter_seeks_the_replay_th
         steps = [e for e in events if isinstance(e, ev.ReplayStep)]
         assert len(steps) == 9 and all(s.original_tokens for s in steps)
         ours, original = lines_drawn(plot)  # the sides in SIDES order: ctxlab first
-        start = next(e for e in events if isinstance(e, ev.ReplayStart))
         # the triggers, before the sides: ctxlab's, then Claude Code's own (the lowest
         # context its automatic compactions reported), where the window view marks them
         triggers = [[int(v) for v in np.asarray(d.y)] for d in plot._datasets[-4:-2]]
@@ -188,8 +187,11 @@ async def test_a_replays_timeline_draws_both_sides_and_enter_seeks_the_replay_th
         assert ctxlab_mark is not None
         assert triggers == [[ctxlab_mark.tokens] * 2, [190_048] * 2]
         assert original == original_tokens(events)
-        assert ours == [e.est_tokens + (start.overhead_tokens or 0) for e in events
-                        if isinstance(e, ev.ModelRequest) and e.purpose == "main"]
+        alike = [sum(p.tokens for p in window.parts if p.per_call)
+                 for i in range(1, 10) if (window := window_of(panel.requests, "original", i))]
+        assert ours == [e.est_tokens + extra for e, extra in zip(
+            [e for e in events if isinstance(e, ev.ModelRequest) and e.purpose == "main"],
+            alike, strict=True)]
         recorded = [e for e in events if isinstance(e, ev.Stage) and e.by == "claude-code"]
         assert [(m.index, m.stage) for m in panel.timeline.side("original").marks] == \
             [(4, "auto_compact"), (7, "manual_compact")] and len(recorded) == 2

@@ -74,7 +74,8 @@ def run(args: argparse.Namespace) -> int:
 def _missing(log: RequestLog, sides: list[Side], at: int | None) -> str:
     shown = [side for side in sides if log.side(side)]
     if not shown:
-        return f"no model request of side {', '.join(sides)} in this source"
+        named = f" of side {', '.join(sides)}" if sides else ""
+        return f"no model request{named} in this source"
     numbers = [p.index for p in log.side(shown[0])]
     return f"no request {at} (requests {numbers[0]}–{numbers[-1]})"
 

@@ -302,7 +302,7 @@ MESSAGES: dict[str, str] = {
     "window.side.original": "original",
     "window.side.watched": "watched",
     "window.source.model": "the model's",
-    "window.source.scale": "not known: drawn to 125% of ctxlab's trigger",
+    "window.source.scale": "not known: drawn to 125% of where it compacts",
     "window.col.category": "category",
     "window.col.tokens": "tokens",
     "window.col.pct": "window",

@@ -295,7 +295,7 @@ MESSAGES: dict[str, str] = {
     "window.side.original": "原始记录",
     "window.side.watched": "被观察的客户端",
     "window.source.model": "模型的窗口",
-    "window.source.scale": "未知：按 ctxlab 触发点的 125% 绘制",
+    "window.source.scale": "未知：按压缩触发点的 125% 绘制",
     "window.col.category": "类别",
     "window.col.tokens": "token",
     "window.col.pct": "占窗口",

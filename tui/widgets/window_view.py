@@ -185,7 +185,10 @@ class WindowView(Routed, VerticalScroll, can_focus=True):
         self.redraw()
 
     def reset(self, run: RunInfo) -> None:
-        self.requests = RequestLog()
+        """A new run, or a source going back: no requests yet, but what the run is (its
+        model, a replay's ratio and window) stays until the next ``run_start`` — a rewind
+        does not say it again."""
+        self.requests.see(ev.Rewind(position=0))
         self.limits = run.limits
         self.chosen = None
         self.redraw()
