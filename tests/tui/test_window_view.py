@@ -170,3 +170,30 @@ async def test_the_projector_theme_draws_the_windows_marks_heavy_and_named(
         await pilot.pause(0.2)
         text = str(app.query_one("#window-body", Static).render())
         assert "▲" in text and f"trigger {trigger.tokens:,}" not in text
+
+
+async def test_a_seek_back_keeps_what_the_replay_is(tmp_path: Path) -> None:
+    """A rewind does not say the run's model or window again: the tab keeps them."""
+    def make(workspace: Path) -> ReplaySource:
+        return ReplaySource(load_recording(CLAUDE), ReplayOptions(workdir=workspace,
+                                                                  limits=LimitMode.WINDOW))
+
+    app = CtxlabApp(AppConfig(scenario=None, source=make, workspace=tmp_path / "work",
+                              theme="ctxlab-dark", speed=1000.0, paused=True))
+    async with app.run_test(size=(200, 55)) as pilot:
+        await pilot.press("7")
+        for _ in range(4):
+            await pilot.press("s")
+        await wait_for(pilot, lambda: app.source is not None and app.source.position == 4)
+        await pilot.pause(0.3)
+        view = app.query_one(WindowView)
+        before = view.windows()[0]
+        await pilot.press("S")
+        await wait_for(pilot, lambda: app.source is not None and not app.source.seeking
+                       and app.source.position == before.index - 1)
+        await pilot.pause(0.3)
+        after = view.windows()[0]
+        assert after.index < before.index
+        assert (after.model, after.window_tokens, after.window_source) == \
+            (before.model, before.window_tokens, before.window_source)
+        assert after.model and after.model != "?"
