@@ -113,8 +113,10 @@ def _mark(side: Side, index: int, stage: ev.Stage) -> Mark:
                 before_tokens=stage.pre_tokens, after_tokens=stage.post_tokens)
 
 
-def series_of(log: RequestLog, side: Side, threshold: int | None = None) -> Series:
-    points = log.side(side)
+def series_of(log: RequestLog, side: Side, threshold: int | None = None,
+              conversation: str | None = None) -> Series:
+    points = [p for p in log.side(side) if conversation is None or p.conversation ==
+              conversation]
     return Series(side=side, x=tuple(p.index for p in points),
                   y=tuple(request_tokens(log, p) for p in points),
                   counted=tuple(p.counted for p in points),
@@ -122,12 +124,16 @@ def series_of(log: RequestLog, side: Side, threshold: int | None = None) -> Seri
                   marks=tuple(m for p in points for m in marks_of(p)), threshold=threshold)
 
 
-def build(log: RequestLog, limits: Thresholds | None = None) -> Timeline:
+def build(log: RequestLog, limits: Thresholds | None = None,
+          conversation: str | None = None) -> Timeline:
     """The timeline of everything ``log`` has folded so far; ``limits``: ctxlab's
-    thresholds in force (without them a replay's are read from ``replay_start``)."""
+    thresholds in force (without them a replay's are read from ``replay_start``);
+    ``conversation``: a watch's requests of that conversation only (a client's main turns,
+    its subagents and its side calls are conversations of their own: one line for them all
+    would zigzag between their sizes)."""
     def threshold(side: Side) -> int | None:
         mark = trigger(log, side, limits)
         return None if mark is None else mark.tokens
 
-    return Timeline(tuple(series_of(log, side, threshold(side))
+    return Timeline(tuple(series_of(log, side, threshold(side), conversation)
                           for side in SIDES if log.side(side)))

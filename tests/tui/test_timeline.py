@@ -321,3 +321,24 @@ async def test_the_projector_draws_the_trigger_in_whole_cells_and_the_legend_nam
         assert series is not None and series.threshold is not None
         legend = str(panel.query_one("#timeline-legend").render())
         assert f"━━ trigger {series.threshold:,}" in legend
+
+
+async def test_the_timeline_is_built_only_while_its_tab_shows(
+        make_app: Callable[..., CtxlabApp], monkeypatch: pytest.MonkeyPatch) -> None:
+    import tui.widgets.timeline as timeline_module
+
+    built: list[int] = []
+    real = timeline_module.build
+
+    def counting(*args: Any, **kwargs: Any) -> Any:
+        built.append(1)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(timeline_module, "build", counting)
+    app = make_app()
+    async with app.run_test(size=(160, 48)) as pilot:
+        await play_to_end(pilot)
+        assert built == []  # a whole run with the tab closed: nothing built
+        panel = await open_timeline(pilot)
+        await pilot.pause(0.2)
+        assert built and panel.timeline.side("ctxlab") is not None

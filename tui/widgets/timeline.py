@@ -26,6 +26,7 @@ from textual.binding import Binding, BindingType
 from textual.containers import Vertical
 from textual.content import Content
 from textual.message import Message
+from textual.widget import Widget
 from textual.widgets import Static
 
 from core import events as ev
@@ -39,6 +40,12 @@ from tui.widgets.timeline_plot import CURSOR, SIDE_COLOURS, TRIGGER, TimelinePlo
 
 FOLDED = (ev.RunStart, ev.ReplayStart, ev.WatchStart, ev.ModelRequest, ev.ModelResponse,
           ev.ReplayStep, ev.Stage, ev.WatchRequest, ev.WatchResponse)
+
+
+def shown(widget: Widget) -> bool:
+    """Whether the widget is displayed: itself and every container up to the screen (a tab
+    not open hides its pane, not the widget)."""
+    return all(node.display for node in widget.ancestors_with_self if isinstance(node, Widget))
 
 
 def primary_side(timeline: Timeline) -> Side | None:
@@ -90,6 +97,7 @@ class TimelinePanel(Routed, Vertical, can_focus=True):
         self.total = 0  # a replay's requests, as replay_start said (the x axis' length)
         self.selected: int | None = None  # None: follow the newest request
         self.timeline = Timeline(())
+        self._stale = False
 
     def compose(self) -> ComposeResult:
         yield Static(id="timeline-caption", markup=False)
@@ -167,6 +175,10 @@ class TimelinePanel(Routed, Vertical, can_focus=True):
 
     # -- drawing ----------------------------------------------------------------------------
 
+    def on_show(self) -> None:
+        if self._stale:
+            self.redraw_now()
+
     def changed(self) -> None:
         """New data: the caption at once, the plot within its redraw period."""
         self.refresh_view(now=False)
@@ -176,9 +188,13 @@ class TimelinePanel(Routed, Vertical, can_focus=True):
         self.refresh_view(now=True)
 
     def refresh_view(self, now: bool) -> None:
-        self.timeline = build(self.requests, self.limits)
-        if not self.is_mounted:
+        """Built only while the tab shows: a long replay at full speed need not rebuild a
+        picture nobody sees at every batch (it is built when the tab opens)."""
+        if not self.is_mounted or not shown(self):
+            self._stale = True
             return
+        self._stale = False
+        self.timeline = build(self.requests, self.limits)
         self.caption()
         span = max(self.total, self.timeline.requests[-1] if self.timeline.requests else 0)
         self.query_one(TimelinePlot).show(View(self.timeline, self.cursor, span), now=now)

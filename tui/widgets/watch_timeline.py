@@ -19,7 +19,7 @@ from core.views.requests import RequestLog
 from core.views.timeline import Timeline, build
 from tui.i18n import t
 from tui.widgets.redraw import update_if_changed
-from tui.widgets.timeline import mark_text
+from tui.widgets.timeline import mark_text, shown
 from tui.widgets.timeline_plot import TimelinePlot, View
 
 
@@ -39,6 +39,11 @@ class WatchTimeline(Vertical):
         self.requests.see(ev.WatchStart(listen="", upstream="", recording=""))
         self.selected: int | None = None
         self.timeline = Timeline(())
+        self._stale = False
+
+    def on_show(self) -> None:
+        if self._stale:
+            self.refresh_view(now=True)
 
     def compose(self) -> ComposeResult:
         yield Static(id="watch-timeline-caption", markup=False)
@@ -56,9 +61,15 @@ class WatchTimeline(Vertical):
             self.refresh_view(now=True)
 
     def refresh_view(self, now: bool) -> None:
-        self.timeline = build(self.requests)
-        if not self.is_mounted:
+        """Built only while it shows (a watch runs for hours; a hidden plot need not
+        follow), for the selected request's conversation."""
+        if not self.is_mounted or not shown(self):
+            self._stale = True
             return
+        self._stale = False
+        chosen = self.requests.find("watched", self.selected) if self.selected else None
+        self.timeline = build(self.requests,
+                              conversation=chosen.conversation if chosen else None)
         update_if_changed(self.query_one("#watch-timeline-caption", Static), self.caption())
         series = self.timeline.side("watched")
         span = series.x[-1] if series is not None and series.x else 0

@@ -159,3 +159,14 @@ def test_a_watched_clients_requests_are_its_answers_counts_or_its_estimates():
 def test_an_empty_log_has_no_series_and_no_scale():
     timeline = build(fold([]), Thresholds())
     assert timeline.series == () and timeline.requests == () and timeline.top == 0
+
+
+def test_a_watch_timeline_of_one_conversation_leaves_the_others_out():
+    events = watch_events()
+    events.insert(4, ev.WatchRequest(id=9, method="POST", path="/v1/messages", time="t9",
+                                     conversation="side", messages=1, chars=40,
+                                     est_tokens=12))
+    everything = build(fold(events)).side("watched")
+    main = build(fold(events), conversation="c1").side("watched")
+    assert everything is not None and main is not None
+    assert 9 in everything.x and list(main.x) == [1, 3, 4]
