@@ -26,8 +26,16 @@ import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from core.config import Thresholds
-from core.events import EVENT_TYPES, Emitter, Event, RunOutcome, Stage, event_from_json
+from core.config import Thresholds, scenario_thresholds
+from core.events import (
+    EVENT_TYPES,
+    Emitter,
+    Event,
+    RunOutcome,
+    RunStart,
+    Stage,
+    event_from_json,
+)
 
 # A summary is a few kB; past this the report quotes the start and says the size.
 SUMMARY_READ = 64_000
@@ -97,7 +105,26 @@ def _event_log(path: Path) -> Collected:
             except (ValueError, KeyError, TypeError) as exc:
                 raise SourceError(f"{path}: line {number} is not a ctxlab event "
                                   f"({type(exc).__name__}: {exc})") from None
-    return Collected(source=str(path), kind="event log", events=events)
+    return Collected(source=str(path), kind="event log", events=events,
+                     thresholds=_logged_thresholds(events))
+
+
+def _logged_thresholds(events: list[Event]) -> Thresholds | None:
+    """ctxlab's thresholds for a log of its own run, which no event states: its scenario's
+    budget (or the course's defaults for a run with none). A flag or a ``ctxlab.toml``
+    that changed them is not in the log; a replay's log says its own in ``replay_start``."""
+    from core.scenarios import ScenarioError, find_scenario
+
+    start = next((e for e in events if isinstance(e, RunStart)), None)
+    if start is None or start.provider in ("replay", "watch"):
+        return None
+    if not start.scenario:
+        return Thresholds()
+    try:
+        scenario = find_scenario(start.scenario)
+        return scenario_thresholds(scenario.thresholds, scenario.source)
+    except (ScenarioError, ValueError):
+        return None
 
 
 def _scenario(source: str) -> Collected:

@@ -4,6 +4,8 @@ watch recording and a saved session, with the events' own figures; bad input is 
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 
 import pytest
 
@@ -97,3 +99,16 @@ def test_a_file_that_cannot_be_replayed_is_one_line(capsys, tmp_path):
     code, out, err = context(capsys, str(bad))
     assert code == 2 and out == "" and err.startswith("ctxlab context: ")
     assert err.count("\n") == 1
+
+
+def test_an_event_log_of_a_scenario_run_gives_the_scenarios_window_and_marks(capsys, tmp_path):
+    """No event states ctxlab's thresholds: a log of a scenario's run takes the scenario's
+    (before, its window was the request itself: 100% full, no trigger)."""
+    log = tmp_path / "run.jsonl"
+    log.write_text(subprocess.run(
+        [sys.executable, "-m", "tui", "run", "--headless", "--scenario", "refactor-auth",
+         "--json"], check=True, capture_output=True, text=True).stdout, encoding="utf-8")
+    [from_log] = windows(capsys, str(log))
+    [from_name] = windows(capsys, "refactor-auth")
+    assert from_log["marks"] == from_name["marks"] and from_log["marks"]
+    assert from_log["window_tokens"] == from_name["window_tokens"] > from_log["tokens"]
