@@ -16,28 +16,20 @@ from __future__ import annotations
 
 from typing import ClassVar
 
-from textual import events
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Vertical
 from textual.widgets import DataTable, Static
 
-from core import events as ev
-from core.events import Event
 from core.views.items import Item, largest
-from core.views.sides import Side, Sides
 from tui.i18n import localize_bindings, t
 from tui.messages import OpenText
-from tui.routing import Routed, RunInfo, handles
 from tui.widgets.columns import cut
 from tui.widgets.render import short_size
+from tui.widgets.side_panel import SWITCH_SIDE, SidePanel, side_label
 
 LABEL_CELLS = 56
-SHOWN = 30
-# The events the requests' fold reads (core.views.requests): the requests, their answers'
-# figures, a replay's steps and ratio, and where a run starts again.
-FOLDED = (ev.ModelRequest, ev.ModelResponse, ev.ReplayStep, ev.ReplayStart, ev.RunStart,
-          ev.Stage)  # items listed: the long tail is what category totals already cover
+SHOWN = 30  # items listed: the long tail is what category totals already cover
 # The item itself (its kind, the tool and what it was given) right after its figures, so
 # a narrow tab still shows it; who wrote it last.
 COLUMNS = ("size", "tokens", "copies", "age", "what", "by")
@@ -54,10 +46,6 @@ def item_label(item: Item) -> str:
     """The item's kind, then what it is: ``file read · Read a.py`` (cut to leave the
     writer's column in view; the viewer has it whole)."""
     return cut(f"{t(f'items.kind_{item.kind}')} · {item_what(item)}", LABEL_CELLS)
-
-
-def side_label(name: str) -> str:
-    return t(f"items.side_{name}")
 
 
 class ItemsTable(DataTable[str]):
@@ -102,10 +90,10 @@ class ItemsTable(DataTable[str]):
         self.action_open_item()
 
 
-class ItemsPanel(Routed, Vertical):
+class ItemsPanel(SidePanel, Vertical):
     """The header line and the items of the shown request of the side chosen."""
 
-    BINDINGS: ClassVar[list[BindingType]] = [Binding("x", "switch_side", "key.switch_side")]
+    BINDINGS: ClassVar[list[BindingType]] = [*SWITCH_SIDE]
     DEFAULT_CSS = """
     ItemsPanel #items-head { height: auto; padding: 0 1; color: $text-muted; }
     ItemsPanel ItemsTable { height: 1fr; }
@@ -114,41 +102,13 @@ class ItemsPanel(Routed, Vertical):
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(id=id)
         localize_bindings(self)
-        self.sides = Sides()
-        self.side = ""  # the side shown; "" until a request came
-        self._stale = False
+        self.follow_sides()
 
     def compose(self) -> ComposeResult:
         yield Static(t("items.empty"), id="items-head", markup=False)
         yield ItemsTable(id="items-table")
 
-    def reset(self, run: RunInfo | None = None) -> None:
-        self.sides, self.side = Sides(), ""
-        self._stale = True
-        self.redraw_once(self.redraw)
-
-    @handles(*FOLDED)
-    def follow(self, event: Event) -> None:
-        known = len(self.sides.names())
-        name = self.sides.see(event)
-        if name is None:
-            return
-        if len(self.sides.names()) != known:  # a second side: ``x`` now switches
-            self.refresh_bindings()
-        self.side = self.side or name
-        self._stale = True
-        self.redraw_once(self.redraw)
-
-    def on_show(self, event: events.Show) -> None:
-        self.redraw()
-
-    def shown_side(self) -> Side | None:
-        return self.sides.get(self.side)
-
-    def redraw(self) -> None:
-        if not self._stale or not self.is_mounted or not self._on_screen():
-            return
-        self._stale = False
+    def draw(self) -> None:
         side = self.shown_side()
         table = self.query_one(ItemsTable)
         head = self.query_one("#items-head", Static)
@@ -158,28 +118,6 @@ class ItemsPanel(Routed, Vertical):
             return
         sent = side.cur
         head.update(t("items.head", side=side_label(self.side), n=side.number,
-                      messages=sent.messages, chars=sent.chars,
-                      others=self._others()))
+                      messages=sent.messages, chars=sent.chars, others=self.others()))
         table.show(largest(sent.sent or (), SHOWN, chars_per_token=self.sides.chars_per_token,
                            ages=side.ages))
-
-    def _others(self) -> str:
-        others = [n for n in self.sides.names() if n != self.side]
-        return t("items.switch", side=side_label(others[0])) if others else ""
-
-    def _on_screen(self) -> bool:
-        return all(node.display for node in self.ancestors_with_self
-                   if hasattr(node, "display"))
-
-    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        if action == "switch_side":  # only a replay has two sides
-            return len(self.sides.names()) > 1
-        return True
-
-    def action_switch_side(self) -> None:
-        names = self.sides.names()
-        if len(names) < 2:
-            return
-        self.side = names[(names.index(self.side) + 1) % len(names)]
-        self._stale = True
-        self.redraw()

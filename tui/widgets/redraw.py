@@ -13,6 +13,7 @@ from __future__ import annotations
 from typing import Any
 
 from textual.content import Content
+from textual.widget import Widget
 from textual.widgets import Static
 
 _SHOWN = "_ctxlab_shown"
@@ -34,3 +35,10 @@ def update_if_changed(widget: Static, content: Content | str) -> bool:
     setattr(widget, _SHOWN, key)
     widget.update(content)
     return True
+
+
+def shown(widget: Widget) -> bool:
+    """Whether the widget is displayed: itself and every container up to the screen (a tab
+    not open hides its pane, not the widgets in it). A view that is not shown need not
+    draw: it draws when it is shown again."""
+    return all(node.display for node in widget.ancestors_with_self if isinstance(node, Widget))

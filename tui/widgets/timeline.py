@@ -26,7 +26,6 @@ from textual.binding import Binding, BindingType
 from textual.containers import Vertical
 from textual.content import Content
 from textual.message import Message
-from textual.widget import Widget
 from textual.widgets import Static
 
 from core import events as ev
@@ -35,17 +34,11 @@ from core.views.requests import RequestLog, Side
 from core.views.timeline import Mark, Timeline, build
 from tui.i18n import localize_bindings, t
 from tui.routing import Routed, RunInfo, handles
-from tui.widgets.redraw import update_if_changed
+from tui.widgets.redraw import shown, update_if_changed
 from tui.widgets.timeline_plot import CURSOR, SIDE_COLOURS, TRIGGER, TimelinePlot, View
 
 FOLDED = (ev.RunStart, ev.ReplayStart, ev.WatchStart, ev.ModelRequest, ev.ModelResponse,
           ev.ReplayStep, ev.Stage, ev.WatchRequest, ev.WatchResponse)
-
-
-def shown(widget: Widget) -> bool:
-    """Whether the widget is displayed: itself and every container up to the screen (a tab
-    not open hides its pane, not the widget)."""
-    return all(node.display for node in widget.ancestors_with_self if isinstance(node, Widget))
 
 
 def primary_side(timeline: Timeline) -> Side | None:

@@ -11,19 +11,16 @@ from __future__ import annotations
 
 from typing import ClassVar
 
-from textual import events
 from textual.app import ComposeResult
-from textual.binding import Binding, BindingType
+from textual.binding import BindingType
 from textual.containers import VerticalScroll
 from textual.content import Content
 from textual.widgets import Static
 
-from core.events import Event
-from core.views.sides import Sides
 from core.views.turn_diff import DiffBlock, TurnDiff, diff
 from tui.i18n import localize_bindings, t
-from tui.routing import Routed, RunInfo, handles
-from tui.widgets.items_panel import FOLDED, side_label
+from tui.routing import RunInfo
+from tui.widgets.side_panel import SWITCH_SIDE, SidePanel, side_label
 
 STYLES = {"+": "$success", "-": "$error", "~": "$warning", "^": "$success"}
 SIGNS = {"+": "+", "-": "−", "~": "~", "^": "↳"}  # ↳: inserted among the entries kept
@@ -56,54 +53,33 @@ def diff_content(found: TurnDiff) -> Content:
     return Content("\n").join(lines)
 
 
-class TurnDiffPanel(Routed, VerticalScroll):
+class TurnDiffPanel(SidePanel, VerticalScroll):
     """The header line, then the diff of the shown request of the side chosen."""
 
-    BINDINGS: ClassVar[list[BindingType]] = [Binding("x", "switch_side", "key.switch_side")]
+    BINDINGS: ClassVar[list[BindingType]] = [*SWITCH_SIDE]
     DEFAULT_CSS = """
     TurnDiffPanel { padding: 0 1; }
     TurnDiffPanel #diff-head { color: $text-muted; }
     """
     can_focus = True
+    track_ages = False
 
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(id=id)
         localize_bindings(self)
-        self.sides = Sides(ages=False)
-        self.side = ""
+        self.follow_sides()
         self.shown: TurnDiff | None = None
-        self._stale = False
 
     def compose(self) -> ComposeResult:
         yield Static(t("diff.empty"), id="diff-head", markup=False)
         yield Static("", id="diff-body")
 
     def reset(self, run: RunInfo | None = None) -> None:
-        self.sides, self.side, self.shown = Sides(ages=False), "", None
-        self._stale = True
-        self.redraw_once(self.redraw)
+        self.shown = None
+        super().reset(run)
 
-    @handles(*FOLDED)
-    def follow(self, event: Event) -> None:
-        known = len(self.sides.names())
-        name = self.sides.see(event)
-        if name is None:
-            return
-        if len(self.sides.names()) != known:  # a second side: ``x`` now switches
-            self.refresh_bindings()
-        self.side = self.side or name
-        self._stale = True
-        self.redraw_once(self.redraw)
-
-    def on_show(self, event: events.Show) -> None:
-        self.redraw()
-
-    def redraw(self) -> None:
-        if not self._stale or not self.is_mounted or not all(
-                node.display for node in self.ancestors_with_self if hasattr(node, "display")):
-            return
-        self._stale = False
-        side = self.sides.get(self.side)
+    def draw(self) -> None:
+        side = self.shown_side()
         head, body = self.query_one("#diff-head", Static), self.query_one("#diff-body", Static)
         if side is None or side.cur is None:
             self.shown = None
@@ -111,24 +87,9 @@ class TurnDiffPanel(Routed, VerticalScroll):
             body.update("")
             return
         prev, cur = side.prev, side.cur
-        others = [n for n in self.sides.names() if n != self.side]
-        switch = t("items.switch", side=side_label(others[0])) if others else ""
         head.update(t("diff.head", side=side_label(self.side), n=side.number,
                       before=prev.messages if prev else 0, after=cur.messages,
                       before_chars=prev.chars if prev else 0, after_chars=cur.chars,
-                      others=switch))
+                      others=self.others()))
         self.shown = diff(list(prev.sent or ()) if prev else [], list(cur.sent or ()))
         body.update(diff_content(self.shown))
-
-    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        if action == "switch_side":  # only a replay has two sides
-            return len(self.sides.names()) > 1
-        return True
-
-    def action_switch_side(self) -> None:
-        names = self.sides.names()
-        if len(names) < 2:
-            return
-        self.side = names[(names.index(self.side) + 1) % len(names)]
-        self._stale = True
-        self.redraw()

@@ -18,8 +18,8 @@ from core import events as ev
 from core.views.requests import RequestLog
 from core.views.timeline import Timeline, build
 from tui.i18n import t
-from tui.widgets.redraw import update_if_changed
-from tui.widgets.timeline import mark_text, shown
+from tui.widgets.redraw import shown, update_if_changed
+from tui.widgets.timeline import mark_text
 from tui.widgets.timeline_plot import TimelinePlot, View
 
 

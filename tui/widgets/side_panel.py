@@ -1,0 +1,105 @@
+"""A tab that shows one side's latest request at a time: the Items and Diff tabs.
+
+Both follow the same thing — each side's last requests (ctxlab's, a replay's recorded
+original: :class:`core.views.sides.Sides`) — and show one side at a time, ``x`` switching
+to the other where a replay has two. Both draw only while they show: a hidden tab marks
+itself stale and draws when it is opened, so a long replay at full speed does not measure
+items or compare histories nobody is looking at.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, ClassVar
+
+from textual import events
+from textual.binding import Binding, BindingType
+from textual.widget import Widget
+
+from core import events as ev
+from core.events import Event
+from core.views.sides import Side, Sides
+from tui.i18n import t
+from tui.routing import Routed, RunInfo, handles
+from tui.widgets.redraw import shown
+
+# The events the requests' fold reads (core.views.requests): the requests, their answers'
+# figures, a replay's steps and ratio, and where a run starts again.
+FOLDED = (ev.ModelRequest, ev.ModelResponse, ev.ReplayStep, ev.ReplayStart, ev.RunStart,
+          ev.Stage)
+
+
+if TYPE_CHECKING:
+    _Widget = Widget  # what it is mixed into: the checker sees the widget's own members
+else:
+    _Widget = object  # a mixin at run time: the tab's widget class comes after it
+
+
+# ``x``: the other side. Each tab lists it in its own BINDINGS (Textual reads a widget
+# class's bindings, and this mixin is not one).
+SWITCH_SIDE: list[BindingType] = [Binding("x", "switch_side", "key.switch_side")]
+
+
+def side_label(name: str) -> str:
+    return t(f"items.side_{name}")
+
+
+class SidePanel(Routed, _Widget):
+    """Mixed into a tab's widget: the sides it follows, the one it shows, when it draws.
+    A subclass says whether it needs the items' ages and draws in :meth:`draw`."""
+
+    track_ages: ClassVar[bool] = True  # the items' age in requests (the diff needs none)
+
+    def follow_sides(self) -> None:
+        self.sides = Sides(ages=self.track_ages)
+        self.side = ""  # the side shown; "" until a request came
+        self._stale = False
+
+    def reset(self, run: RunInfo | None = None) -> None:
+        self.follow_sides()
+        self._stale = True
+        self.redraw_once(self.redraw)
+
+    @handles(*FOLDED)
+    def follow(self, event: Event) -> None:
+        known = len(self.sides.names())
+        name = self.sides.see(event)
+        if name is None:
+            return
+        if len(self.sides.names()) != known:  # a second side: ``x`` now switches
+            self.refresh_bindings()
+        self.side = self.side or name
+        self._stale = True
+        self.redraw_once(self.redraw)
+
+    def on_show(self, event: events.Show) -> None:
+        self.redraw()
+
+    def shown_side(self) -> Side | None:
+        return self.sides.get(self.side)
+
+    def redraw(self) -> None:
+        if not self._stale or not self.is_mounted or not shown(self):
+            return
+        self._stale = False
+        self.draw()
+
+    def draw(self) -> None:
+        raise NotImplementedError
+
+    def others(self) -> str:
+        """The header's note that ``x`` shows the other side (empty with one side)."""
+        others = [n for n in self.sides.names() if n != self.side]
+        return t("items.switch", side=side_label(others[0])) if others else ""
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action == "switch_side":  # only a replay has two sides
+            return len(self.sides.names()) > 1
+        return True
+
+    def action_switch_side(self) -> None:
+        names = self.sides.names()
+        if len(names) < 2:
+            return
+        self.side = names[(names.index(self.side) + 1) % len(names)]
+        self._stale = True
+        self.redraw()
