@@ -274,8 +274,13 @@ class CtxlabApp(Routed, NavActions, LearnerActions, PanelActions, WorkbenchActio
     # -- events ---------------------------------------------------------------------------
 
     async def on_text_chunk(self, message: TextChunk) -> None:
-        if message.generation == self.generation:
-            await self.query_one(Conversation).assistant(message.take())
+        if message.generation != self.generation:
+            return
+        try:
+            conversation = self.query_one(Conversation)
+        except NoMatches:  # the app is shutting down: the panels are gone
+            return
+        await conversation.assistant(message.take())
 
     async def on_engine_events(self, message: EngineEvents) -> None:
         events = message.take()
