@@ -11,13 +11,15 @@ import argparse
 import json
 import os
 import sys
-from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from tui.cli import failure
 
 if TYPE_CHECKING:
     from tui.compare_columns import Column
+
+C = TypeVar("C")  # a column of either comparison
 
 PROG = "ctxlab compare"
 EXIT_USAGE = 2
@@ -126,14 +128,21 @@ def table_width(table: Any) -> int:
 
 
 def column_groups(comparison: Any, width: int) -> list[list[Column]]:
-    """The columns in order, split into runs whose table fits ``width`` (at least one column
-    each: only a terminal too narrow for the strategy's name and one number still cuts)."""
+    """The columns in order, split into runs whose table fits ``width``."""
     from tui.compare_columns import COLUMNS
 
-    groups: list[list[Column]] = [[]]
-    for column in COLUMNS:
+    return split_columns(COLUMNS, width, lambda part: table_of(comparison, part))
+
+
+def split_columns(columns: Sequence[C], width: int,
+                  make_table: Callable[[Sequence[C]], Any]) -> list[list[C]]:
+    """``columns`` in order, split into runs whose table (``make_table``) fits ``width`` (at
+    least one column each: only a terminal too narrow for the strategy's name and one number
+    still cuts). The scenario comparison and a session's what-if share it."""
+    groups: list[list[C]] = [[]]
+    for column in columns:
         trial = [*groups[-1], column]
-        if groups[-1] and table_width(table_of(comparison, trial)) > width:
+        if groups[-1] and table_width(make_table(trial)) > width:
             groups.append([column])
         else:
             groups[-1] = trial
