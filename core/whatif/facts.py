@@ -14,7 +14,7 @@ went on to use is no bargain. The recording says what was used, without simulati
 * a **re-read**: a tool call reads a file (:mod:`core.whatif.reads`) that an earlier result
   already returned, whole or the same span, with no write to that file in between (after an
   edit the content differs, so reading it again is no repeat). The fact is the latest such
-  result.
+  result that holds the content (not an error, nor a "file unchanged" answer).
 
 ``produced_at`` is the request that first sent the result, ``needed_at`` the request whose
 reply quotes or re-reads it, both 1-based over ``recording.exchanges``: the fact had to be in
@@ -47,6 +47,9 @@ MIN_LINE = 30  # chars a quoted line needs, stripped: shorter lines recur by cha
 MIN_WORD_CHARS = 12  # letters or digits it needs: rulers and padding are no facts
 DETAIL = 120  # chars of a quoted line kept in Fact.detail
 LINE_NUMBER = re.compile(r"^\s*\d+(?:\t|\u2192)")  # a read tool's "    12\t" / "    12→"
+# A read tool's answer that the file is as last read (Claude Code's "Wasted call — file
+# unchanged since your last Read"): still a re-read, but no copy of the content.
+UNCHANGED = re.compile(r"\bunchanged since\b", re.IGNORECASE)
 # Keys whose strings are no content a model reads (ids, signatures, base64 data).
 NOT_CONTENT = frozenset({"id", "tool_use_id", "call_id", "tool_call_id", "type", "role",
                          "signature", "data", "encrypted_content", "media_type"})
@@ -111,16 +114,16 @@ class _Finder:
             for block in content if isinstance(content, list) else []:
                 if isinstance(block, dict) and block.get("type") == "tool_result":
                     self._result(str(block.get("tool_use_id", "")), block.get("content"),
-                                 request)
+                                 request, block.get("is_error") is True)
 
-    def _result(self, result_id: str, content: Any, request: int) -> None:
+    def _result(self, result_id: str, content: Any, request: int, error: bool) -> None:
         text = result_text(content)
         if not result_id or result_id in self.results or not text or text == CLEARED:
             return
         tool, read = self.calls.get(result_id, ("", None))
         result = _Result(result_id, tool, request, digest(text), read)
         self.results[result_id] = result
-        if read is not None:
+        if read is not None and not error and not UNCHANGED.search(text[:200]):
             self.reads.setdefault(read.path, []).append(result)
         for line in _lines(text):
             if line in self.own or line in self.indexed:

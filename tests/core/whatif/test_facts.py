@@ -122,6 +122,19 @@ def test_reading_another_file_or_after_an_edit_is_no_reread():
     assert find_facts(reread_session(between=edit)) == []
 
 
+def test_a_reread_points_at_the_last_result_that_held_the_content():
+    unchanged = "Wasted call — file unchanged since your last Read. Refer to that earlier one."
+    session = recording(
+        Exchange(ask("fix"), reply(call("t1", "Read", file_path="/w/auth.py"))),
+        Exchange(results(("t1", auth_read())), reply(call("t2", "Read", file_path="/w/auth.py"))),
+        Exchange(results(("t2", unchanged)), reply(call("t3", "Read", file_path="/w/auth.py"))),
+        Exchange([{"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t3",
+                                                "content": "EACCES", "is_error": True}]}],
+                 reply(call("t4", "Read", file_path="/w/auth.py"))))
+    assert [(f.result_id, f.needed_at) for f in find_facts(session)] == \
+        [("t1", 2), ("t1", 3), ("t1", 4)]
+
+
 def test_a_shell_read_of_a_file_read_before_is_a_reread():
     session = recording(
         Exchange(ask("look"), reply(call("c1", "exec_command", cmd="cat notes.txt",
