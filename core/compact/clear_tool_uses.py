@@ -8,7 +8,10 @@ the server's are:
 
 * **trigger** — the *whole* prompt, as the client sends it, is over the trigger (the API
   measures the request before editing it; a client keeps sending everything, so what was
-  cleared still counts). Here the trigger is the run's ``context_limit``, in tokens.
+  cleared still counts). Here the trigger is the run's ``context_limit``, in tokens, unless
+  a ``trigger_tokens`` is given (a what-if run uses the API's 100,000); chars become tokens
+  at ``chars_per_token`` (4 unless the session measured its own), plus ``overhead_tokens``
+  for the system prompt and tools every request carries.
 * **keep** — the most recent ``keep`` tool uses (``keep_recent``, 3 like the API's default)
   keep their results; every older result is replaced by a placeholder, oldest first.
 * **exclude_tools** — results of these tools are never cleared.
@@ -23,6 +26,7 @@ s08 engine's (a real client would get a prompt-too-long error instead).
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
@@ -73,8 +77,10 @@ def clearable(messages: list[dict[str, Any]], rule: ClearRule) -> list[Clearable
             and b.get("content") != PLACEHOLDER]
 
 
-def tokens(chars: int) -> int:
-    return -(-chars // CHARS_PER_TOKEN)
+def tokens(chars: int, chars_per_token: float = CHARS_PER_TOKEN,
+           overhead_tokens: int = 0) -> int:
+    """``chars`` as tokens, rounded up, plus the fixed overhead every request carries."""
+    return math.ceil(chars / chars_per_token) + overhead_tokens
 
 
 class ApiClearToolUses(Compactor):
@@ -84,30 +90,46 @@ class ApiClearToolUses(Compactor):
                  summarizer: Summarizer | None = None,
                  emit: Callable[[Event], Any] | None = None,
                  breaks: frozenset[str] | set[str] = frozenset(),
-                 exclude_tools: Iterable[str] = ()) -> None:
+                 exclude_tools: Iterable[str] = (), *,
+                 chars_per_token: float = CHARS_PER_TOKEN, overhead_tokens: int = 0,
+                 trigger_tokens: int | None = None) -> None:
         super().__init__(workspace, thresholds, summarizer, emit, frozenset())
+        if chars_per_token <= 0:
+            raise ValueError(f"chars per token must be above 0, not {chars_per_token}")
         self.exclude_tools = frozenset(exclude_tools)
         self.cleared_chars = 0  # what clearing saved: the client still "sends" it
+        # A what-if run prices a recorded session at its own measured ratio and overhead
+        # and at the API's trigger; a scenario run keeps the course's budget in tokens.
+        self.chars_per_token = chars_per_token
+        self.overhead_tokens = overhead_tokens
+        self.trigger_tokens = trigger_tokens
 
     @property
     def rule(self) -> ClearRule:
         limits = self.ctx.thresholds
-        return ClearRule(trigger_tokens=tokens(limits.context_limit), keep=limits.keep_recent,
+        trigger = self.trigger_tokens
+        if trigger is None:
+            trigger = tokens(limits.context_limit, self.chars_per_token)
+        return ClearRule(trigger_tokens=trigger, keep=limits.keep_recent,
                          exclude_tools=self.exclude_tools)
 
     async def prepare(self, messages: list[dict], active_request: str) -> list[dict]:
         await self.list_archive()
-        history = Measured(list(messages))
+        history = Measured(list(messages), self.sizes)  # only new messages are measured
         self.clear(history, self.rule)
+        self.sizes.keep(history)
         return history.messages
 
     def clear(self, history: Measured, rule: ClearRule) -> None:
-        if tokens(history.chars + self.cleared_chars) <= rule.trigger_tokens:
+        sent = tokens(history.chars + self.cleared_chars, self.chars_per_token,
+                      self.overhead_tokens)  # the whole request, as the API measures it
+        if sent <= rule.trigger_tokens:
             return
         targets = clearable(history.messages, rule)
         if not targets:
             return
-        if rule.clear_at_least and tokens(sum(t.chars for t in targets)) < rule.clear_at_least:
+        cleared = tokens(sum(t.chars for t in targets), self.chars_per_token)
+        if rule.clear_at_least and cleared < rule.clear_at_least:
             return  # the API clears nothing rather than too little
         run = StageRun(API_CLEAR_TOOL_USES, self.ctx, history)
         for target in targets:

@@ -98,6 +98,8 @@ class _Bare:
     """Just enough of the engine for :meth:`ApiClearToolUses.clear` to run on its own."""
 
     cleared_chars = 0
+    chars_per_token = 4.0
+    overhead_tokens = 0
 
 
 @settings(max_examples=40, deadline=None)
@@ -119,3 +121,25 @@ def test_compare_plays_the_strategy_beside_the_others():
     clear, truncate = result.strategies
     assert clear.ok and clear.losses == 0 and truncate.losses > 0
     assert clear.calls == truncate.calls
+
+
+def test_the_trigger_counts_tokens_at_the_given_ratio_plus_the_overhead(tmp_path):
+    """A what-if run prices a session at its own chars-per-token and fixed overhead."""
+    messages = history([("bash", 400)] * 5)
+    chars = Measured(list(messages)).chars
+    at = -(-chars // 2) + 500  # the whole request at 2 chars a token, overhead included
+
+    def cleared(trigger: int, **units) -> bool:
+        compactor = ApiClearToolUses(tmp_path / str(trigger), Thresholds(keep_recent=3),
+                                     trigger_tokens=trigger, **units)
+        return contents(prepared(compactor, messages))[0] == PLACEHOLDER
+
+    assert not cleared(at, chars_per_token=2.0, overhead_tokens=500)
+    assert cleared(at - 1, chars_per_token=2.0, overhead_tokens=500)
+    assert not cleared(at - 1)  # at 4 chars a token, no overhead: far under it
+
+
+def test_without_a_trigger_the_context_limit_is_the_trigger_as_before(tmp_path):
+    compactor = engine(tmp_path, limit=1_000)
+    assert compactor.rule.trigger_tokens == 250  # 1,000 chars at 4 a token
+    assert ApiClearToolUses(tmp_path, trigger_tokens=100_000).rule.trigger_tokens == 100_000
