@@ -99,6 +99,14 @@ STRATEGIES: dict[str, Strategy] = _table(
              "the API's context editing (clear_tool_uses_20250919) played offline: old tool "
              "results become a placeholder past the trigger, memory off",
              {"memory": False, "pinned": False}),
+    Strategy("api-compaction", Manager.API_COMPACT,
+             "the API's server compaction played offline: past the trigger (the context "
+             "limit, in tokens) all but the latest turn becomes one summary, memory off",
+             {"memory": False, "pinned": False}),
+    Strategy("observation-masking", Manager.OBSERVATION_MASKING,
+             "observation masking: the last 10 tool results stay whole, every older one "
+             "becomes a placeholder naming its saved file, memory off",
+             {"memory": False, "pinned": False}),
 )
 DEFAULT_STRATEGIES = ("truncate", "compact", "compact+memory")
 SIDE_PURPOSES = ("summary", "select", "extract", "consolidate")

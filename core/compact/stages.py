@@ -73,11 +73,15 @@ API_CLEAR_TOOL_USES = StageSpec("api_clear_tool_uses", "results", manager=Manage
 API_CLEAR_THINKING = StageSpec("api_clear_thinking", "nothing", manager=Manager.API_EDIT)
 API_COMPACTION = StageSpec("api_compaction", "transcript", summarises=True,
                            manager=Manager.API_COMPACT)
+# Observation masking (core.compact.observation_masking): older tool results → placeholders.
+OBSERVATION_MASK = StageSpec("observation_mask", "results",
+                             manager=Manager.OBSERVATION_MASKING)
 
 TABLE: list[StageSpec] = [
     TOOL_RESULT_BUDGET, SNIP_COMPACT, MICRO_COMPACT, FIT_TOOL_RESULTS,
     COMPACT_HISTORY, REACTIVE_COMPACT, MANUAL_COMPACT,
     SLIDING_WINDOW, API_CLEAR_TOOL_USES, API_CLEAR_THINKING, API_COMPACTION,
+    OBSERVATION_MASK,
 ]
 
 

@@ -15,8 +15,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from core.compact.api_compaction import ApiCompaction
 from core.compact.clear_tool_uses import ApiClearToolUses
 from core.compact.managers import Manager
+from core.compact.observation_masking import ObservationMasking
 from core.compact.stages import SLIDING_WINDOW
 from core.compact.truncate import (
     ENGINES,
@@ -115,7 +117,10 @@ def test_make_compactor_names_the_engines():
         assert type(make_compactor(Manager.PIPELINE, Path(tmp))).__name__ == "Compactor"
         assert type(make_compactor("s08", Path(tmp))).__name__ == "Compactor"  # older name
         assert type(make_compactor(Manager.API_EDIT, Path(tmp))) is ApiClearToolUses
-        for name in ("nope", Manager.API_COMPACT, Manager.CLIENT):  # not ctxlab's to run
+        assert type(make_compactor(Manager.API_COMPACT, Path(tmp))) is ApiCompaction
+        masking = make_compactor("observation-masking", Path(tmp))
+        assert type(masking) is ObservationMasking
+        for name in ("nope", Manager.CLIENT, Manager.CLAUDE_CODE):  # not ctxlab's to run
             with pytest.raises(ValueError, match="truncate"):
                 make_compactor(name, Path(tmp))
 
