@@ -66,8 +66,8 @@ MANUAL_COMPACT = StageSpec("manual_compact", "transcript", summarises=True,
                            reads=("summary_input_limit",))
 # The other managers ctxlab runs or hears from; none runs in prepare()'s pass. Truncation's
 # one cut (core.compact.truncate); the Messages API's own context management
-# (core.sources.agent.api_stages), whose clear_tool_uses ctxlab also plays offline
-# (core.compact.clear_tool_uses).
+# (core.sources.agent.api_stages), whose clear_tool_uses and compaction ctxlab also plays
+# offline (core.compact.clear_tool_uses, core.compact.api_compaction).
 SLIDING_WINDOW = StageSpec("sliding_window", "nothing", manager=Manager.TRUNCATE)
 API_CLEAR_TOOL_USES = StageSpec("api_clear_tool_uses", "results", manager=Manager.API_EDIT)
 API_CLEAR_THINKING = StageSpec("api_clear_thinking", "nothing", manager=Manager.API_EDIT)

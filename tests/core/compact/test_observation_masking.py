@@ -14,6 +14,7 @@ from core.archive.store import content_as_text
 from core.compact.observation_masking import MASK_PREFIX, ObservationMasking, is_masked
 from core.compact.stages import OBSERVATION_MASK
 from core.events import Recorder, Stage
+from core.measure import json_chars
 from core.messages import iter_tool_results, validate_pairs
 from tests.core.compact.builders import assistant, result, results, turns, use
 from tests.core.compact.test_properties import histories
@@ -114,11 +115,14 @@ def test_compact_falls_back_to_the_s08_summary_and_masking_starts_again(tmp_path
 def test_masking_never_splits_a_pair_and_keeps_the_newest_keep(history, keep, steps):
     """Fed in steps as an agent loop would, the result is the same as in one go."""
     with tempfile.TemporaryDirectory() as tmp:
-        compactor, _ = engine(Path(tmp), keep=keep)
+        compactor, recorder = engine(Path(tmp), keep=keep)
         cuts = sorted({len(history) * k // steps for k in range(1, steps + 1)})
         sent: list[dict] = []
         for cut in cuts:
+            fired = len(recorder.of(Stage))
             sent = prepared(compactor, [*sent, *history[len(sent):cut]])
+            for stage in recorder.of(Stage)[fired:]:  # its sizes are the history's, exactly
+                assert stage.after_chars == json_chars(sent)
         assert validate_pairs(sent) == []
         assert len(sent) == len(history)
         whole = [not is_masked(c) for c in contents(sent)]
