@@ -27,14 +27,16 @@ s08 engine's (a real client would get a prompt-too-long error instead).
 from __future__ import annotations
 
 import math
+from collections import deque
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from core.archive.store import content_size
 from core.compact.context import StageRun
 from core.compact.pipeline import Compactor
+from core.compact.sent import Sent
 from core.compact.stages import API_CLEAR_TOOL_USES
 from core.compact.summarizer import Summarizer
 from core.config import Thresholds
@@ -103,6 +105,7 @@ class ApiClearToolUses(Compactor):
         self.chars_per_token = chars_per_token
         self.overhead_tokens = overhead_tokens
         self.trigger_tokens = trigger_tokens
+        self._reading: Reading | None = None  # the history last returned, as far as read
 
     @property
     def rule(self) -> ClearRule:
@@ -114,23 +117,49 @@ class ApiClearToolUses(Compactor):
                          exclude_tools=self.exclude_tools)
 
     async def prepare(self, messages: list[dict], active_request: str) -> list[dict]:
+        """Clear what is clearable past the trigger. A what-if run calls this once per
+        recorded request, so the history it returned is followed, not read again: when
+        it comes back with messages appended, only those are read (:class:`Reading`)."""
         await self.list_archive()
-        history = Measured(list(messages), self.sizes)  # only new messages are measured
-        self.clear(history, self.rule)
-        self.sizes.keep(history)
-        return history.messages
+        rule = self.rule
+        reading = self._reading
+        if reading is None or reading.rule != rule or not reading.sent.extended_by(messages):
+            reading = self._reading = Reading(rule, Measured(list(messages)))
+            reading.read(0)
+        else:
+            reading.read(reading.extend(messages))
+        if self._over(reading.history, rule):
+            targets = reading.take_clearable()
+            if not self._clear(reading.history, rule, targets):
+                reading.pending = targets  # not enough to clear: they wait for the next call
+        reading.sent = Sent.of(reading.history.messages)
+        return list(reading.history.messages)  # the caller's own list: it may append to it
+
+    def sizes_of(self, messages: list[dict]) -> tuple[int, ...]:
+        reading = self._reading
+        if reading is None or not reading.sent.extended_by(messages):
+            return super().sizes_of(messages)
+        known = reading.sent.length
+        return (*reading.history.sizes[:known], *super().sizes_of(messages[known:]))
+
+    def _over(self, history: Measured, rule: ClearRule) -> bool:
+        """Is the whole request, as the client sends it, over the trigger?"""
+        sent = tokens(history.chars + self.cleared_chars, self.chars_per_token,
+                      self.overhead_tokens)
+        return sent > rule.trigger_tokens
 
     def clear(self, history: Measured, rule: ClearRule) -> None:
-        sent = tokens(history.chars + self.cleared_chars, self.chars_per_token,
-                      self.overhead_tokens)  # the whole request, as the API measures it
-        if sent <= rule.trigger_tokens:
-            return
-        targets = clearable(history.messages, rule)
+        """Clear ``history`` in one pass (read from the start)."""
+        if self._over(history, rule):
+            self._clear(history, rule, clearable(history.messages, rule))
+
+    def _clear(self, history: Measured, rule: ClearRule, targets: list[Clearable]) -> bool:
+        """Clear ``targets``; False when there are none or too few to clear."""
         if not targets:
-            return
+            return False
         cleared = tokens(sum(t.chars for t in targets), self.chars_per_token)
         if rule.clear_at_least and cleared < rule.clear_at_least:
-            return  # the API clears nothing rather than too little
+            return False  # the API clears nothing rather than too little
         run = StageRun(API_CLEAR_TOOL_USES, self.ctx, history)
         for target in targets:
             block = history.messages[target.msg_idx]["content"][target.block_idx]
@@ -139,12 +168,60 @@ class ApiClearToolUses(Compactor):
                                                       PLACEHOLDER)
             run.took(target.tool_use_id, target.chars, path)
         run.finish()
+        return True
 
     async def compact(self, messages: list[dict], active_request: str) -> list[dict]:
         self.cleared_chars = 0  # the summary replaces what was cleared
+        self._reading = None
         return await super().compact(messages, active_request)
 
     async def reactive(self, messages: list[dict], active_request: str,
                        refusal: BaseException | None = None) -> list[dict]:
         self.cleared_chars = 0
+        self._reading = None
         return await super().reactive(messages, active_request, refusal)
+
+
+@dataclass
+class Reading:
+    """The history ``prepare`` returned, read as far as it goes: tool names by id, the
+    newest ``keep`` results (every result counts toward them, cleared or not), and the
+    older ones not cleared yet — exactly what :func:`clearable` finds, without a rescan."""
+
+    rule: ClearRule
+    history: Measured
+    sent: Sent = field(default_factory=Sent)
+    names: dict[str, Any] = field(default_factory=dict)
+    recent: deque[Clearable] = field(default_factory=deque)
+    pending: list[Clearable] = field(default_factory=list)
+
+    def extend(self, messages: list[dict[str, Any]]) -> int:
+        """Append what follows the history returned; where the new messages start."""
+        start = self.sent.length
+        for message in messages[start:]:
+            self.history.append(message)
+        return start
+
+    def read(self, start: int) -> None:
+        messages = self.history.messages
+        for i in range(start, len(messages)):
+            for j, block in enumerate(blocks(messages[i])):
+                if is_block(block, "tool_use"):
+                    self.names[block.get("id")] = block.get("name")
+                elif is_block(block, "tool_result"):
+                    self._result(Clearable(i, j, block.get("tool_use_id", ""),
+                                           content_size(block.get("content", ""))))
+
+    def _result(self, result: Clearable) -> None:
+        self.recent.append(result)
+        while len(self.recent) > self.rule.keep:
+            older = self.recent.popleft()
+            if self.names.get(older.tool_use_id) in self.rule.exclude_tools:
+                continue
+            block = self.history.messages[older.msg_idx]["content"][older.block_idx]
+            if block.get("content") != PLACEHOLDER:
+                self.pending.append(older)
+
+    def take_clearable(self) -> list[Clearable]:
+        taken, self.pending = self.pending, []
+        return taken

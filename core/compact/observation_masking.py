@@ -34,6 +34,7 @@ from typing import Any
 from core.archive.store import content_size
 from core.compact.context import StageRun
 from core.compact.pipeline import Compactor
+from core.compact.sent import Sent
 from core.compact.stages import OBSERVATION_MASK
 from core.compact.summarizer import Summarizer
 from core.config import Thresholds
@@ -93,6 +94,14 @@ class ObservationMasking(Compactor):
         self._sent = Sent.of(history.messages)
         return list(history.messages)  # the caller's own list: it may append to it
 
+    def sizes_of(self, messages: list[dict]) -> tuple[int, ...]:
+        """The sizes the followed history already holds (the agent loop asks every call)."""
+        history = self._history
+        if history is None or not self._sent.extended_by(messages):
+            return super().sizes_of(messages)
+        known = self._sent.length
+        return (*history.sizes[:known], *super().sizes_of(messages[known:]))
+
     def _follow(self, messages: list[dict[str, Any]]) -> Measured:
         """The remembered history plus what was appended to it, or ``messages`` read anew."""
         history = self._history
@@ -134,25 +143,3 @@ class ObservationMasking(Compactor):
                        refusal: BaseException | None = None) -> list[dict]:
         self._forget()
         return await super().reactive(messages, active_request, refusal)
-
-
-@dataclass(frozen=True)
-class Sent:
-    """The history last returned, as its length and its two end messages: enough to tell
-    that it came back with messages appended (an agent loop adopts what ``prepare``
-    returns and appends to it; no caller changes a message it was given)."""
-
-    length: int = 0
-    first: dict[str, Any] | None = None
-    last: dict[str, Any] | None = None
-
-    @classmethod
-    def of(cls, messages: list[dict[str, Any]]) -> Sent:
-        if not messages:
-            return cls()
-        return cls(len(messages), messages[0], messages[-1])
-
-    def extended_by(self, messages: list[dict[str, Any]]) -> bool:
-        if not self.length or len(messages) < self.length:
-            return False
-        return messages[0] is self.first and messages[self.length - 1] is self.last
