@@ -36,6 +36,7 @@ from core.compare import (
     parse_strategies,
     run_strategy,
     side_work,
+    summary_notes,
 )
 from core.config import Thresholds
 from core.events import MemorySelected, ModelRequest, Recorder, Stage, TurnEnd
@@ -274,3 +275,11 @@ def test_pinned_context_answers_what_the_summaries_lost():
     plain, pinned = result.strategies
     assert sum(p.answerable for p in pinned.probes) > sum(p.answerable for p in plain.probes)
     assert all(p.answerable for p in pinned.probes) and pinned.losses == 0
+
+
+def test_a_stand_in_summary_note_is_true_of_a_manager_that_summarises_itself():
+    """``api-compaction`` writes summaries of its own; what it lacks is an answer to the
+    compact tool, so its note must not say it writes none."""
+    (note,) = summary_notes(Manager.API_COMPACT, {"manual_compact": 1})
+    assert note == ("1 summary: the model called the compact tool, which ctxlab's summary "
+                    "answers (api-compact has no answer of its own)")

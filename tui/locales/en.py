@@ -534,16 +534,17 @@ MESSAGES: dict[str, str] = {
     "compare.col.cost": "est. cost",
     "compare.note.reactive_compact": "{name}: {n} summaries — prompts refused as too long (the "
                                      "scenario scripts the refusal) were recovered with "
-                                     "ctxlab's summary; {manager} itself writes none",
+                                     "ctxlab's summary; {manager} has no answer of its own",
     "compare.note.reactive_compact.one": "{name}: {n} summary — a prompt refused as too long "
                                          "(the scenario scripts the refusal) was recovered "
-                                         "with ctxlab's summary; {manager} itself writes none",
+                                         "with ctxlab's summary; {manager} has no answer of "
+                                         "its own",
     "compare.note.manual_compact": "{name}: {n} summaries — the model called the compact tool, "
-                                   "which ctxlab's summary answers; {manager} itself writes "
-                                   "none",
+                                   "which ctxlab's summary answers; {manager} has no answer "
+                                   "of its own",
     "compare.note.manual_compact.one": "{name}: {n} summary — the model called the compact "
-                                       "tool, which ctxlab's summary answers; {manager} itself "
-                                       "writes none",
+                                       "tool, which ctxlab's summary answers; {manager} has no "
+                                       "answer of its own",
     "compare.probe_lost": "{name}: cannot answer {ask!r} (expected {expect!r})",
     "compare.legend": "chars: the messages sent per main call · side calls: summaries, memory "
                       "selections, extractions, consolidations · losses: ledger entries "

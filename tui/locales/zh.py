@@ -517,13 +517,13 @@ MESSAGES: dict[str, str] = {
     "compare.col.cache": "缓存读取",
     "compare.col.cost": "估算成本",
     "compare.note.reactive_compact": "{name}：{n} 次摘要——提示因过长被拒（拒绝是场景脚本安排的），"
-                                     "由 ctxlab 的摘要恢复；{manager} 自己不写摘要",
+                                     "由 ctxlab 的摘要恢复；{manager} 自身对此没有做法",
     "compare.note.reactive_compact.one": "{name}：{n} 次摘要——提示因过长被拒（拒绝是场景脚本安排"
-                                         "的），由 ctxlab 的摘要恢复；{manager} 自己不写摘要",
+                                         "的），由 ctxlab 的摘要恢复；{manager} 自身对此没有做法",
     "compare.note.manual_compact": "{name}：{n} 次摘要——模型调用了 compact 工具，由 ctxlab 的摘要"
-                                   "作答；{manager} 自己不写摘要",
+                                   "作答；{manager} 自身对此没有做法",
     "compare.note.manual_compact.one": "{name}：{n} 次摘要——模型调用了 compact 工具，由 ctxlab 的"
-                                       "摘要作答；{manager} 自己不写摘要",
+                                       "摘要作答；{manager} 自身对此没有做法",
     "compare.probe_lost": "{name}：无法回答「{ask}」（应为「{expect}」）",
     "compare.legend": "字符：每次主调用发送的消息 · 辅助调用：摘要、记忆选择、提取、合并 · "
                       "丢失：账本中 \"lost\" 的条目 · "
