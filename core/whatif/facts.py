@@ -35,6 +35,7 @@ import hashlib
 import re
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
+from operator import is_
 from typing import Any
 
 from core.sources.replay.model import Compaction, Message, Recording
@@ -254,7 +255,7 @@ class Visibility:
         self._needed: dict[int, list[Fact]] = {}
         for fact in facts:
             self._needed.setdefault(fact.needed_at, []).append(fact)
-        self._seen: dict[int, tuple[Any, _Shown]] = {}
+        self._sent = _SentIndex()
 
     def check(self, index: int, messages: Sequence[Message]) -> list[FactCheck]:
         """The facts needed at request ``index``, each judged visible or not in
@@ -262,22 +263,57 @@ class Visibility:
         needed = self._needed.get(index)
         if not needed:
             return []
-        shown = self._read(messages)
-        wanted = {fact.result_id for fact in needed}
-        found = {rid: content for s in shown if s.results
-                 for rid, content in s.results.items() if rid in wanted}
+        shown = self._sent.read(messages)
+        found = {fact.result_id: content for fact in needed
+                 if (content := self._sent.result(fact.result_id)) is not _ABSENT}
         whole: list[str] = []  # every message's text, joined when a quote needs it
         return [FactCheck(fact, _visible(fact, found, shown, whole)) for fact in needed]
 
-    def _read(self, messages: Sequence[Message]) -> list[_Shown]:
-        seen, fresh = self._seen, {}
-        for message in messages:
-            hit = seen.get(id(message))
-            if hit is None or hit[0] is not message:
-                hit = (message, _shown(message))
-            fresh[id(message)] = hit
-        self._seen = fresh
-        return [shown for _, shown in fresh.values()]
+
+_ABSENT = object()
+
+
+class _SentIndex:
+    """What a strategy sent last, read for the checks, and where each tool result is.
+
+    A strategy sends the previous request's messages again, changed from some point on
+    (a new turn at the end, a result masked or cleared near it, a compaction at the
+    front), so the unchanged start is found in one identity comparison and only the
+    messages after it are read again: a check costs what changed, not the whole history
+    (thousands of messages, checked at nearly every request of a long session)."""
+
+    def __init__(self) -> None:
+        self._messages: list[Any] = []
+        self._shown: list[_Shown] = []
+        self._where: dict[str, list[int]] = {}  # result id -> the messages holding it
+
+    def read(self, messages: Sequence[Message]) -> list[_Shown]:
+        current = list(messages)
+        previous, old = self._messages, self._shown
+        shared = min(len(previous), len(current))
+        same = list(map(is_, previous[:shared], current[:shared]))
+        start = same.index(False) if False in same else shared
+        for index in range(start, len(old)):
+            for rid in old[index].results:
+                self._where[rid].pop()  # held at ``index``: the last one listed
+                if not self._where[rid]:
+                    del self._where[rid]
+        known = {id(m): (m, shown) for m, shown in zip(previous[start:], old[start:],
+                                                       strict=True)}
+        shown_now = old[:start]
+        for index, message in enumerate(current[start:], start):
+            hit = known.get(id(message))
+            shown = hit[1] if hit is not None and hit[0] is message else _shown(message)
+            shown_now.append(shown)
+            for rid in shown.results:
+                self._where.setdefault(rid, []).append(index)
+        self._messages, self._shown = current, shown_now
+        return shown_now
+
+    def result(self, rid: str) -> Any:
+        """The content of the last tool result ``rid`` in what was read, else _ABSENT."""
+        held = self._where.get(rid)
+        return self._shown[held[-1]].results[rid] if held else _ABSENT
 
 
 def _visible(fact: Fact, found: dict[str, Any], shown: list[_Shown], whole: list[str]
