@@ -1,11 +1,12 @@
 """Did every tool result that left a strategy's context stay recoverable, byte for byte?
 
-A ledger entry says where a result went (``where``): a tool-result file, a transcript, or
-``"lost"``. Saying so is not proof, so each claim is checked against the archive itself: a
-result file must be the one the manifest lists with the original's hash (and still hold
-those bytes), a transcript must hold the original content under the result's id. The checks
-are cheap: a file ctxlab just wrote is known intact without reading it again, the original is
-hashed once, and a transcript is parsed once however many results it holds.
+A ledger entry says where a result went (``where``): a tool-result file, a transcript (both
+relative to the workspace), or ``"lost"``. Saying so is not proof, so each claim is checked
+against the archive itself: a result file must be the one the manifest lists with the
+original's hash (and still hold those bytes), a transcript must hold the original content
+under the result's id. The checks are cheap: a file ctxlab just wrote is known intact
+without reading it again, the original is hashed once, and a transcript is parsed once
+however many results it holds.
 """
 
 from __future__ import annotations
@@ -15,11 +16,12 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from core.archive.content_hash import digest_text
-from core.archive.store import Archive, content_as_text
+from core.archive.store import RESULTS_DIR, TRANSCRIPT_DIR, Archive, content_as_text
 from core.sources.replay.model import Recording
 
 LOST = "lost"
 KEEP_TRANSCRIPTS = 4  # transcripts held parsed at once
+RESULTS, TRANSCRIPTS = RESULTS_DIR.as_posix(), TRANSCRIPT_DIR.as_posix()
 
 
 def recorded_results(recording: Recording) -> dict[str, Any]:
@@ -68,9 +70,10 @@ class ArchiveCheck:
         if where == LOST or tool_use_id not in self.originals:
             return False
         original = self.originals[tool_use_id]
-        if self.archive.resolve_inside(where, self.archive.results_dir) is not None:
+        folder = where.rpartition("/")[0]  # the engine's own ledger: a relative archive path
+        if folder == RESULTS:
             return self._result_file(where, original)
-        if self.archive.resolve_inside(where, self.archive.transcript_dir) is not None:
+        if folder == TRANSCRIPTS:
             return self._in_transcript(tool_use_id, where, original)
         return False
 

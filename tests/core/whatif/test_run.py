@@ -22,6 +22,7 @@ from core.usage import Usage
 from core.whatif.facts import find_facts
 from core.whatif.lessons import lesson
 from core.whatif.model import Fact, FactCheck, RequestCost, StrategyRun, WhatIf
+from core.whatif.recoverable import ArchiveCheck, Departures, recorded_results
 from core.whatif.run import compare_session
 from core.whatif.strategies import (
     STRATEGIES,
@@ -168,6 +169,24 @@ def test_context_editing_clears_old_results_and_archives_them_byte_exact(
     held = {e.tool_use_id: (tmp_path / "api-clear-tool-uses" / e.path).read_bytes()
             for e in archive.manifest().values()}
     assert held == {"t1": texts[0].encode(), "t2": texts[1].encode()}
+
+
+def test_a_changed_archive_file_is_not_recoverable(tmp_path: Path) -> None:
+    """The check reads the archive, not the ledger's word: a result file whose bytes
+    changed after it was written, or a claim of a file that is not there, does not count."""
+    recording = rounds(["a" * 300, "b" * 300, "c" * 300])
+    run(recording, "api-clear-tool-uses", clear_trigger_tokens=150, clear_keep=1,
+        workdir=tmp_path)
+    archive = Archive(tmp_path / "api-clear-tool-uses")
+    ledger = [{"tool_use_id": e.tool_use_id, "where": e.path}
+              for e in archive.manifest().values()]
+    check = ArchiveCheck(Archive(tmp_path / "api-clear-tool-uses"), recorded_results(recording))
+    assert check.departures(ledger) == Departures(2, 2)
+    changed = next(e for e in ledger if e["tool_use_id"] == "t1")["where"]
+    (tmp_path / "api-clear-tool-uses" / changed).write_text("b" * 300, encoding="utf-8")
+    missing = {"tool_use_id": "t3", "where": ".task_outputs/tool-results/t3.txt"}
+    check = ArchiveCheck(Archive(tmp_path / "api-clear-tool-uses"), recorded_results(recording))
+    assert check.departures([*ledger, missing]) == Departures(3, 1)
 
 
 def test_s08_summary_is_a_side_call() -> None:
