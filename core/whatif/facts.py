@@ -35,12 +35,12 @@ import hashlib
 import re
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
-from operator import is_
 from typing import Any
 
 from core.sources.replay.model import Compaction, Message, Recording
 from core.sources.replay.original import CLEARED
 from core.sources.watch.history_shapes import result_text
+from core.whatif.carry import carried
 from core.whatif.model import Fact, FactCheck
 from core.whatif.reads import Read, read_of, written_by
 
@@ -276,44 +276,41 @@ _ABSENT = object()
 class _SentIndex:
     """What a strategy sent last, read for the checks, and where each tool result is.
 
-    A strategy sends the previous request's messages again, changed from some point on
-    (a new turn at the end, a result masked or cleared near it, a compaction at the
-    front), so the unchanged start is found in one identity comparison and only the
-    messages after it are read again: a check costs what changed, not the whole history
-    (thousands of messages, checked at nearly every request of a long session)."""
+    A strategy sends mostly what it sent the time before (:mod:`core.whatif.carry`), so
+    only the messages the previous request did not hold are read: a check costs what
+    changed, not the whole history (thousands of messages, checked at nearly every request
+    of a long session)."""
 
     def __init__(self) -> None:
         self._messages: list[Any] = []
         self._shown: list[_Shown] = []
-        self._where: dict[str, list[int]] = {}  # result id -> the messages holding it
+        self._current: set[int] = set()  # ids of the _Shown read last
+        self._where: dict[str, list[_Shown]] = {}  # result id -> messages that held it
 
     def read(self, messages: Sequence[Message]) -> list[_Shown]:
-        current = list(messages)
-        previous, old = self._messages, self._shown
-        shared = min(len(previous), len(current))
-        same = list(map(is_, previous[:shared], current[:shared]))
-        start = same.index(False) if False in same else shared
-        for index in range(start, len(old)):
-            for rid in old[index].results:
-                self._where[rid].pop()  # held at ``index``: the last one listed
-                if not self._where[rid]:
-                    del self._where[rid]
-        known = {id(m): (m, shown) for m, shown in zip(previous[start:], old[start:],
-                                                       strict=True)}
-        shown_now = old[:start]
-        for index, message in enumerate(current[start:], start):
-            hit = known.get(id(message))
-            shown = hit[1] if hit is not None and hit[0] is message else _shown(message)
-            shown_now.append(shown)
-            for rid in shown.results:
-                self._where.setdefault(rid, []).append(index)
-        self._messages, self._shown = current, shown_now
-        return shown_now
+        current, old = list(messages), self._shown
+        shown: list[_Shown] = []
+        c = 0
+        for start, length in carried(self._messages, current):
+            if start >= 0:
+                shown.extend(old[start:start + length])
+            else:
+                for message in current[c:c + length]:
+                    fresh = _shown(message)
+                    shown.append(fresh)
+                    for rid in fresh.results:
+                        self._where.setdefault(rid, []).append(fresh)
+            c += length
+        self._messages, self._shown, self._current = current, shown, set(map(id, shown))
+        return shown
 
     def result(self, rid: str) -> Any:
-        """The content of the last tool result ``rid`` in what was read, else _ABSENT."""
-        held = self._where.get(rid)
-        return self._shown[held[-1]].results[rid] if held else _ABSENT
+        """The content of tool result ``rid`` in what was read last, else _ABSENT (the
+        latest message read that holds it, if several do)."""
+        held = [s for s in self._where.get(rid, ()) if id(s) in self._current]
+        if rid in self._where:
+            self._where[rid] = held  # what is no longer sent is let go
+        return held[-1].results[rid] if held else _ABSENT
 
 
 def _visible(fact: Fact, found: dict[str, Any], shown: list[_Shown], whole: list[str]

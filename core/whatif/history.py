@@ -9,13 +9,13 @@ request (without the harness's reminders) as the request a summary keeps.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from operator import is_
 
 from core.measure import json_chars
 from core.messages import blocks, is_block, message_text
 from core.sources.replay.model import Message
 from core.sources.replay.source import REMINDER, ctxlab_side
 from core.sources.replay.steps import merge_into
+from core.whatif.carry import carried
 
 
 @dataclass
@@ -44,26 +44,23 @@ class EngineHistory:
 
 
 class MessageSizes:
-    """Each sent message's JSON chars, measured once. A message is never changed in place
-    (engines and this walk build new dicts), so identity keys its size; and most requests
-    send the previous one's messages first, so the unchanged start is found in one C loop
-    and only the messages after it are looked up. Only the last request is remembered."""
+    """Each sent message's JSON chars, measured once: a message is never changed in place
+    (engines and this walk build new dicts), so what the previous request held keeps its
+    size (:func:`~core.whatif.carry.carried`). Only the last request is remembered."""
 
     def __init__(self) -> None:
         self._messages: list[Message] = []
         self._sizes: list[int] = []
 
     def of(self, messages: list[Message]) -> list[int]:
-        previous, old = self._messages, self._sizes
-        shared = min(len(previous), len(messages))
-        same = list(map(is_, previous[:shared], messages[:shared]))
-        start = same.index(False) if False in same else shared
-        known = {id(m): (m, size) for m, size in zip(previous[start:], old[start:],
-                                                     strict=True)}
-        sizes = old[:start]
-        for message in messages[start:]:
-            seen = known.get(id(message))
-            sizes.append(seen[1] if seen is not None and seen[0] is message
-                         else json_chars(message))
+        old = self._sizes
+        sizes: list[int] = []
+        c = 0
+        for start, length in carried(self._messages, messages):
+            if start >= 0:
+                sizes.extend(old[start:start + length])
+            else:
+                sizes.extend(json_chars(m) for m in messages[c:c + length])
+            c += length
         self._messages, self._sizes = list(messages), sizes
         return sizes
