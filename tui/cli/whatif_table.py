@@ -23,8 +23,9 @@ PIPE_WIDTH = 1_000  # piped output: wide enough that no header is cut
 LEGEND = ("billed input: the input tokens each request would have been billed (uncached, "
           "cache writes and cache reads), summed · cache read: their share read back from "
           "the prompt cache (a prefix byte-identical to the previous request's, within the "
-          "cache's 5 minutes) · est. cost: input and output at the session model's prices "
-          "(core/prices.toml) · peak tokens: the largest request · compactions: times the "
+          "cache's 5 minutes) · est. cost: input and output at the prices the session line "
+          "names (core/prices.toml: the model's, else the table's reference model's) · "
+          "peak tokens: the largest request · compactions: times the "
           "strategy rewrote or cleared the history · results left/rec.: tool results that "
           "left the context / of those, recoverable byte-exact · facts kept: results the "
           "session later quoted or re-read, still visible when it did (--facts lists them) "
@@ -104,16 +105,16 @@ def session_lines(whatif: WhatIf) -> list[str]:
 
 
 def lesson_lines(runs: Sequence[StrategyRun]) -> list[str]:
-    """What this session teaches, one line per strategy; then each strategy's notes and
-    why a failed one stopped."""
+    """What this session teaches, one line per strategy (why a failed one stopped), then
+    each strategy's notes: the limits and summaries it ran with."""
     lines = ["what this session teaches:"]
     for run in runs:
         if run.error is not None:
             lines.append(f"  {run.name}: failed ({run.error})")
         elif run.lesson:
             lines.append(f"  {run.name}: {run.lesson}")
-    lines += [f"  {run.name}: {note}" for run in runs for note in run.notes]
-    return lines
+    notes = [f"  {run.name}: {note}" for run in runs for note in run.notes]
+    return [*lines, "how each strategy was set up:", *notes] if notes else lines
 
 
 def fact_lines(runs: Sequence[StrategyRun]) -> list[str]:
