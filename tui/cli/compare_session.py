@@ -14,6 +14,7 @@ import argparse
 import json
 import sys
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from tui.cli import failure
@@ -27,22 +28,40 @@ PROG = "ctxlab compare"
 EXIT_USAGE = 2
 EXIT_RUN_FAILED = 1
 
-# (flag, dest, metavar, help): the numbers a session's strategies take; each must be
-# positive (a trigger) or at least zero (a count kept), checked in :func:`options_from`.
-NUMBER_FLAGS: tuple[tuple[str, str, str, str], ...] = (
-    ("--clear-trigger", "clear_trigger", "TOKENS",
-     "api-clear-tool-uses: input tokens that trigger clearing (default 100000)"),
-    ("--clear-keep", "clear_keep", "N",
-     "api-clear-tool-uses: most recent tool uses never cleared (default 3)"),
-    ("--compaction-trigger", "compaction_trigger", "TOKENS",
-     "api-compaction: input tokens that trigger compaction (default 150000)"),
-    ("--mask-keep", "mask_keep", "N",
-     "observation-masking: most recent tool observations kept whole (default 10)"),
+
+
+@dataclass(frozen=True)
+class NumberFlag:
+    """A number one of a session's strategies takes: the flag, the
+    :class:`~core.whatif.strategies.WhatIfOptions` field it sets (whose default ``--help``
+    shows), and the least value that makes sense (a trigger of 0 would fire on every
+    request; a count kept may be 0)."""
+
+    flag: str
+    field: str
+    metavar: str
+    help: str
+    least: int
+
+    @property
+    def dest(self) -> str:
+        return self.flag.removeprefix("--").replace("-", "_")
+
+
+NUMBER_FLAGS: tuple[NumberFlag, ...] = (
+    NumberFlag("--clear-trigger", "clear_trigger_tokens", "TOKENS",
+               "api-clear-tool-uses: input tokens that trigger clearing", 1),
+    NumberFlag("--clear-keep", "clear_keep", "N",
+               "api-clear-tool-uses: most recent tool uses never cleared", 0),
+    NumberFlag("--compaction-trigger", "compaction_trigger_tokens", "TOKENS",
+               "api-compaction: input tokens that trigger compaction", 1),
+    NumberFlag("--mask-keep", "mask_keep", "N",
+               "observation-masking: most recent tool observations kept whole", 0),
 )
-POSITIVE = ("clear_trigger", "compaction_trigger")
 SESSION_ONLY = (("--format", "format", "auto"), ("--conversation", "conversation", None),
                 ("--facts", "facts", False),
-                *((flag, dest, None) for flag, dest, _, _ in NUMBER_FLAGS))
+                *((number.flag, number.dest, None) for number in NUMBER_FLAGS))
+
 
 def session_strategy_names() -> tuple[str, ...]:
     """A session's strategies, in their teaching order (for ``--help``)."""
@@ -54,16 +73,19 @@ def session_strategy_names() -> tuple[str, ...]:
 def add_session_flags(parser: argparse.ArgumentParser) -> None:
     """The flags only a recorded session takes (``--format``, ``--conversation`` as
     ``ctxlab replay`` has them, the strategies' parameters, ``--facts``)."""
+    from core.whatif.strategies import WhatIfOptions
     from tui.cli.cmd_replay import FORMAT_CHOICES
 
+    defaults = WhatIfOptions()
     group = parser.add_argument_group("a recorded session (--session)")
     group.add_argument("--format", choices=FORMAT_CHOICES, default="auto",
                        help="the file's format (default: detected)")
     group.add_argument("--conversation", default=None, metavar="ID",
                        help="which conversation of a watch recording (default: the longest)")
-    for flag, dest, metavar, text in NUMBER_FLAGS:
-        group.add_argument(flag, action=Checked, check=integer(), dest=dest, default=None,
-                           metavar=metavar, help=text)
+    for number in NUMBER_FLAGS:
+        group.add_argument(number.flag, action=Checked, check=integer(), dest=number.dest,
+                           default=None, metavar=number.metavar,
+                           help=f"{number.help} (default {getattr(defaults, number.field)})")
     group.add_argument("--facts", action="store_true",
                        help="list every fact the session relied on, per strategy: visible "
                             "or not, with its request numbers")
@@ -89,16 +111,18 @@ def options_from(args: argparse.Namespace) -> WhatIfOptions:
         parse_strategy_names,
     )
 
-    for flag, dest, _, _ in NUMBER_FLAGS:
-        value = getattr(args, dest)
-        if value is not None and value < (1 if dest in POSITIVE else 0):
-            raise WhatIfError(f"{flag}: must be {'positive' if dest in POSITIVE else '0 or more'}")
     names = parse_strategy_names(args.strategies) if args.strategies else tuple(STRATEGIES)
-    given = {field: getattr(args, dest) for field, dest in (
-        ("clear_trigger_tokens", "clear_trigger"), ("clear_keep", "clear_keep"),
-        ("compaction_trigger_tokens", "compaction_trigger"), ("mask_keep", "mask_keep"))
-        if getattr(args, dest) is not None}
-    return WhatIfOptions(strategies=names, progress=terminal_progress(), **given)
+    options = WhatIfOptions(strategies=names)
+    for number in NUMBER_FLAGS:
+        value = getattr(args, number.dest)
+        if value is None:
+            continue
+        if value < number.least:
+            raise WhatIfError(f"{number.flag}: must be "
+                              f"{'positive' if number.least else '0 or more'}")
+        setattr(options, number.field, value)
+    options.progress = terminal_progress()
+    return options
 
 
 def terminal_progress() -> Callable[[str, int, int], None] | None:
