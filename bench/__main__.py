@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Any
 
 BENCHES = ("compact", "archive", "memory", "tui", "load", "replay", "watch", "watch_soak",
-           "claude_code", "codex", "report")
+           "claude_code", "codex", "report", "whatif")
 # What "ratio" means in each bench's rows.
 RATIO_MEANS = {
     "compact": "baseline ÷ ctxlab: times faster than the course's cost model (below 1: "
@@ -51,6 +51,8 @@ RATIO_MEANS = {
               "brackets; size: the page ÷ the session",
     "watch_soak": "value ÷ baseline: peak RSS ÷ idle RSS; growth: RSS at the 200th "
                   "conversation ÷ at the 50th (flat is 1)",
+    "whatif": "value ÷ baseline: the what-if comparison ÷ the plain headless replay of the "
+              "same file (CPU)",
 }
 BEGIN, END = "<!-- bench:begin -->", "<!-- bench:end -->"
 

@@ -25,9 +25,16 @@ def _run(previous: Sequence[Any], p: int, current: Sequence[Any], c: int) -> int
     return same.index(False) if False in same else len(same)
 
 
+def _near(previous: Sequence[Any], p: int, message: Any) -> int | None:
+    return next((q for q in range(p, min(p + NEAR, len(previous)))
+                 if previous[q] is message), None)
+
+
 def carried(previous: Sequence[Any], current: Sequence[Any]) -> list[tuple[int, int]]:
     """``current`` as spans ``(start, length)``: the next ``length`` messages are
-    ``previous[start:start + length]``, or new ones when ``start`` is -1."""
+    ``previous[start:start + length]``, or new ones when ``start`` is -1. Calling a
+    message new is always safe (it is only read again), so a lone new message is never
+    searched for beyond the next few places."""
     spans: list[tuple[int, int]] = []
     index: dict[int, int] | None = None
     p = c = 0
@@ -40,14 +47,13 @@ def carried(previous: Sequence[Any], current: Sequence[Any]) -> list[tuple[int, 
         if p >= len(previous):  # the rest is new (a turn appended)
             spans.append((-1, len(current) - c))
             break
-        message = current[c]
-        near = next((q for q in range(p, min(p + NEAR, len(previous)))
-                     if previous[q] is message), None)
-        if near is None:
+        near = _near(previous, p, current[c])
+        if near is None and c + 1 < len(current) and \
+                _near(previous, p, current[c + 1]) is None:  # a cut: look it up
             if index is None:
                 index = {id(m): i for i, m in enumerate(previous)}
-            near = index.get(id(message))
-            if near is not None and previous[near] is not message:
+            near = index.get(id(current[c]))
+            if near is not None and previous[near] is not current[c]:
                 near = None
         if near is None:
             spans.append((-1, 1))
