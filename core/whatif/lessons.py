@@ -20,11 +20,16 @@ def percent(part: float, whole: float) -> str:
     return f"{round(100 * part / whole)}%"
 
 
-def lesson(run: StrategyRun, original: StrategyRun | None) -> str:
-    """The line for ``run``; ``original`` is the recorded run when it was compared."""
+def lesson(run: StrategyRun, original: StrategyRun | None, window: int | None = None) -> str:
+    """The line for ``run``; ``original`` is the recorded run when it was compared, and
+    ``window`` the model's context window in tokens."""
     if run.error is not None:
         return f"stopped at request {len(run.requests)}: {run.error}"
     clauses = [_price(run, original), f"peak {tokens_text(run.peak_tokens)} tokens"]
+    if run.over_window and window:
+        clauses.append(f"{plural(run.over_window, 'request')} over the {tokens_text(window)} "
+                       f"window from request {run.first_over_window} (the API would refuse "
+                       "them)")
     if run.compactions:
         clauses.append(plural(run.compactions, "compaction"))
     if run.results_left:

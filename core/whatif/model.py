@@ -20,6 +20,12 @@ TRAJECTORY_NOTE = ("The trajectory is the recorded one: each strategy changes on
                    "simulated.")
 
 
+def usage_json(usage: Usage) -> dict[str, int]:
+    """Billed tokens by kind, as the per-request rows spell them."""
+    return {"input": usage.input, "cache_write": usage.cache_write_5m + usage.cache_write_1h,
+            "cache_read": usage.cache_read, "output": usage.output}
+
+
 @dataclass(frozen=True)
 class RequestCost:
     """One recorded request (1-based ``index``) as a strategy would have sent it."""
@@ -34,9 +40,7 @@ class RequestCost:
 
     def to_json(self) -> dict[str, Any]:
         return {"index": self.index, "chars": self.chars, "tokens": self.tokens,
-                "input": self.usage.input, "cache_write": self.usage.cache_write_5m
-                + self.usage.cache_write_1h, "cache_read": self.usage.cache_read,
-                "output": self.usage.output, "timestamp": self.timestamp,
+                **usage_json(self.usage), "timestamp": self.timestamp,
                 "stages": list(self.stages), "counted": self.counted}
 
 
@@ -89,6 +93,8 @@ class StrategyRun:
     notes: tuple[str, ...] = ()
     cost: float | None = None  # USD, requests + side calls; None without a price
     error: str | None = None
+    over_window: int = 0  # requests larger than the model's window (the API would refuse them)
+    first_over_window: int | None = None  # the first of them
 
     @property
     def billed(self) -> Usage:
@@ -130,7 +136,9 @@ class StrategyRun:
             "output_tokens": billed.output, "cache_read_share": round(billed.cache_share, 4),
             "cost": None if self.cost is None else round(self.cost, 6),
             "peak_tokens": self.peak_tokens, "compactions": self.compactions,
-            "side_calls": self.side_calls, "results_left": self.results_left,
+            "side_calls": self.side_calls, "side": usage_json(self.side),
+            "over_window": self.over_window, "first_over_window": self.first_over_window,
+            "results_left": self.results_left,
             "results_recoverable": self.results_recoverable,
             "facts": len(self.facts), "facts_kept": self.facts_kept,
             "rereads_after_drop": self.rereads_after_drop,

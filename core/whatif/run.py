@@ -25,12 +25,11 @@ from pathlib import Path
 from typing import Any
 
 from core.compact.summarizer import OfflineSummarizer
-from core.config import Thresholds
 from core.measure import list_chars
 from core.pricing import Price, load_prices
 from core.sources.replay.model import Compaction, Exchange, Recording
-from core.sources.replay.original import CLEARED, OriginalHistory, ratio_fit
-from core.usage import Usage
+from core.sources.replay.original import CLEARED, OriginalHistory, as_sent, ratio_fit
+from core.usage import Usage, context_tokens
 from core.whatif.cache import PrefixCache, request_tokens
 from core.whatif.facts import Visibility, find_facts
 from core.whatif.history import EngineHistory, MessageSizes
@@ -47,7 +46,7 @@ from core.whatif.strategies import (
     checked_names,
     make_engine,
     session_shape,
-    window_limits,
+    window_of,
 )
 from core.whatif.tally import Tally, WatchedSummarizer
 
@@ -208,10 +207,26 @@ def measure(recording: Recording, options: WhatIfOptions) -> Session:
     """The session's ratio and fixed overhead (the fit's intercept, and the system prompt
     when the file records it: the fit counts its chars, so the intercept leaves it out)."""
     fit = ratio_fit(recording)
-    overhead = (fit.overhead_tokens or 0) + round(len(recording.system) / fit.ratio)
+    overhead = fit.overhead_tokens
+    if overhead is None:  # no intercept fitted: what the recorded requests carried beyond
+        overhead = residual_overhead(recording, fit.ratio)  # their chars, typically
+    overhead += round(len(recording.system) / fit.ratio)
     return Session(recording, session_shape(recording, fit.ratio, overhead), fit.source,
                    find_facts(recording), recorded_results(recording), options,
                    len(recording.exchanges))
+
+
+def residual_overhead(recording: Recording, ratio: float) -> int:
+    """The median of what each recorded request counted beyond its history's chars at
+    ``ratio`` (0 without usage). Used when the ratio fit has no intercept (a short session,
+    or one whose counts do not follow its chars): without it every modelled strategy would
+    leave out the system prompt and tools the recorded counts include, and look cheaper than
+    the recording by exactly that."""
+    system = len(recording.system)  # counted apart, as the fit counts it
+    residuals = sorted(tokens - round((history.text_chars + system) / ratio)
+                       for step, history in as_sent(recording)
+                       if (tokens := context_tokens(step.usage)))
+    return max(residuals[len(residuals) // 2], 0) if residuals else 0
 
 
 def pricing(model: str | None) -> tuple[Price | None, str | None]:
@@ -222,11 +237,26 @@ def pricing(model: str | None) -> tuple[Price | None, str | None]:
     return price, price.model if price is not None else None
 
 
-def finish(runs: list[StrategyRun], price: Price | None) -> tuple[StrategyRun, ...]:
-    """Costs, then each strategy's lesson set against the recorded run."""
-    priced = [replace(r, cost=price.cost(r.billed)) if price is not None else r for r in runs]
+def finish(runs: list[StrategyRun], price: Price | None,
+           window: int) -> tuple[StrategyRun, ...]:
+    """Costs, compactions and the requests past the window, then each strategy's lesson
+    set against the recorded run."""
+    priced = [counted(r, window) for r in runs]
+    priced = [replace(r, cost=price.cost(r.billed)) if price is not None else r
+              for r in priced]
     original = next((r for r in priced if r.name == ORIGINAL), None)
-    return tuple(replace(r, lesson=lesson(r, original)) for r in priced)
+    return tuple(replace(r, lesson=lesson(r, original, window)) for r in priced)
+
+
+def counted(run: StrategyRun, window: int) -> StrategyRun:
+    """``compactions``: the requests before which the strategy changed the history (one
+    request's several stages are one compaction, so the count is never above the requests;
+    a change after the last request changed nothing that was sent); the
+    requests over ``window``, which the API would have refused."""
+    over = [r.index for r in run.requests if r.tokens > window]
+    return replace(run, compactions=sum(1 for r in run.requests if r.stages),
+                   over_window=len(over),
+                   first_over_window=over[0] if over else None)
 
 
 async def compare_session_async(recording: Recording, options: WhatIfOptions) -> WhatIf:
@@ -241,11 +271,11 @@ async def compare_session_async(recording: Recording, options: WhatIfOptions) ->
             else:
                 runs.append(await play_engine(session, name, root / name))
     price, price_model = pricing(recording.model)
-    window = window_limits(options.thresholds or Thresholds(), session.shape).window_tokens
+    window = window_of(session.shape)
     return WhatIf(path=str(recording.path), format=recording.format, model=recording.model,
                   requests=session.total, chars_per_token=session.shape.ratio,
                   ratio_source=session.ratio_source, overhead_tokens=session.shape.overhead_tokens,
-                  window_tokens=window, strategies=finish(runs, price),
+                  window_tokens=window, strategies=finish(runs, price, window),
                   price_model=price_model, summary_line=recording.summary_line(),
                   partial=recording.lines_read < recording.lines_total)
 

@@ -21,7 +21,7 @@ from core.compact.summarizer import Summarizer
 from core.compact.truncate import SlidingWindow
 from core.config import Thresholds
 from core.events import Event
-from core.sources.replay.limits import LimitMode, Limits, resolve
+from core.sources.replay.limits import CLAUDE_WINDOW, LimitMode, Limits, model_window, resolve
 from core.sources.replay.model import Compaction, Message, Recording
 from core.usage import context_tokens
 from core.whatif.tally import SummaryWatch
@@ -93,10 +93,18 @@ def session_shape(recording: Recording, ratio: float, overhead_tokens: int) -> S
     return SessionShape(ratio, overhead_tokens, recording.model, recording.window_tokens, seen)
 
 
+def window_of(shape: SessionShape) -> int:
+    """The model's context window in tokens: the one the file states, else the one its
+    model is known to have (the long one when a request used more than the standard)."""
+    return shape.window_tokens or model_window(shape.model, shape.seen_tokens) or CLAUDE_WINDOW
+
+
 def window_limits(base: Thresholds, shape: SessionShape) -> Limits:
-    """``base`` scaled to the model's window, as ``ctxlab replay`` does by default."""
-    return resolve(base, LimitMode.WINDOW, shape.ratio, model=shape.model,
-                   seen=shape.seen_tokens, recorded=shape.window_tokens)
+    """``base`` scaled to what the model's window leaves for the messages: the window less
+    the fixed overhead every request carries (system prompt, tools), so a strategy held to
+    its limit never sends a request the window could not take."""
+    room = max(window_of(shape) - shape.overhead_tokens, 1)
+    return resolve(base, LimitMode.TOKENS, shape.ratio, tokens=room)
 
 
 @dataclass
@@ -145,8 +153,9 @@ def make_engine(name: str, setup: EngineSetup) -> tuple[Compactor, tuple[str, ..
         scaled = window_limits(course, shape).thresholds
         engine = Compactor if name == "s08-window" else SlidingWindow
         return (engine(setup.workspace, scaled, **common),
-                (f"limits scaled to the model's window: {scaled.context_limit:,} chars, "
-                 f"{scaled.max_messages} messages",))
+                (f"limits scaled to the model's window less the fixed overhead "
+                 f"({window_of(shape) - shape.overhead_tokens:,} tokens): "
+                 f"{scaled.context_limit:,} chars, {scaled.max_messages} messages",))
     if name == "api-clear-tool-uses":
         limits = course.replace(keep_recent=options.clear_keep)
         return (ApiClearToolUses(setup.workspace, limits, chars_per_token=shape.ratio,

@@ -237,7 +237,11 @@ def test_every_strategy_runs_and_its_totals_are_its_rows(
                 assert row.usage.input == 0
         assert run_.billed == billed
         assert run_.peak_tokens == max(r.tokens for r in run_.requests)
-        assert run_.compactions >= sum(len(r.stages) for r in run_.requests) > 0
+        # one compaction per request the strategy changed the history before
+        assert run_.compactions == sum(1 for r in run_.requests if r.stages) > 0
+        assert run_.compactions <= len(run_.requests)
+        over = [r.index for r in run_.requests if r.tokens > whatif.window_tokens]
+        assert (run_.over_window, run_.first_over_window) == (len(over), min(over, default=None))
         assert run_.cost is not None and run_.lesson
         assert 0 <= run_.results_recoverable <= run_.results_left
 
@@ -300,3 +304,42 @@ def test_a_lesson_is_the_run_s_own_figures_against_the_recorded_run() -> None:
         "after the drop)")
     assert lesson(original, original).startswith("as recorded: 0% of input read from the "
                                                  "cache, peak 100 tokens")
+
+
+def test_the_window_strategies_stay_inside_the_window_with_the_overhead(
+        long_session: tuple[WhatIf, Path]) -> None:
+    """Their limits are the window less the fixed overhead: a strategy held to its limit
+    never sends what the API would refuse (they went over by the overhead before)."""
+    whatif, _ = long_session
+    assert whatif.overhead_tokens > 0 and whatif.window_tokens == 200_000
+    for name in ("s08-window", "truncate"):
+        run_ = only(whatif, name)
+        assert run_.peak_tokens > whatif.window_tokens * 0.8  # the window was reached
+        assert run_.peak_tokens <= whatif.window_tokens, name
+        assert run_.over_window == 0 and run_.first_over_window is None
+
+
+def test_the_json_spells_the_side_calls_so_its_totals_are_sums(
+        long_session: tuple[WhatIf, Path]) -> None:
+    whatif, _ = long_session
+    for data in whatif.to_json()["strategies"]:
+        rows = data["per_request"]
+        for key, total in (("input", "input_tokens"), ("cache_write", "cache_write_tokens"),
+                           ("cache_read", "cache_read_tokens"), ("output", "output_tokens")):
+            assert sum(r[key] for r in rows) + data["side"][key] == data[total], (
+                data["name"], key)
+
+
+def test_without_a_fitted_intercept_the_overhead_is_what_the_counts_carried() -> None:
+    """Counts that do not follow the chars (no sane fit): the modelled requests still carry
+    what the recorded ones counted beyond their chars, so a strategy that changes nothing
+    is modelled at the recorded size, not at its chars alone."""
+    tokens = [50_000] * 4  # flat counts: no slope, no sane ratio
+    recording = rounds(["x" * 400] * 3)
+    for exchange, count in zip(recording.exchanges, tokens, strict=True):
+        exchange.usage = {"input_tokens": count, "output_tokens": 10}
+    whatif = run(recording, "original", "s08")
+    modelled = [r.tokens for r in only(whatif, "s08").requests]
+    assert (whatif.ratio_source, whatif.chars_per_token) == ("estimate", 4.0)
+    assert whatif.overhead_tokens > 49_000  # it was 0: every strategy looked 99% cheaper
+    assert all(abs(m - t) <= 0.02 * t for m, t in zip(modelled, tokens, strict=True))
