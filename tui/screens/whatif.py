@@ -105,9 +105,9 @@ class WhatIfScreen(Screen[None]):
 
     DEFAULT_CSS = """
     #whatif-title { height: 1; background: $panel; padding: 0 1; }
-    #whatif-progress { height: 1; margin: 1 1 0 1; }
+    #whatif-progress { height: auto; margin: 1 1 0 1; }
     #whatif-bar { width: auto; margin: 0 2 0 0; }
-    #whatif-status { width: 1fr; }
+    #whatif-status { width: 1fr; height: auto; }
     #whatif-body { height: 1fr; padding: 0 1; }
     #whatif-note, #whatif-legend { height: auto; margin: 1 0 0 0; }
     #whatif-table { height: auto; margin: 1 0 0 0; border: round $panel-lighten-2; }
@@ -161,7 +161,9 @@ class WhatIfScreen(Screen[None]):
 
     def on_mount(self) -> None:
         table = self.query_one(DataTable)
-        table.add_column(t("whatif.col.strategy"), key="strategy")
+        header = t("whatif.col.strategy")  # wide enough for every name and a failure's ✖
+        table.add_column(header, key="strategy",
+                         width=max(len(header), *(len(name) + 2 for name in self.names)))
         for column in COLUMNS:
             table.add_column(t(f"whatif.col.{column.key}"), key=column.key)
         self.start()
