@@ -102,7 +102,8 @@ MESSAGES: dict[str, str] = {
     "palette.breaks": "Break switches…",
     "palette.breaks_help": "Turn protections off (teaching lab) and replay the scenario",
     "palette.compare": "Compare strategies",
-    "palette.compare_help": "Replay this scenario with truncate, compact, compact+memory…",
+    "palette.compare_help": "Replay this scenario with truncate, compact, compact+memory…; "
+                             "a replay: what if it ran under each context strategy",
     "palette.system_prompt": "System prompt",
     "palette.system_prompt_help": "The exact system prompt of the last model call, by section",
     "palette.next_compaction": "Jump to the next compaction",

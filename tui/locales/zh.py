@@ -106,7 +106,8 @@ MESSAGES: dict[str, str] = {
     "palette.breaks": "破坏开关…",
     "palette.breaks_help": "关闭某项保护（教学实验）并重新播放场景",
     "palette.compare": "对比压缩策略",
-    "palette.compare_help": "用 truncate、compact、compact+memory… 分别重放这个场景",
+    "palette.compare_help": "用 truncate、compact、compact+memory… 分别重放这个场景；"
+                             "回放时：换用每种上下文策略会怎样",
     "palette.system_prompt": "系统提示词",
     "palette.system_prompt_help": "上一次模型调用的完整系统提示词，按段落显示",
     "palette.next_compaction": "跳到下一次压缩",
