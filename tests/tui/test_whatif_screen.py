@@ -155,3 +155,18 @@ async def test_the_progress_follows_the_strategies_and_the_screen_leaves_with_es
         assert status.startswith("done: 3 strategies")
         await pilot.press("escape")
         await wait_for(pilot, lambda: not isinstance(app.screen, WhatIfScreen))
+
+
+async def test_the_screen_speaks_chinese(make_app: Callable[..., CtxlabApp],
+                                         fixed: WhatIf) -> None:
+    def make(workspace: Path) -> ReplaySource:
+        return ReplaySource(load_recording(REPLAY_FIXTURE), ReplayOptions(workdir=workspace))
+
+    app = make_app(scenario=None, source=make, paused=True, lang="zh")
+    async with app.run_test(size=(160, 48)) as pilot:
+        screen = await open_whatif(pilot)
+        headers = [str(column.label) for column in screen.query_one(DataTable).columns.values()]
+        assert headers[:3] == ["策略", "计费输入", "缓存读取"]
+        note = str(screen.query_one("#whatif-note", Static).render())
+        assert note.startswith("轨迹就是录制下来的那一条")
+        assert str(screen.query_one("#whatif-status", Static).render()).startswith("完成：3 种策略")
