@@ -8,13 +8,14 @@ columns, :mod:`core.whatif.columns`), every strategy's fullness on one plot with
 window, the note that the trajectory is the recorded one, each strategy's lesson, and, on
 Enter, the facts the session relied on and whether that strategy still showed each.
 
-The comparison runs in an async worker (group ``whatif``, exclusive): the strategies take a
-while on a long session, the progress bar follows them, and leaving the screen cancels the
-worker. The runner is a parameter so a test can hand the screen a fixed result.
+The comparison runs in a worker (group ``whatif``, exclusive) on a thread of its own: the
+strategies take a while on a long session, the progress bar follows them, and leaving the
+screen stops them. The runner is a parameter so a test can hand the screen a fixed result.
 """
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Awaitable, Callable, Sequence
 from typing import TYPE_CHECKING, ClassVar
 
@@ -26,6 +27,7 @@ from textual.content import Content
 from textual.message import Message
 from textual.screen import Screen
 from textual.widgets import DataTable, Footer, ProgressBar, Static
+from textual.worker import get_current_worker
 
 from core.whatif.columns import COLUMNS
 from core.whatif.model import TRAJECTORY_NOTE, StrategyRun, WhatIf
@@ -44,7 +46,8 @@ FACTS_SHOWN = 200  # fact lines listed; the rest counted (every one is in --json
 async def run_strategies(recording: Recording, names: tuple[str, ...],
                          progress: Progress) -> WhatIf:
     """``ctxlab compare --session``'s comparison, with ``progress`` told as it goes."""
-    from core.whatif.run import WhatIfOptions, compare_session_async
+    from core.whatif.run import compare_session_async
+    from core.whatif.strategies import WhatIfOptions
 
     return await compare_session_async(recording, WhatIfOptions(strategies=names,
                                                                 progress=progress))
@@ -127,6 +130,16 @@ class WhatIfScreen(Screen[None]):
             super().__init__()
             self.strategy, self.request, self.requests = strategy, request, requests
 
+    class Done(Message):
+        def __init__(self, whatif: WhatIf) -> None:
+            super().__init__()
+            self.whatif = whatif
+
+    class Failed(Message):
+        def __init__(self, error: str) -> None:
+            super().__init__()
+            self.error = error
+
     def __init__(self, recording: Recording, strategies: Sequence[str] | None = None,
                  runner: Runner | None = None) -> None:
         super().__init__()
@@ -181,23 +194,42 @@ class WhatIfScreen(Screen[None]):
             "whatif.starting", n=len(self.names)))
         self.run_whatif()
 
-    @work(exclusive=True, group="whatif", exit_on_error=False)
+    @work(thread=True, exclusive=True, group="whatif", exit_on_error=False)
     async def run_whatif(self) -> None:
+        """In a thread of its own (a long session keeps the strategies busy for seconds,
+        and the screen must keep drawing the progress); the result comes back as a
+        message. Leaving the screen cancels the worker: the next progress report stops
+        the strategies (a cancellation, which no strategy takes for its own failure)."""
+        worker = get_current_worker()
+
+        def progress(strategy: str, request: int, requests: int) -> None:
+            if worker.is_cancelled:
+                raise asyncio.CancelledError
+            self.progress(strategy, request, requests)
+
         try:
-            whatif = await self.runner(self.recording, self.names, self.progress)
-        except Exception as exc:  # a bad strategy must not leave the screen spinning
-            self.query_one("#whatif-status", Static).update(Content.styled(
-                t("whatif.failed", error=f"{type(exc).__name__}: {exc}"), "bold $error"))
+            whatif = await self.runner(self.recording, self.names, progress)
+        except asyncio.CancelledError:
             return
-        self.show(whatif)
+        except Exception as exc:  # a bad strategy must not leave the screen spinning
+            self.post_message(self.Failed(f"{type(exc).__name__}: {exc}"))
+            return
+        self.post_message(self.Done(whatif))
 
     def progress(self, strategy: str, request: int, requests: int) -> None:
-        """Told for every request of every strategy: posted (thread-safe) only when the
-        strategy or the whole percent changes, so a long session does not flood the queue."""
+        """Told for every request of every strategy: posted only when the strategy or the
+        whole percent changes, so a long session does not flood the queue."""
         percent = request * 100 // max(requests, 1)
         if (strategy, percent) != self._told:
             self._told = (strategy, percent)
             self.post_message(self.Advanced(strategy, request, requests))
+
+    def on_what_if_screen_done(self, message: Done) -> None:
+        self.show(message.whatif)
+
+    def on_what_if_screen_failed(self, message: Failed) -> None:
+        self.query_one("#whatif-status", Static).update(Content.styled(
+            t("whatif.failed", error=message.error), "bold $error"))
 
     def on_what_if_screen_advanced(self, message: Advanced) -> None:
         if self.done:
