@@ -1,10 +1,10 @@
 """The what-if table's columns: one definition for the workbench's table and the report's.
 
 Each column reads one figure of a :class:`~core.whatif.model.StrategyRun` (its totals are
-sums over its requests) and formats it the one way both views print it, so the number a
-learner reads in the workbench is, character for character, the number in the report.
-Headers here are the report's (English); the workbench shows ``whatif.col.<key>`` in the
-active language.
+sums over its requests) and formats it the one way every view prints it (the command
+line's table writes the same cells), so the number a learner reads in the workbench is,
+character for character, the number in the report. Headers here are the report's
+(English); the workbench shows ``whatif.col.<key>`` in the active language.
 """
 
 from __future__ import annotations
@@ -12,42 +12,38 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from core.pricing import money
 from core.whatif.model import StrategyRun
 
-MISSING = "—"
+FAILED_CELL = "-"  # a strategy that failed has no figures, not zeros
 
 
 @dataclass(frozen=True)
 class Column:
     key: str
     header: str
-    cell: Callable[[StrategyRun], str]
+    figure: Callable[[StrategyRun], str]
 
-
-def cost_cell(run: StrategyRun) -> str:
-    """Dollars to the cent, or to a tenth of a cent below a dollar (a short session's
-    strategies differ there); no price known: a dash, never a zero."""
-    if run.cost is None:
-        return MISSING
-    return f"${run.cost:,.2f}" if run.cost >= 1 else f"${run.cost:.3f}"
-
-
-def share_cell(run: StrategyRun) -> str:
-    return f"{run.cache_read_share:.0%}"
+    def cell(self, run: StrategyRun) -> str:
+        """The figure, or ``-`` for a strategy that failed (zeros would read as a strategy
+        that cost nothing)."""
+        return FAILED_CELL if run.error is not None else self.figure(run)
 
 
 def left_cell(run: StrategyRun) -> str:
-    return f"{run.results_left:,} / {run.results_recoverable:,}"
+    """Tool results that left the context / of those, readable back byte-exact."""
+    return f"{run.results_left:,}/{run.results_recoverable:,}"
 
 
 def facts_cell(run: StrategyRun) -> str:
-    return f"{run.facts_kept:,} / {len(run.facts):,}" if run.facts else MISSING
+    """Facts still visible / relied on; ``-`` when the session relied on none."""
+    return f"{run.facts_kept:,}/{len(run.facts):,}" if run.facts else "-"
 
 
 COLUMNS: tuple[Column, ...] = (
     Column("billed", "billed input", lambda r: f"{r.billed_input:,}"),
-    Column("cache", "cache read", share_cell),
-    Column("cost", "cost", cost_cell),
+    Column("cache", "cache read", lambda r: f"{r.cache_read_share:.0%}"),
+    Column("cost", "cost", lambda r: money(r.cost)),
     Column("peak", "peak tokens", lambda r: f"{r.peak_tokens:,}"),
     Column("compactions", "compactions", lambda r: f"{r.compactions:,}"),
     Column("left", "left / recoverable", left_cell),

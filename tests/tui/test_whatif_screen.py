@@ -90,12 +90,12 @@ async def test_the_compare_key_on_a_replay_shows_the_whatif_with_the_results_num
             assert number(billed) == run.billed_input == sum(
                 r.usage.billed_input for r in run.requests) + run.side.billed_input
             assert int(cache.rstrip("%")) == round(run.cache_read_share * 100)
-            assert cost == ("—" if run.cost is None else f"${run.cost:.3f}")
+            assert cost == ("—" if run.cost is None else f"${run.cost:.4f}")
             assert number(peak) == run.peak_tokens == max(r.tokens for r in run.requests)
             assert number(compactions) == run.compactions
-            assert [number(n) for n in left.split(" / ")] == [run.results_left,
+            assert [number(n) for n in left.split("/")] == [run.results_left,
                                                               run.results_recoverable]
-            assert [number(n) for n in facts.split(" / ")] == [run.facts_kept, len(run.facts)]
+            assert [number(n) for n in facts.split("/")] == [run.facts_kept, len(run.facts)]
             assert number(rereads) == run.rereads_after_drop
         lessons = str(screen.query_one("#whatif-lessons", Static).render())
         for run in fixed.strategies:
@@ -170,3 +170,4 @@ async def test_the_screen_speaks_chinese(make_app: Callable[..., CtxlabApp],
         note = str(screen.query_one("#whatif-note", Static).render())
         assert note.startswith("轨迹就是录制下来的那一条")
         assert str(screen.query_one("#whatif-status", Static).render()).startswith("完成：3 种策略")
+

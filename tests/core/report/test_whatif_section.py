@@ -40,12 +40,12 @@ def test_the_tables_numbers_are_the_whatifs() -> None:
         assert number(billed) == run.billed_input == sum(
             r.usage.billed_input for r in run.requests) + run.side.billed_input
         assert int(cache.rstrip("%")) == round(run.cache_read_share * 100)
-        assert cost == ("—" if run.cost is None else f"${run.cost:.3f}")
+        assert cost == ("—" if run.cost is None else f"${run.cost:.4f}")
         assert number(peak) == run.peak_tokens
         assert number(compactions) == run.compactions
-        assert [number(n) for n in left.split(" / ")] == [run.results_left,
+        assert [number(n) for n in left.split("/")] == [run.results_left,
                                                           run.results_recoverable]
-        assert [number(n) for n in facts.split(" / ")] == [run.facts_kept, len(run.facts)]
+        assert [number(n) for n in facts.split("/")] == [run.facts_kept, len(run.facts)]
         assert number(rereads) == run.rereads_after_drop
 
 
@@ -115,3 +115,12 @@ def test_the_page_has_the_section_and_its_link_only_with_a_whatif(tmp_path) -> N
     page = render(report)
     assert page.index('id="timeline"') < page.index('id="whatif"') < page.index('id="requests"')
     assert '<a href="#whatif">what if</a>' in page
+
+
+def test_a_failed_strategy_has_dashes_not_zeros_and_its_error_is_said() -> None:
+    base = sample_whatif()
+    failed = replace(base.strategies[1], error="ValueError: no such thing")
+    whatif = replace(base, strategies=(base.strategies[0], failed, base.strategies[2]))
+    html = whatif_section(whatif)
+    assert table_rows(html)["s08 ✖"] == ["-"] * 8
+    assert '<li class="error"><b>s08</b>: error: ValueError: no such thing</li>' in html
