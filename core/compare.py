@@ -99,6 +99,14 @@ STRATEGIES: dict[str, Strategy] = _table(
              "the API's context editing (clear_tool_uses_20250919) played offline: old tool "
              "results become a placeholder past the trigger, memory off",
              {"memory": False, "pinned": False}),
+    Strategy("api-compaction", Manager.API_COMPACT,
+             "the API's server compaction played offline: past the trigger (the context "
+             "limit, in tokens) all but the latest turn becomes one summary, memory off",
+             {"memory": False, "pinned": False}),
+    Strategy("observation-masking", Manager.OBSERVATION_MASKING,
+             "observation masking: the last 10 tool results stay whole, every older one "
+             "becomes a placeholder naming its saved file, memory off",
+             {"memory": False, "pinned": False}),
 )
 DEFAULT_STRATEGIES = ("truncate", "compact", "compact+memory")
 SIDE_PURPOSES = ("summary", "select", "extract", "consolidate")
@@ -246,7 +254,8 @@ SUMMARY_CAUSES = {
 
 
 def stand_in_summaries(strategy: Strategy, events: list[Event]) -> dict[str, int]:
-    """Summaries ctxlab wrote for a strategy whose manager writes none, by stage.
+    """Summaries ctxlab wrote for a strategy whose manager has no answer of its own (to a
+    refused prompt, to the compact tool), by stage.
 
     The reactive compact after a refused prompt and the model's ``compact`` tool fall back on
     ctxlab's summary under the API's context editing, so the ``api-clear-tool-uses`` row
@@ -261,7 +270,7 @@ def stand_in_summaries(strategy: Strategy, events: list[Event]) -> dict[str, int
 def summary_notes(manager: Manager, stand_in: Mapping[str, int]) -> tuple[str, ...]:
     """One sentence per stand-in stage: how many summaries, and why."""
     return tuple(f"{plural(n, 'summary', 'summaries')}: {SUMMARY_CAUSES[stage]} "
-                 f"({manager.value} itself writes none)" for stage, n in stand_in.items())
+                 f"({manager.value} has no answer of its own)" for stage, n in stand_in.items())
 
 
 def losses(events: list[Event]) -> int:

@@ -268,9 +268,12 @@ class Measured:
         return sum(tail) + max(len(tail) - 1, 0) * 2
 
     def append(self, message: Message) -> None:
+        """Add a message at the end, priced alone (a ``, `` before it unless it is the first):
+        a history followed across thousands of requests is never summed again."""
+        size = json_chars(message)
+        self._total += size + (2 if self.messages else 0)
         self.messages.append(message)
-        self._sizes.append(json_chars(message))
-        self._total = list_chars(self._sizes)
+        self._sizes.append(size)
 
 
 # -- token estimate ---------------------------------------------------------------------------

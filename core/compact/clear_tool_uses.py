@@ -8,7 +8,10 @@ the server's are:
 
 * **trigger** — the *whole* prompt, as the client sends it, is over the trigger (the API
   measures the request before editing it; a client keeps sending everything, so what was
-  cleared still counts). Here the trigger is the run's ``context_limit``, in tokens.
+  cleared still counts). Here the trigger is the run's ``context_limit``, in tokens, unless
+  a ``trigger_tokens`` is given (a what-if run uses the API's 100,000); chars become tokens
+  at ``chars_per_token`` (4 unless the session measured its own), plus ``overhead_tokens``
+  for the system prompt and tools every request carries.
 * **keep** — the most recent ``keep`` tool uses (``keep_recent``, 3 like the API's default)
   keep their results; every older result is replaced by a placeholder, oldest first.
 * **exclude_tools** — results of these tools are never cleared.
@@ -23,14 +26,17 @@ s08 engine's (a real client would get a prompt-too-long error instead).
 
 from __future__ import annotations
 
+import math
+from collections import deque
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from core.archive.store import content_size
 from core.compact.context import StageRun
 from core.compact.pipeline import Compactor
+from core.compact.sent import Sent
 from core.compact.stages import API_CLEAR_TOOL_USES
 from core.compact.summarizer import Summarizer
 from core.config import Thresholds
@@ -73,8 +79,10 @@ def clearable(messages: list[dict[str, Any]], rule: ClearRule) -> list[Clearable
             and b.get("content") != PLACEHOLDER]
 
 
-def tokens(chars: int) -> int:
-    return -(-chars // CHARS_PER_TOKEN)
+def tokens(chars: int, chars_per_token: float = CHARS_PER_TOKEN,
+           overhead_tokens: int = 0) -> int:
+    """``chars`` as tokens, rounded up, plus the fixed overhead every request carries."""
+    return math.ceil(chars / chars_per_token) + overhead_tokens
 
 
 class ApiClearToolUses(Compactor):
@@ -84,31 +92,74 @@ class ApiClearToolUses(Compactor):
                  summarizer: Summarizer | None = None,
                  emit: Callable[[Event], Any] | None = None,
                  breaks: frozenset[str] | set[str] = frozenset(),
-                 exclude_tools: Iterable[str] = ()) -> None:
+                 exclude_tools: Iterable[str] = (), *,
+                 chars_per_token: float = CHARS_PER_TOKEN, overhead_tokens: int = 0,
+                 trigger_tokens: int | None = None) -> None:
         super().__init__(workspace, thresholds, summarizer, emit, frozenset())
+        if chars_per_token <= 0:
+            raise ValueError(f"chars per token must be above 0, not {chars_per_token}")
         self.exclude_tools = frozenset(exclude_tools)
         self.cleared_chars = 0  # what clearing saved: the client still "sends" it
+        # A what-if run prices a recorded session at its own measured ratio and overhead
+        # and at the API's trigger; a scenario run keeps the course's budget in tokens.
+        self.chars_per_token = chars_per_token
+        self.overhead_tokens = overhead_tokens
+        self.trigger_tokens = trigger_tokens
+        self._reading: Reading | None = None  # the history last returned, as far as read
 
     @property
     def rule(self) -> ClearRule:
         limits = self.ctx.thresholds
-        return ClearRule(trigger_tokens=tokens(limits.context_limit), keep=limits.keep_recent,
+        trigger = self.trigger_tokens
+        if trigger is None:
+            trigger = tokens(limits.context_limit, self.chars_per_token)
+        return ClearRule(trigger_tokens=trigger, keep=limits.keep_recent,
                          exclude_tools=self.exclude_tools)
 
     async def prepare(self, messages: list[dict], active_request: str) -> list[dict]:
+        """Clear what is clearable past the trigger. A what-if run calls this once per
+        recorded request, so the history it returned is followed, not read again: when
+        it comes back with messages appended, only those are read (:class:`Reading`)."""
         await self.list_archive()
-        history = Measured(list(messages))
-        self.clear(history, self.rule)
-        return history.messages
+        rule = self.rule
+        reading = self._reading
+        if reading is None or reading.rule != rule or not reading.sent.extended_by(messages):
+            reading = self._reading = Reading(rule, Measured(list(messages)))
+            reading.read(0)
+        else:
+            reading.read(reading.extend(messages))
+        if self._over(reading.history, rule):
+            targets = reading.take_clearable()
+            if not self._clear(reading.history, rule, targets):
+                reading.pending = targets  # not enough to clear: they wait for the next call
+        reading.sent = Sent.of(reading.history.messages)
+        return list(reading.history.messages)  # the caller's own list: it may append to it
+
+    def sizes_of(self, messages: list[dict]) -> tuple[int, ...]:
+        reading = self._reading
+        if reading is None or not reading.sent.extended_by(messages):
+            return super().sizes_of(messages)
+        known = reading.sent.length
+        return (*reading.history.sizes[:known], *super().sizes_of(messages[known:]))
+
+    def _over(self, history: Measured, rule: ClearRule) -> bool:
+        """Is the whole request, as the client sends it, over the trigger?"""
+        sent = tokens(history.chars + self.cleared_chars, self.chars_per_token,
+                      self.overhead_tokens)
+        return sent > rule.trigger_tokens
 
     def clear(self, history: Measured, rule: ClearRule) -> None:
-        if tokens(history.chars + self.cleared_chars) <= rule.trigger_tokens:
-            return
-        targets = clearable(history.messages, rule)
+        """Clear ``history`` in one pass (read from the start)."""
+        if self._over(history, rule):
+            self._clear(history, rule, clearable(history.messages, rule))
+
+    def _clear(self, history: Measured, rule: ClearRule, targets: list[Clearable]) -> bool:
+        """Clear ``targets``; False when there are none or too few to clear."""
         if not targets:
-            return
-        if rule.clear_at_least and tokens(sum(t.chars for t in targets)) < rule.clear_at_least:
-            return  # the API clears nothing rather than too little
+            return False
+        cleared = tokens(sum(t.chars for t in targets), self.chars_per_token)
+        if rule.clear_at_least and cleared < rule.clear_at_least:
+            return False  # the API clears nothing rather than too little
         run = StageRun(API_CLEAR_TOOL_USES, self.ctx, history)
         for target in targets:
             block = history.messages[target.msg_idx]["content"][target.block_idx]
@@ -117,12 +168,60 @@ class ApiClearToolUses(Compactor):
                                                       PLACEHOLDER)
             run.took(target.tool_use_id, target.chars, path)
         run.finish()
+        return True
 
     async def compact(self, messages: list[dict], active_request: str) -> list[dict]:
         self.cleared_chars = 0  # the summary replaces what was cleared
+        self._reading = None
         return await super().compact(messages, active_request)
 
     async def reactive(self, messages: list[dict], active_request: str,
                        refusal: BaseException | None = None) -> list[dict]:
         self.cleared_chars = 0
+        self._reading = None
         return await super().reactive(messages, active_request, refusal)
+
+
+@dataclass
+class Reading:
+    """The history ``prepare`` returned, read as far as it goes: tool names by id, the
+    newest ``keep`` results (every result counts toward them, cleared or not), and the
+    older ones not cleared yet — exactly what :func:`clearable` finds, without a rescan."""
+
+    rule: ClearRule
+    history: Measured
+    sent: Sent = field(default_factory=Sent)
+    names: dict[str, Any] = field(default_factory=dict)
+    recent: deque[Clearable] = field(default_factory=deque)
+    pending: list[Clearable] = field(default_factory=list)
+
+    def extend(self, messages: list[dict[str, Any]]) -> int:
+        """Append what follows the history returned; where the new messages start."""
+        start = self.sent.length
+        for message in messages[start:]:
+            self.history.append(message)
+        return start
+
+    def read(self, start: int) -> None:
+        messages = self.history.messages
+        for i in range(start, len(messages)):
+            for j, block in enumerate(blocks(messages[i])):
+                if is_block(block, "tool_use"):
+                    self.names[block.get("id")] = block.get("name")
+                elif is_block(block, "tool_result"):
+                    self._result(Clearable(i, j, block.get("tool_use_id", ""),
+                                           content_size(block.get("content", ""))))
+
+    def _result(self, result: Clearable) -> None:
+        self.recent.append(result)
+        while len(self.recent) > self.rule.keep:
+            older = self.recent.popleft()
+            if self.names.get(older.tool_use_id) in self.rule.exclude_tools:
+                continue
+            block = self.history.messages[older.msg_idx]["content"][older.block_idx]
+            if block.get("content") != PLACEHOLDER:
+                self.pending.append(older)
+
+    def take_clearable(self) -> list[Clearable]:
+        taken, self.pending = self.pending, []
+        return taken

@@ -26,6 +26,7 @@ class Manager(StrEnum):
     TRUNCATE = "truncate"  # plain truncation: a pair-aware sliding window, nothing kept
     API_EDIT = "api-edit"  # the Messages API's context editing (clear tool uses / thinking)
     API_COMPACT = "api-compact"  # the Messages API's server compaction
+    OBSERVATION_MASKING = "observation-masking"  # old tool results → placeholders, always
     CLIENT = "client"  # a client seen through ctxlab watch (what it did is inferred)
     CLAUDE_CODE = "claude-code"  # a recorded Claude Code session, replayed
     CODEX = "codex"  # a recorded Codex rollout, replayed

@@ -66,18 +66,22 @@ MANUAL_COMPACT = StageSpec("manual_compact", "transcript", summarises=True,
                            reads=("summary_input_limit",))
 # The other managers ctxlab runs or hears from; none runs in prepare()'s pass. Truncation's
 # one cut (core.compact.truncate); the Messages API's own context management
-# (core.sources.agent.api_stages), whose clear_tool_uses ctxlab also plays offline
-# (core.compact.clear_tool_uses).
+# (core.sources.agent.api_stages), whose clear_tool_uses and compaction ctxlab also plays
+# offline (core.compact.clear_tool_uses, core.compact.api_compaction).
 SLIDING_WINDOW = StageSpec("sliding_window", "nothing", manager=Manager.TRUNCATE)
 API_CLEAR_TOOL_USES = StageSpec("api_clear_tool_uses", "results", manager=Manager.API_EDIT)
 API_CLEAR_THINKING = StageSpec("api_clear_thinking", "nothing", manager=Manager.API_EDIT)
 API_COMPACTION = StageSpec("api_compaction", "transcript", summarises=True,
                            manager=Manager.API_COMPACT)
+# Observation masking (core.compact.observation_masking): older tool results → placeholders.
+OBSERVATION_MASK = StageSpec("observation_mask", "results",
+                             manager=Manager.OBSERVATION_MASKING)
 
 TABLE: list[StageSpec] = [
     TOOL_RESULT_BUDGET, SNIP_COMPACT, MICRO_COMPACT, FIT_TOOL_RESULTS,
     COMPACT_HISTORY, REACTIVE_COMPACT, MANUAL_COMPACT,
     SLIDING_WINDOW, API_CLEAR_TOOL_USES, API_CLEAR_THINKING, API_COMPACTION,
+    OBSERVATION_MASK,
 ]
 
 

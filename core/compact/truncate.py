@@ -31,7 +31,7 @@ from core.compact.stages import SLIDING_WINDOW
 from core.compact.summarizer import Summarizer
 from core.config import Thresholds
 from core.events import Event
-from core.measure import Measured, json_chars
+from core.measure import CHARS_PER_TOKEN, Measured, json_chars
 from core.messages import blocks, has_tool_result, is_block
 
 _DROPPED = re.compile(r"\[(\d+) earlier messages dropped\]")
@@ -134,14 +134,17 @@ class SlidingWindow(Compactor):
 
 
 def _engines() -> dict[Manager, type[Compactor]]:
+    from core.compact.api_compaction import ApiCompaction
     from core.compact.clear_tool_uses import ApiClearToolUses
+    from core.compact.observation_masking import ObservationMasking
 
     return {Manager.PIPELINE: Compactor, Manager.TRUNCATE: SlidingWindow,
-            Manager.API_EDIT: ApiClearToolUses}
+            Manager.API_EDIT: ApiClearToolUses, Manager.API_COMPACT: ApiCompaction,
+            Manager.OBSERVATION_MASKING: ObservationMasking}
 
 
-# The managers ctxlab can run itself, each by its engine (the API's context editing played
-# offline; its compaction is the server's own, so it has none).
+# The managers ctxlab can run itself, each by its engine (the API's context editing and
+# compaction played offline, observation masking), at each engine's defaults.
 ENGINES: dict[Manager, type[Compactor]] = _engines()
 
 
@@ -149,11 +152,23 @@ def make_compactor(name: str, workspace: Path, thresholds: Thresholds | None = N
                    summarizer: Summarizer | None = None,
                    emit: Callable[[Event], Any] | None = None,
                    breaks: frozenset[str] | set[str] = frozenset()) -> Compactor:
-    """The engine of the manager called ``name`` (the pipeline, ``truncate``, or
-    ``api-edit`` played offline; an older name such as ``s08`` too)."""
+    """The engine of the manager called ``name`` (the pipeline, ``truncate``,
+    ``api-edit`` or ``api-compact`` played offline, ``observation-masking``; an older name
+    such as ``s08`` too)."""
     known = ", ".join(ENGINES)
     try:
-        engine = ENGINES[parse_manager(name)]
+        manager = parse_manager(name)
+        engine = ENGINES[manager]
     except (KeyError, ValueError):
         raise ValueError(f"unknown compaction {name!r}; one of {known}") from None
-    return engine(workspace, thresholds, summarizer, emit, breaks)
+    return engine(workspace, thresholds, summarizer, emit, breaks,
+                  **run_scale(manager, thresholds or Thresholds()))
+
+
+def run_scale(manager: Manager, thresholds: Thresholds) -> dict[str, Any]:
+    """An engine's settings for a run at ``thresholds``: the API's compaction triggers at
+    the run's context limit in tokens, as the offline context editing does, since a
+    scenario's budget is far below the API's default trigger (which would never fire)."""
+    if manager is Manager.API_COMPACT:
+        return {"trigger_tokens": -(-thresholds.context_limit // CHARS_PER_TOKEN)}
+    return {}

@@ -130,7 +130,8 @@ def _blocks(role: str, index: int, message: dict[str, Any]) -> Iterator[Item]:
             yield _text_piece(role, index, block.get("text", ""), message)
         elif kind.endswith("tool_use"):
             yield _piece("tool_call", role, index, block, tool=str(block.get("name", "")),
-                         target=_target(str(block.get("name", "")), block.get("input")),
+                         target=call_target(str(block.get("name", "")),
+                                            block.get("input")),
                          call_id=str(block.get("id", "")))
         elif kind.endswith("tool_result"):
             yield _result_piece(role, index, block.get("content", ""),
@@ -150,7 +151,7 @@ def _blocks(role: str, index: int, message: dict[str, Any]) -> Iterator[Item]:
             function: dict[str, Any] = inner if isinstance(inner, dict) else {}
             name = str(function.get("name", ""))
             yield _piece("tool_call", role, index, call, tool=name,
-                         target=_target(name, function.get("arguments")),
+                         target=call_target(name, function.get("arguments")),
                          call_id=str(call.get("id", "")))
 
 
@@ -162,7 +163,7 @@ def _entry(index: int, entry: Any) -> Iterator[Item]:
     if kind in TOOL_CALLS:
         name = str(entry.get("name") or kind)
         yield _piece("tool_call", kind, index, entry, tool=name,
-                     target=_target(name, entry.get("arguments") or entry.get("input")
+                     target=call_target(name, entry.get("arguments") or entry.get("input")
                                     or entry.get("action")),
                      call_id=str(entry.get("call_id") or entry.get("id")))
     elif kind in TOOL_OUTPUTS:
@@ -175,9 +176,10 @@ def _entry(index: int, entry: Any) -> Iterator[Item]:
         yield from _blocks(str(entry.get("role") or kind), index, entry)
 
 
-def _target(tool: str, given: Any) -> str:
+def call_target(tool: str, given: Any) -> str:
     """What a tool was given, as a reader names it: the file a read names, else the first
-    string (or argv) it was given, else its input as JSON."""
+    string (or argv) it was given, else its input as JSON. (The what-if fact finder asks
+    it too, so a file is named one way everywhere.)"""
     if isinstance(given, str):
         try:
             given = json.loads(given)

@@ -51,6 +51,9 @@ class Fact:
     needed_at: int  # the request that relied on it
     kind: str  # "quote" or "reread"
     detail: str  # the quoted line, or the file read again
+    # A re-read's earlier result, as a digest of its text: the strategy kept the fact when
+    # what it sends under that id still hashes the same (not a placeholder or a preview).
+    digest: str = ""
 
     def to_json(self) -> dict[str, Any]:
         return {"result_id": self.result_id, "tool": self.tool,

@@ -15,8 +15,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from core.compact.api_compaction import ApiCompaction
 from core.compact.clear_tool_uses import ApiClearToolUses
 from core.compact.managers import Manager
+from core.compact.observation_masking import ObservationMasking
 from core.compact.stages import SLIDING_WINDOW
 from core.compact.truncate import (
     ENGINES,
@@ -34,6 +36,7 @@ from core.compare import (
     parse_strategies,
     run_strategy,
     side_work,
+    summary_notes,
 )
 from core.config import Thresholds
 from core.events import MemorySelected, ModelRequest, Recorder, Stage, TurnEnd
@@ -115,7 +118,10 @@ def test_make_compactor_names_the_engines():
         assert type(make_compactor(Manager.PIPELINE, Path(tmp))).__name__ == "Compactor"
         assert type(make_compactor("s08", Path(tmp))).__name__ == "Compactor"  # older name
         assert type(make_compactor(Manager.API_EDIT, Path(tmp))) is ApiClearToolUses
-        for name in ("nope", Manager.API_COMPACT, Manager.CLIENT):  # not ctxlab's to run
+        assert type(make_compactor(Manager.API_COMPACT, Path(tmp))) is ApiCompaction
+        masking = make_compactor("observation-masking", Path(tmp))
+        assert type(masking) is ObservationMasking
+        for name in ("nope", Manager.CLIENT, Manager.CLAUDE_CODE):  # not ctxlab's to run
             with pytest.raises(ValueError, match="truncate"):
                 make_compactor(name, Path(tmp))
 
@@ -269,3 +275,11 @@ def test_pinned_context_answers_what_the_summaries_lost():
     plain, pinned = result.strategies
     assert sum(p.answerable for p in pinned.probes) > sum(p.answerable for p in plain.probes)
     assert all(p.answerable for p in pinned.probes) and pinned.losses == 0
+
+
+def test_a_stand_in_summary_note_is_true_of_a_manager_that_summarises_itself():
+    """``api-compaction`` writes summaries of its own; what it lacks is an answer to the
+    compact tool, so its note must not say it writes none."""
+    (note,) = summary_notes(Manager.API_COMPACT, {"manual_compact": 1})
+    assert note == ("1 summary: the model called the compact tool, which ctxlab's summary "
+                    "answers (api-compact has no answer of its own)")

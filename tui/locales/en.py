@@ -35,6 +35,7 @@ MESSAGES: dict[str, str] = {
     "manager.truncate": "truncation",
     "manager.api-edit": "API context editing",
     "manager.api-compact": "API compaction",
+    "manager.observation-masking": "observation masking",
     "manager.client": "watched client",
     "manager.claude-code": "Claude Code",
     "manager.codex": "Codex",
@@ -349,6 +350,7 @@ MESSAGES: dict[str, str] = {
     "hint.api_clear_tool_uses": "API cleared old tool results",
     "hint.api_clear_thinking": "API cleared old thinking",
     "hint.api_compaction": "API summary (compaction block)",
+    "hint.observation_mask": "old results → placeholders + files",
     "inspector.cache_cost": "cache: from message #{index}, ~{n:,} tokens to write again",
     "inspector.cache_written": "cache: {n:,} tokens written again",
     "hint.fit_tool_results": "results → 1k previews",
@@ -533,16 +535,17 @@ MESSAGES: dict[str, str] = {
     "compare.col.cost": "est. cost",
     "compare.note.reactive_compact": "{name}: {n} summaries — prompts refused as too long (the "
                                      "scenario scripts the refusal) were recovered with "
-                                     "ctxlab's summary; {manager} itself writes none",
+                                     "ctxlab's summary; {manager} has no answer of its own",
     "compare.note.reactive_compact.one": "{name}: {n} summary — a prompt refused as too long "
                                          "(the scenario scripts the refusal) was recovered "
-                                         "with ctxlab's summary; {manager} itself writes none",
+                                         "with ctxlab's summary; {manager} has no answer of "
+                                         "its own",
     "compare.note.manual_compact": "{name}: {n} summaries — the model called the compact tool, "
-                                   "which ctxlab's summary answers; {manager} itself writes "
-                                   "none",
+                                   "which ctxlab's summary answers; {manager} has no answer "
+                                   "of its own",
     "compare.note.manual_compact.one": "{name}: {n} summary — the model called the compact "
-                                       "tool, which ctxlab's summary answers; {manager} itself "
-                                       "writes none",
+                                       "tool, which ctxlab's summary answers; {manager} has no "
+                                       "answer of its own",
     "compare.probe_lost": "{name}: cannot answer {ask!r} (expected {expect!r})",
     "compare.legend": "chars: the messages sent per main call · side calls: summaries, memory "
                       "selections, extractions, consolidations · losses: ledger entries "
@@ -599,6 +602,10 @@ MESSAGES: dict[str, str] = {
     "strategy.compact+memory+pinned": "the course + pinned project rules and work log",
     "strategy.api-clear-tool-uses": "the API's context editing played offline: old tool results "
                                     "become a placeholder past the trigger, memory off",
+    "strategy.api-compaction": "the API's compaction played offline: past the trigger, all but "
+                               "the latest turn becomes one summary, memory off",
+    "strategy.observation-masking": "observation masking: the last 10 tool results stay whole, "
+                                    "older ones become placeholders naming their file, memory off",
     # -- the watch screen (ctxlab watch): usage fields, stop reasons and env vars stay ---
     "key.watch_view": "changes / window / timeline",
     "key.request_body": "request body",

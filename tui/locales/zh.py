@@ -39,6 +39,7 @@ MESSAGES: dict[str, str] = {
     "manager.truncate": "截断",
     "manager.api-edit": "API 上下文编辑",
     "manager.api-compact": "API 服务端压缩",
+    "manager.observation-masking": "观察遮蔽",
     "manager.client": "被观察的客户端",
     "manager.claude-code": "Claude Code",
     "manager.codex": "Codex",
@@ -342,6 +343,7 @@ MESSAGES: dict[str, str] = {
     "hint.api_clear_tool_uses": "API 清除了旧工具结果",
     "hint.api_clear_thinking": "API 清除了旧思考内容",
     "hint.api_compaction": "API 摘要（compaction 块）",
+    "hint.observation_mask": "旧结果 → 占位符 + 文件",
     "inspector.cache_cost": "缓存：自第 {index} 条消息起，约 {n:,} 个 token 需重新写入",
     "inspector.cache_written": "缓存：重新写入 {n:,} 个 token",
     "hint.fit_tool_results": "结果 → 1k 预览",
@@ -516,13 +518,13 @@ MESSAGES: dict[str, str] = {
     "compare.col.cache": "缓存读取",
     "compare.col.cost": "估算成本",
     "compare.note.reactive_compact": "{name}：{n} 次摘要——提示因过长被拒（拒绝是场景脚本安排的），"
-                                     "由 ctxlab 的摘要恢复；{manager} 自己不写摘要",
+                                     "由 ctxlab 的摘要恢复；{manager} 自身对此没有做法",
     "compare.note.reactive_compact.one": "{name}：{n} 次摘要——提示因过长被拒（拒绝是场景脚本安排"
-                                         "的），由 ctxlab 的摘要恢复；{manager} 自己不写摘要",
+                                         "的），由 ctxlab 的摘要恢复；{manager} 自身对此没有做法",
     "compare.note.manual_compact": "{name}：{n} 次摘要——模型调用了 compact 工具，由 ctxlab 的摘要"
-                                   "作答；{manager} 自己不写摘要",
+                                   "作答；{manager} 自身对此没有做法",
     "compare.note.manual_compact.one": "{name}：{n} 次摘要——模型调用了 compact 工具，由 ctxlab 的"
-                                       "摘要作答；{manager} 自己不写摘要",
+                                       "摘要作答；{manager} 自身对此没有做法",
     "compare.probe_lost": "{name}：无法回答「{ask}」（应为「{expect}」）",
     "compare.legend": "字符：每次主调用发送的消息 · 辅助调用：摘要、记忆选择、提取、合并 · "
                       "丢失：账本中 \"lost\" 的条目 · "
@@ -576,6 +578,10 @@ MESSAGES: dict[str, str] = {
     "strategy.compact+memory+pinned": "课程的做法 + 固定的项目规则和工作日志",
     "strategy.api-clear-tool-uses": "离线重演 API 的上下文编辑：超过触发点后，"
                                     "旧的工具结果换成占位符，不用记忆",
+    "strategy.api-compaction": "离线重演 API 的服务端压缩：超过触发点后，"
+                               "除最新一轮外的历史换成一条摘要，不用记忆",
+    "strategy.observation-masking": "观察遮蔽：最近 10 个工具结果保持完整，"
+                                    "更早的换成注明存档文件的占位符，不用记忆",
     # -- the watch screen (ctxlab watch): usage fields, stop reasons and env vars stay ---
     "key.watch_view": "变化 / 窗口 / 时间线",
     "key.request_body": "请求体",

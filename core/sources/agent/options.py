@@ -26,8 +26,9 @@ class RunOptions:
     thresholds: Thresholds | None = None
     breaks: frozenset[str] = frozenset()
     memory: bool = True
-    # who manages the context on ctxlab's side: the pipeline, truncation, or the API's
-    # context editing played offline (core.compact.truncate.ENGINES)
+    # who manages the context on ctxlab's side: the pipeline, truncation, observation
+    # masking, or the API's context editing or compaction played offline
+    # (core.compact.truncate.ENGINES)
     compaction: Manager = Manager.PIPELINE
     pinned: bool = True  # project rules + work log in every system prompt (off: compare lab)
     session: str | None = None

@@ -73,12 +73,12 @@ def test_excluded_tools_keep_their_results(tmp_path):
     assert contents(after)[1] == PLACEHOLDER
 
 
-def test_clear_at_least_clears_nothing_rather_than_too_little():
+def test_clear_at_least_clears_nothing_rather_than_too_little(tmp_path):
     messages = history([("bash", 40)] * 4)
     assert len(clearable(messages, ClearRule(trigger_tokens=1, keep=3))) == 1
     compactor_rule = ClearRule(trigger_tokens=1, keep=3, clear_at_least=1_000)
     history_ = Measured(list(messages))
-    ApiClearToolUses.clear(_Bare(), history_, compactor_rule)
+    ApiClearToolUses(tmp_path).clear(history_, compactor_rule)
     assert history_.messages == messages
 
 
@@ -92,12 +92,6 @@ def test_the_trigger_counts_what_was_cleared_as_still_sent(tmp_path):
     more[-2]["content"][0]["id"] = more[-1]["content"][0]["tool_use_id"] = "t9"
     second = prepared(compactor, more)
     assert contents(second)[2] == PLACEHOLDER  # cleared again: the full prompt is still over
-
-
-class _Bare:
-    """Just enough of the engine for :meth:`ApiClearToolUses.clear` to run on its own."""
-
-    cleared_chars = 0
 
 
 @settings(max_examples=40, deadline=None)
@@ -119,3 +113,68 @@ def test_compare_plays_the_strategy_beside_the_others():
     clear, truncate = result.strategies
     assert clear.ok and clear.losses == 0 and truncate.losses > 0
     assert clear.calls == truncate.calls
+
+
+def test_the_trigger_counts_tokens_at_the_given_ratio_plus_the_overhead(tmp_path):
+    """A what-if run prices a session at its own chars-per-token and fixed overhead."""
+    messages = history([("bash", 400)] * 5)
+    chars = Measured(list(messages)).chars
+    at = -(-chars // 2) + 500  # the whole request at 2 chars a token, overhead included
+
+    def cleared(trigger: int, **units) -> bool:
+        compactor = ApiClearToolUses(tmp_path / str(trigger), Thresholds(keep_recent=3),
+                                     trigger_tokens=trigger, **units)
+        return contents(prepared(compactor, messages))[0] == PLACEHOLDER
+
+    assert not cleared(at, chars_per_token=2.0, overhead_tokens=500)
+    assert cleared(at - 1, chars_per_token=2.0, overhead_tokens=500)
+    assert not cleared(at - 1)  # at 4 chars a token, no overhead: far under it
+
+
+def test_without_a_trigger_the_context_limit_is_the_trigger_as_before(tmp_path):
+    compactor = engine(tmp_path, limit=1_000)
+    assert compactor.rule.trigger_tokens == 250  # 1,000 chars at 4 a token
+    assert ApiClearToolUses(tmp_path, trigger_tokens=100_000).rule.trigger_tokens == 100_000
+
+
+class _Ruled(ApiClearToolUses):
+    """The engine under a rule of the test's (``clear_at_least`` included)."""
+
+    fixed = ClearRule(trigger_tokens=0)
+
+    @property
+    def rule(self) -> ClearRule:
+        return self.fixed
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.lists(st.tuples(st.sampled_from(["bash", "memory"]), st.integers(0, 600)),
+                max_size=14), st.integers(0, 4), st.integers(1, 5), st.integers(0, 300))
+def test_followed_across_calls_it_clears_what_one_pass_over_each_history_clears(
+        tmp_path_factory, results, keep, steps, least):
+    """prepare reads only what was appended since the history it returned; a one-pass
+    clear over each whole history (clearable) must agree with it call after call."""
+    messages = history(results)
+    tmp = tmp_path_factory.mktemp("follow")
+    followed, one_pass = _Ruled(tmp / "a"), _Ruled(tmp / "b")
+    followed.fixed = one_pass.fixed = ClearRule(300, keep, least or None,
+                                                frozenset({"memory"}))
+    sent: list[dict] = []
+    reference: list[dict] = []
+    for cut in sorted({len(messages) * k // steps for k in range(1, steps + 1)}):
+        sent = prepared(followed, [*sent, *messages[len(sent):cut]])
+        whole = Measured([*reference, *messages[len(reference):cut]])
+        one_pass.clear(whole, one_pass.rule)
+        reference = whole.messages
+        assert contents(sent) == contents(reference)
+        assert followed.cleared_chars == one_pass.cleared_chars
+
+
+def test_unchanged_messages_keep_their_identity_across_prepare_calls(tmp_path):
+    compactor = engine(tmp_path, limit=400, keep=1)
+    first = prepared(compactor, history([("bash", 300)] * 3))
+    grown = first + history([("bash", 300)] * 4)[-2:]
+    grown[-2]["content"][0]["id"] = grown[-1]["content"][0]["tool_use_id"] = "t9"
+    second = prepared(compactor, grown)
+    changed = [i for i, (a, b) in enumerate(zip(first, second, strict=False)) if a is not b]
+    assert changed == [6]  # only the result that just became old

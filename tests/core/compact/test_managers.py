@@ -18,7 +18,8 @@ from core.compare import STRATEGIES
 
 def test_the_wire_names_are_the_ones_docs_events_promises():
     assert [m.value for m in Manager] == ["ctxlab", "truncate", "api-edit", "api-compact",
-                                          "client", "claude-code", "codex", "agent"]
+                                          "observation-masking", "client", "claude-code",
+                                          "codex", "agent"]
     assert {m for m in Manager if m.recorded} == {Manager.CLAUDE_CODE, Manager.CODEX,
                                                   Manager.AGENT}
     assert {m for m in Manager if m.server} == {Manager.API_EDIT, Manager.API_COMPACT}
@@ -49,7 +50,8 @@ def test_read_by_changes_only_older_spellings():
 
 def test_every_row_and_strategy_speaks_the_vocabulary():
     assert {row.manager for row in TABLE} == {Manager.PIPELINE, Manager.TRUNCATE,
-                                              Manager.API_EDIT, Manager.API_COMPACT}
+                                              Manager.API_EDIT, Manager.API_COMPACT,
+                                              Manager.OBSERVATION_MASKING}
     assert all(row.name in pipeline_stages() for row in TABLE if row.run is not None)
     # compare plays only managers ctxlab can run itself, and every one of them
     assert {s.manager for s in STRATEGIES.values()} == set(ENGINES)

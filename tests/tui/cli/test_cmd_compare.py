@@ -77,7 +77,8 @@ def test_usage_errors_are_one_line_and_exit_2(capsys, args, needle):
     assert err.count("\n") == 1 and err.startswith("ctxlab compare: ") and needle in err
 
 
-ALL = "truncate,compact,compact+memory,compact+memory+pinned,api-clear-tool-uses"
+ALL = ("truncate,compact,compact+memory,compact+memory+pinned,api-clear-tool-uses,"
+       "api-compaction,observation-masking")
 
 
 @pytest.mark.parametrize("columns", [80, 100, 200])

@@ -1,0 +1,145 @@
+"""Observation masking: the newest tool results stay whole, every older one is a placeholder.
+
+JetBrains Research's "The Complexity Trap" (2025) found that this simplest of policies —
+keep the agent's reasoning and actions, hide all but the last few tool observations —
+matches LLM summarisation on SWE-bench-style trajectories at about half the cost of a raw
+agent. ctxlab plays it so a recorded session can be priced under it beside the others (the
+``observation-masking`` manager; its one stage is ``observation_mask``).
+
+* **keep** — the ``keep`` most recent tool results (10, as in the paper) stay whole; every
+  older one is replaced by a short placeholder naming the archive file that holds the
+  original, saved byte-exact first, so nothing leaves the context unrecoverably.
+* **no trigger** — it applies on every ``prepare``, whatever the size: masking is cheap and
+  keeps the context short from the start, which is the paper's point.
+* it never drops a message and never summarises; ``compact`` and overflow recovery fall back
+  to the s08 engine's, as :class:`~core.compact.clear_tool_uses.ApiClearToolUses` does.
+
+A what-if run calls ``prepare`` once per recorded request on sessions with thousands of
+them, so masking is incremental: the engine remembers the history it returned and the
+results still whole; when the caller sends that history back with new messages appended
+(what an agent loop does), only the new messages are read and only the results that just
+became old change — a new dict for each changed message, every other message the same
+object, which a prefix-cache model relies on. Any other history is read from the start
+(already masked results are recognised by their placeholder and left as they are).
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from core.archive.store import content_size
+from core.compact.context import StageRun
+from core.compact.pipeline import Compactor
+from core.compact.sent import Sent
+from core.compact.stages import OBSERVATION_MASK
+from core.compact.summarizer import Summarizer
+from core.config import Thresholds
+from core.events import Event
+from core.measure import Measured
+from core.messages import blocks, is_block
+
+MASK_PREFIX = "[old tool result masked; the original is saved at "
+
+
+def placeholder(path: str) -> str:
+    """What the model sees instead of an old result: short, and where to read it back."""
+    return f"{MASK_PREFIX}{path}]"
+
+
+def is_masked(content: Any) -> bool:
+    return isinstance(content, str) and content.startswith(MASK_PREFIX)
+
+
+@dataclass(frozen=True)
+class Whole:
+    """A tool result still whole: where it sits in the history."""
+
+    msg_idx: int
+    block_idx: int
+    tool_use_id: str
+
+
+def whole_results(messages: list[dict[str, Any]], start: int = 0) -> list[Whole]:
+    """The unmasked tool results of ``messages[start:]``, oldest first."""
+    return [Whole(i, j, block.get("tool_use_id", ""))
+            for i in range(start, len(messages))
+            for j, block in enumerate(blocks(messages[i]))
+            if is_block(block, "tool_result") and not is_masked(block.get("content"))]
+
+
+class ObservationMasking(Compactor):
+    """Same interface as the s08 :class:`Compactor`; ``prepare`` masks instead of compacting."""
+
+    def __init__(self, workspace: Path, thresholds: Thresholds | None = None,
+                 summarizer: Summarizer | None = None,
+                 emit: Callable[[Event], Any] | None = None,
+                 breaks: frozenset[str] | set[str] = frozenset(), keep: int = 10) -> None:
+        super().__init__(workspace, thresholds, summarizer, emit, frozenset())
+        if keep < 0:
+            raise ValueError(f"observation masking keeps a count of results, not {keep}")
+        self.keep = keep
+        self._history: Measured | None = None  # what the last prepare returned, measured
+        self._sent = Sent()  # …and how to recognise it when it comes back longer
+        self._whole: deque[Whole] = deque()  # its results still whole, oldest first
+
+    async def prepare(self, messages: list[dict], active_request: str) -> list[dict]:
+        """Mask every result older than the ``keep`` newest; the rest as it was."""
+        await self.list_archive()
+        history = self._follow(messages)
+        self._mask(history)
+        self._sent = Sent.of(history.messages)
+        return list(history.messages)  # the caller's own list: it may append to it
+
+    def sizes_of(self, messages: list[dict]) -> tuple[int, ...]:
+        """The sizes the followed history already holds (the agent loop asks every call)."""
+        history = self._history
+        if history is None or not self._sent.extended_by(messages):
+            return super().sizes_of(messages)
+        known = self._sent.length
+        return (*history.sizes[:known], *super().sizes_of(messages[known:]))
+
+    def _follow(self, messages: list[dict[str, Any]]) -> Measured:
+        """The remembered history plus what was appended to it, or ``messages`` read anew."""
+        history = self._history
+        if history is not None and self._sent.extended_by(messages):
+            start = self._sent.length
+            for message in messages[start:]:
+                history.append(message)
+            self._whole.extend(whole_results(history.messages, start))
+            return history
+        history = Measured(list(messages))
+        self._history = history
+        self._whole = deque(whole_results(history.messages))
+        return history
+
+    def _mask(self, history: Measured) -> None:
+        if len(self._whole) <= self.keep:
+            return
+        run = StageRun(OBSERVATION_MASK, self.ctx, history)
+        while len(self._whole) > self.keep:
+            target = self._whole.popleft()
+            block = history.messages[target.msg_idx]["content"][target.block_idx]
+            original = block.get("content", "")
+            path = self.ctx.archive.persist(target.tool_use_id, original)
+            history.set_content(target.msg_idx, target.block_idx, placeholder(path))
+            run.wrote(path)
+            run.took(target.tool_use_id, content_size(original), path)
+        run.finish()
+
+    def _forget(self) -> None:
+        """A summary replaced the history: the next prepare reads it anew."""
+        self._history, self._sent = None, Sent()
+        self._whole.clear()
+
+    async def compact(self, messages: list[dict], active_request: str) -> list[dict]:
+        self._forget()
+        return await super().compact(messages, active_request)
+
+    async def reactive(self, messages: list[dict], active_request: str,
+                       refusal: BaseException | None = None) -> list[dict]:
+        self._forget()
+        return await super().reactive(messages, active_request, refusal)

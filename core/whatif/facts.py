@@ -1,0 +1,296 @@
+"""What the session itself later relied on, and whether a strategy still showed it then.
+
+A what-if comparison can price every strategy, but a cheap strategy that hid what the agent
+went on to use is no bargain. The recording says what was used, without simulating anything:
+
+* a **quote**: a reply (its text, or a tool call's input) contains a *distinctive* line of an
+  earlier tool result. A line is distinctive when, with a read tool's line-number prefix
+  (``    12\\t``) and the surrounding blanks taken off, it is at least :data:`MIN_LINE` chars
+  long and holds at least :data:`MIN_WORD_CHARS` letters or digits (rulers, blank-padded
+  tables and short output such as ``ok`` or ``exit 0`` never are), and the agent had not
+  written it itself in an earlier reply (a file it wrote and then read back is its own text,
+  not the result's). A line that several results hold belongs to the first. One fact per
+  result and quoting request: the first line quoted.
+* a **re-read**: a tool call reads a file (:mod:`core.whatif.reads`) that an earlier result
+  already returned, whole or the same span, with no write to that file in between (after an
+  edit the content differs, so reading it again is no repeat). The fact is the latest such
+  result that holds the content (not an error, nor a "file unchanged" answer).
+
+``produced_at`` is the request that first sent the result, ``needed_at`` the request whose
+reply quotes or re-reads it, both 1-based over ``recording.exchanges``: the fact had to be in
+what *that* request sent. :func:`find_facts` reads the trajectory once: result lines go into a
+dict keyed by their first :data:`MIN_LINE` chars, and each reply is scanned once, one dict
+look-up per position, so a long session costs its length, not its length squared.
+
+:class:`Visibility` judges the facts against what one strategy sends: a quote is visible when
+its line appears anywhere in the messages (a summary that kept it counts); a re-read's result
+when the tool result with that id still carries its original content, not a placeholder or a
+preview. A message is read once however many requests carry it (kept by identity: a strategy
+that changes a message builds a new one).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from core.sources.replay.model import Compaction, Message, Recording
+from core.sources.replay.original import CLEARED
+from core.sources.watch.history_shapes import result_text
+from core.whatif.model import Fact, FactCheck
+from core.whatif.reads import Read, read_of, written_by
+
+MIN_LINE = 30  # chars a quoted line needs, stripped: shorter lines recur by chance
+MIN_WORD_CHARS = 12  # letters or digits it needs: rulers and padding are no facts
+DETAIL = 120  # chars of a quoted line kept in Fact.detail
+LINE_NUMBER = re.compile(r"^\s*\d+(?:\t|\u2192)")  # a read tool's "    12\t" / "    12→"
+# A read tool's answer that the file is as last read (Claude Code's "Wasted call — file
+# unchanged since your last Read"): still a re-read, but no copy of the content.
+UNCHANGED = re.compile(r"\bunchanged since\b", re.IGNORECASE)
+# Keys whose strings are no content a model reads (ids, signatures, base64 data).
+NOT_CONTENT = frozenset({"id", "tool_use_id", "call_id", "tool_call_id", "type", "role",
+                         "signature", "data", "encrypted_content", "media_type"})
+
+
+def distinctive(raw: str) -> str | None:
+    """``raw`` as a fact's line (prefix and blanks off), or ``None`` when it is not one."""
+    if len(raw) < MIN_LINE:  # most output lines: no work beyond their length
+        return None
+    line = LINE_NUMBER.sub("", raw, count=1).strip()
+    if len(line) < MIN_LINE or sum(map(str.isalnum, line)) < MIN_WORD_CHARS:
+        return None
+    return line
+
+
+def _lines(text: str) -> Iterator[str]:
+    """The distinctive lines of ``text``."""
+    for raw in text.splitlines():
+        line = distinctive(raw)
+        if line is not None:
+            yield line
+
+
+def digest(text: str) -> str:
+    """A result's text as a short digest: equal digests, equal content."""
+    data = text.encode("utf-8", errors="surrogatepass")
+    return hashlib.blake2b(data, digest_size=12).hexdigest()
+
+
+def _cut(line: str) -> str:
+    return line if len(line) <= DETAIL else line[:DETAIL - 1] + "…"
+
+
+@dataclass
+class _Result:
+    """A tool result as first sent."""
+
+    id: str
+    tool: str
+    produced_at: int
+    digest: str
+    read: Read | None
+
+
+@dataclass
+class _Finder:
+    """One walk over a recording's exchanges, collecting facts as they appear."""
+
+    facts: list[Fact] = field(default_factory=list)
+    calls: dict[str, tuple[str, Read | None]] = field(default_factory=dict)
+    results: dict[str, _Result] = field(default_factory=dict)
+    anchors: dict[str, list[tuple[str, str]]] = field(default_factory=dict)
+    indexed: set[str] = field(default_factory=set)  # lines a result already holds
+    own: set[str] = field(default_factory=set)  # lines the agent wrote in a reply
+    reads: dict[str, list[_Result]] = field(default_factory=dict)  # path -> current reads
+    noted: set[tuple[str, int, str]] = field(default_factory=set)  # one fact per kind
+
+    def sent(self, messages: Sequence[Message], request: int) -> None:
+        """The tool results among ``messages``, first sent by ``request``."""
+        for message in messages:
+            content = message.get("content") if isinstance(message, dict) else None
+            for block in content if isinstance(content, list) else []:
+                if isinstance(block, dict) and block.get("type") == "tool_result":
+                    self._result(str(block.get("tool_use_id", "")), block.get("content"),
+                                 request, block.get("is_error") is True)
+
+    def _result(self, result_id: str, content: Any, request: int, error: bool) -> None:
+        text = result_text(content)
+        if not result_id or result_id in self.results or not text or text == CLEARED:
+            return
+        tool, read = self.calls.get(result_id, ("", None))
+        result = _Result(result_id, tool, request, digest(text), read)
+        self.results[result_id] = result
+        if read is not None and not error and not UNCHANGED.search(text[:200]):
+            self.reads.setdefault(read.path, []).append(result)
+        for line in _lines(text):
+            if line in self.own or line in self.indexed:
+                continue
+            self.indexed.add(line)
+            self.anchors.setdefault(line[:MIN_LINE], []).append((line, result_id))
+
+    def reply(self, message: Message | None, request: int) -> None:
+        """What the reply to ``request`` quotes and re-reads; then its calls, remembered
+        for the results that answer them."""
+        if message is None:
+            return
+        texts = list(_reply_texts(message.get("content")))
+        for text in texts:
+            for line, result_id in self._quotes(text):
+                self._fact(self.results[result_id], request, "quote", _cut(line))
+        for text in texts:
+            self.own.update(_lines(text))
+        for block in _calls(message.get("content")):
+            self._call(block, request)
+
+    def _quotes(self, text: str) -> Iterator[tuple[str, str]]:
+        """Each indexed line ``text`` holds, with its result: one dict look-up a position."""
+        get = self.anchors.get
+        for start in range(len(text) - MIN_LINE + 1):
+            found = get(text[start:start + MIN_LINE])
+            for line, result_id in found or ():
+                if text.startswith(line, start):
+                    yield line, result_id
+
+    def _call(self, block: dict[str, Any], request: int) -> None:
+        tool, given = str(block.get("name", "")), block.get("input")
+        read = read_of(tool, given)
+        if read is not None:
+            earlier = [r for r in self.reads.get(read.path, ())
+                       if r.read is not None and r.read.covers(read)]
+            if earlier:
+                self._fact(earlier[-1], request, "reread", read.path)
+        for path in written_by(tool, given):
+            self.reads.pop(path, None)
+        self.calls[str(block.get("id", ""))] = (tool, read)
+
+    def _fact(self, result: _Result, request: int, kind: str, detail: str) -> None:
+        if (result.id, request, kind) in self.noted:
+            return
+        self.noted.add((result.id, request, kind))
+        self.facts.append(Fact(result_id=result.id, tool=result.tool,
+                               produced_at=result.produced_at, needed_at=request,
+                               kind=kind, detail=detail,
+                               digest=result.digest if kind == "reread" else ""))
+
+
+def _reply_texts(content: Any) -> Iterator[str]:
+    """A reply's text and its tool calls' input strings."""
+    if isinstance(content, str):
+        yield content
+        return
+    for block in content if isinstance(content, list) else []:
+        if not isinstance(block, dict):
+            continue
+        if block.get("type") == "text" and isinstance(block.get("text"), str):
+            yield block["text"]
+        elif block.get("type") == "tool_use":
+            out: list[str] = []
+            _strings(block.get("input"), out, {})
+            yield from out
+
+
+def _calls(content: Any) -> Iterator[dict[str, Any]]:
+    for block in content if isinstance(content, list) else []:
+        if isinstance(block, dict) and block.get("type") == "tool_use":
+            yield block
+
+
+def find_facts(recording: Recording) -> list[Fact]:
+    """The facts the recorded session relied on, in the order they were needed."""
+    finder = _Finder()
+    pending: list[Message] = []  # results appended just before a compaction
+    request = 0
+    for step in recording.steps:
+        if isinstance(step, Compaction):
+            pending.extend(step.input)
+            continue
+        request += 1
+        finder.sent([*pending, *step.input], request)
+        pending = []
+        finder.reply(step.reply, request)
+    return finder.facts
+
+
+def _strings(value: Any, out: list[str], results: dict[str, Any]) -> None:
+    """Every content string in ``value`` into ``out``; each tool result's content into
+    ``results`` by its call id (Messages, Responses and Chat Completions shapes)."""
+    if isinstance(value, str):
+        out.append(value)
+    elif isinstance(value, list):
+        for item in value:
+            _strings(item, out, results)
+    elif isinstance(value, dict):
+        call: Any = value.get("tool_use_id") or (value.get("call_id") if "output" in value
+                                                 else value.get("tool_call_id"))
+        if isinstance(call, str):
+            results.setdefault(call, value.get("content", value.get("output")))
+        for key, item in value.items():
+            if key not in NOT_CONTENT:
+                _strings(item, out, results)
+
+
+@dataclass(frozen=True)
+class _Shown:
+    """One message as the checks read it: its text and its tool results by id."""
+
+    text: str
+    results: dict[str, Any]
+
+
+def _shown(message: Any) -> _Shown:
+    out: list[str] = []
+    results: dict[str, Any] = {}
+    _strings(message, out, results)
+    return _Shown("\n".join(out), results)
+
+
+class Visibility:
+    """The facts of one session, checked against what a strategy sends."""
+
+    def __init__(self, facts: Sequence[Fact]) -> None:
+        self._needed: dict[int, list[Fact]] = {}
+        for fact in facts:
+            self._needed.setdefault(fact.needed_at, []).append(fact)
+        self._seen: dict[int, tuple[Any, _Shown]] = {}
+
+    def check(self, index: int, messages: Sequence[Message]) -> list[FactCheck]:
+        """The facts needed at request ``index``, each judged visible or not in
+        ``messages``; ``[]`` at once when none is needed there."""
+        needed = self._needed.get(index)
+        if not needed:
+            return []
+        shown = self._read(messages)
+        wanted = {fact.result_id for fact in needed}
+        found = {rid: content for s in shown if s.results
+                 for rid, content in s.results.items() if rid in wanted}
+        whole: list[str] = []  # every message's text, joined when a quote needs it
+        return [FactCheck(fact, _visible(fact, found, shown, whole)) for fact in needed]
+
+    def _read(self, messages: Sequence[Message]) -> list[_Shown]:
+        seen, fresh = self._seen, {}
+        for message in messages:
+            hit = seen.get(id(message))
+            if hit is None or hit[0] is not message:
+                hit = (message, _shown(message))
+            fresh[id(message)] = hit
+        self._seen = fresh
+        return [shown for _, shown in fresh.values()]
+
+
+def _visible(fact: Fact, found: dict[str, Any], shown: list[_Shown], whole: list[str]
+             ) -> bool:
+    """A re-read: the result with that id, unchanged. A quote: the line in that result
+    (the common case, one look-up), else anywhere in what is sent (``whole`` holds the
+    messages' text joined once, the first time a check needs it)."""
+    text = result_text(found[fact.result_id]) if fact.result_id in found else None
+    if fact.kind != "quote":
+        return text is not None and digest(text) == fact.digest
+    line = fact.detail.removesuffix("…")
+    if text is not None and line in text:
+        return True
+    if not whole:
+        whole.append("\n".join(s.text for s in shown))
+    return line in whole[0]
