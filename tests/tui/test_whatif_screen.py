@@ -120,7 +120,7 @@ async def test_the_plot_has_one_line_per_strategy_at_each_requests_tokens(
         assert len({lines[run.name].line_style for run in fixed.strategies}) == 3
         legend = str(screen.query_one("#whatif-legend", Static).render())
         assert all(run.name in legend for run in fixed.strategies)
-        assert "the model's window 20k" in legend
+        assert "── window 20k" in legend
 
 
 async def test_enter_on_a_row_lists_that_strategys_facts_visible_or_not(

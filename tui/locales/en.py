@@ -583,7 +583,7 @@ MESSAGES: dict[str, str] = {
     "whatif.col.facts": "facts kept",
     "whatif.col.rereads": "re-reads after drop",
     "whatif.plot_title": "tokens per request:",
-    "whatif.window": "the model's window {tokens}",
+    "whatif.window": "window {tokens}",
     "whatif.lessons": "What this session teaches",
     "whatif.error": "failed: {error}",
     "whatif.facts_title": "{name}: {kept:,} of {n:,} facts still visible when the session "

@@ -561,7 +561,7 @@ MESSAGES: dict[str, str] = {
     "whatif.col.facts": "保留的事实",
     "whatif.col.rereads": "丢弃后重读",
     "whatif.plot_title": "每个请求的 token：",
-    "whatif.window": "模型窗口 {tokens}",
+    "whatif.window": "窗口 {tokens}",
     "whatif.lessons": "这段会话说明了什么",
     "whatif.error": "失败：{error}",
     "whatif.facts_title": "{name}：会话用到时仍可见的事实 {kept:,} / {n:,}",
