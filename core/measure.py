@@ -149,6 +149,8 @@ def json_chars(value: Any, memo: dict[int, tuple[str, int]] | None = None) -> in
 
 def list_chars(item_chars: Iterable[int]) -> int:
     """Length of a JSON array whose items dump to ``item_chars``: ``[a, b, c]``."""
+    if isinstance(item_chars, list):  # a history's sizes: summed in C, not item by item
+        return 2 + sum(item_chars) + 2 * max(len(item_chars) - 1, 0)
     total = 0
     count = 0
     for n in item_chars:

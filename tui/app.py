@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from textual import work
-from textual.app import App, ComposeResult
+from textual.app import App, ComposeResult, ScreenStackError
 from textual.containers import Horizontal, Vertical
 from textual.css.query import NoMatches
 from textual.widget import Widget
@@ -278,7 +278,7 @@ class CtxlabApp(Routed, NavActions, LearnerActions, PanelActions, WorkbenchActio
             return
         try:
             conversation = self.query_one(Conversation)
-        except NoMatches:  # the app is shutting down: the panels are gone
+        except (NoMatches, ScreenStackError):  # the app is shutting down: the panels are gone
             return
         await conversation.assistant(message.take())
 
@@ -288,7 +288,7 @@ class CtxlabApp(Routed, NavActions, LearnerActions, PanelActions, WorkbenchActio
             return
         try:
             await route_batch(self.routed, events)
-        except NoMatches:  # the app is shutting down: the panels are gone
+        except (NoMatches, ScreenStackError):  # the app is shutting down: no screen, no panels
             return
 
     @handles(ev.RunStart)

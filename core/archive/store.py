@@ -149,6 +149,9 @@ class Archive(PointerTrust, Recovery):
         # tool_use_id -> a result saved ahead of its stage, still under its temporary name
         self._early: dict[str, Streamed] = {}
         self._rebuilt: dict[tuple[str, str, str], bool] = {}  # (path, digest, wrapper) -> ok
+        # the last transcript's lines by message identity: a snip past the message limit
+        # writes the whole history again at every request, and only its end is new
+        self._lines: dict[int, tuple[dict[str, Any], str]] = {}
 
     def _report(self, message: str) -> None:
         if message not in self.problems:
@@ -399,11 +402,23 @@ class Archive(PointerTrust, Recovery):
 
     # -- transcripts ------------------------------------------------------------------------
 
+    def _transcript_lines(self, messages: list[dict[str, Any]]) -> list[str]:
+        """Each message as a JSON line, reusing the last transcript's line for a message
+        it held (a message is never changed in place once in a history)."""
+        known = self._lines
+        lines = []
+        for message in messages:
+            seen = known.get(id(message))
+            lines.append(seen[1] if seen is not None and seen[0] is message else
+                         json.dumps(message, default=str, ensure_ascii=False) + "\n")
+        self._lines = {id(m): (m, line) for m, line in zip(messages, lines, strict=True)}
+        return lines
+
     def write_transcript(self, messages: list[dict[str, Any]]) -> str:
         """Save the whole message list before anything is removed; return its relative path."""
         self._before_write(self.transcript_dir)
         path = self.transcript_dir / f"transcript_{uuid.uuid4().hex}.jsonl"
-        lines = "".join(json.dumps(m, default=str, ensure_ascii=False) + "\n" for m in messages)
+        lines = "".join(self._transcript_lines(messages))
         atomic_write_text(path, lines)
         rel = self.rel(path)
         self._wrote(rel)

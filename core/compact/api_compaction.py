@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from core.compact.context import StageRun
-from core.compact.pipeline import Compactor
+from core.compact.sent import FollowingCompactor
 from core.compact.stages import API_COMPACTION
 from core.compact.summarizer import Summarizer
 from core.compact.summary import ledger_to_transcript, summary_input, summary_message
@@ -68,7 +68,7 @@ def worth_summarising(replaced: list[Message]) -> bool:
     return bool(replaced) and not (len(replaced) == 1 and is_summary_message(replaced[0]))
 
 
-class ApiCompaction(Compactor):
+class ApiCompaction(FollowingCompactor):
     """Same interface as the s08 :class:`Compactor`; ``prepare`` compacts past the trigger."""
 
     def __init__(self, workspace: Path, thresholds: Thresholds | None = None,
@@ -92,11 +92,10 @@ class ApiCompaction(Compactor):
     async def prepare(self, messages: list[dict], active_request: str) -> list[dict]:
         """Over the trigger: the history before the latest turn becomes one summary."""
         await self.list_archive()
-        history = Measured(list(messages), self.sizes)
+        history, _ = self.followed.follow(messages)  # only what was appended is measured
         if self.tokens(history.chars) > self.trigger_tokens:
             await self._compact(history, active_request)
-        self.sizes.keep(history)
-        return history.messages
+        return self.followed.returned(history)
 
     async def _compact(self, history: Measured, active_request: str) -> None:
         messages = history.messages

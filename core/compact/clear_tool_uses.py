@@ -35,8 +35,7 @@ from typing import Any
 
 from core.archive.store import content_size
 from core.compact.context import StageRun
-from core.compact.pipeline import Compactor
-from core.compact.sent import Sent
+from core.compact.sent import FollowingCompactor
 from core.compact.stages import API_CLEAR_TOOL_USES
 from core.compact.summarizer import Summarizer
 from core.config import Thresholds
@@ -85,7 +84,7 @@ def tokens(chars: int, chars_per_token: float = CHARS_PER_TOKEN,
     return math.ceil(chars / chars_per_token) + overhead_tokens
 
 
-class ApiClearToolUses(Compactor):
+class ApiClearToolUses(FollowingCompactor):
     """Same interface as the s08 :class:`Compactor`; ``prepare`` clears instead of compacting."""
 
     def __init__(self, workspace: Path, thresholds: Thresholds | None = None,
@@ -122,25 +121,17 @@ class ApiClearToolUses(Compactor):
         it comes back with messages appended, only those are read (:class:`Reading`)."""
         await self.list_archive()
         rule = self.rule
+        history, start = self.followed.follow(messages)
         reading = self._reading
-        if reading is None or reading.rule != rule or not reading.sent.extended_by(messages):
-            reading = self._reading = Reading(rule, Measured(list(messages)))
-            reading.read(0)
-        else:
-            reading.read(reading.extend(messages))
-        if self._over(reading.history, rule):
+        if reading is None or reading.rule != rule or start == 0:
+            reading = self._reading = Reading(rule)  # read from the start
+            start = 0
+        reading.read(history.messages, start)
+        if self._over(history, rule):
             targets = reading.take_clearable()
-            if not self._clear(reading.history, rule, targets):
+            if not self._clear(history, rule, targets):
                 reading.pending = targets  # not enough to clear: they wait for the next call
-        reading.sent = Sent.of(reading.history.messages)
-        return list(reading.history.messages)  # the caller's own list: it may append to it
-
-    def sizes_of(self, messages: list[dict]) -> tuple[int, ...]:
-        reading = self._reading
-        if reading is None or not reading.sent.extended_by(messages):
-            return super().sizes_of(messages)
-        known = reading.sent.length
-        return (*reading.history.sizes[:known], *super().sizes_of(messages[known:]))
+        return self.followed.returned(history)
 
     def _over(self, history: Measured, rule: ClearRule) -> bool:
         """Is the whole request, as the client sends it, over the trigger?"""
@@ -184,41 +175,33 @@ class ApiClearToolUses(Compactor):
 
 @dataclass
 class Reading:
-    """The history ``prepare`` returned, read as far as it goes: tool names by id, the
-    newest ``keep`` results (every result counts toward them, cleared or not), and the
-    older ones not cleared yet — exactly what :func:`clearable` finds, without a rescan."""
+    """The followed history, read as far as it goes: tool names by id, the newest ``keep``
+    results (every result counts toward them, cleared or not), and the older ones not
+    cleared yet — exactly what :func:`clearable` finds, without a rescan."""
 
     rule: ClearRule
-    history: Measured
-    sent: Sent = field(default_factory=Sent)
     names: dict[str, Any] = field(default_factory=dict)
     recent: deque[Clearable] = field(default_factory=deque)
     pending: list[Clearable] = field(default_factory=list)
 
-    def extend(self, messages: list[dict[str, Any]]) -> int:
-        """Append what follows the history returned; where the new messages start."""
-        start = self.sent.length
-        for message in messages[start:]:
-            self.history.append(message)
-        return start
-
-    def read(self, start: int) -> None:
-        messages = self.history.messages
+    def read(self, messages: list[dict[str, Any]], start: int) -> None:
+        """Read ``messages[start:]`` (what was appended since the last call)."""
         for i in range(start, len(messages)):
             for j, block in enumerate(blocks(messages[i])):
                 if is_block(block, "tool_use"):
                     self.names[block.get("id")] = block.get("name")
                 elif is_block(block, "tool_result"):
-                    self._result(Clearable(i, j, block.get("tool_use_id", ""),
-                                           content_size(block.get("content", ""))))
+                    self.recent.append(Clearable(i, j, block.get("tool_use_id", ""),
+                                                 content_size(block.get("content", ""))))
+                    self._age(messages)
 
-    def _result(self, result: Clearable) -> None:
-        self.recent.append(result)
+    def _age(self, messages: list[dict[str, Any]]) -> None:
+        """Results past the newest ``keep`` become clearable (unless excluded or cleared)."""
         while len(self.recent) > self.rule.keep:
             older = self.recent.popleft()
             if self.names.get(older.tool_use_id) in self.rule.exclude_tools:
                 continue
-            block = self.history.messages[older.msg_idx]["content"][older.block_idx]
+            block = messages[older.msg_idx]["content"][older.block_idx]
             if block.get("content") != PLACEHOLDER:
                 self.pending.append(older)
 

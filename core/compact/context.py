@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from operator import is_
 from typing import Any, Protocol
 
 from core.archive.listing import archive_records
@@ -99,8 +100,8 @@ class StageRun:
         """The first message this stage changed and the tokens from there to the end: the
         prompt cache holds the prefix before it, the rest must be written again."""
         before, after = self._prefix, self.history.messages
-        first = next((i for i, (old, new) in enumerate(zip(before, after, strict=False))
-                      if old is not new), min(len(before), len(after)))
+        same = list(map(is_, before, after))  # one C loop: histories run to thousands
+        first = same.index(False) if False in same else len(same)
         if first >= len(after):
             return (first, 0) if len(after) != len(before) else (None, None)
         return first, -(-self.history.chars_from(first) // CHARS_PER_TOKEN)

@@ -33,8 +33,7 @@ from typing import Any
 
 from core.archive.store import content_size
 from core.compact.context import StageRun
-from core.compact.pipeline import Compactor
-from core.compact.sent import Sent
+from core.compact.sent import FollowingCompactor
 from core.compact.stages import OBSERVATION_MASK
 from core.compact.summarizer import Summarizer
 from core.config import Thresholds
@@ -71,7 +70,7 @@ def whole_results(messages: list[dict[str, Any]], start: int = 0) -> list[Whole]
             if is_block(block, "tool_result") and not is_masked(block.get("content"))]
 
 
-class ObservationMasking(Compactor):
+class ObservationMasking(FollowingCompactor):
     """Same interface as the s08 :class:`Compactor`; ``prepare`` masks instead of compacting."""
 
     def __init__(self, workspace: Path, thresholds: Thresholds | None = None,
@@ -82,39 +81,17 @@ class ObservationMasking(Compactor):
         if keep < 0:
             raise ValueError(f"observation masking keeps a count of results, not {keep}")
         self.keep = keep
-        self._history: Measured | None = None  # what the last prepare returned, measured
-        self._sent = Sent()  # …and how to recognise it when it comes back longer
-        self._whole: deque[Whole] = deque()  # its results still whole, oldest first
+        self._whole: deque[Whole] = deque()  # the followed history's results still whole
 
     async def prepare(self, messages: list[dict], active_request: str) -> list[dict]:
         """Mask every result older than the ``keep`` newest; the rest as it was."""
         await self.list_archive()
-        history = self._follow(messages)
+        history, start = self.followed.follow(messages)
+        if start == 0:
+            self._whole.clear()  # read anew: masked results are known by their placeholder
+        self._whole.extend(whole_results(history.messages, start))
         self._mask(history)
-        self._sent = Sent.of(history.messages)
-        return list(history.messages)  # the caller's own list: it may append to it
-
-    def sizes_of(self, messages: list[dict]) -> tuple[int, ...]:
-        """The sizes the followed history already holds (the agent loop asks every call)."""
-        history = self._history
-        if history is None or not self._sent.extended_by(messages):
-            return super().sizes_of(messages)
-        known = self._sent.length
-        return (*history.sizes[:known], *super().sizes_of(messages[known:]))
-
-    def _follow(self, messages: list[dict[str, Any]]) -> Measured:
-        """The remembered history plus what was appended to it, or ``messages`` read anew."""
-        history = self._history
-        if history is not None and self._sent.extended_by(messages):
-            start = self._sent.length
-            for message in messages[start:]:
-                history.append(message)
-            self._whole.extend(whole_results(history.messages, start))
-            return history
-        history = Measured(list(messages))
-        self._history = history
-        self._whole = deque(whole_results(history.messages))
-        return history
+        return self.followed.returned(history)
 
     def _mask(self, history: Measured) -> None:
         if len(self._whole) <= self.keep:
@@ -129,17 +106,3 @@ class ObservationMasking(Compactor):
             run.wrote(path)
             run.took(target.tool_use_id, content_size(original), path)
         run.finish()
-
-    def _forget(self) -> None:
-        """A summary replaced the history: the next prepare reads it anew."""
-        self._history, self._sent = None, Sent()
-        self._whole.clear()
-
-    async def compact(self, messages: list[dict], active_request: str) -> list[dict]:
-        self._forget()
-        return await super().compact(messages, active_request)
-
-    async def reactive(self, messages: list[dict], active_request: str,
-                       refusal: BaseException | None = None) -> list[dict]:
-        self._forget()
-        return await super().reactive(messages, active_request, refusal)

@@ -41,6 +41,9 @@ def dropped_marker(count: int) -> dict[str, Any]:
     return {"role": "user", "content": f"[{count} earlier messages dropped]"}
 
 
+_MARKER_CHARS = json_chars(dropped_marker(0)) - 1  # the marker without its count's digits
+
+
 def dropped_before(messages: list[dict[str, Any]]) -> int:
     """How many messages earlier cuts dropped (read from a leading marker), else 0."""
     if not messages:
@@ -56,14 +59,16 @@ def safe_cut(messages: list[dict[str, Any]], cut: int) -> bool:
     return 0 < cut < len(messages) and not has_tool_result(messages[cut])
 
 
-def window_start(messages: list[dict[str, Any]], limit: int) -> int:
+def window_start(messages: list[dict[str, Any]], limit: int,
+                 sizes: list[int] | None = None) -> int:
     """The oldest safe cut whose window (marker included) fits ``limit`` chars.
 
     If even the newest safe cut does not fit (one tool batch bigger than the limit), the
     newest safe cut is used: a sliding window cannot shrink a message, only drop it.
-    Returns 0 when there is no safe cut at all.
+    Returns 0 when there is no safe cut at all. ``sizes``: each message's JSON chars, when
+    the caller measured them already.
     """
-    sizes = [json_chars(m) for m in messages]
+    sizes = sizes if sizes is not None else [json_chars(m) for m in messages]
     already = dropped_before(messages)
     newest = 0
     tail = 0  # sum of sizes[cut:]
@@ -73,7 +78,7 @@ def window_start(messages: list[dict[str, Any]], limit: int) -> int:
         if not safe_cut(messages, cut):
             continue
         newest = newest or cut
-        marker = json_chars(dropped_marker(already + cut - (1 if already else 0)))
+        marker = _MARKER_CHARS + len(str(already + cut - (1 if already else 0)))
         count = len(messages) - cut + 1
         if 2 + marker + tail + 2 * (count - 1) <= limit:
             fits = cut
@@ -93,9 +98,11 @@ class SlidingWindow(Compactor):
     async def prepare(self, messages: list[dict], active_request: str) -> list[dict]:
         """Over the context limit: keep the newest messages that fit, drop the rest."""
         await self.list_archive()  # what an earlier run archived is still there to open
-        history = Measured(list(messages))
-        if history.chars > self.ctx.thresholds.context_limit:
-            self._cut(history, window_start(history.messages, self.ctx.thresholds.context_limit))
+        history = Measured(list(messages), self.sizes)  # only new messages are measured
+        limit = self.ctx.thresholds.context_limit
+        if history.chars > limit:
+            self._cut(history, window_start(history.messages, limit, history.sizes))
+        self.sizes.keep(history)
         return history.messages
 
     async def compact(self, messages: list[dict], active_request: str) -> list[dict]:

@@ -40,6 +40,7 @@ from typing import Any
 from core.sources.replay.model import Compaction, Message, Recording
 from core.sources.replay.original import CLEARED
 from core.sources.watch.history_shapes import result_text
+from core.whatif.carry import carried
 from core.whatif.model import Fact, FactCheck
 from core.whatif.reads import Read, read_of, written_by
 
@@ -254,7 +255,7 @@ class Visibility:
         self._needed: dict[int, list[Fact]] = {}
         for fact in facts:
             self._needed.setdefault(fact.needed_at, []).append(fact)
-        self._seen: dict[int, tuple[Any, _Shown]] = {}
+        self._sent = _SentIndex()
 
     def check(self, index: int, messages: Sequence[Message]) -> list[FactCheck]:
         """The facts needed at request ``index``, each judged visible or not in
@@ -262,22 +263,54 @@ class Visibility:
         needed = self._needed.get(index)
         if not needed:
             return []
-        shown = self._read(messages)
-        wanted = {fact.result_id for fact in needed}
-        found = {rid: content for s in shown if s.results
-                 for rid, content in s.results.items() if rid in wanted}
+        shown = self._sent.read(messages)
+        found = {fact.result_id: content for fact in needed
+                 if (content := self._sent.result(fact.result_id)) is not _ABSENT}
         whole: list[str] = []  # every message's text, joined when a quote needs it
         return [FactCheck(fact, _visible(fact, found, shown, whole)) for fact in needed]
 
-    def _read(self, messages: Sequence[Message]) -> list[_Shown]:
-        seen, fresh = self._seen, {}
-        for message in messages:
-            hit = seen.get(id(message))
-            if hit is None or hit[0] is not message:
-                hit = (message, _shown(message))
-            fresh[id(message)] = hit
-        self._seen = fresh
-        return [shown for _, shown in fresh.values()]
+
+_ABSENT = object()
+
+
+class _SentIndex:
+    """What a strategy sent last, read for the checks, and where each tool result is.
+
+    A strategy sends mostly what it sent the time before (:mod:`core.whatif.carry`), so
+    only the messages the previous request did not hold are read: a check costs what
+    changed, not the whole history (thousands of messages, checked at nearly every request
+    of a long session)."""
+
+    def __init__(self) -> None:
+        self._messages: list[Any] = []
+        self._shown: list[_Shown] = []
+        self._current: set[int] = set()  # ids of the _Shown read last
+        self._where: dict[str, list[_Shown]] = {}  # result id -> messages that held it
+
+    def read(self, messages: Sequence[Message]) -> list[_Shown]:
+        current, old = list(messages), self._shown
+        shown: list[_Shown] = []
+        c = 0
+        for start, length in carried(self._messages, current):
+            if start >= 0:
+                shown.extend(old[start:start + length])
+            else:
+                for message in current[c:c + length]:
+                    fresh = _shown(message)
+                    shown.append(fresh)
+                    for rid in fresh.results:
+                        self._where.setdefault(rid, []).append(fresh)
+            c += length
+        self._messages, self._shown, self._current = current, shown, set(map(id, shown))
+        return shown
+
+    def result(self, rid: str) -> Any:
+        """The content of tool result ``rid`` in what was read last, else _ABSENT (the
+        latest message read that holds it, if several do)."""
+        held = [s for s in self._where.get(rid, ()) if id(s) in self._current]
+        if rid in self._where:
+            self._where[rid] = held  # what is no longer sent is let go
+        return held[-1].results[rid] if held else _ABSENT
 
 
 def _visible(fact: Fact, found: dict[str, Any], shown: list[_Shown], whole: list[str]

@@ -130,3 +130,12 @@ def test_masking_never_splits_a_pair_and_keeps_the_newest_keep(history, keep, st
         assert whole == [False] * max(n - keep, 0) + [True] * min(keep, n)
         for original, now in zip(contents(history), contents(sent), strict=True):
             assert now == original or saved(Path(tmp), now) == content_as_text(original)
+
+
+def test_sizes_of_answers_from_the_followed_history_exactly(tmp_path):
+    """The agent loop asks every call; the answer must be each message's size as sent."""
+    compactor, _ = engine(tmp_path, keep=1)
+    sent = prepared(compactor, turns(3, size=40))
+    asked = [*sent, assistant(use("n1")), results(result("n1", "new"))]
+    assert compactor.sizes_of(asked) == tuple(json_chars(m) for m in asked)
+    assert compactor.sizes_of(turns(2)) == tuple(json_chars(m) for m in turns(2))
