@@ -18,6 +18,7 @@ from __future__ import annotations
 from html import escape
 from itertools import pairwise
 
+from core.report.model import Report
 from core.report.svg import Frame, y_scale
 from core.whatif.columns import COLUMNS
 from core.whatif.model import StrategyRun, WhatIf
@@ -32,6 +33,20 @@ def peaks(values: list[int], points: int = POINTS) -> list[int]:
         return values
     bounds = [len(values) * k // points for k in range(points + 1)]
     return [max(values[a:b]) for a, b in pairwise(bounds)]
+
+
+def compare_strategies(report: Report, strategies: tuple[str, ...] | None = None) -> None:
+    """Run ``strategies`` (None: all) over the session the report replayed, and keep the
+    result for the section; a source that replayed no recording (a scenario, an event log)
+    gets no section and nothing is said."""
+    recording = report.collected.recording
+    if recording is None:
+        return
+    from core.whatif.run import compare_session
+    from core.whatif.strategies import WhatIfOptions
+
+    options = WhatIfOptions() if strategies is None else WhatIfOptions(strategies=strategies)
+    report.whatif = compare_session(recording, options)
 
 
 def whatif_svg(whatif: WhatIf) -> str:
