@@ -171,3 +171,33 @@ async def test_the_screen_speaks_chinese(make_app: Callable[..., CtxlabApp],
         assert note.startswith("轨迹就是录制下来的那一条")
         assert str(screen.query_one("#whatif-status", Static).render()).startswith("完成：3 种策略")
 
+
+async def test_the_real_comparison_of_the_replay_fills_the_screen_with_its_numbers(
+        make_app: Callable[..., CtxlabApp], monkeypatch: pytest.MonkeyPatch) -> None:
+    """No stand-in: the worker runs every strategy over the recording on screen, and each
+    row is what ``compare_session`` gives for that recording."""
+    from core.whatif.columns import COLUMNS
+    from core.whatif.run import compare_session_async
+    from core.whatif.strategies import STRATEGIES, WhatIfOptions
+
+    seen: list[tuple[str, int, int]] = []
+    real = screen_module.run_strategies
+
+    async def recorded(recording: Any, names: tuple[str, ...], progress: Any) -> WhatIf:
+        def told(*args: Any) -> None:
+            seen.append(args)
+            progress(*args)
+
+        return await real(recording, names, told)
+
+    monkeypatch.setattr(screen_module, "run_strategies", recorded)
+    app = replay_app(make_app)
+    async with app.run_test(size=(160, 48)) as pilot:
+        screen = await open_whatif(pilot)
+        expected = await compare_session_async(load_recording(REPLAY_FIXTURE), WhatIfOptions())
+        table = screen.query_one(DataTable)
+        assert [str(key.value) for key in table.rows] == list(STRATEGIES)
+        for run in expected.strategies:
+            cells = [str(cell) for cell in table.get_row(run.name)][1:]
+            assert cells == [column.cell(run) for column in COLUMNS], run.name
+        assert {name for name, _, _ in seen} == set(STRATEGIES)
