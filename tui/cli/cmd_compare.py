@@ -2,7 +2,8 @@
 
 The numbers come from :mod:`core.compare`; this module only parses flags and prints them,
 as a rich table or, with ``--json``, as one object on stdout (nothing else on stdout), so a
-class can put the same figures in a slide or a script.
+class can put the same figures in a slide or a script. ``--session FILE`` asks the same
+question of a recorded session instead of a scenario (:mod:`tui.cli.compare_session`).
 """
 
 from __future__ import annotations
@@ -11,13 +12,16 @@ import argparse
 import json
 import os
 import sys
-from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from tui.cli import failure
 
 if TYPE_CHECKING:
     from tui.compare_columns import Column
+
+C = TypeVar("C")  # a column of either comparison
 
 PROG = "ctxlab compare"
 EXIT_USAGE = 2
@@ -28,18 +32,27 @@ PIPE_WIDTH = 1_000  # piped output: wide enough that no header is cut
 def add_parser(sub: Any) -> argparse.ArgumentParser:
     from core.compare import DEFAULT_STRATEGIES, STRATEGIES
     from core.scenarios import DEFAULT_SCENARIO
+    from tui.cli.compare_session import add_session_flags, session_strategy_names
 
     parser = sub.add_parser(
-        "compare", help="run one scenario under several context strategies (teaching lab)",
+        "compare", help="compare context strategies on a scenario or a recorded session",
         description="Play a bundled scenario once per strategy, each in a fresh temporary "
-                    "copy of its workspace, and compare cost, side work, losses and probes.")
-    parser.add_argument("--scenario", default=DEFAULT_SCENARIO, metavar="NAME|FILE",
+                    "copy of its workspace, and compare cost, side work, losses and probes; "
+                    "or, with --session, price a recorded session's own trajectory under "
+                    "each strategy (what would have been sent, cached, dropped and kept).")
+    source = parser.add_mutually_exclusive_group()
+    source.add_argument("--scenario", default=None, metavar="NAME|FILE",
                         help=f"a bundled scenario or a scenario file (default {DEFAULT_SCENARIO})")
-    parser.add_argument("--strategies", default=",".join(DEFAULT_STRATEGIES), metavar="LIST",
-                        help=f"comma-separated, from: {', '.join(STRATEGIES)} "
-                             f"(default {','.join(DEFAULT_STRATEGIES)})")
+    source.add_argument("--session", type=Path, default=None, metavar="FILE",
+                        help="a recorded session, in any format replay reads (a watch "
+                             "recording included)")
+    parser.add_argument("--strategies", default=None, metavar="LIST",
+                        help=f"comma-separated; a scenario's from: {', '.join(STRATEGIES)} "
+                             f"(default {','.join(DEFAULT_STRATEGIES)}); a session's from: "
+                             f"{', '.join(session_strategy_names())} (default: all)")
     parser.add_argument("--json", action="store_true", dest="as_json",
                         help="print one JSON object instead of a table")
+    add_session_flags(parser)
     parser.set_defaults(handler=run)
     return parser
 
@@ -49,12 +62,17 @@ def fail(message: str, code: int = EXIT_USAGE) -> int:
 
 
 def run(args: argparse.Namespace) -> int:
-    from core.compare import CompareError, compare_sync, parse_strategies
-    from core.scenarios import ScenarioError, find_scenario
+    from core.compare import DEFAULT_STRATEGIES, CompareError, compare_sync, parse_strategies
+    from core.scenarios import DEFAULT_SCENARIO, ScenarioError, find_scenario
+    from tui.cli.compare_session import run_session, session_only_flag
 
+    if args.session is not None:
+        return run_session(args)
+    if (flag := session_only_flag(args)) is not None:
+        return fail(f"{flag} is for --session FILE (a recorded session)")
     try:
-        strategies = parse_strategies(args.strategies)
-        scenario = find_scenario(args.scenario)
+        strategies = parse_strategies(args.strategies or ",".join(DEFAULT_STRATEGIES))
+        scenario = find_scenario(args.scenario or DEFAULT_SCENARIO)
     except (CompareError, ScenarioError) as exc:
         return fail(str(exc))
     comparison = compare_sync(scenario, strategies)
@@ -126,14 +144,21 @@ def table_width(table: Any) -> int:
 
 
 def column_groups(comparison: Any, width: int) -> list[list[Column]]:
-    """The columns in order, split into runs whose table fits ``width`` (at least one column
-    each: only a terminal too narrow for the strategy's name and one number still cuts)."""
+    """The columns in order, split into runs whose table fits ``width``."""
     from tui.compare_columns import COLUMNS
 
-    groups: list[list[Column]] = [[]]
-    for column in COLUMNS:
+    return split_columns(COLUMNS, width, lambda part: table_of(comparison, part))
+
+
+def split_columns(columns: Sequence[C], width: int,
+                  make_table: Callable[[Sequence[C]], Any]) -> list[list[C]]:
+    """``columns`` in order, split into runs whose table (``make_table``) fits ``width`` (at
+    least one column each: only a terminal too narrow for the strategy's name and one number
+    still cuts). The scenario comparison and a session's what-if share it."""
+    groups: list[list[C]] = [[]]
+    for column in columns:
         trial = [*groups[-1], column]
-        if groups[-1] and table_width(table_of(comparison, trial)) > width:
+        if groups[-1] and table_width(make_table(trial)) > width:
             groups.append([column])
         else:
             groups[-1] = trial
