@@ -20,7 +20,7 @@ from itertools import pairwise
 
 from core.report.model import Report
 from core.report.svg import Frame, y_scale
-from core.whatif.columns import COLUMNS
+from core.whatif.columns import RUN_COLUMNS, cell
 from core.whatif.model import StrategyRun, WhatIf
 from core.whatif.palette import WINDOW_COLOUR, colour_of
 
@@ -80,7 +80,7 @@ def _cells(*cells: str, head: bool = False) -> str:
 
 def _row(run: StrategyRun) -> str:
     name = f"{run.name} ✖" if run.error else run.name
-    return _cells(name, *(column.cell(run) for column in COLUMNS))
+    return _cells(name, *(cell(column, run) for column in RUN_COLUMNS))
 
 
 def _legend(whatif: WhatIf) -> str:
@@ -110,7 +110,8 @@ def whatif_section(whatif: WhatIf) -> str:
     facts = (f"{whatif.requests:,} requests · {whatif.chars_per_token:.2f} chars per token "
              f"({escape(whatif.ratio_source)}) · {whatif.overhead_tokens:,} tokens of fixed "
              f"overhead per request · {price}")
-    table = (f'<table class="whatif">{_cells("strategy", *(c.header for c in COLUMNS), head=True)}'
+    head = _cells("strategy", *(column.title for column in RUN_COLUMNS), head=True)
+    table = (f'<table class="whatif">{head}'
              f'{"".join(_row(run) for run in whatif.strategies)}</table>')
     return (f'<section id="whatif"><h2>What if</h2><p class="note">{escape(whatif.note)}</p>'
             f"<p>{facts}</p>{table}<h3>What this session teaches</h3>{_lessons(whatif)}"

@@ -1,10 +1,11 @@
-"""The what-if table's columns: one definition for the workbench's table and the report's.
+"""The columns of a what-if comparison (a recorded session under several strategies).
 
-Each column reads one figure of a :class:`~core.whatif.model.StrategyRun` (its totals are
-sums over its requests) and formats it the one way every view prints it (the command
-line's table writes the same cells), so the number a learner reads in the workbench is,
-character for character, the number in the report. Headers here are the report's
-(English); the workbench shows ``whatif.col.<key>`` in the active language.
+Each column is written once — its key (the JSON field it shows), the command line's short
+header, the report's title, and how a :class:`~core.whatif.model.StrategyRun` becomes its
+cell — so every place that draws the runs (``ctxlab compare --session``, the workbench's
+what-if screen, the report's What if section) prints the same number the same way, and a
+test can find each JSON figure in the text. The workbench shows ``whatif.col.<key>`` in the
+active language. In core, not the UI: the report is drawn without Textual or the CLI.
 """
 
 from __future__ import annotations
@@ -19,34 +20,51 @@ FAILED_CELL = "-"  # a strategy that failed has no figures, not zeros
 
 
 @dataclass(frozen=True)
-class Column:
-    key: str
-    header: str
-    figure: Callable[[StrategyRun], str]
+class RunColumn:
+    """One figure of a strategy's row."""
 
-    def cell(self, run: StrategyRun) -> str:
-        """The figure, or ``-`` for a strategy that failed (zeros would read as a strategy
-        that cost nothing)."""
-        return FAILED_CELL if run.error is not None else self.figure(run)
+    key: str  # the JSON field it shows (StrategyRun.to_json)
+    header: str  # short words, one per line, so a header never wraps
+    cell: Callable[[StrategyRun], str]
+    alarm: Callable[[StrategyRun], bool] = lambda _r: False  # drawn in the error colour
+    title: str = ""  # the report's header: a page has room for the words in full
 
 
-def left_cell(run: StrategyRun) -> str:
-    """Tool results that left the context / of those, readable back byte-exact."""
+def results_text(run: StrategyRun) -> str:
+    """``left/recoverable``: tool results that left the context, and how many of them can
+    be read back byte-exact."""
     return f"{run.results_left:,}/{run.results_recoverable:,}"
 
 
-def facts_cell(run: StrategyRun) -> str:
-    """Facts still visible / relied on; ``-`` when the session relied on none."""
-    return f"{run.facts_kept:,}/{len(run.facts):,}" if run.facts else "-"
+def facts_text(run: StrategyRun) -> str:
+    """``kept/relied on``, or ``-`` when the session relied on no earlier result."""
+    if not run.facts:
+        return "-"
+    return f"{run.facts_kept:,}/{len(run.facts):,}"
 
 
-COLUMNS: tuple[Column, ...] = (
-    Column("billed", "billed input", lambda r: f"{r.billed_input:,}"),
-    Column("cache", "cache read", lambda r: f"{r.cache_read_share:.0%}"),
-    Column("cost", "cost", lambda r: money(r.cost)),
-    Column("peak", "peak tokens", lambda r: f"{r.peak_tokens:,}"),
-    Column("compactions", "compactions", lambda r: f"{r.compactions:,}"),
-    Column("left", "left / recoverable", left_cell),
-    Column("facts", "facts kept", facts_cell),
-    Column("rereads", "re-reads after drop", lambda r: f"{r.rereads_after_drop:,}"),
+RUN_COLUMNS: tuple[RunColumn, ...] = (
+    RunColumn("billed_input_tokens", "billed\ninput", lambda r: f"{r.billed_input:,}",
+              title="billed input"),
+    RunColumn("cache_read_share", "cache\nread", lambda r: f"{r.cache_read_share:.0%}",
+              title="cache read"),
+    RunColumn("cost", "est.\ncost", lambda r: money(r.cost), title="est. cost"),
+    RunColumn("peak_tokens", "peak\ntokens", lambda r: f"{r.peak_tokens:,}",
+              title="peak tokens"),
+    RunColumn("compactions", "compac-\ntions", lambda r: f"{r.compactions:,}",
+              title="compactions"),
+    RunColumn("results_left", "results\nleft/rec.", results_text,
+              alarm=lambda r: r.results_recoverable < r.results_left,
+              title="left / recoverable"),
+    RunColumn("facts_kept", "facts\nkept", facts_text,
+              alarm=lambda r: r.facts_kept < len(r.facts), title="facts kept"),
+    RunColumn("rereads_after_drop", "re-reads\nafter drop",
+              lambda r: f"{r.rereads_after_drop:,}", alarm=lambda r: r.rereads_after_drop > 0,
+              title="re-reads after drop"),
 )
+
+
+def cell(column: RunColumn, run: StrategyRun) -> str:
+    """``column``'s cell for ``run``; ``-`` for a strategy that failed (it has no figures,
+    and zeros would read as a strategy that cost nothing)."""
+    return FAILED_CELL if run.error is not None else column.cell(run)

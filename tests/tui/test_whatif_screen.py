@@ -176,7 +176,7 @@ async def test_the_real_comparison_of_the_replay_fills_the_screen_with_its_numbe
         make_app: Callable[..., CtxlabApp], monkeypatch: pytest.MonkeyPatch) -> None:
     """No stand-in: the worker runs every strategy over the recording on screen, and each
     row is what ``compare_session`` gives for that recording."""
-    from core.whatif.columns import COLUMNS
+    from core.whatif.columns import RUN_COLUMNS, cell
     from core.whatif.run import compare_session_async
     from core.whatif.strategies import STRATEGIES, WhatIfOptions
 
@@ -199,5 +199,5 @@ async def test_the_real_comparison_of_the_replay_fills_the_screen_with_its_numbe
         assert [str(key.value) for key in table.rows] == list(STRATEGIES)
         for run in expected.strategies:
             cells = [str(cell) for cell in table.get_row(run.name)][1:]
-            assert cells == [column.cell(run) for column in COLUMNS], run.name
+            assert cells == [cell(column, run) for column in RUN_COLUMNS], run.name
         assert {name for name, _, _ in seen} == set(STRATEGIES)

@@ -3,10 +3,11 @@
 The compare key on a replay opens this screen instead of the scenario comparison
 (:mod:`tui.screens.compare`, which needs a script to run again): the recording's trajectory
 is kept as it was and each strategy of :mod:`core.whatif` changes only what would have been
-sent (``ctxlab compare --session``'s engine and numbers). It shows the table (the report's
-columns, :mod:`core.whatif.columns`), every strategy's fullness on one plot with the model's
-window, the note that the trajectory is the recorded one, each strategy's lesson, and, on
-Enter, the facts the session relied on and whether that strategy still showed each.
+sent (``ctxlab compare --session``'s engine and numbers). It shows the table (the columns of
+the report and the command line, :mod:`core.whatif.columns`), every strategy's fullness on
+one plot with the model's window, the note that the trajectory is the recorded one, each
+strategy's lesson, and, on Enter, the facts the session relied on and whether that strategy
+still showed each.
 
 The comparison runs in a worker (group ``whatif``, exclusive) on a thread of its own: the
 strategies take a while on a long session, the progress bar follows them, and leaving the
@@ -29,7 +30,7 @@ from textual.screen import Screen
 from textual.widgets import DataTable, Footer, ProgressBar, Static
 from textual.worker import get_current_worker
 
-from core.whatif.columns import COLUMNS
+from core.whatif.columns import RUN_COLUMNS, cell
 from core.whatif.model import TRAJECTORY_NOTE, StrategyRun, WhatIf
 from core.whatif.palette import colour_of
 from tui.i18n import localize_bindings, t
@@ -177,7 +178,7 @@ class WhatIfScreen(Screen[None]):
         header = t("whatif.col.strategy")  # wide enough for every name and a failure's ✖
         table.add_column(header, key="strategy",
                          width=max(len(header), *(len(name) + 2 for name in self.names)))
-        for column in COLUMNS:
+        for column in RUN_COLUMNS:
             table.add_column(t(f"whatif.col.{column.key}"), key=column.key)
         self.start()
 
@@ -253,7 +254,7 @@ class WhatIfScreen(Screen[None]):
         for run in whatif.strategies:
             name = (Content.styled(f"{run.name} ✖", "bold $error") if run.error else
                     Content.styled(run.name, "bold"))
-            table.add_row(name, *(column.cell(run) for column in COLUMNS), key=run.name)
+            table.add_row(name, *(cell(column, run) for column in RUN_COLUMNS), key=run.name)
         self.query_one("#whatif-note", Static).update(Content.assemble(
             (note_text(whatif), "italic"), "\n", (header_line(whatif), "dim")))
         self.query_one("#whatif-legend", Static).update(Content.assemble(

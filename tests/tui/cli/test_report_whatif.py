@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from core.sources.replay import load_recording
-from core.whatif.columns import COLUMNS
+from core.whatif.columns import RUN_COLUMNS, cell
 from core.whatif.run import compare_session
 from core.whatif.strategies import STRATEGIES, WhatIfOptions
 from tests.core.report.test_whatif_section import LINE, table_rows
@@ -29,7 +29,7 @@ def test_a_sessions_report_has_every_strategy_with_compare_sessions_numbers(
     rows = table_rows(page[page.index('<section id="whatif">'):])
     assert list(rows) == list(STRATEGIES)
     for run in expected.strategies:
-        assert rows[run.name] == [column.cell(run) for column in COLUMNS], run.name
+        assert rows[run.name] == [cell(column, run) for column in RUN_COLUMNS], run.name
     assert [name for name, *_ in LINE.findall(page)] == list(STRATEGIES)
     assert '<a href="#whatif">what if</a>' in page
 
