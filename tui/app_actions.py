@@ -105,6 +105,8 @@ class WorkbenchActions(App[int]):
             return not self.at_end() or CONTROLS[action] is Capability.SEEK
         if action == "cannot_go_back":  # S and g in a live run: say why nothing happens
             return self.config.live and (source is None or not source.offers(Capability.SEEK))
+        if action == "compare" and self.view.recording(source) is not None:
+            return True  # a replay: what if it had run under another strategy
         if action in SESSION_ONLY:
             return self.view.own_session
         if action in NEEDS_PAUSE:
@@ -318,8 +320,13 @@ class WorkbenchActions(App[int]):
     def action_compare(self) -> None:
         from core.scenarios import ScenarioError, find_scenario
         from tui.screens.compare import CompareScreen
+        from tui.screens.whatif import WhatIfScreen
 
-        if isinstance(self.screen, CompareScreen):
+        if isinstance(self.screen, CompareScreen | WhatIfScreen):
+            return
+        recording = self.view.recording(self.source)
+        if recording is not None:
+            self.push_screen(WhatIfScreen(recording))
             return
         if self.config.scenario is None or not self.view.own_session:
             self.notify(t("notice.compare_live"), severity="warning")

@@ -18,6 +18,8 @@ from tui.i18n import t
 
 if TYPE_CHECKING:
     from core.sources.agent.session import AgentSession
+    from core.sources.replay.model import Recording
+    from core.sources.replay.source import ReplaySource
     from core.sources.watch.source import WatchSource
     from tui.app import CtxlabApp
 
@@ -37,6 +39,11 @@ class SourceView:
 
     def detach(self, app: CtxlabApp, source: Source) -> None:
         """The workbench stops showing ``source`` (a restart, quitting)."""
+
+    def recording(self, source: Source | None) -> Recording | None:
+        """The recorded session ``source`` plays, which the compare key runs under every
+        context strategy (None: the source replays no recording)."""
+        return None
 
 
 class SessionView(SourceView):
@@ -77,6 +84,9 @@ class ReplayView(SourceView):
         from tui.widgets.replay_panel import ReplayPanel
 
         app.query_one(ReplayPanel).remove_class(OFF)
+
+    def recording(self, source: Source | None) -> Recording | None:
+        return cast("ReplaySource", source).recording if source is not None else None
 
 
 class WatchView(SourceView):

@@ -19,6 +19,7 @@ from core.views.requests import RequestLog, RequestPoint, Side, fold, side_of
 from core.views.timeline import Timeline
 from core.views.timeline import build as build_timeline
 from core.views.window import Window, window_of
+from core.whatif.model import WhatIf
 
 
 @dataclass(frozen=True)
@@ -42,6 +43,7 @@ class Report:
     tools_used: Counter[str] = field(default_factory=Counter)
     errors: list[ev.Error] = field(default_factory=list)
     budget: Budget = field(default_factory=Budget)
+    whatif: WhatIf | None = None  # a recorded session under other strategies, when asked
 
     @property
     def chars_per_token(self) -> float:

@@ -14,9 +14,17 @@ from collections.abc import Callable
 
 from core.report.model import Report
 from core.report.sections import header, requests, stages, system_and_tools, timeline
+from core.report.whatif import whatif_section
 
 GENERATOR = "ctxlab report"  # the mark that tells a report from any other file
-SECTIONS: tuple[Callable[[Report], str], ...] = (header, timeline, requests, stages,
+
+
+def whatif(report: Report) -> str:
+    """The what-if section, for a recorded session compared under other strategies."""
+    return whatif_section(report.whatif) if report.whatif is not None else ""
+
+
+SECTIONS: tuple[Callable[[Report], str], ...] = (header, timeline, whatif, requests, stages,
                                                  system_and_tools)
 
 CSP = ("default-src 'none'; style-src 'unsafe-inline'; script-src 'unsafe-inline'; "
@@ -41,7 +49,8 @@ margin:4px 0;max-height:24em;overflow:auto;font-size:12px}
 .key{border-left:14px solid;padding-left:4px;margin-right:10px}
 #search{position:sticky;top:0;background:#fff;padding:8px 0;border-bottom:1px solid #eee;z-index:1}
 #search input{font-size:15px;width:40em;max-width:80%}#count{margin-left:10px;color:#445}
-svg.timeline{width:100%;height:auto;border:1px solid #eee}
+svg.timeline,svg.whatif{width:100%;height:auto;border:1px solid #eee}
+.note{font-style:italic}
 svg .axis{stroke:#99a}svg .tick,svg .threshold-label{font-size:11px;fill:#556}
 svg .threshold{stroke:#b00020;stroke-dasharray:6 4}svg .series{fill:none;stroke-width:2}
 svg .mark{stroke-width:1;opacity:.45}svg .cache{opacity:.18;stroke:none}
@@ -70,9 +79,11 @@ SCRIPT = """
 def render(report: Report) -> str:
     """The whole page."""
     body = "".join(section(report) for section in SECTIONS)
+    what_if = '<a href="#whatif">what if</a> · ' if report.whatif is not None else ""
     search = ('<div id="search"><input id="q" type="search" placeholder="search requests, '
               'stages, tool results…" aria-label="search"><span id="count"></span>'
-              '<nav> <a href="#timeline">timeline</a> · <a href="#requests">requests</a> · '
+              f'<nav> <a href="#timeline">timeline</a> · {what_if}'
+              '<a href="#requests">requests</a> · '
               '<a href="#stages">stages</a> · <a href="#system">system prompt and tools</a>'
               "</nav></div>")
     return ("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"

@@ -10,6 +10,7 @@ model name comes from the file.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from html import escape
 
 from core.views.timeline import Series, Timeline
@@ -19,13 +20,57 @@ WIDTH, HEIGHT = 960, 280
 LEFT, RIGHT, TOP, BOTTOM = 70, 20, 24, 36
 
 
-def _scale(values: list[int]) -> int:
-    top = max([1, *values])
-    return int(top * 1.08) + 1
-
-
 TRIGGER_NAMES = {"ctxlab": "ctxlab's trigger", "original": "the agent's auto-compact",
                  "watched": "the client's auto-compact"}
+
+
+@dataclass(frozen=True)
+class Frame:
+    """The plot area every report SVG shares: ``count`` points across, 0 to ``y_max`` tokens
+    up, the axes and ticks, and flat labelled lines (a trigger, the model's window)."""
+
+    count: int
+    y_max: int
+
+    @property
+    def floor(self) -> float:
+        return HEIGHT - BOTTOM
+
+    def x(self, i: int) -> float:
+        span = WIDTH - LEFT - RIGHT
+        return LEFT + (span * i / (self.count - 1) if self.count > 1 else span / 2)
+
+    def y(self, tokens: int) -> float:
+        return TOP + (HEIGHT - TOP - BOTTOM) * (1 - tokens / self.y_max)
+
+    def open(self, css_class: str, label: str, first: int, last: int) -> list[str]:
+        """The ``<svg>`` tag, the axes and the ticks (close it with ``</svg>``)."""
+        floor = self.floor
+        return [f'<svg class="{css_class}" xmlns="http://www.w3.org/2000/svg" '
+                f'viewBox="0 0 {WIDTH} {HEIGHT}" role="img" aria-label="{escape(label)}">',
+                f'<line class="axis" x1="{LEFT}" y1="{floor}" x2="{WIDTH - RIGHT}" '
+                f'y2="{floor}"/>',
+                f'<line class="axis" x1="{LEFT}" y1="{TOP}" x2="{LEFT}" y2="{floor}"/>',
+                f'<text class="tick" x="{LEFT - 6}" y="{TOP + 4}" text-anchor="end">'
+                f'{self.y_max:,}</text>',
+                f'<text class="tick" x="{LEFT - 6}" y="{floor}" text-anchor="end">0</text>',
+                f'<text class="tick" x="{LEFT}" y="{HEIGHT - 8}">request {first}</text>',
+                f'<text class="tick" x="{WIDTH - RIGHT}" y="{HEIGHT - 8}" text-anchor="end">'
+                f'request {last}</text>']
+
+    def flat(self, label: str, tokens: int) -> list[str]:
+        """A dashed line across at ``tokens``, named at its right end."""
+        at = self.y(tokens)
+        return [f'<line class="threshold" x1="{LEFT}" y1="{at:.1f}" x2="{WIDTH - RIGHT}" '
+                f'y2="{at:.1f}"><title>{escape(label)}: {tokens:,} tokens</title></line>',
+                f'<text class="threshold-label" x="{WIDTH - RIGHT - 4}" y="{at - 4:.1f}" '
+                f'text-anchor="end">{escape(label)} {tokens:,}</text>']
+
+
+def y_scale(values: list[int]) -> int:
+    """The top of the y axis: a little above the highest value, so the peak is not cut."""
+    top = max([1, *values])
+    return int(top * 1.08) + 1
 
 
 def timeline_svg(timeline: Timeline, lines: Sequence[tuple[str, int]] = ()) -> str:
@@ -35,38 +80,15 @@ def timeline_svg(timeline: Timeline, lines: Sequence[tuple[str, int]] = ()) -> s
     if count == 0:
         return '<p class="empty">No model request: nothing to draw.</p>'
     longest = max(timeline.series, key=lambda s: len(s.x))
-    first, last = longest.x[0], longest.x[-1]  # the requests' own numbers (a watch's ids)
     thresholds = [(TRIGGER_NAMES[s.side], s.threshold) for s in timeline.series
                   if s.threshold is not None] + list(lines)
-    y_max = _scale([timeline.top] + [tokens for _, tokens in thresholds])
-    span_x, span_y = WIDTH - LEFT - RIGHT, HEIGHT - TOP - BOTTOM
-
-    def x(i: int) -> float:
-        return LEFT + (span_x * i / (count - 1) if count > 1 else span_x / 2)
-
-    def y(tokens: int) -> float:
-        return TOP + span_y * (1 - tokens / y_max)
-
-    parts = [f'<svg class="timeline" xmlns="http://www.w3.org/2000/svg" '
-             f'viewBox="0 0 {WIDTH} {HEIGHT}" role="img" '
-             f'aria-label="context tokens per request">',
-             f'<line class="axis" x1="{LEFT}" y1="{TOP + span_y}" x2="{WIDTH - RIGHT}" '
-             f'y2="{TOP + span_y}"/>',
-             f'<line class="axis" x1="{LEFT}" y1="{TOP}" x2="{LEFT}" y2="{TOP + span_y}"/>',
-             f'<text class="tick" x="{LEFT - 6}" y="{TOP + 4}" text-anchor="end">'
-             f'{y_max:,}</text>',
-             f'<text class="tick" x="{LEFT - 6}" y="{TOP + span_y}" text-anchor="end">0</text>',
-             f'<text class="tick" x="{LEFT}" y="{HEIGHT - 8}">request {first}</text>',
-             f'<text class="tick" x="{WIDTH - RIGHT}" y="{HEIGHT - 8}" text-anchor="end">'
-             f'request {last}</text>']
+    frame = Frame(count, y_scale([timeline.top] + [tokens for _, tokens in thresholds]))
+    # the requests' own numbers (a watch's ids)
+    parts = frame.open("timeline", "context tokens per request", longest.x[0], longest.x[-1])
     for label, tokens in thresholds:
-        at = y(tokens)
-        parts.append(f'<line class="threshold" x1="{LEFT}" y1="{at:.1f}" x2="{WIDTH - RIGHT}" '
-                     f'y2="{at:.1f}"><title>{escape(label)}: {tokens:,} tokens</title></line>')
-        parts.append(f'<text class="threshold-label" x="{WIDTH - RIGHT - 4}" y="{at - 4:.1f}" '
-                     f'text-anchor="end">{escape(label)} {tokens:,}</text>')
+        parts += frame.flat(label, tokens)
     for series in timeline.series:
-        parts += _side(series, x, y, TOP + span_y)
+        parts += _side(series, frame.x, frame.y, frame.floor)
     parts.append("</svg>")
     return "".join(parts)
 

@@ -25,6 +25,7 @@ import json
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from core.config import Thresholds, scenario_thresholds
 from core.events import (
@@ -36,6 +37,9 @@ from core.events import (
     Stage,
     event_from_json,
 )
+
+if TYPE_CHECKING:
+    from core.sources.replay.model import Recording
 
 # A summary is a few kB; past this the report quotes the start and says the size.
 SUMMARY_READ = 64_000
@@ -56,6 +60,7 @@ class Collected:
     summaries: dict[str, str] = field(default_factory=dict)  # a stage's file -> its text
     summary_sizes: dict[str, int] = field(default_factory=dict)  # … and its whole size
     thresholds: Thresholds | None = None  # ctxlab's, when the run knew them
+    recording: Recording | None = None  # the session replayed (a what-if reads it again)
 
     def failure(self) -> str | None:
         """Why the run made here failed (None: it ended well, or was only read back)."""
@@ -175,7 +180,7 @@ def _replay(path: Path) -> Collected:
         source = ReplaySource(recording, options)
         asyncio.run(source.run(emitter))
         collected = Collected(source=str(path), kind="replay", events=events,
-                              thresholds=source.thresholds)
+                              thresholds=source.thresholds, recording=recording)
         _read_summaries(collected, Path(folder))
     return collected
 

@@ -8,6 +8,10 @@ temporary folder, removed at the end. The page is written atomically; an existin
 replaced only when it is an earlier report, or with ``--force``. Exit 0 when written; 2 with
 one line on stderr when the SOURCE or the output cannot be used; 1 when the run made here
 failed midway (the page is written all the same: it shows the run up to there, and why).
+
+A recorded session's page also has a "What if" section: the session under every context
+strategy ``ctxlab compare --session`` knows (``--strategies`` picks some, ``--no-whatif``
+leaves it out); a scenario or an event log replays no recording and gets none.
 """
 
 from __future__ import annotations
@@ -32,25 +36,46 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                         help="the HTML file to write")
     parser.add_argument("--force", action="store_true",
                         help="replace FILE even when it is not an earlier ctxlab report")
+    parser.add_argument("--strategies", metavar="LIST",
+                        help="a recorded session's what-if section: these strategies, "
+                             "comma-separated (default: all seven)")
+    parser.add_argument("--no-whatif", action="store_true",
+                        help="leave the what-if section out")
     parser.set_defaults(handler=run)
+
+
+def chosen_strategies(args: argparse.Namespace) -> tuple[str, ...] | None:
+    """``--strategies`` as names (None: all); :class:`WhatIfError` names the known ones."""
+    if args.strategies is None or args.no_whatif:
+        return None
+    from core.whatif.strategies import parse_strategy_names
+
+    return parse_strategy_names(args.strategies)
 
 
 def run(args: argparse.Namespace) -> int:
     from core.report import SourceError, build, collect, render, write_report
     from core.report.output import check_target
+    from core.report.whatif import compare_strategies
+    from core.whatif.strategies import WhatIfError
 
     try:
         check_target(args.output, args.force)  # before the run: a refusal costs nothing
+        strategies = chosen_strategies(args)
         report = build(collect(args.source))
+        if not args.no_whatif:
+            compare_strategies(report, strategies)
         html = render(report)
         write_report(args.output, html, force=args.force)
-    except SourceError as exc:
+    except (SourceError, WhatIfError) as exc:
         return failure.fail(PROG, str(exc), EXIT_USAGE)
     except OSError as exc:
         return failure.fail(PROG, f"{args.output}: {exc.strerror or exc}", EXIT_USAGE)
     sides = ", ".join(f"{len(report.log.side(s)):,} {s} requests" for s in report.log.sides())
+    whatif = (f", what if under {len(report.whatif.strategies)} strategies"
+              if report.whatif is not None else "")
     print(f"wrote {args.output} ({len(html.encode()) / 1024:,.0f} kB): {sides or 'no request'}"
-          f", {len(report.stages):,} stages")
+          f", {len(report.stages):,} stages{whatif}")
     if (failed := report.collected.failure()) is not None:
         return failure.fail(PROG, f"the run failed: {failed} (the report shows it up to there)",
                             EXIT_FAILED)

@@ -167,6 +167,22 @@ async def compare(pilot: Pilot[Any]) -> None:
     await settle(pilot)
 
 
+async def whatif(pilot: Pilot[Any]) -> None:
+    """A replay's what-if screen (the compare key), every strategy done, the second row's
+    facts listed."""
+    from tui.screens.whatif import WhatIfScreen
+
+    app = app_of(pilot)
+    await pilot.press("c")
+    await wait_until(pilot, lambda: isinstance(app.screen, WhatIfScreen))
+    screen = app.screen
+    assert isinstance(screen, WhatIfScreen)
+    await wait_until(pilot, lambda: screen.done, timeout=120.0)
+    screen.query_one("#whatif-table").focus()
+    await pilot.press("down", "enter")
+    await settle(pilot)
+
+
 REPLAY_FIXTURE = Path(__file__).resolve().parents[2] / "tests" / "fixtures" / "replay" / \
     "claude-code" / "5b1f3c2e-8d4a-4f0e-9a57-2c6d1e0b7a91.jsonl"
 # A Claude Code session that auto-compacts and later compacts by hand: the timeline's scene.
@@ -325,11 +341,13 @@ SHOTS: dict[str, Shot] = {
     "timeline": Shot("ctxlab-dark", timeline),
     "items": Shot("ctxlab-dark", items),
     "diff": Shot("ctxlab-dark", turn_diff),
+    "whatif": Shot("ctxlab-dark", whatif),
 }
 # Shots of apps other than a scenario's: a recorded session, a watched client.
 OTHER_APPS: dict[str, Callable[[], Any]] = {
     "replay": replay_scene_app, "watch": lambda: canned_watch_app(scene_root()),
-    "timeline": lambda: replay_scene_app("timeline", COMPACTING_FIXTURE)}
+    "timeline": lambda: replay_scene_app("timeline", COMPACTING_FIXTURE),
+    "whatif": lambda: replay_scene_app("whatif", COMPACTING_FIXTURE)}
 
 
 def translated(scenario: str, suffix: str) -> str:

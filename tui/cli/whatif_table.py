@@ -15,8 +15,8 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from core.whatif.columns import RunColumn
     from core.whatif.model import StrategyRun, WhatIf
-    from tui.whatif_columns import RunColumn
 
 PIPE_WIDTH = 1_000  # piped output: wide enough that no header is cut
 
@@ -45,8 +45,8 @@ def print_whatif(whatif: WhatIf, facts: bool = False) -> None:
     lost."""
     from rich.console import Console
 
+    from core.whatif.columns import RUN_COLUMNS
     from tui.cli.cmd_compare import split_columns
-    from tui.whatif_columns import RUN_COLUMNS
 
     console = Console(highlight=False)
     if not console.is_terminal:  # a pipe has no width: never cut a header or wrap a line
@@ -75,7 +75,7 @@ def runs_table(runs: Sequence[StrategyRun], columns: Sequence[RunColumn],
     from rich.markup import escape
     from rich.table import Table
 
-    from tui.whatif_columns import cell
+    from core.whatif.columns import cell
 
     table = Table(title=escape(printable(title)) or None, title_justify="left",
                   box=box.SIMPLE_HEAD, pad_edge=False)

@@ -1,0 +1,126 @@
+"""The report's "What if" section: its table's numbers are the WhatIf's, its SVG has one line
+per strategy at each request's tokens (thinned to peaks on a long session), it stays small,
+and a report without a what-if has no section and says nothing of one."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import replace
+from html import unescape
+
+from core.report.svg import Frame, y_scale
+from core.report.whatif import POINTS, peaks, whatif_section, whatif_svg
+from core.usage import Usage
+from core.whatif.model import RequestCost, WhatIf
+from core.whatif.palette import STRATEGY_COLOURS
+from tests.core.report.whatif_sample import sample_whatif
+
+ROW = re.compile(r"<tr>((?:<td>.*?</td>)+)</tr>")
+CELL = re.compile(r"<td>(.*?)</td>")
+LINE = re.compile(r'<polyline class="series" data-strategy="([^"]+)" data-requests="(\d+)" '
+                  r'data-points="(\d+)" stroke="([^"]+)" points="([^"]+)">')
+
+
+def number(text: str) -> int:
+    return int(text.replace(",", ""))
+
+
+def table_rows(html: str) -> dict[str, list[str]]:
+    table = html[html.index('<table class="whatif">'):html.index("</table>")]
+    rows = [[unescape(c) for c in CELL.findall(row)] for row in ROW.findall(table)]
+    return {row[0]: row[1:] for row in rows}
+
+
+def test_the_tables_numbers_are_the_whatifs() -> None:
+    whatif = sample_whatif()
+    rows = table_rows(whatif_section(whatif))
+    assert list(rows) == [run.name for run in whatif.strategies]
+    for run in whatif.strategies:
+        billed, cache, cost, peak, compactions, left, facts, rereads = rows[run.name]
+        assert number(billed) == run.billed_input == sum(
+            r.usage.billed_input for r in run.requests) + run.side.billed_input
+        assert int(cache.rstrip("%")) == round(run.cache_read_share * 100)
+        assert cost == ("—" if run.cost is None else f"${run.cost:.4f}")
+        assert number(peak) == run.peak_tokens
+        assert number(compactions) == run.compactions
+        assert [number(n) for n in left.split("/")] == [run.results_left,
+                                                          run.results_recoverable]
+        assert [number(n) for n in facts.split("/")] == [run.facts_kept, len(run.facts)]
+        assert number(rereads) == run.rereads_after_drop
+
+
+def test_the_note_and_each_lesson_are_said() -> None:
+    whatif = sample_whatif()
+    html = unescape(whatif_section(whatif))
+    assert whatif.note in html
+    for run in whatif.strategies:
+        assert f"<b>{run.name}</b>: {run.lesson}" in html
+
+
+def test_the_svg_has_one_line_per_strategy_at_each_requests_tokens() -> None:
+    whatif = sample_whatif()
+    svg = whatif_svg(whatif)
+    lines = LINE.findall(svg)
+    assert [name for name, *_ in lines] == [run.name for run in whatif.strategies]
+    frame = Frame(6, y_scale([*(run.peak_tokens for run in whatif.strategies), 20_000]))
+    for (name, requests, points, colour, drawn), run in zip(lines, whatif.strategies,
+                                                           strict=True):
+        assert int(requests) == int(points) == len(run.requests)
+        assert colour == STRATEGY_COLOURS[name]  # the workbench's colour
+        assert drawn == " ".join(f"{frame.x(i):.0f},{frame.y(r.tokens):.0f}"
+                                 for i, r in enumerate(run.requests))
+    assert "model window 20,000" in svg
+
+
+def test_a_long_sessions_lines_are_thinned_to_their_peaks_and_the_section_stays_small() -> None:
+    def long_run(run_index: int) -> tuple[RequestCost, ...]:
+        return tuple(RequestCost(index=i, chars=0, tokens=1_000 + (i * 37 + run_index) % 9_000,
+                                 usage=Usage(input=500, cache_read=500, output=10))
+                     for i in range(1, 3_001))
+
+    base = sample_whatif()
+    runs = tuple(replace(base.strategies[n % 3], name=name, requests=long_run(n))
+                 for n, name in enumerate(STRATEGY_COLOURS))
+    whatif: WhatIf = replace(base, requests=3_000, strategies=runs)
+    html = whatif_section(whatif)
+    lines = LINE.findall(html)
+    assert len(lines) == 7
+    assert all(int(points) == POINTS and int(requests) == 3_000
+               for _, requests, points, _, _ in lines)
+    assert f"each 1/{POINTS} of the session" in html
+    assert len(html.encode()) < 11_000  # a few kB, however long the session
+
+
+def test_peaks_keep_each_runs_highest_value() -> None:
+    values = [1, 9, 2, 3, 8, 1, 1, 7]
+    assert peaks(values, 4) == [9, 3, 8, 7]
+    assert peaks(values, 10) == values
+    assert max(peaks(list(range(1_000)), 7)) == 999
+
+
+def test_the_page_has_the_section_and_its_link_only_with_a_whatif(tmp_path) -> None:
+    import json
+
+    from core.report import build, collect, render
+
+    history = tmp_path / "history.json"
+    history.write_text(json.dumps({"messages": [{"role": "user", "content": "hi"},
+                                                {"role": "assistant", "content": "hello"}]}))
+    collected = collect(str(history))
+    assert collected.recording is not None  # what a what-if runs on again
+    report = build(collected)
+    page = render(report)
+    assert 'id="whatif"' not in page and "#whatif" not in page and "What if" not in page
+    report.whatif = sample_whatif()
+    page = render(report)
+    assert page.index('id="timeline"') < page.index('id="whatif"') < page.index('id="requests"')
+    assert '<a href="#whatif">what if</a>' in page
+
+
+def test_a_failed_strategy_has_dashes_not_zeros_and_its_error_is_said() -> None:
+    base = sample_whatif()
+    failed = replace(base.strategies[1], error="ValueError: no such thing")
+    whatif = replace(base, strategies=(base.strategies[0], failed, base.strategies[2]))
+    html = whatif_section(whatif)
+    assert table_rows(html)["s08 ✖"] == ["-"] * 8
+    assert '<li class="error"><b>s08</b>: error: ValueError: no such thing</li>' in html
