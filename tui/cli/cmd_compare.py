@@ -12,21 +12,20 @@ import argparse
 import json
 import os
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any
 
 from tui.cli import failure
+from tui.cli.table_split import PIPE_WIDTH, split_columns
 
 if TYPE_CHECKING:
     from tui.compare_columns import Column
 
-C = TypeVar("C")  # a column of either comparison
 
 PROG = "ctxlab compare"
 EXIT_USAGE = 2
 EXIT_RUN_FAILED = 1
-PIPE_WIDTH = 1_000  # piped output: wide enough that no header is cut
 
 
 def add_parser(sub: Any) -> argparse.ArgumentParser:
@@ -134,35 +133,11 @@ def table_of(comparison: Any, columns: Sequence[Column], title: str = "") -> Any
     return table
 
 
-def table_width(table: Any) -> int:
-    """The width ``table`` takes when nothing in it is cut or wrapped."""
-    from rich.console import Console
-    from rich.measure import Measurement
-
-    wide = Console(width=PIPE_WIDTH)
-    return Measurement.get(wide, wide.options, table).maximum
-
-
 def column_groups(comparison: Any, width: int) -> list[list[Column]]:
     """The columns in order, split into runs whose table fits ``width``."""
     from tui.compare_columns import COLUMNS
 
     return split_columns(COLUMNS, width, lambda part: table_of(comparison, part))
-
-
-def split_columns(columns: Sequence[C], width: int,
-                  make_table: Callable[[Sequence[C]], Any]) -> list[list[C]]:
-    """``columns`` in order, split into runs whose table (``make_table``) fits ``width`` (at
-    least one column each: only a terminal too narrow for the strategy's name and one number
-    still cuts). The scenario comparison and a session's what-if share it."""
-    groups: list[list[C]] = [[]]
-    for column in columns:
-        trial = [*groups[-1], column]
-        if groups[-1] and table_width(make_table(trial)) > width:
-            groups.append([column])
-        else:
-            groups[-1] = trial
-    return groups
 
 
 def note_lines(comparison: Any) -> list[str]:

@@ -2,7 +2,7 @@
 
 A number cut to ``282…`` is worse than no number, so the table is never squeezed: the
 columns that do not fit the terminal go to a second table, each row named again
-(:func:`tui.cli.cmd_compare.split_columns`). After it come the note that the trajectory is
+(:func:`tui.cli.table_split.split_columns`). After it come the note that the trajectory is
 the recorded one — without it a reader takes the figures for a simulation of the model under
 each policy — the session's own measurements every figure rests on (its ratio, its fixed
 overhead, whose prices), a legend, and one lesson per strategy.
@@ -14,11 +14,12 @@ import os
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
+from tui.cli.table_split import PIPE_WIDTH, split_columns
+
 if TYPE_CHECKING:
     from core.whatif.columns import RunColumn
     from core.whatif.model import StrategyRun, WhatIf
 
-PIPE_WIDTH = 1_000  # piped output: wide enough that no header is cut
 
 LEGEND = ("billed input: the input tokens each request would have been billed (uncached, "
           "cache writes and cache reads), summed · cache read: their share read back from "
@@ -46,7 +47,6 @@ def print_whatif(whatif: WhatIf, facts: bool = False) -> None:
     from rich.console import Console
 
     from core.whatif.columns import RUN_COLUMNS
-    from tui.cli.cmd_compare import split_columns
 
     console = Console(highlight=False)
     if not console.is_terminal:  # a pipe has no width: never cut a header or wrap a line
