@@ -85,7 +85,7 @@ class StrategyRun:
     requests: tuple[RequestCost, ...]
     side: Usage = field(default_factory=Usage)  # the strategy's own calls (summaries)
     side_calls: int = 0
-    compactions: int = 0  # times the strategy rewrote or cleared the history
+    compactions: int = 0  # requests the strategy rewrote or cleared the history before
     results_left: int = 0  # tool results that left the context at some point
     results_recoverable: int = 0  # of those, byte-exact in ctxlab's archive (or the file)
     facts: tuple[FactCheck, ...] = ()
