@@ -57,7 +57,10 @@ def claude_code_session(target_bytes: int, result_chars: int = 5_600) -> str:
                              logicalParentUuid=parent,
                              compactMetadata={"trigger": "auto", "preTokens": tokens}))
             summary = ("This session is being continued from a previous conversation that "
-                       f"ran out of context. Summary: handlers 1..{n} checked.")
+                       f"ran out of context. Summary: handlers 1..{n} checked.\n\nIf you "
+                       "need specific details from before compaction (like exact code "
+                       "snippets, error messages, or content you generated), read the full "
+                       "transcript at: /home/dev/.claude/projects/-home-dev-app/session.jsonl")
             new.append(_line("user", f"s{n}", f"c{n}", n, isCompactSummary=True,
                              isVisibleInTranscriptOnly=True,
                              message={"role": "user", "content": summary}))

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from core.measure import json_chars
 from core.messages import blocks, is_block, message_text
 from core.sources.replay.model import Message
+from core.sources.replay.original import media_chars
 from core.sources.replay.source import REMINDER, ctxlab_side
 from core.sources.replay.steps import merge_into
 from core.whatif.carry import carried
@@ -44,23 +45,40 @@ class EngineHistory:
 
 
 class MessageSizes:
-    """Each sent message's JSON chars, measured once: a message is never changed in place
-    (engines and this walk build new dicts), so what the previous request held keeps its
-    size (:func:`~core.whatif.carry.carried`). Only the last request is remembered."""
+    """Each sent message's JSON chars, and the base64 image and document data among them,
+    measured once: a message is never changed in place (engines and this walk build new
+    dicts), so what the previous request held keeps its sizes
+    (:func:`~core.whatif.carry.carried`). Only the last request is remembered."""
 
     def __init__(self) -> None:
         self._messages: list[Message] = []
         self._sizes: list[int] = []
+        self._media: list[int] = []
+        self.text: list[int] = []  # the last request's sizes without media (see text_sizes)
 
     def of(self, messages: list[Message]) -> list[int]:
-        old = self._sizes
+        old, old_media = self._sizes, self._media
         sizes: list[int] = []
+        media: list[int] = []
         c = 0
         for start, length in carried(self._messages, messages):
             if start >= 0:
                 sizes.extend(old[start:start + length])
+                media.extend(old_media[start:start + length])
             else:
-                sizes.extend(json_chars(m) for m in messages[c:c + length])
+                new = messages[c:c + length]
+                sizes.extend(json_chars(m) for m in new)
+                media.extend(media_chars(m.get("content")) for m in new)
             c += length
-        self._messages, self._sizes = list(messages), sizes
+        self._messages, self._sizes, self._media = list(messages), sizes, media
+        self.text = text_sizes(sizes, media)
         return sizes
+
+
+def text_sizes(sizes: list[int], media: list[int]) -> list[int]:
+    """Each message's chars without its base64 image and document data: what the session's
+    ratio converts to tokens (the ratio was fitted without them, as an image costs tokens by
+    its pixels, not its bytes). The same list when there is no media, the usual case."""
+    if not any(media):
+        return sizes
+    return [size - data for size, data in zip(sizes, media, strict=True)]

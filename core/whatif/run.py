@@ -17,6 +17,8 @@ engines' events only ``stage`` events are looked at (:mod:`core.whatif.tally`).
 from __future__ import annotations
 
 import asyncio
+import json
+import re
 import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -32,7 +34,7 @@ from core.sources.replay.original import CLEARED, OriginalHistory, as_sent, rati
 from core.usage import Usage, context_tokens
 from core.whatif.cache import PrefixCache, request_tokens
 from core.whatif.facts import Visibility, find_facts
-from core.whatif.history import EngineHistory, MessageSizes
+from core.whatif.history import EngineHistory, MessageSizes, text_sizes
 from core.whatif.lessons import lesson
 from core.whatif.model import Fact, FactCheck, RequestCost, StrategyRun, WhatIf
 from core.whatif.recoverable import ArchiveCheck, recorded_results
@@ -62,6 +64,7 @@ class Session:
     originals: dict[str, Any]
     options: WhatIfOptions
     total: int  # recorded requests
+    writes_billed: bool = True  # the API bills cache writes (Anthropic's does, OpenAI's not)
 
     def tokens(self, chars: int) -> int:
         return request_tokens(chars, self.shape.ratio, self.shape.overhead_tokens)
@@ -89,19 +92,25 @@ class Requests:
                    Visibility(session.facts), [], [])
 
     def add(self, step: Exchange, sent: list[dict[str, Any]], sizes: list[int],
-            stages: tuple[str, ...], recorded: Usage | None = None) -> None:
-        """Request ``len(rows) + 1``, sent as ``sent``; ``recorded``: the API's own usage
-        (the original's), used as it is instead of the model."""
+            stages: tuple[str, ...], recorded: Usage | None = None,
+            text: list[int] | None = None) -> None:
+        """Request ``len(rows) + 1``, sent as ``sent`` (``sizes``: each message's chars;
+        ``text``: the same without base64 media, which is what becomes tokens);
+        ``recorded``: the API's own usage (the original's), used as it is instead of the
+        model."""
         index = len(self.rows) + 1
         chars = list_chars(sizes)
-        split = self.cache.observe(sent, step.timestamp, sizes)
+        split = self.cache.observe(sent, step.timestamp, sizes if text is None else text)
         output = recorded_output(step)
         if recorded is not None:
             usage = Usage(recorded.input, recorded.cache_write_5m, recorded.cache_write_1h,
                           recorded.cache_read, recorded.output)
             tokens = recorded.context_tokens
-        else:
+        elif self.session.writes_billed:
             usage = Usage(cache_write_5m=split.write, cache_read=split.read, output=output)
+            tokens = split.read + split.write
+        else:  # no cache writes where the API bills none (OpenAI): plain input instead
+            usage = Usage(input=split.write, cache_read=split.read, output=output)
             tokens = split.read + split.write
         self.rows.append(RequestCost(index, chars, tokens, usage, step.timestamp, stages,
                                      counted=recorded is not None))
@@ -124,32 +133,43 @@ def live_results(messages: list[dict[str, Any]]) -> set[str]:
 
 def play_original(session: Session) -> StrategyRun:
     """The recording as the agent sent it: its compactions are its own, its summaries its
-    side calls (the recorded usage when the file has it, else modelled like ctxlab's), and
-    whatever they removed is still in the recording, so all of it is recoverable."""
+    side calls (the recorded usage when the file has it, else modelled like ctxlab's).
+    What they removed is recoverable when the context the agent kept points to a file that
+    holds it (Claude Code's summary names its transcript: the recording read here), not
+    when nothing in the context says where it went (a cleared result, a Codex compaction)."""
     walk = Requests.start(session, ORIGINAL)
     tally = Tally(session.shape.ratio)
     history = OriginalHistory()
     left: set[str] = set()
+    recoverable: set[str] = set()
     for step in session.recording.steps:
         if isinstance(step, Compaction):
             history.compact(step)
             before, before_chars = live_results(history.messages), history.chars
             history.after_compaction(step)
-            left |= before - live_results(history.messages)
+            gone = before - live_results(history.messages)
+            left |= gone
+            if step.cleared is None and TRANSCRIPT_POINTER.search(
+                    step.summary + json.dumps(step.kept, ensure_ascii=False)):
+                recoverable |= gone
             tally.pending.append(step.stage)
             tally.compactions += 1
             _original_side_call(tally, step, before_chars)
             continue
         history.before_request(step)
         walk.add(step, history.messages, history.sizes, tally.take_stages(),
-                 Usage.from_api(step.usage))
+                 Usage.from_api(step.usage), text=text_sizes(history.sizes, history.media))
         history.after_reply(step)
     return StrategyRun(ORIGINAL, STRATEGIES[ORIGINAL], tuple(walk.rows), side=tally.side,
                        side_calls=tally.side_calls, compactions=tally.compactions,
-                       results_left=len(left), results_recoverable=len(left),
+                       results_left=len(left), results_recoverable=len(recoverable & left),
                        facts=tuple(walk.checks),
                        notes=("tokens and cache as the recorded usage says, where it has "
                               "one",))
+
+
+# Claude Code's summary: "…read the full transcript at: /home/…/<session>.jsonl"
+TRANSCRIPT_POINTER = re.compile(r"full transcript at: \S+\.jsonl")
 
 
 def _original_side_call(tally: Tally, step: Compaction, before_chars: int) -> None:
@@ -166,7 +186,8 @@ async def play_engine(session: Session, name: str, workspace: Path) -> StrategyR
     tally = Tally(session.shape.ratio)
     summaries = RecordedSummaries.of(session.recording, tally.watch)
     setup = EngineSetup(workspace, session.shape, session.options,
-                        WatchedSummarizer(OfflineSummarizer(), tally.watch), tally, summaries)
+                        WatchedSummarizer(OfflineSummarizer(), tally.watch,
+                                          whole_history=name == "api-compaction"), tally, summaries)
     engine, notes = make_engine(name, setup)
     walk = Requests.start(session, name)
     history = EngineHistory()
@@ -179,7 +200,8 @@ async def play_engine(session: Session, name: str, workspace: Path) -> StrategyR
                 continue
             summaries.position = position
             history.messages = await engine.prepare(history.messages, history.request)
-            walk.add(step, history.messages, sizes.of(history.messages), tally.take_stages())
+            walk.add(step, history.messages, sizes.of(history.messages), tally.take_stages(),
+                     text=sizes.text)
             if step.reply is not None:
                 history.add(step.reply)
     except Exception as exc:  # one strategy's failure is reported, the others still run
@@ -213,7 +235,26 @@ def measure(recording: Recording, options: WhatIfOptions) -> Session:
     overhead += round(len(recording.system) / fit.ratio)
     return Session(recording, session_shape(recording, fit.ratio, overhead), fit.source,
                    find_facts(recording), recorded_results(recording), options,
-                   len(recording.exchanges))
+                   len(recording.exchanges), writes_billed(recording))
+
+
+def writes_billed(recording: Recording) -> bool:
+    """Does the recorded API bill cache writes? Anthropic's does (at a premium), OpenAI's
+    does not (what is not read is plain input): a Claude model, or any recorded request that
+    wrote to the cache, says the former."""
+    model = (recording.model or "").lower()
+    if model.startswith("claude"):
+        return True
+    for exchange in recording.exchanges:
+        usage = Usage.from_api(exchange.usage)
+        if usage is not None and (usage.cache_write_5m or usage.cache_write_1h):
+            return True
+    if model:  # a named model of another make that never wrote to a cache
+        return False
+    return recording.format not in OPENAI_FORMATS  # no name: Codex's rollouts are OpenAI's
+
+
+OPENAI_FORMATS = frozenset({"codex"})
 
 
 def residual_overhead(recording: Recording, ratio: float) -> int:

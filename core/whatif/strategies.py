@@ -21,6 +21,7 @@ from core.compact.summarizer import Summarizer
 from core.compact.truncate import SlidingWindow
 from core.config import Thresholds
 from core.events import Event
+from core.measure import json_chars
 from core.sources.replay.limits import CLAUDE_WINDOW, LimitMode, Limits, model_window, resolve
 from core.sources.replay.model import Compaction, Message, Recording
 from core.usage import context_tokens
@@ -126,7 +127,7 @@ class RecordedSummaries:
         if not self.summaries:
             return None
         text = next((t for i, t in self.summaries if i >= self.position), self.summaries[-1][1])
-        return self.watch.saw(text, history)
+        return self.watch.saw(text, json_chars(history))  # the API's step reads it all
 
 
 @dataclass

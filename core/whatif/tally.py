@@ -31,9 +31,10 @@ class SummaryWatch:
     summarised: int | None = None
     chars: int | None = None
 
-    def saw(self, text: str | None, messages: list[dict[str, Any]]) -> str | None:
+    def saw(self, text: str | None, summarised: int) -> str | None:
+        """``text`` came out of a summary call that read ``summarised`` chars."""
         if text is not None:
-            self.summarised, self.chars = json_chars(messages), len(text)
+            self.summarised, self.chars = summarised, len(text)
         return text
 
     def take(self, event: Stage) -> tuple[int, int]:
@@ -47,15 +48,20 @@ class SummaryWatch:
 
 @dataclass
 class WatchedSummarizer:
-    """ctxlab's summarizer, telling the watch how long each summary came out."""
+    """ctxlab's summarizer, telling the watch how long each summary came out and what the
+    call read: the prepared input a summary call sends (the pipeline cuts the history to its
+    summary input limit first), or, for the API's compaction (``whole_history``), the whole
+    history, which the API's own compaction step reads."""
 
     inner: Summarizer
     watch: SummaryWatch
+    whole_history: bool = False
 
     async def summarize(self, messages: list[dict], active_request: str,
                         prepared_input: str) -> str:
         text = await self.inner.summarize(messages, active_request, prepared_input)
-        self.watch.saw(text, messages)
+        read = json_chars(messages) if self.whole_history else len(prepared_input)
+        self.watch.saw(text, read)
         return text
 
 

@@ -137,6 +137,24 @@ def test_original_is_the_recorded_usage_and_its_compaction_its_own() -> None:
     assert third.stages == ("auto_compact",)
     assert (original.compactions, original.side_calls) == (1, 1)
     assert original.side == Usage(input=round(len(dumps(before)) / 4), output=round(80 / 4))
+    # the summary says nowhere where the result went: it left and cannot be found again
+    assert (original.results_left, original.results_recoverable) == (1, 0)
+
+
+def test_an_original_compaction_that_names_its_transcript_keeps_what_it_removed() -> None:
+    """Claude Code's summary ends by naming the transcript to read for details: what the
+    compaction removed is recoverable from a file the context points to."""
+    summary = ("Summary. If you need specific details from before compaction, read the full "
+               "transcript at: /home/dev/.claude/projects/-app/5b1f3c2e.jsonl")
+    steps: list[Exchange | Compaction] = [
+        Exchange([{"role": "user", "content": "look"}], use(1)),
+        Exchange([result(1, "y" * 40)], {"role": "assistant", "content": "ok"}),
+        Compaction(Manager.CLAUDE_CODE, "auto", kept=[{"role": "user", "content": summary}],
+                   summary=summary),
+        Exchange([{"role": "user", "content": "more"}], {"role": "assistant", "content": "x"}),
+    ]
+    recording = Recording("claude-code", Path("s.jsonl"), Manager.CLAUDE_CODE, steps=steps)
+    original = only(run(recording, "original"), "original")
     assert (original.results_left, original.results_recoverable) == (1, 1)
 
 
@@ -198,6 +216,44 @@ def test_s08_summary_is_a_side_call() -> None:
     assert fired and s08.side_calls == len(fired)
     assert s08.side.input > 0 and s08.side.output > 0
     assert s08.billed == sum((r.usage for r in s08.requests), s08.side)
+
+
+def test_a_summary_call_is_billed_for_what_it_sends_not_the_whole_history() -> None:
+    """The pipeline cuts a long history to its summary input limit before the summary call:
+    the call's input is that prepared text, not the history it was cut from."""
+    recording = rounds(["r" * 3_000] * 8)
+    limits = Thresholds(context_limit=9_000, summary_input_limit=2_000, summary_head=500,
+                        summary_tail=1_500, large_result=10**6, micro_short=10**6)
+    s08 = only(run(recording, "s08", thresholds=limits), "s08")
+    assert s08.side_calls >= 1
+    # the prepared text (the limit and its frame), where the history summarised was over
+    # the 9,000-char limit: billed on the history, it was over 2,250 tokens a call
+    assert s08.side.input <= s08.side_calls * round(2_400 / 4)
+
+
+def test_base64_media_is_not_counted_as_text_tokens() -> None:
+    """The ratio is fitted without image data (an image costs tokens by its pixels): its
+    bytes are in the chars sent, not in the tokens."""
+    image = {"type": "image", "source": {"type": "base64", "media_type": "image/png",
+                                         "data": "A" * 400_000}}
+    recording = rounds(["ok"])
+    recording.steps[0].input = [{"role": "user", "content": [
+        {"type": "text", "text": "look"}, image]}]
+    for name in ("original", "s08-window", "observation-masking"):
+        first = only(run(recording, name), name).requests[0]
+        assert first.chars > 400_000
+        assert first.tokens == round((first.chars - 400_000) / 4), name
+
+
+def test_an_openai_session_bills_no_cache_writes() -> None:
+    """OpenAI's cache bills no writes: what is not read is plain input, as the recorded
+    usage of such a session has it."""
+    recording = rounds(["r1", "r2"], model="gpt-5-codex")
+    rows = only(run(recording, "s08"), "s08").requests
+    assert all(r.usage.cache_write_5m == 0 for r in rows)
+    assert all(r.usage.input + r.usage.cache_read == r.tokens for r in rows)
+    claude = only(run(rounds(["r1", "r2"], model="claude-sonnet-4-5"), "s08"), "s08")
+    assert all(r.usage.input == 0 for r in claude.requests)
 
 
 def test_progress_is_told_every_request_of_every_strategy() -> None:
