@@ -104,8 +104,8 @@ STRATEGIES: dict[str, Strategy] = _table(
              "limit, in tokens) all but the latest turn becomes one summary, memory off",
              {"memory": False, "pinned": False}),
     Strategy("observation-masking", Manager.OBSERVATION_MASKING,
-             "observation masking: the last 10 tool results stay whole, every older one "
-             "becomes a placeholder naming its saved file, memory off",
+             "observation masking: the last 10 turns' tool observations stay whole, every "
+             "older one becomes a placeholder naming its saved file, memory off",
              {"memory": False, "pinned": False}),
 )
 DEFAULT_STRATEGIES = ("truncate", "compact", "compact+memory")

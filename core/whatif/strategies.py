@@ -35,8 +35,8 @@ STRATEGIES: dict[str, str] = {
     "api-clear-tool-uses": "the API's context editing: past the trigger, old tool results "
                            "become a placeholder (the last few kept)",
     "api-compaction": "the API's compaction: past the trigger, the history becomes a summary",
-    "observation-masking": "the last few tool observations kept whole, older ones masked "
-                           "by a placeholder",
+    "observation-masking": "the last few turns' tool observations kept whole, older ones "
+                           "masked by a placeholder",
     "truncate": "sliding window at the model's window: the newest messages that fit, the "
                 "rest dropped",
 }
@@ -174,7 +174,7 @@ def make_engine(name: str, setup: EngineSetup) -> tuple[Compactor, tuple[str, ..
                           summary_source(setup.summaries))
     if name == "observation-masking":
         return (ObservationMasking(setup.workspace, course, keep=options.mask_keep, **common),
-                (f"the last {options.mask_keep} tool observations kept whole",))
+                (f"the last {options.mask_keep} turns' tool observations kept whole",))
     raise WhatIfError(f"unknown strategy {name!r}; choose from {', '.join(STRATEGIES)}")
 
 

@@ -56,7 +56,7 @@ NUMBER_FLAGS: tuple[NumberFlag, ...] = (
     NumberFlag("--compaction-trigger", "compaction_trigger_tokens", "TOKENS",
                "api-compaction: input tokens that trigger compaction", 1),
     NumberFlag("--mask-keep", "mask_keep", "N",
-               "observation-masking: most recent tool observations kept whole", 0),
+               "observation-masking: the last N turns' tool observations kept whole", 0),
 )
 SESSION_ONLY = (("--format", "format", "auto"), ("--conversation", "conversation", None),
                 ("--facts", "facts", False),

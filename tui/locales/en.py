@@ -604,8 +604,9 @@ MESSAGES: dict[str, str] = {
                                     "become a placeholder past the trigger, memory off",
     "strategy.api-compaction": "the API's compaction played offline: past the trigger, all but "
                                "the latest turn becomes one summary, memory off",
-    "strategy.observation-masking": "observation masking: the last 10 tool results stay whole, "
-                                    "older ones become placeholders naming their file, memory off",
+    "strategy.observation-masking": "observation masking: the last 10 turns' tool observations "
+                                    "stay whole, older ones become placeholders naming their "
+                                    "file, memory off",
     # -- the watch screen (ctxlab watch): usage fields, stop reasons and env vars stay ---
     "key.watch_view": "changes / window / timeline",
     "key.request_body": "request body",

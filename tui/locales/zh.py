@@ -580,7 +580,7 @@ MESSAGES: dict[str, str] = {
                                     "旧的工具结果换成占位符，不用记忆",
     "strategy.api-compaction": "离线重演 API 的服务端压缩：超过触发点后，"
                                "除最新一轮外的历史换成一条摘要，不用记忆",
-    "strategy.observation-masking": "观察遮蔽：最近 10 个工具结果保持完整，"
+    "strategy.observation-masking": "观察遮蔽：最近 10 轮的工具观察结果保持完整，"
                                     "更早的换成注明存档文件的占位符，不用记忆",
     # -- the watch screen (ctxlab watch): usage fields, stop reasons and env vars stay ---
     "key.watch_view": "变化 / 窗口 / 时间线",

@@ -1,4 +1,4 @@
-"""Observation masking keeps the newest results whole, saves the rest, and changes only
+"""Observation masking keeps the last turns' results whole, saves the rest, and changes only
 what must change: a prefix-cache model and a what-if run rely on both."""
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from core.compact.observation_masking import MASK_PREFIX, ObservationMasking, is
 from core.compact.stages import OBSERVATION_MASK
 from core.events import Recorder, Stage
 from core.measure import json_chars
-from core.messages import iter_tool_results, validate_pairs
+from core.messages import blocks, iter_tool_results, validate_pairs
 from tests.core.compact.builders import assistant, result, results, turns, use
 from tests.core.compact.test_properties import histories
 
@@ -39,7 +39,7 @@ def saved(tmp_path: Path, masked: str) -> str:
     return (tmp_path / path).read_text(encoding="utf-8")
 
 
-def test_exactly_the_last_keep_results_stay_whole_the_rest_name_their_saved_originals(
+def test_exactly_the_last_keep_turns_stay_whole_the_rest_name_their_saved_originals(
         tmp_path):
     compactor, recorder = engine(tmp_path, keep=3)
     messages = turns(6, per_turn=1, size=300)
@@ -60,10 +60,34 @@ def test_exactly_the_last_keep_results_stay_whole_the_rest_name_their_saved_orig
 def test_it_applies_on_every_prepare_whatever_the_size_and_not_below_keep(tmp_path):
     compactor, recorder = engine(tmp_path, keep=10)
     few = turns(10, size=10)
-    assert prepared(compactor, few) == few  # ten results: all kept, no stage
+    assert prepared(compactor, few) == few  # ten turns: all kept, no stage
     assert recorder.of(Stage) == []
     more = prepared(compactor, turns(11, size=10))  # one more, tiny as it is
     assert is_masked(contents(more)[0]) and not any(map(is_masked, contents(more)[1:]))
+
+
+def test_a_batch_of_parallel_results_is_one_turn_and_none_is_masked_before_it_was_seen(
+        tmp_path):
+    """Claude Code reads files in parallel: three results answering one message are one
+    turn, so keep=2 leaves all three whole for the request that first sends them."""
+    compactor, recorder = engine(tmp_path, keep=2)
+    batch = turns(1, per_turn=3, size=50)
+    assert prepared(compactor, batch) == batch
+    assert recorder.of(Stage) == []
+
+
+def test_keep_counts_turns_and_masks_every_result_of_an_old_turn(tmp_path):
+    compactor, recorder = engine(tmp_path, keep=2)
+    after = prepared(compactor, turns(3, per_turn=3, size=50))
+    assert [is_masked(c) for c in contents(after)] == [True] * 3 + [False] * 6
+    (stage,) = recorder.of(Stage)
+    assert stage.tool_use_ids == ("t0_0", "t0_1", "t0_2")
+
+
+def test_the_latest_turn_is_never_masked_even_at_keep_0(tmp_path):
+    compactor, _ = engine(tmp_path, keep=0)
+    after = prepared(compactor, turns(2, per_turn=2, size=50))
+    assert [is_masked(c) for c in contents(after)] == [True, True, False, False]
 
 
 def test_unchanged_messages_keep_their_identity_across_prepare_calls(tmp_path):
@@ -112,7 +136,7 @@ def test_compact_falls_back_to_the_s08_summary_and_masking_starts_again(tmp_path
 @settings(max_examples=60, deadline=None,
           suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 @given(histories(), st.integers(0, 12), st.integers(1, 6))
-def test_masking_never_splits_a_pair_and_keeps_the_newest_keep(history, keep, steps):
+def test_masking_never_splits_a_pair_and_keeps_the_newest_keep_turns(history, keep, steps):
     """Fed in steps as an agent loop would, the result is the same as in one go."""
     with tempfile.TemporaryDirectory() as tmp:
         compactor, recorder = engine(Path(tmp), keep=keep)
@@ -125,9 +149,11 @@ def test_masking_never_splits_a_pair_and_keeps_the_newest_keep(history, keep, st
                 assert stage.after_chars == json_chars(sent)
         assert validate_pairs(sent) == []
         assert len(sent) == len(history)
+        per_turn = [len(blocks(m)) for m in history  # a turn's results: one user message
+                    if m["role"] == "user" and any(iter_tool_results([m]))]
+        kept = sum(per_turn[max(len(per_turn) - max(keep, 1), 0):])
         whole = [not is_masked(c) for c in contents(sent)]
-        n = len(whole)
-        assert whole == [False] * max(n - keep, 0) + [True] * min(keep, n)
+        assert whole == [False] * (len(whole) - kept) + [True] * kept
         for original, now in zip(contents(history), contents(sent), strict=True):
             assert now == original or saved(Path(tmp), now) == content_as_text(original)
 
