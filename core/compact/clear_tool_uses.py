@@ -10,8 +10,11 @@ the server's are:
   measures the request before editing it; a client keeps sending everything, so what was
   cleared still counts). Here the trigger is the run's ``context_limit``, in tokens, unless
   a ``trigger_tokens`` is given (a what-if run uses the API's 100,000); chars become tokens
-  at ``chars_per_token`` (4 unless the session measured its own), plus ``overhead_tokens``
-  for the system prompt and tools every request carries.
+  at ``chars_per_token``, plus ``overhead_tokens`` for the system prompt and tools every
+  request carries. Given a session's measured ratio, the conversion is the what-if
+  table's (rounded, as :func:`core.whatif.cache.request_tokens` and ``api-compaction``
+  count), so a request is past the trigger exactly when the tokens shown for it are;
+  without one, ctxlab's 4 chars a token rounded up, as a scenario's budget is counted.
 * **keep** — the most recent ``keep`` tool uses (``keep_recent``, 3 like the API's default)
   keep their results; every older result is replaced by a placeholder, oldest first.
 * **exclude_tools** — results of these tools are never cleared.
@@ -34,6 +37,7 @@ from pathlib import Path
 from typing import Any
 
 from core.archive.store import content_size
+from core.compact.api_compaction import input_tokens
 from core.compact.context import StageRun
 from core.compact.sent import FollowingCompactor
 from core.compact.stages import API_CLEAR_TOOL_USES
@@ -80,7 +84,8 @@ def clearable(messages: list[dict[str, Any]], rule: ClearRule) -> list[Clearable
 
 def tokens(chars: int, chars_per_token: float = CHARS_PER_TOKEN,
            overhead_tokens: int = 0) -> int:
-    """``chars`` as tokens, rounded up, plus the fixed overhead every request carries."""
+    """``chars`` as tokens, rounded up, plus the fixed overhead every request carries: a
+    scenario's conversion, which never counts a budget as smaller than it is."""
     return math.ceil(chars / chars_per_token) + overhead_tokens
 
 
@@ -92,10 +97,10 @@ class ApiClearToolUses(FollowingCompactor):
                  emit: Callable[[Event], Any] | None = None,
                  breaks: frozenset[str] | set[str] = frozenset(),
                  exclude_tools: Iterable[str] = (), *,
-                 chars_per_token: float = CHARS_PER_TOKEN, overhead_tokens: int = 0,
+                 chars_per_token: float | None = None, overhead_tokens: int = 0,
                  trigger_tokens: int | None = None) -> None:
         super().__init__(workspace, thresholds, summarizer, emit, frozenset())
-        if chars_per_token <= 0:
+        if chars_per_token is not None and chars_per_token <= 0:
             raise ValueError(f"chars per token must be above 0, not {chars_per_token}")
         self.exclude_tools = frozenset(exclude_tools)
         self.cleared_chars = 0  # what clearing saved: the client still "sends" it
@@ -111,7 +116,7 @@ class ApiClearToolUses(FollowingCompactor):
         limits = self.ctx.thresholds
         trigger = self.trigger_tokens
         if trigger is None:
-            trigger = tokens(limits.context_limit, self.chars_per_token)
+            trigger = self._tokens(limits.context_limit)
         return ClearRule(trigger_tokens=trigger, keep=limits.keep_recent,
                          exclude_tools=self.exclude_tools)
 
@@ -135,9 +140,15 @@ class ApiClearToolUses(FollowingCompactor):
 
     def _over(self, history: Measured, rule: ClearRule) -> bool:
         """Is the whole request, as the client sends it, over the trigger?"""
-        sent = tokens(history.chars + self.cleared_chars, self.chars_per_token,
-                      self.overhead_tokens)
+        sent = self._tokens(history.chars + self.cleared_chars, self.overhead_tokens)
         return sent > rule.trigger_tokens
+
+    def _tokens(self, chars: int, overhead_tokens: int = 0) -> int:
+        """Chars as tokens: at the session's ratio as the what-if table shows them, else at
+        ctxlab's 4 chars a token rounded up (a scenario's figures, unchanged)."""
+        if self.chars_per_token is None:
+            return tokens(chars, CHARS_PER_TOKEN, overhead_tokens)
+        return input_tokens(chars, self.chars_per_token, overhead_tokens)
 
     def clear(self, history: Measured, rule: ClearRule) -> None:
         """Clear ``history`` in one pass (read from the start)."""
@@ -148,7 +159,7 @@ class ApiClearToolUses(FollowingCompactor):
         """Clear ``targets``; False when there are none or too few to clear."""
         if not targets:
             return False
-        cleared = tokens(sum(t.chars for t in targets), self.chars_per_token)
+        cleared = self._tokens(sum(t.chars for t in targets))
         if rule.clear_at_least and cleared < rule.clear_at_least:
             return False  # the API clears nothing rather than too little
         run = StageRun(API_CLEAR_TOOL_USES, self.ctx, history)

@@ -14,6 +14,7 @@ from core.events import Recorder, Stage
 from core.measure import Measured
 from core.messages import validate_pairs
 from core.scenarios import find_scenario
+from core.whatif.cache import request_tokens
 
 
 def history(results: list[tuple[str, int]]) -> list[dict]:
@@ -119,7 +120,7 @@ def test_the_trigger_counts_tokens_at_the_given_ratio_plus_the_overhead(tmp_path
     """A what-if run prices a session at its own chars-per-token and fixed overhead."""
     messages = history([("bash", 400)] * 5)
     chars = Measured(list(messages)).chars
-    at = -(-chars // 2) + 500  # the whole request at 2 chars a token, overhead included
+    at = request_tokens(chars, 2.0, 500)  # the whole request, overhead included
 
     def cleared(trigger: int, **units) -> bool:
         compactor = ApiClearToolUses(tmp_path / str(trigger), Thresholds(keep_recent=3),
@@ -129,6 +130,25 @@ def test_the_trigger_counts_tokens_at_the_given_ratio_plus_the_overhead(tmp_path
     assert not cleared(at, chars_per_token=2.0, overhead_tokens=500)
     assert cleared(at - 1, chars_per_token=2.0, overhead_tokens=500)
     assert not cleared(at - 1)  # at 4 chars a token, no overhead: far under it
+
+
+def test_past_the_trigger_exactly_when_the_what_if_tokens_are(tmp_path):
+    """The what-if table shows request_tokens (rounded): a request it shows at the trigger
+    is not past it, one token more is. Rounding up would clear a request shown at it."""
+    messages = history([("bash", 400)] * 5)
+    chars = Measured(list(messages)).chars
+    ratio = chars / (chars // 4 + 0.25)  # a quarter token over a whole number
+    shown = request_tokens(chars, ratio, 500)
+
+    def cleared(trigger: int) -> bool:
+        compactor = ApiClearToolUses(tmp_path / str(trigger), Thresholds(keep_recent=3),
+                                     trigger_tokens=trigger, chars_per_token=ratio,
+                                     overhead_tokens=500)
+        return contents(prepared(compactor, messages))[0] == PLACEHOLDER
+
+    assert shown == chars // 4 + 500
+    assert not cleared(shown)
+    assert cleared(shown - 1)
 
 
 def test_without_a_trigger_the_context_limit_is_the_trigger_as_before(tmp_path):
