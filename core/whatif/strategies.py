@@ -37,8 +37,8 @@ STRATEGIES: dict[str, str] = {
     "api-compaction": "the API's compaction: past the trigger, the history becomes a summary",
     "observation-masking": "the last few turns' tool observations kept whole, older ones "
                            "masked by a placeholder",
-    "truncate": "sliding window at the model's window: the newest messages that fit, the "
-                "rest dropped",
+    "truncate": "sliding window at the model's window (or at the limits given): the newest "
+                "messages that fit, the rest dropped",
 }
 
 
@@ -73,7 +73,8 @@ class WhatIfOptions:
     clear_keep: int = 3
     compaction_trigger_tokens: int = 150_000
     mask_keep: int = 10
-    thresholds: Thresholds | None = None  # s08's limits; None = the course's
+    thresholds: Thresholds | None = None  # s08's and truncate's limits; None = the course's
+    # for s08, the model's window for truncate
     workdir: Path | None = None  # ctxlab's archives; None = a temp dir, removed after
     progress: Callable[[str, int, int], None] | None = None  # (strategy, request, total)
 
@@ -150,6 +151,10 @@ def make_engine(name: str, setup: EngineSetup) -> tuple[Compactor, tuple[str, ..
     if name == "s08":
         return (Compactor(setup.workspace, course, **common),
                 (f"limits: {course.context_limit:,} chars, {course.max_messages} messages",))
+    if name == "truncate" and options.thresholds is not None:
+        # Limits given (a scenario's, to compare with its own run): cut where it cuts.
+        return (SlidingWindow(setup.workspace, course, **common),
+                (f"limits as given: {course.context_limit:,} chars",))
     if name in ("s08-window", "truncate"):
         scaled = window_limits(course, shape).thresholds
         engine = Compactor if name == "s08-window" else SlidingWindow

@@ -7,7 +7,8 @@ fires, each main request's messages written as one line of a Requests JSONL file
 ``ctxlab watch`` records). A scripted scenario's replies do not depend on what the model was
 sent, so the managed runs follow the same trajectory and only what is sent differs — which
 is exactly what the what-if runner changes. The pairs compared: the scenario's ``compact``
-(the s08 pipeline) and the session's ``s08`` at the scenario's thresholds; ``truncate``,
+(the s08 pipeline) and the session's ``s08`` at the scenario's thresholds; ``truncate``
+(at the scenario's thresholds on both paths, and again at a limit tight enough to cut),
 ``observation-masking`` (10 kept on both paths) and ``api-compaction`` under the same names;
 ``api-clear-tool-uses`` at the scenario's trigger (its context limit in tokens, at ctxlab's 4
 chars per token) and keep (``keep_recent``), and ``api-compaction`` at the same trigger.
@@ -35,6 +36,7 @@ from core.scenarios import find_scenario
 from core.scenarios.model import Scenario
 from core.sources.agent.session import AgentSession, RunOptions
 from core.sources.replay import load_recording
+from core.whatif.model import WhatIf
 from core.whatif.run import compare_session
 from core.whatif.strategies import WhatIfOptions
 
@@ -88,6 +90,34 @@ def test_the_session_path_sends_what_the_scenario_path_sent(tmp_path, name):
         sent = tuple(r.chars for r in run.requests)
         assert sent == result.chars_per_call, (result.name, first_difference(
             result.chars_per_call, sent))
+
+
+def test_truncate_cuts_where_the_scenario_cuts_not_where_the_window_would(tmp_path):
+    """At the scenario's own limits neither path cuts these sessions, so the pair above
+    cannot tell the scenario's limit from the model's window. Here ``long-chat``'s limit is
+    half its largest request: the scenario's truncate cuts, the window (200,000 tokens)
+    would not, and the session path must cut exactly where the scenario did. (``big-log``
+    cannot show it: its one huge result is the latest message, which no window drops.)"""
+    scenario = find_scenario("long-chat")
+    path = tmp_path / "long-chat.jsonl"
+    record(scenario, path)
+    recording = load_recording(path, "requests")
+    at_window = compare_session(recording, WhatIfOptions(strategies=("truncate",)))
+    uncut = chars_sent(at_window, "truncate")
+    tight = scenario_thresholds(scenario.thresholds, scenario.source).replace(
+        context_limit=max(uncut) // 2)
+    (played,) = compare_sync(scenario, parse_strategies("truncate"), tight).strategies
+    assert played.chars_per_call != uncut  # the scenario's limit cut; the window's did not
+    whatif = compare_session(recording, WhatIfOptions(strategies=("truncate",),
+                                                      thresholds=tight))
+    sent = chars_sent(whatif, "truncate")
+    assert sent == played.chars_per_call, first_difference(played.chars_per_call, sent)
+
+
+def chars_sent(whatif: WhatIf, strategy: str) -> tuple[int, ...]:
+    run = whatif.strategy(strategy)
+    assert run is not None and run.error is None, (strategy, run)
+    return tuple(r.chars for r in run.requests)
 
 
 def first_difference(a: tuple[int, ...], b: tuple[int, ...]) -> str:
