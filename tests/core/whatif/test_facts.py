@@ -211,3 +211,31 @@ def test_a_real_claude_code_session_has_rereads_in_range():
               for c in visibility.check(n, h.messages)]
     assert len(checks) == len(facts)
     assert not any(c.visible for c in checks)  # Claude Code's own compactions dropped them
+
+
+def reused_id_session() -> Recording:
+    """``t1`` answers a Read of auth.py, then (the harness reusing its ids) a test run,
+    whose output the agent quotes; then auth.py is read again."""
+    failure = "FAILED tests/test_login.py::test_expired_token - AssertionError"
+    return recording(
+        Exchange(ask("fix"), reply(call("t1", "Read", file_path="/w/auth.py"))),
+        Exchange(results(("t1", auth_read())), reply(call("t1", "Bash", command="pytest"))),
+        Exchange(results(("t1", failure)),
+                 reply(f"It says {failure}", call("t3", "Read", file_path="/w/auth.py"))),
+        Exchange(results(("t3", auth_read())), reply("ok")))
+
+
+def test_a_reused_id_is_another_result_with_facts_of_its_own():
+    facts = find_facts(reused_id_session())
+    assert [(f.kind, f.result_id, f.tool, f.produced_at, f.needed_at) for f in facts] == \
+        [("quote", "t1", "Bash", 3, 3), ("reread", "t1", "Read", 2, 3)]
+
+
+def test_a_fact_is_judged_on_its_own_result_not_a_later_one_reusing_the_id():
+    session = reused_id_session()
+    visibility = Visibility(find_facts(session))
+    sent = sent_at(session, 3)  # both t1 results: the Read's first, the test run's last
+    assert [c.visible for c in visibility.check(3, sent)] == [True, True]
+    read_gone = [m for m in sent if m != results(("t1", auth_read()))[0]]  # Read's dropped
+    assert [(c.fact.kind, c.visible) for c in visibility.check(3, read_gone)] == \
+        [("quote", True), ("reread", False)]
