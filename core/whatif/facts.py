@@ -13,7 +13,9 @@ went on to use is no bargain. The recording says what was used, without simulati
   result and quoting request: the first line quoted.
 * a **re-read**: a tool call reads a file (:mod:`core.whatif.reads`) that an earlier result
   already returned, whole or the same span, with no write to that file in between (after an
-  edit the content differs, so reading it again is no repeat). The fact is the latest such
+  edit the content differs, so reading it again is no repeat; a shell command that is no
+  plain read and names the file counts as a write, and a whole read cut at the tool's cap
+  covers only the lines it returned: :mod:`core.whatif.reads`). The fact is the latest such
   result that holds the content (not an error, nor a "file unchanged" answer).
 
 A result is its tool_use id *and* its content (:class:`ResultKey`): some harnesses reuse ids
@@ -46,7 +48,7 @@ from core.sources.replay.original import CLEARED
 from core.sources.watch.history_shapes import result_text
 from core.whatif.carry import carried
 from core.whatif.model import Fact, FactCheck
-from core.whatif.reads import Read, read_of, written_by
+from core.whatif.reads import Read, lines_returned, names, read_of, shell_named, written_by
 
 MIN_LINE = 30  # chars a quoted line needs, stripped: shorter lines recur by chance
 MIN_WORD_CHARS = 12  # letters or digits it needs: rulers and padding are no facts
@@ -105,6 +107,7 @@ class _Result:
     produced_at: int
     digest: str
     read: Read | None
+    returned: int | None = None  # a whole read's last line (a capped read holds no more)
 
 
 @dataclass
@@ -138,7 +141,8 @@ class _Finder:
             return
         self.results.add(key)
         tool, read = self.calls.get(result_id, ("", None))  # the latest call with that id
-        result = _Result(result_id, tool, request, key.digest, read)
+        returned = lines_returned(text) if read is not None and read.cap else None
+        result = _Result(result_id, tool, request, key.digest, read, returned)
         if read is not None and not error and not UNCHANGED.search(text[:200]):
             self.reads.setdefault(read.path, []).append(result)
         for line in _lines(text):
@@ -175,10 +179,11 @@ class _Finder:
         read = read_of(tool, given)
         if read is not None:
             earlier = [r for r in self.reads.get(read.path, ())
-                       if r.read is not None and r.read.covers(read)]
+                       if r.read is not None and r.read.covers(read, r.returned)]
             if earlier:
                 self._fact(earlier[-1], request, "reread", read.path)
-        for path in written_by(tool, given):
+        named = shell_named(tool, given)
+        for path in [*written_by(tool, given), *(p for p in self.reads if names(named, p))]:
             self.reads.pop(path, None)
         self.calls[str(block.get("id", ""))] = (tool, read)
 

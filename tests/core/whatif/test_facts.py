@@ -5,6 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from core.compact.managers import Manager
 from core.compact.pointers import earlier_text
 from core.sources.replay import load_recording
@@ -120,6 +122,34 @@ def test_reading_another_file_or_after_an_edit_is_no_reread():
     assert find_facts(reread_session("/w/views.py")) == []
     edit = call("t2", "Edit", file_path="/w/auth.py", old_string="x = 1", new_string="x = 2")
     assert find_facts(reread_session(between=edit)) == []
+
+
+@pytest.mark.parametrize("command", [
+    "sed -i 's/x = 1/x = 2/' /w/auth.py", "echo 'x = 2' >> auth.py", "cp /tmp/auth.py auth.py",
+    "git checkout -- auth.py", "git apply fix.diff"])
+def test_reading_again_after_a_shell_write_is_no_reread(command: str):
+    assert find_facts(reread_session(between=call("t2", "Bash", command=command))) == []
+
+
+def test_a_shell_command_that_only_looks_or_names_another_file_keeps_the_reread():
+    for command in ("grep -n check_token /w/auth.py", "sed -i 's/a/b/' /w/views.py"):
+        assert len(find_facts(reread_session(between=call("t2", "Bash", command=command)))) == 1
+
+
+def capped_read_session(offset: int) -> Recording:
+    """A whole Read that came back at Claude Code's 2,000-line cap, then a Read of 100
+    lines from ``offset``."""
+    head = "".join(f"{n:6}\tline {n}\n" for n in range(1, 2001))
+    return recording(
+        Exchange(ask("read"), reply(call("t1", "Read", file_path="/w/big.py"))),
+        Exchange(results(("t1", head)),
+                 reply(call("t2", "Read", file_path="/w/big.py", offset=offset, limit=100))),
+        Exchange(results(("t2", "more")), reply("ok")))
+
+
+def test_a_capped_whole_read_covers_only_the_lines_it_returned():
+    assert find_facts(capped_read_session(2001)) == []  # past what came back: new content
+    assert [f.result_id for f in find_facts(capped_read_session(1801))] == ["t1"]
 
 
 def test_a_reread_points_at_the_last_result_that_held_the_content():
