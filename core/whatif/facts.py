@@ -13,8 +13,14 @@ went on to use is no bargain. The recording says what was used, without simulati
   result and quoting request: the first line quoted.
 * a **re-read**: a tool call reads a file (:mod:`core.whatif.reads`) that an earlier result
   already returned, whole or the same span, with no write to that file in between (after an
-  edit the content differs, so reading it again is no repeat). The fact is the latest such
+  edit the content differs, so reading it again is no repeat; a shell command that is no
+  plain read and names the file counts as a write, and a whole read cut at the tool's cap
+  covers only the lines it returned: :mod:`core.whatif.reads`). The fact is the latest such
   result that holds the content (not an error, nor a "file unchanged" answer).
+
+A result is its tool_use id *and* its content (:class:`ResultKey`): some harnesses reuse ids
+(``call_0``, or a replayed ``toolu_01read``), and a later result under the same id is another
+result, with facts of its own; one with the same id and the same content is the same result.
 
 ``produced_at`` is the request that first sent the result, ``needed_at`` the request whose
 reply quotes or re-reads it, both 1-based over ``recording.exchanges``: the fact had to be in
@@ -24,9 +30,9 @@ look-up per position, so a long session costs its length, not its length squared
 
 :class:`Visibility` judges the facts against what one strategy sends: a quote is visible when
 its line appears anywhere in the messages (a summary that kept it counts); a re-read's result
-when the tool result with that id still carries its original content, not a placeholder or a
-preview. A message is read once however many requests carry it (kept by identity: a strategy
-that changes a message builds a new one).
+when a tool result with that id still carries its original content, not a placeholder or a
+preview (another result reusing the id is not it). A message is read once however many
+requests carry it (kept by identity: a strategy that changes a message builds a new one).
 """
 
 from __future__ import annotations
@@ -42,7 +48,7 @@ from core.sources.replay.original import CLEARED
 from core.sources.watch.history_shapes import result_text
 from core.whatif.carry import carried
 from core.whatif.model import Fact, FactCheck
-from core.whatif.reads import Read, read_of, written_by
+from core.whatif.reads import Read, lines_returned, names, read_of, shell_named, written_by
 
 MIN_LINE = 30  # chars a quoted line needs, stripped: shorter lines recur by chance
 MIN_WORD_CHARS = 12  # letters or digits it needs: rulers and padding are no facts
@@ -84,6 +90,14 @@ def _cut(line: str) -> str:
     return line if len(line) <= DETAIL else line[:DETAIL - 1] + "…"
 
 
+@dataclass(frozen=True)
+class ResultKey:
+    """One tool result: its tool_use id and its content's digest (ids can repeat)."""
+
+    id: str
+    digest: str
+
+
 @dataclass
 class _Result:
     """A tool result as first sent."""
@@ -93,6 +107,7 @@ class _Result:
     produced_at: int
     digest: str
     read: Read | None
+    returned: int | None = None  # a whole read's last line (a capped read holds no more)
 
 
 @dataclass
@@ -101,12 +116,12 @@ class _Finder:
 
     facts: list[Fact] = field(default_factory=list)
     calls: dict[str, tuple[str, Read | None]] = field(default_factory=dict)
-    results: dict[str, _Result] = field(default_factory=dict)
-    anchors: dict[str, list[tuple[str, str]]] = field(default_factory=dict)
+    results: set[ResultKey] = field(default_factory=set)
+    anchors: dict[str, list[tuple[str, _Result]]] = field(default_factory=dict)
     indexed: set[str] = field(default_factory=set)  # lines a result already holds
     own: set[str] = field(default_factory=set)  # lines the agent wrote in a reply
     reads: dict[str, list[_Result]] = field(default_factory=dict)  # path -> current reads
-    noted: set[tuple[str, int, str]] = field(default_factory=set)  # one fact per kind
+    noted: set[tuple[ResultKey, int, str]] = field(default_factory=set)  # one fact a kind
 
     def sent(self, messages: Sequence[Message], request: int) -> None:
         """The tool results among ``messages``, first sent by ``request``."""
@@ -119,18 +134,22 @@ class _Finder:
 
     def _result(self, result_id: str, content: Any, request: int, error: bool) -> None:
         text = result_text(content)
-        if not result_id or result_id in self.results or not text or text == CLEARED:
+        if not result_id or not text or text == CLEARED:
             return
-        tool, read = self.calls.get(result_id, ("", None))
-        result = _Result(result_id, tool, request, digest(text), read)
-        self.results[result_id] = result
+        key = ResultKey(result_id, digest(text))
+        if key in self.results:  # the same result sent again
+            return
+        self.results.add(key)
+        tool, read = self.calls.get(result_id, ("", None))  # the latest call with that id
+        returned = lines_returned(text) if read is not None and read.cap else None
+        result = _Result(result_id, tool, request, key.digest, read, returned)
         if read is not None and not error and not UNCHANGED.search(text[:200]):
             self.reads.setdefault(read.path, []).append(result)
         for line in _lines(text):
             if line in self.own or line in self.indexed:
                 continue
             self.indexed.add(line)
-            self.anchors.setdefault(line[:MIN_LINE], []).append((line, result_id))
+            self.anchors.setdefault(line[:MIN_LINE], []).append((line, result))
 
     def reply(self, message: Message | None, request: int) -> None:
         """What the reply to ``request`` quotes and re-reads; then its calls, remembered
@@ -139,38 +158,40 @@ class _Finder:
             return
         texts = list(_reply_texts(message.get("content")))
         for text in texts:
-            for line, result_id in self._quotes(text):
-                self._fact(self.results[result_id], request, "quote", _cut(line))
+            for line, result in self._quotes(text):
+                self._fact(result, request, "quote", _cut(line))
         for text in texts:
             self.own.update(_lines(text))
         for block in _calls(message.get("content")):
             self._call(block, request)
 
-    def _quotes(self, text: str) -> Iterator[tuple[str, str]]:
+    def _quotes(self, text: str) -> Iterator[tuple[str, _Result]]:
         """Each indexed line ``text`` holds, with its result: one dict look-up a position."""
         get = self.anchors.get
         for start in range(len(text) - MIN_LINE + 1):
             found = get(text[start:start + MIN_LINE])
-            for line, result_id in found or ():
+            for line, result in found or ():
                 if text.startswith(line, start):
-                    yield line, result_id
+                    yield line, result
 
     def _call(self, block: dict[str, Any], request: int) -> None:
         tool, given = str(block.get("name", "")), block.get("input")
         read = read_of(tool, given)
         if read is not None:
             earlier = [r for r in self.reads.get(read.path, ())
-                       if r.read is not None and r.read.covers(read)]
+                       if r.read is not None and r.read.covers(read, r.returned)]
             if earlier:
                 self._fact(earlier[-1], request, "reread", read.path)
-        for path in written_by(tool, given):
+        named = shell_named(tool, given)
+        for path in [*written_by(tool, given), *(p for p in self.reads if names(named, p))]:
             self.reads.pop(path, None)
         self.calls[str(block.get("id", ""))] = (tool, read)
 
     def _fact(self, result: _Result, request: int, kind: str, detail: str) -> None:
-        if (result.id, request, kind) in self.noted:
+        noted = (ResultKey(result.id, result.digest), request, kind)
+        if noted in self.noted:
             return
-        self.noted.add((result.id, request, kind))
+        self.noted.add(noted)
         self.facts.append(Fact(result_id=result.id, tool=result.tool,
                                produced_at=result.produced_at, needed_at=request,
                                kind=kind, detail=detail,
@@ -215,9 +236,10 @@ def find_facts(recording: Recording) -> list[Fact]:
     return finder.facts
 
 
-def _strings(value: Any, out: list[str], results: dict[str, Any]) -> None:
+def _strings(value: Any, out: list[str], results: dict[str, list[Any]]) -> None:
     """Every content string in ``value`` into ``out``; each tool result's content into
-    ``results`` by its call id (Messages, Responses and Chat Completions shapes)."""
+    ``results`` under its call id, every one if an id repeats (Messages, Responses and Chat
+    Completions shapes)."""
     if isinstance(value, str):
         out.append(value)
     elif isinstance(value, list):
@@ -227,7 +249,7 @@ def _strings(value: Any, out: list[str], results: dict[str, Any]) -> None:
         call: Any = value.get("tool_use_id") or (value.get("call_id") if "output" in value
                                                  else value.get("tool_call_id"))
         if isinstance(call, str):
-            results.setdefault(call, value.get("content", value.get("output")))
+            results.setdefault(call, []).append(value.get("content", value.get("output")))
         for key, item in value.items():
             if key not in NOT_CONTENT:
                 _strings(item, out, results)
@@ -238,12 +260,12 @@ class _Shown:
     """One message as the checks read it: its text and its tool results by id."""
 
     text: str
-    results: dict[str, Any]
+    results: dict[str, list[Any]]
 
 
 def _shown(message: Any) -> _Shown:
     out: list[str] = []
-    results: dict[str, Any] = {}
+    results: dict[str, list[Any]] = {}
     _strings(message, out, results)
     return _Shown("\n".join(out), results)
 
@@ -264,13 +286,10 @@ class Visibility:
         if not needed:
             return []
         shown = self._sent.read(messages)
-        found = {fact.result_id: content for fact in needed
-                 if (content := self._sent.result(fact.result_id)) is not _ABSENT}
+        found = {fact.result_id: self._sent.results(fact.result_id) for fact in needed}
         whole: list[str] = []  # every message's text, joined when a quote needs it
-        return [FactCheck(fact, _visible(fact, found, shown, whole)) for fact in needed]
-
-
-_ABSENT = object()
+        return [FactCheck(fact, _visible(fact, found[fact.result_id], shown, whole))
+                for fact in needed]
 
 
 class _SentIndex:
@@ -304,25 +323,24 @@ class _SentIndex:
         self._messages, self._shown, self._current = current, shown, set(map(id, shown))
         return shown
 
-    def result(self, rid: str) -> Any:
-        """The content of tool result ``rid`` in what was read last, else _ABSENT (the
-        latest message read that holds it, if several do)."""
+    def results(self, rid: str) -> list[str]:
+        """The text of every tool result with id ``rid`` in what was read last, oldest
+        first: an id can repeat, and only the content tells its results apart."""
         held = [s for s in self._where.get(rid, ()) if id(s) in self._current]
         if rid in self._where:
             self._where[rid] = held  # what is no longer sent is let go
-        return held[-1].results[rid] if held else _ABSENT
+        return [result_text(content) for s in held for content in s.results[rid]]
 
 
-def _visible(fact: Fact, found: dict[str, Any], shown: list[_Shown], whole: list[str]
-             ) -> bool:
-    """A re-read: the result with that id, unchanged. A quote: the line in that result
-    (the common case, one look-up), else anywhere in what is sent (``whole`` holds the
-    messages' text joined once, the first time a check needs it)."""
-    text = result_text(found[fact.result_id]) if fact.result_id in found else None
+def _visible(fact: Fact, texts: list[str], shown: list[_Shown], whole: list[str]) -> bool:
+    """A re-read: a result with that id, unchanged (a later result reusing the id is not
+    it). A quote: the line in such a result (the common case, a few look-ups), else
+    anywhere in what is sent (``whole`` holds the messages' text joined once, the first
+    time a check needs it)."""
     if fact.kind != "quote":
-        return text is not None and digest(text) == fact.digest
+        return any(digest(text) == fact.digest for text in texts)
     line = fact.detail.removesuffix("…")
-    if text is not None and line in text:
+    if any(line in text for text in texts):
         return True
     if not whole:
         whole.append("\n".join(s.text for s in shown))

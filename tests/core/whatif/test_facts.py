@@ -5,6 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from core.compact.managers import Manager
 from core.compact.pointers import earlier_text
 from core.sources.replay import load_recording
@@ -122,6 +124,34 @@ def test_reading_another_file_or_after_an_edit_is_no_reread():
     assert find_facts(reread_session(between=edit)) == []
 
 
+@pytest.mark.parametrize("command", [
+    "sed -i 's/x = 1/x = 2/' /w/auth.py", "echo 'x = 2' >> auth.py", "cp /tmp/auth.py auth.py",
+    "git checkout -- auth.py", "git apply fix.diff"])
+def test_reading_again_after_a_shell_write_is_no_reread(command: str):
+    assert find_facts(reread_session(between=call("t2", "Bash", command=command))) == []
+
+
+def test_a_shell_command_that_only_looks_or_names_another_file_keeps_the_reread():
+    for command in ("grep -n check_token /w/auth.py", "sed -i 's/a/b/' /w/views.py"):
+        assert len(find_facts(reread_session(between=call("t2", "Bash", command=command)))) == 1
+
+
+def capped_read_session(offset: int) -> Recording:
+    """A whole Read that came back at Claude Code's 2,000-line cap, then a Read of 100
+    lines from ``offset``."""
+    head = "".join(f"{n:6}\tline {n}\n" for n in range(1, 2001))
+    return recording(
+        Exchange(ask("read"), reply(call("t1", "Read", file_path="/w/big.py"))),
+        Exchange(results(("t1", head)),
+                 reply(call("t2", "Read", file_path="/w/big.py", offset=offset, limit=100))),
+        Exchange(results(("t2", "more")), reply("ok")))
+
+
+def test_a_capped_whole_read_covers_only_the_lines_it_returned():
+    assert find_facts(capped_read_session(2001)) == []  # past what came back: new content
+    assert [f.result_id for f in find_facts(capped_read_session(1801))] == ["t1"]
+
+
 def test_a_reread_points_at_the_last_result_that_held_the_content():
     unchanged = "Wasted call — file unchanged since your last Read. Refer to that earlier one."
     session = recording(
@@ -211,3 +241,31 @@ def test_a_real_claude_code_session_has_rereads_in_range():
               for c in visibility.check(n, h.messages)]
     assert len(checks) == len(facts)
     assert not any(c.visible for c in checks)  # Claude Code's own compactions dropped them
+
+
+def reused_id_session() -> Recording:
+    """``t1`` answers a Read of auth.py, then (the harness reusing its ids) a test run,
+    whose output the agent quotes; then auth.py is read again."""
+    failure = "FAILED tests/test_login.py::test_expired_token - AssertionError"
+    return recording(
+        Exchange(ask("fix"), reply(call("t1", "Read", file_path="/w/auth.py"))),
+        Exchange(results(("t1", auth_read())), reply(call("t1", "Bash", command="pytest"))),
+        Exchange(results(("t1", failure)),
+                 reply(f"It says {failure}", call("t3", "Read", file_path="/w/auth.py"))),
+        Exchange(results(("t3", auth_read())), reply("ok")))
+
+
+def test_a_reused_id_is_another_result_with_facts_of_its_own():
+    facts = find_facts(reused_id_session())
+    assert [(f.kind, f.result_id, f.tool, f.produced_at, f.needed_at) for f in facts] == \
+        [("quote", "t1", "Bash", 3, 3), ("reread", "t1", "Read", 2, 3)]
+
+
+def test_a_fact_is_judged_on_its_own_result_not_a_later_one_reusing_the_id():
+    session = reused_id_session()
+    visibility = Visibility(find_facts(session))
+    sent = sent_at(session, 3)  # both t1 results: the Read's first, the test run's last
+    assert [c.visible for c in visibility.check(3, sent)] == [True, True]
+    read_gone = [m for m in sent if m != results(("t1", auth_read()))[0]]  # Read's dropped
+    assert [(c.fact.kind, c.visible) for c in visibility.check(3, read_gone)] == \
+        [("quote", True), ("reread", False)]

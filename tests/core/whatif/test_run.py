@@ -399,3 +399,27 @@ def test_without_a_fitted_intercept_the_overhead_is_what_the_counts_carried() ->
     assert (whatif.ratio_source, whatif.chars_per_token) == ("estimate", 4.0)
     assert whatif.overhead_tokens > 49_000  # it was 0: every strategy looked 99% cheaper
     assert all(abs(m - t) <= 0.02 * t for m, t in zip(modelled, tokens, strict=True))
+
+
+REUSED_IDS = (Path(__file__).parents[2] / "fixtures" / "replay" / "claude-code-2.1.197"
+              / "1292932d-83c2-464e-86ec-21d645a712d5.jsonl")  # toolu_01read answers 3 Reads
+
+
+def test_a_strategy_that_compacts_nothing_keeps_every_fact_though_ids_repeat() -> None:
+    """The second answer under ``toolu_01read`` ("file unchanged") is another result: the
+    re-reads are of the first, which a history never compacted still holds."""
+    whatif = run(load_recording(REUSED_IDS), "s08")
+    s08 = only(whatif, "s08")
+    assert s08.compactions == 0 and len(s08.facts) == 2
+    assert s08.facts_kept == len(s08.facts)
+
+
+def test_every_result_that_left_under_a_repeated_id_is_recoverable(tmp_path: Path) -> None:
+    """Low triggers archive each ``toolu_01read`` result in turn: each is its own departure,
+    and the archive holds each one's bytes."""
+    whatif = run(load_recording(REUSED_IDS), "api-clear-tool-uses", "api-compaction",
+                 "observation-masking", clear_trigger_tokens=100, clear_keep=1, mask_keep=1,
+                 compaction_trigger_tokens=100, workdir=tmp_path)
+    for strategy in whatif.strategies:
+        assert strategy.error is None and strategy.results_left > 0, strategy.name
+        assert strategy.results_recoverable == strategy.results_left, strategy.name
