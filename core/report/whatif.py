@@ -93,7 +93,8 @@ def _legend(whatif: WhatIf) -> str:
     window = (f' · <span class="key" style="border-color:{WINDOW_COLOUR}">dashed: the '
               f"model's window</span>" if whatif.window_tokens else "")
     thinned = (f" · lines of more than {POINTS} requests are drawn at the highest request of "
-               f"each 1/{POINTS} of the session" if whatif.requests > POINTS else "")
+               f"each 1/{POINTS} of its requests, at that request's place"
+               if whatif.requests > POINTS else "")
     return f'<p class="legend">tokens per request: {keys}{window}{thinned}</p>'
 
 

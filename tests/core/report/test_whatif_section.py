@@ -87,7 +87,7 @@ def test_a_long_sessions_lines_are_thinned_to_their_peaks_and_the_section_stays_
     assert len(lines) == 7
     assert all(int(points) == POINTS and int(requests) == 3_000
                for _, requests, points, _, _ in lines)
-    assert f"each 1/{POINTS} of the session" in html
+    assert f"each 1/{POINTS} of its requests, at that request's place" in html
     assert len(html.encode()) < 11_000  # a few kB, however long the session
 
 
