@@ -71,8 +71,8 @@ class WhatIfOSError(Exception):
 
 def failed_strategies(report: Report) -> str | None:
     """One line naming the what-if's strategies that did not complete (None: none did)."""
-    failed = [run for run in report.whatif.strategies if run.error is not None] \
-        if report.whatif is not None else []
+    runs = report.whatif.strategies if report.whatif is not None else ()
+    failed = [run for run in runs if run.error is not None]
     if not failed:
         return None
     names = ", ".join(run.name for run in failed)
