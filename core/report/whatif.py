@@ -21,18 +21,21 @@ from itertools import pairwise
 from core.report.model import Report
 from core.report.svg import Frame, y_scale
 from core.whatif.columns import RUN_COLUMNS, cell
-from core.whatif.model import StrategyRun, WhatIf
+from core.whatif.model import RequestCost, StrategyRun, WhatIf
 from core.whatif.palette import WINDOW_COLOUR, colour_of
 
 POINTS = 100  # points per line at most: about one every 9 px of the plot's width
 
 
-def peaks(values: list[int], points: int = POINTS) -> list[int]:
-    """``values`` as at most ``points`` values, each the highest of an equal run of them."""
-    if len(values) <= points:
-        return values
-    bounds = [len(values) * k // points for k in range(points + 1)]
-    return [max(values[a:b]) for a, b in pairwise(bounds)]
+def peak_points(requests: tuple[RequestCost, ...],
+                points: int = POINTS) -> list[tuple[int, int]]:
+    """``requests`` as at most ``points`` (index, tokens) pairs: each the highest request of
+    an equal run of them, kept at its own index so it is drawn where it happened."""
+    pairs = [(r.index, r.tokens) for r in requests]
+    if len(pairs) <= points:
+        return pairs
+    bounds = [len(pairs) * k // points for k in range(points + 1)]
+    return [max(pairs[a:b], key=lambda pair: pair[1]) for a, b in pairwise(bounds)]
 
 
 def compare_strategies(report: Report, strategies: tuple[str, ...] | None = None) -> None:
@@ -54,17 +57,17 @@ def whatif_svg(whatif: WhatIf) -> str:
     runs = [run for run in whatif.strategies if run.requests]
     if not runs:
         return '<p class="empty">No strategy produced a request: nothing to draw.</p>'
-    lines = [(run, peaks([r.tokens for r in run.requests])) for run in runs]
-    count = max(len(points) for _, points in lines)
+    lines = [(run, peak_points(run.requests)) for run in runs]
+    # the session's requests, not the longest line: a short (failed) line keeps its place
+    last = max(whatif.requests, *(index for _, points in lines for index, _ in points))
     window = whatif.window_tokens
-    frame = Frame(count, y_scale([*(max(p) for _, p in lines), window or 0]))
-    last = max(len(run.requests) for run in runs)
+    frame = Frame(last, y_scale([*(max(t for _, t in p) for _, p in lines), window or 0]))
     parts = frame.open("whatif", "context tokens per request, per strategy", 1, last)
     if window:
         parts += frame.flat("model window", window)
     for position, (run, points) in enumerate(lines):
-        drawn = " ".join(f"{frame.x(i):.0f},{frame.y(tokens):.0f}"
-                         for i, tokens in enumerate(points))
+        drawn = " ".join(f"{frame.x(index - 1):.0f},{frame.y(tokens):.0f}"
+                         for index, tokens in points)
         parts.append(f'<polyline class="series" data-strategy="{escape(run.name)}" '
                      f'data-requests="{len(run.requests)}" data-points="{len(points)}" '
                      f'stroke="{colour_of(run.name, position)}" points="{drawn}"><title>'
@@ -90,7 +93,8 @@ def _legend(whatif: WhatIf) -> str:
     window = (f' · <span class="key" style="border-color:{WINDOW_COLOUR}">dashed: the '
               f"model's window</span>" if whatif.window_tokens else "")
     thinned = (f" · lines of more than {POINTS} requests are drawn at the highest request of "
-               f"each 1/{POINTS} of the session" if whatif.requests > POINTS else "")
+               f"each 1/{POINTS} of its requests, at that request's place"
+               if whatif.requests > POINTS else "")
     return f'<p class="legend">tokens per request: {keys}{window}{thinned}</p>'
 
 

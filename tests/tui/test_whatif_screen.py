@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from textual.widgets import DataTable, Static
+from textual.widgets import DataTable, ProgressBar, Static
 from textual_plot.plot_widget import LinePlot
 
 from core.sources.replay import load_recording
@@ -201,3 +201,75 @@ async def test_the_real_comparison_of_the_replay_fills_the_screen_with_its_numbe
             cells = [str(cell) for cell in table.get_row(run.name)][1:]
             assert cells == [cell(column, run) for column in RUN_COLUMNS], run.name
         assert {name for name, _, _ in seen} == set(STRATEGIES)
+
+
+async def test_r_runs_the_comparison_again_after_it_failed(
+        make_app: Callable[..., CtxlabApp], monkeypatch: pytest.MonkeyPatch) -> None:
+    """A failure leaves no result; ``r`` must still start the strategies again (a transient
+    error, such as a full disk under the archive, is worth a second try)."""
+    result = sample_whatif()
+    calls: list[tuple[str, ...]] = []
+
+    async def fails_once(recording: Any, names: tuple[str, ...], progress: Any) -> WhatIf:
+        calls.append(names)
+        if len(calls) == 1:
+            raise OSError("No space left on device")
+        return result
+
+    monkeypatch.setattr(screen_module, "run_strategies", fails_once)
+    monkeypatch.setattr(screen_module, "default_strategies",
+                        lambda: tuple(run.name for run in result.strategies))
+    app = replay_app(make_app)
+    async with app.run_test(size=(160, 48)) as pilot:
+        await pilot.press("c")
+        await wait_for(pilot, lambda: isinstance(app.screen, WhatIfScreen))
+        screen = app.screen
+        assert isinstance(screen, WhatIfScreen)
+        status = screen.query_one("#whatif-status", Static)
+        await wait_for(pilot, lambda: "stopped" in str(status.render()))
+        assert "r runs it again" in str(status.render())
+        assert not screen.done
+        await pilot.press("r")
+        await wait_for(pilot, lambda: screen.done)
+        assert len(calls) == 2
+        assert [str(key.value) for key in screen.query_one(DataTable).rows] == [
+            run.name for run in result.strategies]
+
+
+async def test_a_repeated_strategy_name_is_run_once_and_the_progress_bar_counts_it_once(
+        make_app: Callable[..., CtxlabApp], monkeypatch: pytest.MonkeyPatch) -> None:
+    """Names given twice would make the bar's total too large and point the status at the
+    first copy: the screen keeps each name once, in the order first given."""
+    import threading
+
+    result = sample_whatif()
+    release = threading.Event()
+    asked: list[tuple[str, ...]] = []
+
+    async def waits_on_the_last(recording: Any, names: tuple[str, ...],
+                                progress: Any) -> WhatIf:
+        asked.append(names)
+        progress(names[-1], 3, 6)  # halfway through the last strategy
+        release.wait(10)
+        return result
+
+    monkeypatch.setattr(screen_module, "run_strategies", waits_on_the_last)
+    monkeypatch.setattr(screen_module, "default_strategies",
+                        lambda: ("original", "s08", "original", "observation-masking", "s08"))
+    app = replay_app(make_app)
+    async with app.run_test(size=(160, 48)) as pilot:
+        await pilot.press("c")
+        await wait_for(pilot, lambda: isinstance(app.screen, WhatIfScreen))
+        screen = app.screen
+        assert isinstance(screen, WhatIfScreen)
+        bar = screen.query_one(ProgressBar)
+        status = screen.query_one("#whatif-status", Static)
+        try:
+            await wait_for(pilot, lambda: "request 3 of 6" in str(status.render()))
+            assert asked == [("original", "s08", "observation-masking")]
+            assert screen.names == ("original", "s08", "observation-masking")
+            assert bar.total == 3 and bar.progress == 2.5
+            assert str(status.render()).startswith("observation-masking (3/3)")
+        finally:
+            release.set()
+        await wait_for(pilot, lambda: screen.done)

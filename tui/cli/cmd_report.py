@@ -6,20 +6,26 @@ file ``ctxlab replay`` reads (a Claude Code or Codex session, a Messages history
 summarizer), or an event log written by ``ctxlab run/replay --json``. The run happens in a
 temporary folder, removed at the end. The page is written atomically; an existing file is
 replaced only when it is an earlier report, or with ``--force``. Exit 0 when written; 2 with
-one line on stderr when the SOURCE or the output cannot be used; 1 when the run made here
-failed midway (the page is written all the same: it shows the run up to there, and why).
+one line on stderr when the SOURCE, the output or the what-if's work folder cannot be used;
+1 when the run made here failed midway or a what-if strategy did not complete (the page is
+written all the same: it shows the run up to there, the strategy's error, and why).
 
 A recorded session's page also has a "What if" section: the session under every context
 strategy ``ctxlab compare --session`` knows (``--strategies`` picks some, ``--no-whatif``
-leaves it out); a scenario or an event log replays no recording and gets none.
+leaves it out); a scenario or an event log replays no recording and gets none. A failed
+strategy exits 1 as it does there, so a script sees it without reading the page.
 """
 
 from __future__ import annotations
 
 import argparse
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from tui.cli import failure
+
+if TYPE_CHECKING:
+    from core.report.model import Report
 
 PROG = "ctxlab report"
 EXIT_USAGE = 2
@@ -53,6 +59,27 @@ def chosen_strategies(args: argparse.Namespace) -> tuple[str, ...] | None:
     return parse_strategy_names(args.strategies)
 
 
+class WhatIfOSError(Exception):
+    """An OSError raised by the what-if (its engines archive in a work folder of their own):
+    told as the what-if's, not as the output file's."""
+
+    def __init__(self, source: str, error: OSError) -> None:
+        where = f"{error.filename}: " if error.filename else ""
+        super().__init__(f"the what if of {source} could not use its work folder: "
+                         f"{where}{error.strerror or error}")
+
+
+def failed_strategies(report: Report) -> str | None:
+    """One line naming the what-if's strategies that did not complete (None: none did)."""
+    runs = report.whatif.strategies if report.whatif is not None else ()
+    failed = [run for run in runs if run.error is not None]
+    if not failed:
+        return None
+    names = ", ".join(run.name for run in failed)
+    return (f"what if: {names} did not complete ({failed[0].name}: {failed[0].error}; "
+            "the report shows it)")
+
+
 def run(args: argparse.Namespace) -> int:
     from core.report import SourceError, build, collect, render, write_report
     from core.report.output import check_target
@@ -64,10 +91,13 @@ def run(args: argparse.Namespace) -> int:
         strategies = chosen_strategies(args)
         report = build(collect(args.source))
         if not args.no_whatif:
-            compare_strategies(report, strategies)
+            try:
+                compare_strategies(report, strategies)
+            except OSError as exc:
+                raise WhatIfOSError(args.source, exc) from exc
         html = render(report)
         write_report(args.output, html, force=args.force)
-    except (SourceError, WhatIfError) as exc:
+    except (SourceError, WhatIfError, WhatIfOSError) as exc:
         return failure.fail(PROG, str(exc), EXIT_USAGE)
     except OSError as exc:
         return failure.fail(PROG, f"{args.output}: {exc.strerror or exc}", EXIT_USAGE)
@@ -79,4 +109,6 @@ def run(args: argparse.Namespace) -> int:
     if (failed := report.collected.failure()) is not None:
         return failure.fail(PROG, f"the run failed: {failed} (the report shows it up to there)",
                             EXIT_FAILED)
+    if (strategies_failed := failed_strategies(report)) is not None:
+        return failure.fail(PROG, strategies_failed, EXIT_FAILED)
     return 0

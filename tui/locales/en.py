@@ -565,7 +565,7 @@ MESSAGES: dict[str, str] = {
     "whatif.running": "{name} ({n}/{total}): request {request:,} of {requests:,}…",
     "whatif.done": "done: {n} strategies · Enter on a row lists its facts · r runs them again",
     "whatif.done.one": "done: {n} strategy · Enter on the row lists its facts · r runs it again",
-    "whatif.failed": "the comparison stopped: {error}",
+    "whatif.failed": "the comparison stopped: {error} · r runs it again",
     "whatif.note": "The trajectory is the recorded one: each strategy changes only what would "
                    "have been sent. The model's behaviour under another policy is not "
                    "simulated.",

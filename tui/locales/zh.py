@@ -544,7 +544,7 @@ MESSAGES: dict[str, str] = {
     "whatif.running": "{name}（{n}/{total}）：第 {request:,} 个请求，共 {requests:,} 个…",
     "whatif.done": "完成：{n} 种策略 · 在某行按 Enter 列出它的事实 · r 重新运行",
     "whatif.done.one": "完成：{n} 种策略 · 在这一行按 Enter 列出它的事实 · r 重新运行",
-    "whatif.failed": "对比中止：{error}",
+    "whatif.failed": "对比中止：{error} · r 重新运行",
     "whatif.note": "轨迹就是录制下来的那一条：每种策略只改变本会发送的内容。"
                    "模型在另一种策略下会如何表现，并未模拟。",
     "whatif.measured": "{requests:,} 个请求 · 每 token {ratio:.2f} 个字符（{source}）· "

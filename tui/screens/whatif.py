@@ -146,9 +146,13 @@ class WhatIfScreen(Screen[None]):
         super().__init__()
         localize_bindings(self)
         self.recording = recording
-        self.names = tuple(strategies) if strategies is not None else default_strategies()
+        # each name once, in the order first given: a repeat would run a strategy twice
+        # and make the progress bar's total (one step per strategy) too large
+        names = tuple(strategies) if strategies is not None else default_strategies()
+        self.names = tuple(dict.fromkeys(names))
         self.runner = runner or run_strategies
         self.whatif: WhatIf | None = None
+        self.failed = False  # the last run stopped on an error: ``r`` may start another
         self.facts_of: str | None = None  # the strategy whose facts are listed
         self._told = ("", -1)  # the last progress posted: (strategy, percent)
 
@@ -184,6 +188,7 @@ class WhatIfScreen(Screen[None]):
 
     def start(self) -> None:
         self.whatif = None
+        self.failed = False
         self.facts_of = None
         self.query_one(DataTable).clear()
         for static in ("#whatif-note", "#whatif-facts", "#whatif-legend", "#whatif-lessons"):
@@ -229,6 +234,7 @@ class WhatIfScreen(Screen[None]):
         self.show(message.whatif)
 
     def on_what_if_screen_failed(self, message: Failed) -> None:
+        self.failed = True
         self.query_one("#whatif-status", Static).update(Content.styled(
             t("whatif.failed", error=message.error), "bold $error"))
 
@@ -288,5 +294,7 @@ class WhatIfScreen(Screen[None]):
         facts.update(Content("\n").join(fact_lines(run)))
 
     def action_rerun(self) -> None:
-        if self.done:
+        """Run the strategies again once the last run ended, done or failed (while one is
+        running, the key waits: the worker is exclusive and would be restarted)."""
+        if self.done or self.failed:
             self.start()

@@ -9,7 +9,7 @@ from dataclasses import replace
 from html import unescape
 
 from core.report.svg import Frame, y_scale
-from core.report.whatif import POINTS, peaks, whatif_section, whatif_svg
+from core.report.whatif import POINTS, peak_points, whatif_section, whatif_svg
 from core.usage import Usage
 from core.whatif.model import RequestCost, WhatIf
 from core.whatif.palette import STRATEGY_COLOURS
@@ -87,15 +87,19 @@ def test_a_long_sessions_lines_are_thinned_to_their_peaks_and_the_section_stays_
     assert len(lines) == 7
     assert all(int(points) == POINTS and int(requests) == 3_000
                for _, requests, points, _, _ in lines)
-    assert f"each 1/{POINTS} of the session" in html
+    assert f"each 1/{POINTS} of its requests, at that request's place" in html
     assert len(html.encode()) < 11_000  # a few kB, however long the session
 
 
-def test_peaks_keep_each_runs_highest_value() -> None:
+def test_peaks_keep_each_runs_highest_request_at_its_own_index() -> None:
+    def costs(values: list[int]) -> tuple[RequestCost, ...]:
+        return tuple(RequestCost(index=i, chars=0, tokens=v, usage=Usage())
+                     for i, v in enumerate(values, 1))
+
     values = [1, 9, 2, 3, 8, 1, 1, 7]
-    assert peaks(values, 4) == [9, 3, 8, 7]
-    assert peaks(values, 10) == values
-    assert max(peaks(list(range(1_000)), 7)) == 999
+    assert peak_points(costs(values), 4) == [(2, 9), (4, 3), (5, 8), (8, 7)]
+    assert peak_points(costs(values), 10) == list(enumerate(values, 1))
+    assert max(peak_points(costs(list(range(1_000))), 7)) == (1_000, 999)
 
 
 def test_the_page_has_the_section_and_its_link_only_with_a_whatif(tmp_path) -> None:
@@ -124,3 +128,23 @@ def test_a_failed_strategy_has_dashes_not_zeros_and_its_error_is_said() -> None:
     html = whatif_section(whatif)
     assert table_rows(html)["s08 ✖"] == ["-"] * 8
     assert '<li class="error"><b>s08</b>: error: ValueError: no such thing</li>' in html
+
+
+def test_a_failed_strategys_short_line_ends_at_its_last_requests_x() -> None:
+    """A strategy that stopped at request 50 of 1,000 is drawn over the first 5% of the
+    axis, each point at its own request's place, not stretched across the plot."""
+    def run_of(count: int, name: str) -> tuple[RequestCost, ...]:
+        return tuple(RequestCost(index=i, chars=0, tokens=1_000 + i,
+                                 usage=Usage(input=1_000 + i)) for i in range(1, count + 1))
+
+    base = sample_whatif(window=None)
+    whole = replace(base.strategies[0], requests=run_of(1_000, "original"))
+    failed = replace(base.strategies[1], requests=run_of(50, "s08"), error="boom")
+    whatif = replace(base, requests=1_000, strategies=(whole, failed))
+    lines = {name: drawn for name, _, _, _, drawn in LINE.findall(whatif_svg(whatif))}
+    frame = Frame(1_000, y_scale([2_000]))
+    short = [point.split(",") for point in lines["s08"].split()]
+    assert [int(x) for x, _ in short] == [round(frame.x(i)) for i in range(50)]
+    assert int(short[-1][0]) == round(frame.x(49))  # request 50 of 1,000, not the far end
+    long = [point.split(",") for point in lines["original"].split()]
+    assert int(long[-1][0]) == round(frame.x(999))

@@ -6,11 +6,13 @@ nothing is said of one."""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from core.sources.replay import load_recording
 from core.whatif.columns import RUN_COLUMNS, cell
+from core.whatif.model import WhatIf
 from core.whatif.run import compare_session
 from core.whatif.strategies import STRATEGIES, WhatIfOptions
 from tests.core.report.test_whatif_section import LINE, table_rows
@@ -60,3 +62,50 @@ def test_a_scenarios_report_has_no_whatif_and_says_nothing_of_one(
     assert main(["report", "refactor-auth", "-o", str(out)]) == 0
     assert "what if" not in capsys.readouterr().out
     assert 'id="whatif"' not in out.read_text()
+
+
+def test_a_failed_strategy_writes_the_page_and_exits_1_naming_it(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str],
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """As ``compare --session`` does: the page shows the failure, the exit status says it."""
+    import dataclasses
+
+    import core.whatif.run as run_module
+
+    real = run_module.compare_session
+
+    def one_fails(recording: Any, options: WhatIfOptions) -> WhatIf:
+        whatif = real(recording, options)
+        runs = tuple(dataclasses.replace(run, error="RuntimeError: engine broke")
+                     if run.name == "s08" else run for run in whatif.strategies)
+        return dataclasses.replace(whatif, strategies=runs)
+
+    monkeypatch.setattr(run_module, "compare_session", one_fails)
+    out = tmp_path / "report.html"
+    assert main(["report", str(REPLAY_FIXTURE), "-o", str(out)]) == 1
+    captured = capsys.readouterr()
+    assert captured.out.startswith(f"wrote {out}")
+    assert captured.err.startswith("ctxlab report: ") and captured.err.count("\n") == 1
+    assert "s08" in captured.err and "RuntimeError: engine broke" in captured.err
+    page = out.read_text()  # written, and it shows the failure
+    assert "s08 ✖" in table_rows(page[page.index('<section id="whatif">'):])
+
+
+def test_an_os_error_in_the_whatif_is_not_blamed_on_the_output(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str],
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    import core.whatif.run as run_module
+
+    archive = "/tmp/ctxlab-whatif-x/.transcripts/transcript_1.jsonl"
+
+    def full_disk(recording: Any, options: WhatIfOptions) -> WhatIf:
+        raise OSError(28, "No space left on device", archive)
+
+    monkeypatch.setattr(run_module, "compare_session", full_disk)
+    out = tmp_path / "report.html"
+    assert main(["report", str(REPLAY_FIXTURE), "-o", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1
+    assert not err.startswith(f"ctxlab report: {out}")
+    assert "what if" in err and str(REPLAY_FIXTURE) in err
+    assert f"{archive}: No space left on device" in err
