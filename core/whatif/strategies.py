@@ -75,6 +75,9 @@ class WhatIfOptions:
     thresholds: Thresholds | None = None  # s08's limits; None = the course's
     workdir: Path | None = None  # ctxlab's archives; None = a temp dir, removed after
     progress: Callable[[str, int, int], None] | None = None  # (strategy, request, total)
+    # Processes to run the strategies in: None = automatic (one per strategy, at most one
+    # per core, none for a short session); 1 = one after the other in this process.
+    processes: int | None = None
 
 
 @dataclass
