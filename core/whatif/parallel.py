@@ -53,7 +53,7 @@ REPORT_EVERY = 0.05  # seconds between a worker's progress reports
 POLL = 0.02  # seconds the caller waits between looks at the queue and the results
 # From the slowest to the fastest, as measured on a long session (docs/PERFORMANCE.md):
 # the engines that archive and snip at every request first.
-COST_ORDER = ("s08-window", "s08", "api-clear-tool-uses", "observation-masking", "truncate",
+COST_ORDER = ("s08-window", "observation-masking", "api-clear-tool-uses", "s08", "truncate",
               "api-compaction", ORIGINAL)
 # Below this many requests a comparison is over before the workers would have started.
 PARALLEL_FROM_REQUESTS = 200
