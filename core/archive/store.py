@@ -40,7 +40,6 @@ from typing import Any
 
 from core.archive.atomic import (
     atomic_write_bytes,
-    atomic_write_text,
     rename_finished,
     sweep_stale_temp,
 )
@@ -49,7 +48,6 @@ from core.archive.content_hash import (
     digest_and_chars,
     digest_bytes,
     digest_file,
-    digest_text,
 )
 from core.archive.manifest import (
     LEGACY_MANIFEST,
@@ -150,8 +148,9 @@ class Archive(PointerTrust, Recovery):
         self._early: dict[str, Streamed] = {}
         self._rebuilt: dict[tuple[str, str, str], bool] = {}  # (path, digest, wrapper) -> ok
         # the last transcript's lines by message identity: a snip past the message limit
-        # writes the whole history again at every request, and only its end is new
-        self._lines: dict[int, tuple[dict[str, Any], str]] = {}
+        # writes the whole history again at every request, and only its end is new; kept
+        # encoded (with each line's length in chars), so a transcript is encoded once
+        self._lines: dict[int, tuple[dict[str, Any], bytes, int]] = {}
 
     def _report(self, message: str) -> None:
         if message not in self.problems:
@@ -402,25 +401,30 @@ class Archive(PointerTrust, Recovery):
 
     # -- transcripts ------------------------------------------------------------------------
 
-    def _transcript_lines(self, messages: list[dict[str, Any]]) -> list[str]:
-        """Each message as a JSON line, reusing the last transcript's line for a message
-        it held (a message is never changed in place once in a history)."""
+    def _transcript_lines(self, messages: list[dict[str, Any]]) -> tuple[bytes, int]:
+        """The transcript of ``messages``: its UTF-8 bytes (one JSON line per message) and
+        its length in chars. The last transcript's line is reused for a message it held (a
+        message is never changed in place once in a history), already encoded: the bytes
+        written are the bytes hashed, and no line is encoded twice."""
         known = self._lines
-        lines = []
+        kept: dict[int, tuple[dict[str, Any], bytes, int]] = {}
         for message in messages:
             seen = known.get(id(message))
-            lines.append(seen[1] if seen is not None and seen[0] is message else
-                         json.dumps(message, default=str, ensure_ascii=False) + "\n")
-        self._lines = {id(m): (m, line) for m, line in zip(messages, lines, strict=True)}
-        return lines
+            if seen is None or seen[0] is not message:
+                line = json.dumps(message, default=str, ensure_ascii=False) + "\n"
+                seen = (message, line.encode("utf-8", "surrogatepass"), len(line))
+            kept[id(message)] = seen
+        self._lines = kept
+        return (b"".join(kept[id(m)][1] for m in messages),
+                sum(kept[id(m)][2] for m in messages))
 
     def write_transcript(self, messages: list[dict[str, Any]]) -> str:
         """Save the whole message list before anything is removed; return its relative path."""
         self._before_write(self.transcript_dir)
         path = self.transcript_dir / f"transcript_{uuid.uuid4().hex}.jsonl"
-        lines = "".join(self._transcript_lines(messages))
-        atomic_write_text(path, lines)
+        data, chars = self._transcript_lines(messages)
+        atomic_write_bytes(str(path), data)
         rel = self.rel(path)
         self._wrote(rel)
-        self._manifest.add(Persisted(rel, "", len(lines), digest_text(lines), "transcript"))
+        self._manifest.add(Persisted(rel, "", chars, digest_bytes(data), "transcript"))
         return rel

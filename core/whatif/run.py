@@ -37,6 +37,7 @@ from core.whatif.facts import Visibility, find_facts
 from core.whatif.history import EngineHistory, MessageSizes, text_sizes
 from core.whatif.lessons import lesson
 from core.whatif.model import Fact, FactCheck, RequestCost, StrategyRun, WhatIf
+from core.whatif.parallel import play_in_processes, pool_context, worker_count
 from core.whatif.recoverable import ArchiveCheck, recorded_results
 from core.whatif.strategies import (
     ORIGINAL,
@@ -300,17 +301,29 @@ def counted(run: StrategyRun, window: int) -> StrategyRun:
                    first_over_window=over[0] if over else None)
 
 
+async def play_all(session: Session, names: tuple[str, ...], root: Path) -> list[StrategyRun]:
+    """Every strategy of ``names``, in that order: side by side in processes
+    (:mod:`core.whatif.parallel`) when that is worth it and possible, else one after the
+    other here."""
+    workers = worker_count(names, session.total, session.options.processes)
+    context = pool_context() if workers > 1 else None
+    if context is not None:
+        return await play_in_processes(session, names, root, workers, context)
+    runs: list[StrategyRun] = []
+    for name in names:
+        if name == ORIGINAL:
+            runs.append(play_original(session))
+        else:
+            runs.append(await play_engine(session, name, root / name))
+    return runs
+
+
 async def compare_session_async(recording: Recording, options: WhatIfOptions) -> WhatIf:
-    """Every strategy of ``options`` over ``recording``, one after the other."""
+    """Every strategy of ``options`` over ``recording``."""
     names = checked_names(options.strategies)
     session = measure(recording, options)
-    runs: list[StrategyRun] = []
     with workdir_of(options) as root:
-        for name in names:
-            if name == ORIGINAL:
-                runs.append(play_original(session))
-            else:
-                runs.append(await play_engine(session, name, root / name))
+        runs = await play_all(session, names, root)
     price, price_model = pricing(recording.model)
     window = window_of(session.shape)
     return WhatIf(path=str(recording.path), format=recording.format, model=recording.model,

@@ -77,6 +77,9 @@ class WhatIfOptions:
     # for s08, the model's window for truncate
     workdir: Path | None = None  # ctxlab's archives; None = a temp dir, removed after
     progress: Callable[[str, int, int], None] | None = None  # (strategy, request, total)
+    # Processes to run the strategies in: None = automatic (one per strategy, at most one
+    # per core, none for a short session); 1 = one after the other in this process.
+    processes: int | None = None
 
 
 @dataclass
