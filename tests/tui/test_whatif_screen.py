@@ -268,8 +268,28 @@ async def test_a_repeated_strategy_name_is_run_once_and_the_progress_bar_counts_
             await wait_for(pilot, lambda: "request 3 of 6" in str(status.render()))
             assert asked == [("original", "s08", "observation-masking")]
             assert screen.names == ("original", "s08", "observation-masking")
-            assert bar.total == 3 and bar.progress == 2.5
+            assert bar.total == 3 and bar.progress == 0.5  # the one share reported
             assert str(status.render()).startswith("observation-masking (3/3)")
         finally:
             release.set()
         await wait_for(pilot, lambda: screen.done)
+
+
+async def test_strategies_running_side_by_side_add_up_on_the_bar(
+        make_app: Callable[..., CtxlabApp], fixed: WhatIf) -> None:
+    """Strategies run in processes side by side, so their progress interleaves: the bar is
+    the sum of each one's share, never one strategy's index plus another's share."""
+    from textual.widgets import ProgressBar
+
+    app = replay_app(make_app)
+    async with app.run_test(size=(100, 30)) as pilot:
+        screen = await open_whatif(pilot)
+        screen.whatif = None  # as while running
+        screen._shares = {}
+        bar = screen.query_one(ProgressBar)
+        first, second = screen.names[0], screen.names[1]
+        for name, request, expected in ((second, 5, 0.5), (first, 5, 1.0), (second, 10, 1.5),
+                                        (first, 10, 2.0)):
+            screen.on_what_if_screen_advanced(WhatIfScreen.Advanced(name, request, 10))
+            await pilot.pause()
+            assert bar.progress == expected

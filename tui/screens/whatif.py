@@ -155,6 +155,7 @@ class WhatIfScreen(Screen[None]):
         self.failed = False  # the last run stopped on an error: ``r`` may start another
         self.facts_of: str | None = None  # the strategy whose facts are listed
         self._told = ("", -1)  # the last progress posted: (strategy, percent)
+        self._shares: dict[str, float] = {}  # each strategy's share of its requests done
 
     @property
     def done(self) -> bool:
@@ -196,6 +197,7 @@ class WhatIfScreen(Screen[None]):
         for plot in self.query(WhatIfPlot):
             plot.remove()
         self.query_one(ProgressBar).update(progress=0)
+        self._shares = {}
         self.query_one("#whatif-status", Static).update(t(
             "whatif.starting", n=len(self.names)))
         self.run_whatif()
@@ -243,8 +245,9 @@ class WhatIfScreen(Screen[None]):
             return
         names = self.names
         n = names.index(message.strategy) if message.strategy in names else 0
-        share = message.request / max(message.requests, 1)
-        self.query_one(ProgressBar).update(progress=n + share)
+        # strategies run side by side: the bar is the sum of each one's own share
+        self._shares[message.strategy] = message.request / max(message.requests, 1)
+        self.query_one(ProgressBar).update(progress=sum(self._shares.values()))
         self.query_one("#whatif-status", Static).update(t(
             "whatif.running", name=message.strategy, n=n + 1, total=len(names),
             request=message.request, requests=message.requests))
