@@ -41,13 +41,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from core.whatif.model import StrategyRun
+from core.whatif.play import Session, play_engine, play_original
 from core.whatif.strategies import ORIGINAL, STRATEGIES
 
 if TYPE_CHECKING:
     from multiprocessing.context import BaseContext
     from multiprocessing.synchronize import Event as EventType
-
-    from core.whatif.run import Session
 
 REPORT_EVERY = 0.05  # seconds between a worker's progress reports
 POLL = 0.02  # seconds the caller waits between looks at the queue and the results
@@ -132,8 +131,6 @@ class _Reporter:
 
 def _play(name: str, workspace: str) -> StrategyRun:
     """One strategy, in a worker: the same walk as in the caller's process."""
-    from core.whatif.run import play_engine, play_original
-
     assert _WORKER is not None, "the worker was not started with a session"
     session = _WORKER.session
     options = replace(session.options, progress=_Reporter(_WORKER))
