@@ -29,7 +29,7 @@ from core.measure import list_chars
 from core.sources.replay.model import Compaction, Exchange, Recording
 from core.sources.replay.original import CLEARED, OriginalHistory
 from core.usage import Usage
-from core.whatif.cache import PrefixCache, request_tokens
+from core.whatif.cache import PrefixCache
 from core.whatif.facts import Visibility
 from core.whatif.history import EngineHistory, MessageSizes, text_sizes
 from core.whatif.model import Fact, FactCheck, RequestCost, StrategyRun
@@ -58,9 +58,6 @@ class Session:
     options: WhatIfOptions
     total: int  # recorded requests
     writes_billed: bool = True  # the API bills cache writes (Anthropic's does, OpenAI's not)
-
-    def tokens(self, chars: int) -> int:
-        return request_tokens(chars, self.shape.ratio, self.shape.overhead_tokens)
 
     def progress(self, name: str, index: int) -> None:
         if self.options.progress is not None:
@@ -146,7 +143,6 @@ def play_original(session: Session) -> StrategyRun:
                     step.summary + json.dumps(step.kept, ensure_ascii=False)):
                 recoverable |= gone
             tally.pending.append(step.stage)
-            tally.compactions += 1
             _original_side_call(tally, step, before_chars)
             continue
         history.before_request(step)
@@ -154,7 +150,7 @@ def play_original(session: Session) -> StrategyRun:
                  Usage.from_api(step.usage), text=text_sizes(history.sizes, history.media))
         history.after_reply(step)
     return StrategyRun(ORIGINAL, STRATEGIES[ORIGINAL], tuple(walk.rows), side=tally.side,
-                       side_calls=tally.side_calls, compactions=tally.compactions,
+                       side_calls=tally.side_calls,
                        results_left=len(left), results_recoverable=len(recoverable & left),
                        facts=tuple(walk.checks),
                        notes=("tokens and cache as the recorded usage says, where it has "
@@ -201,6 +197,6 @@ async def play_engine(session: Session, name: str, workspace: Path) -> StrategyR
         error = f"{type(exc).__name__}: {exc}"
     gone = ArchiveCheck(engine.archive, session.originals).departures(tally.ledger)
     return StrategyRun(name, STRATEGIES[name], tuple(walk.rows), side=tally.side,
-                       side_calls=tally.side_calls, compactions=tally.compactions,
+                       side_calls=tally.side_calls,
                        results_left=gone.left, results_recoverable=gone.recoverable,
                        facts=tuple(walk.checks), notes=(*notes, *tally.errors), error=error)

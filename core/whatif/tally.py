@@ -2,9 +2,9 @@
 
 An engine reports every change it makes to the history as a ``stage`` event (only when the
 stage changed something), with the ledger of the tool results that left. The runner needs
-four things from them and keeps nothing else: which stages ran before each request, how many
-rewrote or cleared the history, the summaries written (each a model call the strategy would
-pay for), and the ledger, for what left and whether it is recoverable.
+three things from them and keeps nothing else: which stages ran before each request (a
+request with any counts as one compaction), the summaries written (each a model call the
+strategy would pay for), and the ledger, for what left and whether it is recoverable.
 """
 
 from __future__ import annotations
@@ -72,7 +72,6 @@ class Tally:
     ratio: float
     watch: SummaryWatch = field(default_factory=SummaryWatch)
     pending: list[str] = field(default_factory=list)  # stages since the last request
-    compactions: int = 0
     side: Usage = field(default_factory=Usage)
     side_calls: int = 0
     ledger: list[dict[str, Any]] = field(default_factory=list)
@@ -89,7 +88,6 @@ class Tally:
 
     def stage(self, event: Stage) -> None:
         self.pending.append(event.stage)
-        self.compactions += 1
         self.ledger.extend(event.ledger)
         if event.stage in SUMMARIES:
             self.summary(*self.watch.take(event))
