@@ -83,8 +83,21 @@ def _memory() -> str:
     return "unknown"
 
 
+def load_average() -> str:
+    """The 1/5/15-minute load: on a shared machine, what the other processes were doing.
+
+    Ratios are measured in one run and interleaved so that load touches both sides alike, but
+    absolute times still move with it; the table says how busy the machine was.
+    """
+    try:
+        one, five, fifteen = os.getloadavg()
+    except OSError:
+        return "unknown"
+    return f"{one:.2f} / {five:.2f} / {fifteen:.2f}"
+
+
 def machine() -> dict[str, str]:
-    """CPU model, cores, memory, Python, OS and date: what a reader needs to compare."""
+    """CPU model, cores, memory, Python, OS, date and load: what a reader needs to compare."""
     return {
         "CPU model": _cpu_model(),
         "cores": str(os.cpu_count() or "?"),
@@ -92,6 +105,7 @@ def machine() -> dict[str, str]:
         "Python": f"{platform.python_implementation()} {platform.python_version()}",
         "OS": platform.platform(terse=True),
         "date": dt.datetime.now(dt.UTC).strftime("%Y-%m-%d %H:%M UTC"),
+        "load at start (1/5/15 min)": load_average(),
     }
 
 
@@ -222,6 +236,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"running bench_{name} …", file=sys.stderr, flush=True)
         bench_rows, timings[name] = run_bench(name)
         rows += bench_rows
+    info["load at end (1/5/15 min)"] = load_average()
     block = markdown(rows, info, timings)
     if args.update is not None:
         update_page(args.update, block)
