@@ -99,11 +99,11 @@ class Stamp:
 
 
 class ManifestIndex:
-    """One sqlite database of the log's rows: on disk beside the log, or in memory.
+    """One sqlite database of the log's rows, on disk beside the log.
 
-    The in-memory form is the fallback where the disk one cannot be used (a read-only
-    workspace, a lock that cannot be taken): it is built from the whole log, as the log was
-    read before there was an index.
+    Where it cannot be used (a read-only workspace, a lock that cannot be taken), and for a
+    short log, the rows are held in memory instead (:mod:`core.archive.manifest_memory`),
+    built from the whole log, as the log was read before there was an index.
     """
 
     def __init__(self, conn: sqlite3.Connection, path: Path | None, version: str) -> None:
@@ -133,11 +133,6 @@ class ManifestIndex:
             conn.close()
             raise
         return cls(conn, path, f"{SCHEMA}:{rules}")
-
-    @classmethod
-    def memory(cls, rules: str) -> ManifestIndex:
-        conn = sqlite3.connect(":memory:", isolation_level=None, check_same_thread=False)
-        return cls(conn, None, f"{SCHEMA}:{rules}")
 
     def close(self) -> None:
         self.conn.close()

@@ -31,10 +31,13 @@ from typing import Any
 
 from filelock import FileLock
 
-from core.archive.manifest_index import Batch, ManifestIndex, Stamp, remove_index
+from core.archive.manifest_index import SCHEMA, Batch, ManifestIndex, Stamp, remove_index
+from core.archive.manifest_memory import MemoryIndex
 from core.harness_paths import HarnessPathError, open_no_follow
 
 INDEX_FROM = 512 << 10  # log bytes from which an index on disk pays (~1,300 results)
+
+AnyIndex = ManifestIndex | MemoryIndex
 
 
 def _read_from(fd: int, start: int, size: int) -> bytes:
@@ -68,27 +71,27 @@ class IndexedLog:
         self.lock = lock
         self.report = report
         self.forget = forget
-        self.index: ManifestIndex | None = None
+        self.index: AnyIndex | None = None
         self.covered: int | None = None  # the index's offset as this process left it
         self.short = False  # indexed in memory because the log is short (not a failure)
 
-    def query(self, fn: Callable[..., Any], default: Any, *args: Any) -> Any:
-        """``fn(index, *args)``; an index that fails is rebuilt from the log (or, failing
-        that too, replaced by one in memory) and asked again."""
+    def query(self, name: str, default: Any, *args: Any) -> Any:
+        """The index's method ``name`` called with ``args``; an index that fails is rebuilt
+        from the log (or, failing that too, replaced by one in memory) and asked again."""
         if self.index is None:
             return default
         try:
-            return fn(self.index, *args)
+            return getattr(self.index, name)(*args)
         except sqlite3.Error as exc:
             self._discard(corrupt=not isinstance(exc, sqlite3.OperationalError))
         for message in self.sync(final=False)[0]:
             self.report(message)
         try:
-            return fn(self.index, *args)
+            return getattr(self.index, name)(*args)
         except sqlite3.Error:
             self._use_memory()
         self.sync(final=False)
-        return fn(self.index, *args)
+        return getattr(self.index, name)(*args)
 
     def sync(self, final: bool, held: bool = False) -> tuple[list[str], int]:
         """Bring the index up to the log's end (``held``: the caller holds the lock).
@@ -173,7 +176,7 @@ class IndexedLog:
 
     def _use_memory(self) -> None:
         self.close()
-        self.index = ManifestIndex.memory(self.rules)
+        self.index = MemoryIndex(f"{SCHEMA}:{self.rules}")
 
     def close(self) -> None:
         if self.index is not None:
@@ -183,7 +186,28 @@ class IndexedLog:
         self.covered = None
         self.forget(None)
 
-    def read_tail(self, index: ManifestIndex, final: bool) -> tuple[list[str], int]:
+    def appended(self, fd: int, st: os.stat_result, start: int, end: int,
+                 batch: Batch) -> bool:
+        """Index lines this process has just appended at ``start`` (under the lock) from
+        the rows it built them from, instead of reading back and parsing what it wrote.
+
+        Only when the index covered the log exactly up to ``start`` (so the bytes from there
+        to ``end`` are these lines and nothing else); otherwise False, and the caller
+        catches up by reading. ``fd`` is the log open for reading, ``st`` its ``fstat``.
+        """
+        index = self.index
+        if index is None or self.covered != start or (self.short and end >= INDEX_FROM):
+            return False  # (a short log grown long moves to its index on disk: read it)
+        try:
+            index.apply(batch, Stamp.of(fd, st, end), reset=False)
+        except sqlite3.Error:
+            self._discard(corrupt=False)
+            return False
+        self.covered = end
+        self.forget(batch)
+        return True
+
+    def read_tail(self, index: AnyIndex, final: bool) -> tuple[list[str], int]:
         """Index the whole lines of the log past what ``index`` covers (all of them if its
         stamp does not match this log)."""
         try:  # a log planted as a link, a FIFO or a device is never read as ours
