@@ -138,6 +138,9 @@ class Archive(PointerTrust, Recovery):
         self._digest_memo: tuple[str, str] | None = None  # (text, digest) of the last hashed
         # archive folders checked (and swept) for writing -> their key when checked
         self._ready: dict[Path, FolderKey | None] = {}
+        # folders checked for writing since the last flush: a stage's writes are checked
+        # once (no tool runs between them, and every stage ends with a flush)
+        self._checked_folders: set[Path] = set()
         self._manifest = Manifest(self.results_dir, self._report, _in_archive,
                                   lambda create: self._folder(self.results_dir, create))
         # path -> stat key of the file when its bytes last matched the manifest, so a
@@ -180,7 +183,9 @@ class Archive(PointerTrust, Recovery):
     # -- manifest ---------------------------------------------------------------------------
 
     def flush(self) -> None:
-        """Append what changed to the manifest (once per stage, not once per file)."""
+        """Append what changed to the manifest (once per stage, not once per file); the
+        next write checks its folder again."""
+        self._checked_folders.clear()
         self._manifest.flush()
 
     def manifest(self, *, transcripts: bool = False) -> dict[str, Persisted]:
@@ -231,9 +236,11 @@ class Archive(PointerTrust, Recovery):
                          "at it again")
         return False
 
-    def _wrote(self, rel: str) -> None:
-        """Remember a file just written as verified (its hash is the one just recorded)."""
-        st = os.lstat(self._abs(rel))
+    def _wrote(self, rel: str, st: os.stat_result | None = None) -> None:
+        """Remember a file just written as verified (its hash is the one just recorded);
+        ``st``: its ``stat`` when the write already took it."""
+        if st is None:
+            st = os.lstat(self._abs(rel))
         self._verified[rel] = (st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino,
                                st.st_dev, st.st_mode)
         self._changed.discard(rel)
@@ -260,7 +267,12 @@ class Archive(PointerTrust, Recovery):
             self._ready[folder] = folder_key(checked, len(relative.parts))
 
     def _before_write(self, folder: Path | None = None) -> None:
-        self._folder(self.results_dir if folder is None else folder, True)
+        """Check a folder before writing into it: once between two flushes (a link can only
+        be swapped in by a tool, and tools run between stages, never inside one)."""
+        folder = self.results_dir if folder is None else folder
+        if folder not in self._checked_folders:
+            self._folder(folder, True)
+            self._checked_folders.add(folder)
 
     # -- tool results -----------------------------------------------------------------------
 
@@ -346,6 +358,7 @@ class Archive(PointerTrust, Recovery):
         text = content_as_text(content)
         self._before_write()
         memo = self._digest_memo
+        written: os.stat_result | None = None  # the file's stat, if the write took it
         if len(text) >= STREAMED_CHARS and not (memo is not None and memo[0] is text):
             saved = self._streamed(tool_use_id, text)
             digest = saved.digest
@@ -368,8 +381,8 @@ class Archive(PointerTrust, Recovery):
                 return rel
             # A file of this name holds these very bytes (or was changed behind ctxlab's
             # back and is put right): replacing it can never lose a different content.
-            atomic_write_bytes(self._abs(rel), data)
-        self._wrote(rel)
+            written = atomic_write_bytes(self._abs(rel), data)
+        self._wrote(rel, written)
         self._manifest.add(Persisted(rel, tool_use_id, len(text), digest,
                                      "text" if isinstance(content, str) else "json"))
         return rel
@@ -423,8 +436,8 @@ class Archive(PointerTrust, Recovery):
         self._before_write(self.transcript_dir)
         path = self.transcript_dir / f"transcript_{uuid.uuid4().hex}.jsonl"
         data, chars = self._transcript_lines(messages)
-        atomic_write_bytes(str(path), data)
+        written = atomic_write_bytes(str(path), data)
         rel = self.rel(path)
-        self._wrote(rel)
+        self._wrote(rel, written)
         self._manifest.add(Persisted(rel, "", chars, digest_bytes(data), "transcript"))
         return rel
