@@ -13,8 +13,9 @@
 How a line is spelt and how a line anyone wrote is read: :mod:`core.archive.manifest_lines`.
 
 Why a log: several processes (a workbench and a headless run, two ``ctxlab compact``) may
-share one workspace. Each appends its lines under a cross-process :class:`~filelock.FileLock`
-in one ``write``, so no process can drop another's entries (rewriting the whole file did).
+share one workspace. Each appends its lines under a cross-process lock
+(:mod:`core.archive.manifest_lock`) in one ``write``, so no process can drop another's
+entries (rewriting the whole file did).
 A line cut off by a kill is at most the last one; it is skipped and reported, and the next
 append starts on a fresh line. A manifest from before this format (``manifest.json``, one
 object rewritten whole) is still read; its entries are marked ``legacy``.
@@ -37,7 +38,7 @@ import os
 from collections.abc import Callable
 from pathlib import Path
 
-from filelock import FileLock, Timeout
+from filelock import Timeout
 
 from core.archive.atomic import write_all
 from core.archive.manifest_index import INDEX, Batch, key, unkey
@@ -52,6 +53,7 @@ from core.archive.manifest_lines import (
     rules_fingerprint,
     sha256_text,
 )
+from core.archive.manifest_lock import ManifestLock
 from core.archive.manifest_sync import IndexedLog
 from core.harness_paths import check_harness_file, open_no_follow
 from core.untrusted import UntrustedFileError, parse_json, read_limited
@@ -100,7 +102,7 @@ class Manifest:
         self._added_pointers: dict[str, set[str]] = {}
         # their lines, not yet in the log: (line, path, pointer digest or None)
         self._pending: list[tuple[str, str, str | None]] = []
-        self._lock: FileLock | None = None
+        self._lock: ManifestLock | None = None
 
     # -- reading ----------------------------------------------------------------------------
 
@@ -226,10 +228,9 @@ class Manifest:
             self._added_pointers.setdefault(path, set()).add(digest)
             self._pending.append((pointer_line(path, digest), path, digest))
 
-    def _locked(self) -> FileLock:
-        check_harness_file(self.folder / LOCK)  # taken in place: never through a link
+    def _locked(self) -> ManifestLock:
         if self._lock is None:
-            self._lock = FileLock(str(self.folder / LOCK), timeout=LOCK_TIMEOUT)
+            self._lock = ManifestLock(self.folder / LOCK, LOCK_TIMEOUT)
         return self._lock
 
     def flush(self) -> None:

@@ -29,9 +29,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from filelock import FileLock
-
 from core.archive.manifest_index import SCHEMA, Batch, ManifestIndex, Stamp, remove_index
+from core.archive.manifest_lock import ManifestLock
 from core.archive.manifest_memory import MemoryIndex
 from core.harness_paths import HarnessPathError, open_no_follow
 
@@ -62,7 +61,7 @@ class IndexedLog:
     """
 
     def __init__(self, log: Path, index_path: Path, rules: str,
-                 parse: Callable[[bytes], Batch], lock: Callable[[], FileLock],
+                 parse: Callable[[bytes], Batch], lock: Callable[[], ManifestLock],
                  report: Callable[[str], None], forget: Callable[[Batch | None], None]) -> None:
         self.log = log
         self.index_path = index_path
