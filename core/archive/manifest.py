@@ -262,8 +262,7 @@ class Manifest:
             write_all(fd, data)
             sets = {path: self._pointer_sets.get(path) for path in self._added_pointers}
             # A kill from here on leaves the index behind the log: the next reader catches up.
-            indexed = not torn and self._log.appended(fd, st, start, start + len(data),
-                                                      self._own_rows())
+            indexed = not torn and self._log.appended(fd, st, start, data, self._own_rows())
         finally:
             os.close(fd)
         if indexed:

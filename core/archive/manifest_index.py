@@ -72,6 +72,15 @@ class Batch:
     problems: list[str] = field(default_factory=list)
 
 
+def read_edges(fd: int, offset: int) -> tuple[bytes, bytes]:
+    """The log's first bytes and the bytes just before ``offset`` (each up to
+    :data:`CHECK_BYTES`): what a :class:`Stamp` hashes."""
+    head = os.pread(fd, min(offset, CHECK_BYTES), 0)
+    start = max(0, offset - CHECK_BYTES)
+    tail = os.pread(fd, offset - start, start) if offset > CHECK_BYTES else head
+    return head, tail
+
+
 @dataclass(frozen=True)
 class Stamp:
     """Which log, and how much of it, an index covers."""
@@ -84,11 +93,15 @@ class Stamp:
     @classmethod
     def of(cls, fd: int, st: os.stat_result, offset: int) -> Stamp:
         """The stamp of the open log ``fd`` covered up to ``offset`` (two small reads)."""
-        head = os.pread(fd, min(offset, CHECK_BYTES), 0)
-        start = max(0, offset - CHECK_BYTES)
-        tail = os.pread(fd, offset - start, start) if offset > CHECK_BYTES else b""
+        return cls.from_edges(st, offset, *read_edges(fd, offset))
+
+    @classmethod
+    def from_edges(cls, st: os.stat_result, offset: int, head: bytes, tail: bytes) -> Stamp:
+        """The stamp from the log's first bytes (``head``, up to :data:`CHECK_BYTES`) and
+        the bytes just before ``offset`` (``tail``, up to as many), however they are known."""
         digest = hashlib.sha256(head)
-        digest.update(tail)
+        if offset > CHECK_BYTES:
+            digest.update(tail)
         return cls(st.st_dev, st.st_ino, offset, digest.digest())
 
     def matches(self, fd: int, st: os.stat_result) -> bool:

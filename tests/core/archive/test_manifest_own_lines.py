@@ -16,6 +16,7 @@ import pytest
 
 import core.archive.manifest_sync as manifest_sync
 from core.archive.manifest import MANIFEST
+from core.archive.manifest_index import CHECK_BYTES, Stamp
 from core.archive.store import Archive
 from tests.core.archive.test_manifest_index import assert_same_as_full_parse, reference
 
@@ -94,4 +95,28 @@ def test_two_processes_appending_at_once_leave_only_whole_lines(tmp_path):
     archive = Archive(tmp_path)
     assert len(archive.manifest()) == 80 >= seen
     assert archive.problems == []
+    assert_same_as_full_parse(tmp_path)
+
+
+@pytest.mark.parametrize("on_disk", [False, True], ids=["in memory", "on disk"])
+def test_the_stamp_of_own_appends_is_the_one_reading_the_log_makes(tmp_path, monkeypatch,
+                                                                   on_disk):
+    """The stamp is hashed from the log's edges this process knows (no read back): across
+    the log's first 4 kB, small appends and one longer than the edges, it must equal the
+    stamp of the file as read."""
+    if on_disk:
+        monkeypatch.setattr(manifest_sync, "INDEX_FROM", 0)
+    archive = Archive(tmp_path)
+    log = tmp_path / RESULTS / MANIFEST
+    for i in range(40):
+        count = 30 if i == 20 else 1  # one append of many lines (longer than 4 kB)
+        for j in range(count):
+            archive.persist(f"toolu_{i}_{j}", f"result {i} {j} " * 30)
+        archive.flush()
+        index = archive._manifest._log.index
+        assert index is not None
+        with open(log, "rb") as fh:
+            expected = Stamp.of(fh.fileno(), os.fstat(fh.fileno()), log.stat().st_size)
+        assert index.stamp() == expected, i
+    assert log.stat().st_size > 3 * CHECK_BYTES
     assert_same_as_full_parse(tmp_path)
