@@ -137,7 +137,7 @@ class Archive(Integrity, Transcripts, PointerTrust, Recovery):
         self._ready = {}  # (what these four hold: core/archive/integrity.py)
         self._checked_folders = set()
         self._manifest = Manifest(self.results_dir, self._report, _in_archive,
-                                  lambda create: self._folder(self.results_dir, create))
+                                  self._results_folder_ok)
         self._verified = {}
         self._changed = set()
         # tool_use_id -> a result saved ahead of its stage, still under its temporary name
@@ -175,8 +175,18 @@ class Archive(Integrity, Transcripts, PointerTrust, Recovery):
     def flush(self) -> None:
         """Append what changed to the manifest (once per stage, not once per file); the
         next write checks its folder again."""
-        self._checked_folders.clear()
-        self._manifest.flush()
+        try:
+            self._manifest.flush()
+        finally:
+            self._checked_folders.clear()
+
+    def _results_folder_ok(self, create: bool) -> None:
+        """The manifest's check of its folder: before reading it, and before appending (then
+        the check the stage's first write made counts, as for any write)."""
+        if create:
+            self._before_write()
+        else:
+            self._folder(self.results_dir, False)
 
     def manifest(self, *, transcripts: bool = False) -> dict[str, Persisted]:
         """The tool-result files ctxlab wrote (and the transcripts, when asked)."""
