@@ -127,6 +127,7 @@ class Archive(Integrity, Transcripts, PointerTrust, Recovery):
         # string forms for the per-file hot path (pathlib costs more than the syscalls)
         self._root = str(self.workspace)
         self._results_rel = RESULTS_DIR.as_posix()
+        self._transcripts_rel = TRANSCRIPT_DIR.as_posix()
         self.ledger: list[dict[str, Any]] = []
         self.emit = emit
         self.problems: list[str] = []  # every report, also when nobody listens to events

@@ -24,12 +24,13 @@ class Transcripts:
     """Writes transcripts; the archive supplies its folders, manifest and checks."""
 
     transcript_dir: Path
+    _transcripts_rel: str  # the folder relative to the workspace, "/"-separated
     _manifest: Manifest
     # the last transcript's lines by message identity, encoded, with each line's chars
     _lines: dict[int, tuple[dict[str, Any], bytes, int]]
 
     if TYPE_CHECKING:  # supplied by the archive
-        def rel(self, path: Path) -> str: ...
+        def _abs(self, rel: str) -> str: ...
         def _before_write(self, folder: Path | None = None) -> None: ...
         def _wrote(self, rel: str, st: os.stat_result | None = None) -> None: ...
 
@@ -40,23 +41,25 @@ class Transcripts:
         written are the bytes hashed, and no line is encoded twice."""
         known = self._lines
         kept: dict[int, tuple[dict[str, Any], bytes, int]] = {}
+        parts: list[bytes] = []
+        chars = 0
         for message in messages:
             seen = known.get(id(message))
             if seen is None or seen[0] is not message:
                 line = json.dumps(message, default=str, ensure_ascii=False) + "\n"
                 seen = (message, line.encode("utf-8", "surrogatepass"), len(line))
             kept[id(message)] = seen
+            parts.append(seen[1])
+            chars += seen[2]
         self._lines = kept
-        return (b"".join(kept[id(m)][1] for m in messages),
-                sum(kept[id(m)][2] for m in messages))
+        return b"".join(parts), chars
 
     def write_transcript(self, messages: list[dict[str, Any]]) -> str:
         """Save the whole message list before anything is removed; return its relative path."""
         self._before_write(self.transcript_dir)
-        path = self.transcript_dir / f"transcript_{uuid.uuid4().hex}.jsonl"
+        rel = f"{self._transcripts_rel}/transcript_{uuid.uuid4().hex}.jsonl"
         data, chars = self._transcript_lines(messages)
-        written = atomic_write_bytes(str(path), data)
-        rel = self.rel(path)
+        written = atomic_write_bytes(self._abs(rel), data)
         self._wrote(rel, written)
         self._manifest.add(Persisted(rel, "", chars, digest_bytes(data), "transcript"))
         return rel
