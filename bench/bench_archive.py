@@ -13,10 +13,11 @@
   reported, no target. It includes the archive's sweep for temporary files a killed writer
   left, which lists the folder of 50,000 files once per process.
 * **kill during a write** — a child process persists fresh 20 MB results in a loop (the
-  streamed save that writes, hashes and counts in one pass) and is SIGKILLed at a random
-  moment, several times; after each kill a new archive checks every file the manifest lists
-  against its recorded hash and every result file against the hash in its name. Target:
-  nothing half-trusted (0).
+  streamed save that writes, hashes and counts in one pass), each followed by 50 small ones
+  (written with no name and linked once whole, :mod:`core.archive.unnamed`), and is
+  SIGKILLed at a random moment, several times; after each kill a new archive checks every
+  file the manifest lists against its recorded hash and every result file against the hash
+  in its name. Target: nothing half-trusted (0).
 
 Run: ``python bench/bench_archive.py``; ``run()`` returns the rows for ``python -m bench``.
 """
@@ -141,6 +142,8 @@ block = "x" * 999 + "\\n"
 i = 0
 while True:
     archive.persist(f"toolu_{i}", f"{i}:" + block * (MB * 1000))
+    for j in range(50):  # small results: written with no name, linked once whole
+        archive.persist(f"toolu_{i}_{j}", f"{i}.{j}:" + block * 2)
     archive.flush()
     i += 1
 """

@@ -8,7 +8,9 @@ here — the archive's results and transcripts, saved sessions and work logs, me
 model's tools write, a file redacted of secrets, bash's spool of a long output — in one of
 two forms: :func:`atomic_write_text` / :func:`atomic_write_bytes` when the bytes are all at
 hand, :func:`open_atomic` (an :class:`AtomicFile`: write pieces, then commit or abandon) when
-they arrive a piece at a time or the file needs its mode set first. Appended logs (the
+they arrive a piece at a time or the file needs its mode set first. The archive's
+``atomic_write_bytes`` of a new file skips the temporary name where the filesystem allows
+(:mod:`core.archive.unnamed`: the file has no name until it is whole). Appended logs (the
 archive's manifest, a watch's recording) are never replaced, so they do not come here.
 
 Temp names stay within the folder's ``NAME_MAX``: a 255-byte name is legal, and adding
@@ -46,6 +48,8 @@ import stat
 import time
 from pathlib import Path
 from types import TracebackType
+
+from core.archive.unnamed import write_unnamed
 
 try:
     import fcntl
@@ -235,17 +239,29 @@ def atomic_write_text(path: Path, text: str, *, durable: bool = False,
     _write_replace(str(path), text.encode("utf-8", errors), durable)
 
 
-def atomic_write_bytes(path: str, data: bytes, *, durable: bool = False) -> None:
+def atomic_write_bytes(path: str, data: bytes, *,
+                       durable: bool = False) -> os.stat_result | None:
     """:func:`atomic_write_text` for bytes already encoded (the archive hashes them too).
 
-    The folder is created only when the write finds it missing: one ``mkdir`` per file is
-    a syscall too many when a stage writes hundreds of them.
+    Where the filesystem allows (and not ``durable``), the file is written with no name
+    and linked to ``path`` once whole (:mod:`core.archive.unnamed`), and its ``stat`` is
+    returned; otherwise (and when ``path`` exists) through a named temporary file, and None
+    is returned. The folder
+    is created only when the write finds it missing: one ``mkdir`` per file is a syscall
+    too many when a stage writes hundreds of them.
     """
     try:
-        _write_replace(path, data, durable)
+        return _write_new_or_replace(path, data, durable)
     except FileNotFoundError:
         os.makedirs(os.path.dirname(path), exist_ok=True)
+        return _write_new_or_replace(path, data, durable)
+
+
+def _write_new_or_replace(path: str, data: bytes, durable: bool) -> os.stat_result | None:
+    done = None if durable else write_unnamed(path, data)
+    if done is None:
         _write_replace(path, data, durable)
+    return done
 
 
 def rename_finished(tmp: str | Path, target: str | Path) -> None:

@@ -13,8 +13,9 @@
 How a line is spelt and how a line anyone wrote is read: :mod:`core.archive.manifest_lines`.
 
 Why a log: several processes (a workbench and a headless run, two ``ctxlab compact``) may
-share one workspace. Each appends its lines under a cross-process :class:`~filelock.FileLock`
-in one ``write``, so no process can drop another's entries (rewriting the whole file did).
+share one workspace. Each appends its lines under a cross-process lock
+(:mod:`core.archive.manifest_lock`) in one ``write``, so no process can drop another's
+entries (rewriting the whole file did).
 A line cut off by a kill is at most the last one; it is skipped and reported, and the next
 append starts on a fresh line. A manifest from before this format (``manifest.json``, one
 object rewritten whole) is still read; its entries are marked ``legacy``.
@@ -37,10 +38,10 @@ import os
 from collections.abc import Callable
 from pathlib import Path
 
-from filelock import FileLock, Timeout
+from filelock import Timeout
 
 from core.archive.atomic import write_all
-from core.archive.manifest_index import INDEX, Batch, ManifestIndex, unkey
+from core.archive.manifest_index import INDEX, Batch, key, unkey
 from core.archive.manifest_lines import (
     MANIFEST,
     Persisted,
@@ -52,6 +53,7 @@ from core.archive.manifest_lines import (
     rules_fingerprint,
     sha256_text,
 )
+from core.archive.manifest_lock import ManifestLock
 from core.archive.manifest_sync import IndexedLog
 from core.harness_paths import check_harness_file, open_no_follow
 from core.untrusted import UntrustedFileError, parse_json, read_limited
@@ -98,8 +100,9 @@ class Manifest:
         self._pointer_sets: dict[str, set[str]] = {}
         self._added: dict[str, Persisted] = {}  # added here, not yet indexed
         self._added_pointers: dict[str, set[str]] = {}
-        self._pending: list[str] = []  # their lines, not yet in the log
-        self._lock: FileLock | None = None
+        # their lines, not yet in the log: (line, path, pointer digest or None)
+        self._pending: list[tuple[str, str, str | None]] = []
+        self._lock: ManifestLock | None = None
 
     # -- reading ----------------------------------------------------------------------------
 
@@ -109,7 +112,7 @@ class Manifest:
         self._load()
         assert self._legacy is not None
         found = dict(self._legacy)
-        lines = self._log.query(ManifestIndex.lines, [])
+        lines = self._log.query("lines", [])
         try:  # every stored line is whole JSON: one parse of them all
             values = json.loads(b"[" + b",".join(lines) + b"]") if lines else []
         except (ValueError, RecursionError):  # a forged row: each line on its own
@@ -143,7 +146,7 @@ class Manifest:
         self._load()
         known = self._pointer_sets.get(path)
         if known is None:
-            known = self._pointer_sets[path] = self._log.query(ManifestIndex.pointers, set(), path)
+            known = self._pointer_sets[path] = self._log.query("pointers", set(), path)
         added = self._added_pointers.get(path)
         return known | added if added else known
 
@@ -156,7 +159,7 @@ class Manifest:
     def _lookup(self, path: str) -> Persisted | None:
         if path in self._found:
             return self._found[path]
-        line = self._log.query(ManifestIndex.line, None, path)
+        line = self._log.query("line", None, path)
         found = None if line is None else self._decode(line)
         if found is not None and found.path != path:
             found = None
@@ -178,7 +181,7 @@ class Manifest:
         if not self.file.exists():
             return  # nothing logged: reading makes no index
         _, torn = self._log.sync(final=True)
-        for message in self._log.query(ManifestIndex.problems, []):
+        for message in self._log.query("problems", []):
             self.report(message)  # every bad line of the log, whoever read it first
         if torn:
             self.report(f"{MANIFEST} ends in a line cut off by an interrupted write "
@@ -217,18 +220,17 @@ class Manifest:
 
     def add(self, entry: Persisted) -> None:
         self._added[entry.path] = entry
-        self._pending.append(entry_line(entry))
+        self._pending.append((entry_line(entry), entry.path, None))
 
     def add_pointer(self, path: str, text: str) -> None:
         digest = sha256_text(text)
         if digest not in self.pointers(path):
             self._added_pointers.setdefault(path, set()).add(digest)
-            self._pending.append(pointer_line(path, digest))
+            self._pending.append((pointer_line(path, digest), path, digest))
 
-    def _locked(self) -> FileLock:
-        check_harness_file(self.folder / LOCK)  # taken in place: never through a link
+    def _locked(self) -> ManifestLock:
         if self._lock is None:
-            self._lock = FileLock(str(self.folder / LOCK), timeout=LOCK_TIMEOUT)
+            self._lock = ManifestLock(self.folder / LOCK, LOCK_TIMEOUT)
         return self._lock
 
     def flush(self) -> None:
@@ -246,19 +248,50 @@ class Manifest:
         self._load()
         for message in self._log.sync(final=False, held=True)[0]:  # others' lines: the offset
             self.report(message)
-        lines = "".join(f"{line}\n" for line in self._pending)
-        fd = open_no_follow(self.file, os.O_WRONLY | os.O_APPEND | os.O_CREAT)
+        data = "".join(f"{line}\n" for line, _, _ in self._pending).encode(
+            "utf-8", "surrogatepass")
+        fd = open_no_follow(self.file, os.O_RDWR | os.O_APPEND | os.O_CREAT)
         try:
-            if os.fstat(fd).st_size > (self._log.covered or 0):  # nobody writes: a torn line
+            st = os.fstat(fd)
+            start = st.st_size
+            torn = start > (self._log.covered or 0)  # nobody else writes: a torn line
+            if torn:
                 self.report(f"{MANIFEST} ended in a line cut off by an interrupted write: "
                             "it is left as it is and ignored")
-                lines = "\n" + lines
-            write_all(fd, lines.encode("utf-8", "surrogatepass"))
+                data = b"\n" + data
+            write_all(fd, data)
+            sets = {path: self._pointer_sets.get(path) for path in self._added_pointers}
+            # A kill from here on leaves the index behind the log: the next reader catches up.
+            indexed = not torn and self._log.appended(fd, st, start, data, self._own_rows())
         finally:
             os.close(fd)
+        if indexed:
+            self._remember_own(sets)
+        else:
+            for message in self._log.sync(final=False, held=True)[0]:
+                self.report(message)
         self._pending.clear()
-        # A kill here leaves the index behind the log: the next reader catches up.
-        for message in self._log.sync(final=False, held=True)[0]:
-            self.report(message)
         self._added.clear()
         self._added_pointers.clear()
+
+    def _own_rows(self) -> Batch:
+        """The index rows of the pending lines, as :func:`parse` would make of them (each
+        names a path in the archive: this process built them)."""
+        batch = Batch()
+        for line, path, digest in self._pending:
+            if digest is None:
+                batch.entries.append((key(path), line.encode("utf-8", "surrogatepass")))
+            else:
+                batch.pointers.append((key(path), key(digest)))
+        return batch
+
+    def _remember_own(self, sets: dict[str, set[str] | None]) -> None:
+        """Keep the decoded answers for the lines just indexed: they are the entries and
+        digests this process holds already, so no lookup reads its own lines back.
+        ``sets``: the pointer digests known for each path before the append."""
+        for path, entry in self._added.items():
+            if self.accept(path):
+                self._found[path] = entry
+        for path, known in sets.items():
+            if known is not None:
+                self._pointer_sets[path] = known | self._added_pointers[path]

@@ -72,6 +72,15 @@ class Batch:
     problems: list[str] = field(default_factory=list)
 
 
+def read_edges(fd: int, offset: int) -> tuple[bytes, bytes]:
+    """The log's first bytes and the bytes just before ``offset`` (each up to
+    :data:`CHECK_BYTES`): what a :class:`Stamp` hashes."""
+    head = os.pread(fd, min(offset, CHECK_BYTES), 0)
+    start = max(0, offset - CHECK_BYTES)
+    tail = os.pread(fd, offset - start, start) if offset > CHECK_BYTES else head
+    return head, tail
+
+
 @dataclass(frozen=True)
 class Stamp:
     """Which log, and how much of it, an index covers."""
@@ -84,11 +93,15 @@ class Stamp:
     @classmethod
     def of(cls, fd: int, st: os.stat_result, offset: int) -> Stamp:
         """The stamp of the open log ``fd`` covered up to ``offset`` (two small reads)."""
-        head = os.pread(fd, min(offset, CHECK_BYTES), 0)
-        start = max(0, offset - CHECK_BYTES)
-        tail = os.pread(fd, offset - start, start) if offset > CHECK_BYTES else b""
+        return cls.from_edges(st, offset, *read_edges(fd, offset))
+
+    @classmethod
+    def from_edges(cls, st: os.stat_result, offset: int, head: bytes, tail: bytes) -> Stamp:
+        """The stamp from the log's first bytes (``head``, up to :data:`CHECK_BYTES`) and
+        the bytes just before ``offset`` (``tail``, up to as many), however they are known."""
         digest = hashlib.sha256(head)
-        digest.update(tail)
+        if offset > CHECK_BYTES:
+            digest.update(tail)
         return cls(st.st_dev, st.st_ino, offset, digest.digest())
 
     def matches(self, fd: int, st: os.stat_result) -> bool:
@@ -99,11 +112,11 @@ class Stamp:
 
 
 class ManifestIndex:
-    """One sqlite database of the log's rows: on disk beside the log, or in memory.
+    """One sqlite database of the log's rows, on disk beside the log.
 
-    The in-memory form is the fallback where the disk one cannot be used (a read-only
-    workspace, a lock that cannot be taken): it is built from the whole log, as the log was
-    read before there was an index.
+    Where it cannot be used (a read-only workspace, a lock that cannot be taken), and for a
+    short log, the rows are held in memory instead (:mod:`core.archive.manifest_memory`),
+    built from the whole log, as the log was read before there was an index.
     """
 
     def __init__(self, conn: sqlite3.Connection, path: Path | None, version: str) -> None:
@@ -133,11 +146,6 @@ class ManifestIndex:
             conn.close()
             raise
         return cls(conn, path, f"{SCHEMA}:{rules}")
-
-    @classmethod
-    def memory(cls, rules: str) -> ManifestIndex:
-        conn = sqlite3.connect(":memory:", isolation_level=None, check_same_thread=False)
-        return cls(conn, None, f"{SCHEMA}:{rules}")
 
     def close(self) -> None:
         self.conn.close()

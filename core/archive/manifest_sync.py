@@ -29,12 +29,22 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from filelock import FileLock
-
-from core.archive.manifest_index import Batch, ManifestIndex, Stamp, remove_index
+from core.archive.manifest_index import (
+    CHECK_BYTES,
+    SCHEMA,
+    Batch,
+    ManifestIndex,
+    Stamp,
+    read_edges,
+    remove_index,
+)
+from core.archive.manifest_lock import ManifestLock
+from core.archive.manifest_memory import MemoryIndex
 from core.harness_paths import HarnessPathError, open_no_follow
 
 INDEX_FROM = 512 << 10  # log bytes from which an index on disk pays (~1,300 results)
+
+AnyIndex = ManifestIndex | MemoryIndex
 
 
 def _read_from(fd: int, start: int, size: int) -> bytes:
@@ -59,7 +69,7 @@ class IndexedLog:
     """
 
     def __init__(self, log: Path, index_path: Path, rules: str,
-                 parse: Callable[[bytes], Batch], lock: Callable[[], FileLock],
+                 parse: Callable[[bytes], Batch], lock: Callable[[], ManifestLock],
                  report: Callable[[str], None], forget: Callable[[Batch | None], None]) -> None:
         self.log = log
         self.index_path = index_path
@@ -68,27 +78,30 @@ class IndexedLog:
         self.lock = lock
         self.report = report
         self.forget = forget
-        self.index: ManifestIndex | None = None
+        self.index: AnyIndex | None = None
         self.covered: int | None = None  # the index's offset as this process left it
         self.short = False  # indexed in memory because the log is short (not a failure)
+        # (device, inode, offset, head, tail) of the log as this process last read or wrote
+        # it: what the next stamp hashes, so an append needs no read back to stamp the index
+        self._edges: tuple[int, int, int, bytes, bytes] | None = None
 
-    def query(self, fn: Callable[..., Any], default: Any, *args: Any) -> Any:
-        """``fn(index, *args)``; an index that fails is rebuilt from the log (or, failing
-        that too, replaced by one in memory) and asked again."""
+    def query(self, name: str, default: Any, *args: Any) -> Any:
+        """The index's method ``name`` called with ``args``; an index that fails is rebuilt
+        from the log (or, failing that too, replaced by one in memory) and asked again."""
         if self.index is None:
             return default
         try:
-            return fn(self.index, *args)
+            return getattr(self.index, name)(*args)
         except sqlite3.Error as exc:
             self._discard(corrupt=not isinstance(exc, sqlite3.OperationalError))
         for message in self.sync(final=False)[0]:
             self.report(message)
         try:
-            return fn(self.index, *args)
+            return getattr(self.index, name)(*args)
         except sqlite3.Error:
             self._use_memory()
         self.sync(final=False)
-        return fn(self.index, *args)
+        return getattr(self.index, name)(*args)
 
     def sync(self, final: bool, held: bool = False) -> tuple[list[str], int]:
         """Bring the index up to the log's end (``held``: the caller holds the lock).
@@ -173,7 +186,7 @@ class IndexedLog:
 
     def _use_memory(self) -> None:
         self.close()
-        self.index = ManifestIndex.memory(self.rules)
+        self.index = MemoryIndex(f"{SCHEMA}:{self.rules}")
 
     def close(self) -> None:
         if self.index is not None:
@@ -183,7 +196,44 @@ class IndexedLog:
         self.covered = None
         self.forget(None)
 
-    def read_tail(self, index: ManifestIndex, final: bool) -> tuple[list[str], int]:
+    def appended(self, fd: int, st: os.stat_result, start: int, data: bytes,
+                 batch: Batch) -> bool:
+        """Index lines this process has just appended at ``start`` (under the lock) from
+        the rows it built them from, instead of reading back and parsing what it wrote.
+
+        Only when the index covered the log exactly up to ``start`` (so the bytes from there
+        on are ``data``, these lines, and nothing else); otherwise False, and the caller
+        catches up by reading. ``fd`` is the log open for reading, ``st`` its ``fstat``.
+        """
+        index = self.index
+        end = start + len(data)
+        if index is None or self.covered != start or (self.short and end >= INDEX_FROM):
+            return False  # (a short log grown long moves to its index on disk: read it)
+        head, tail = self._grown_edges(fd, st, start, data)
+        try:
+            index.apply(batch, Stamp.from_edges(st, end, head, tail), reset=False)
+        except sqlite3.Error:
+            self._discard(corrupt=False)
+            return False
+        self._edges = (st.st_dev, st.st_ino, end, head, tail)
+        self.covered = end
+        self.forget(batch)
+        return True
+
+    def _grown_edges(self, fd: int, st: os.stat_result, start: int,
+                     data: bytes) -> tuple[bytes, bytes]:
+        """The log's edges once ``data`` is appended at ``start``, from the edges known at
+        ``start`` (read from ``fd`` only when this process did not know them)."""
+        edges = self._edges
+        end = start + len(data)
+        if edges is None or edges[:3] != (st.st_dev, st.st_ino, start):
+            return read_edges(fd, end)
+        head, tail = edges[3], edges[4]
+        if len(head) < CHECK_BYTES:  # the log was shorter than a head: it grows into it
+            head = (head + data)[:CHECK_BYTES]
+        return head, (tail[-CHECK_BYTES:] + data)[-CHECK_BYTES:]
+
+    def read_tail(self, index: AnyIndex, final: bool) -> tuple[list[str], int]:
         """Index the whole lines of the log past what ``index`` covers (all of them if its
         stamp does not match this log)."""
         try:  # a log planted as a link, a FIFO or a device is never read as ours
@@ -202,7 +252,9 @@ class IndexedLog:
             end = data.rfind(b"\n") + 1
             batch = self.parse(data[:end]) if end else Batch()
             if end or reset:
-                index.apply(batch, Stamp.of(fd, st, start + end), reset=reset)
+                head, tail = read_edges(fd, start + end)
+                index.apply(batch, Stamp.from_edges(st, start + end, head, tail), reset=reset)
+                self._edges = (st.st_dev, st.st_ino, start + end, head, tail)
         finally:
             os.close(fd)
         self.forget(None if reset or start != self.covered else batch)

@@ -20,8 +20,9 @@ still points to. This module owns those files and the pointer texts that name th
   those bytes (:mod:`core.archive.rebuild`), so replacing it by a bare pointer loses
   nothing. Anything else that looks like a pointer is content, and is saved like any other.
 * A file whose bytes changed since ctxlab wrote it is reported (an ``error`` event of kind
-  ``archive``) and never trusted or pointed at again.
-* Transcripts are whole message lists, one JSON message per line, listed in the manifest too.
+  ``archive``) and never trusted or pointed at again (:mod:`core.archive.integrity`).
+* Transcripts are whole message lists, one JSON message per line, listed in the manifest too
+  (:mod:`core.archive.transcripts`).
 
 Result files and transcripts are written atomically, and not durably, by
 :mod:`core.archive.atomic` (which says why); the manifest is appended under its lock.
@@ -32,8 +33,6 @@ from __future__ import annotations
 import json
 import os
 import re
-import stat
-import uuid
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -41,14 +40,13 @@ from typing import Any
 from core.archive.atomic import (
     atomic_write_bytes,
     rename_finished,
-    sweep_stale_temp,
 )
 from core.archive.content_hash import (
     CONTENT,
     digest_and_chars,
     digest_bytes,
-    digest_file,
 )
+from core.archive.integrity import Integrity
 from core.archive.manifest import (
     LEGACY_MANIFEST,
     MANIFEST,
@@ -58,6 +56,7 @@ from core.archive.manifest import (
 )
 from core.archive.recovery import ArchiveChanged, Recovery
 from core.archive.streamed_write import Streamed, stream_to_temp
+from core.archive.transcripts import Transcripts
 from core.archive.trust import PointerTrust
 from core.compact.pointers import (
     EARLIER_PREFIX,
@@ -69,7 +68,6 @@ from core.compact.pointers import (
     wrapper_text,
 )
 from core.events import Error, Event
-from core.harness_paths import FolderKey, folder_key, harness_dir
 from core.measure import forget_large, json_chars, note_json_chars, utf8
 
 __all__ = ["EARLIER_PREFIX", "LEGACY_MANIFEST", "MANIFEST", "RESULTS_DIR", "TRANSCRIPT_DIR",
@@ -119,7 +117,7 @@ def _discard(event: Event) -> Any:
     return event
 
 
-class Archive(PointerTrust, Recovery):
+class Archive(Integrity, Transcripts, PointerTrust, Recovery):
     """The files of one workspace that hold what left the context, and the ledger of it."""
 
     def __init__(self, workspace: Path, emit: Callable[[Event], Any] = _discard) -> None:
@@ -129,6 +127,7 @@ class Archive(PointerTrust, Recovery):
         # string forms for the per-file hot path (pathlib costs more than the syscalls)
         self._root = str(self.workspace)
         self._results_rel = RESULTS_DIR.as_posix()
+        self._transcripts_rel = TRANSCRIPT_DIR.as_posix()
         self.ledger: list[dict[str, Any]] = []
         self.emit = emit
         self.problems: list[str] = []  # every report, also when nobody listens to events
@@ -136,21 +135,16 @@ class Archive(PointerTrust, Recovery):
         # writer's temporary files runs before this archive's first write (a folder of
         # 50,000 results takes longer to list than the whole open should).
         self._digest_memo: tuple[str, str] | None = None  # (text, digest) of the last hashed
-        # archive folders checked (and swept) for writing -> their key when checked
-        self._ready: dict[Path, FolderKey | None] = {}
+        self._ready = {}  # (what these four hold: core/archive/integrity.py)
+        self._checked_folders = set()
         self._manifest = Manifest(self.results_dir, self._report, _in_archive,
-                                  lambda create: self._folder(self.results_dir, create))
-        # path -> stat key of the file when its bytes last matched the manifest, so a
-        # file is hashed again only when it changed on disk (size, times, inode)
-        self._verified: dict[str, tuple[int, ...]] = {}
-        self._changed: set[str] = set()
+                                  self._results_folder_ok)
+        self._verified = {}
+        self._changed = set()
         # tool_use_id -> a result saved ahead of its stage, still under its temporary name
         self._early: dict[str, Streamed] = {}
         self._rebuilt: dict[tuple[str, str, str], bool] = {}  # (path, digest, wrapper) -> ok
-        # the last transcript's lines by message identity: a snip past the message limit
-        # writes the whole history again at every request, and only its end is new; kept
-        # encoded (with each line's length in chars), so a transcript is encoded once
-        self._lines: dict[int, tuple[dict[str, Any], bytes, int]] = {}
+        self._lines = {}  # the last transcript's lines (core/archive/transcripts.py)
 
     def _report(self, message: str) -> None:
         if message not in self.problems:
@@ -180,8 +174,20 @@ class Archive(PointerTrust, Recovery):
     # -- manifest ---------------------------------------------------------------------------
 
     def flush(self) -> None:
-        """Append what changed to the manifest (once per stage, not once per file)."""
-        self._manifest.flush()
+        """Append what changed to the manifest (once per stage, not once per file); the
+        next write checks its folder again."""
+        try:
+            self._manifest.flush()
+        finally:
+            self._checked_folders.clear()
+
+    def _results_folder_ok(self, create: bool) -> None:
+        """The manifest's check of its folder: before reading it, and before appending (then
+        the check the stage's first write made counts, as for any write)."""
+        if create:
+            self._before_write()
+        else:
+            self._folder(self.results_dir, False)
 
     def manifest(self, *, transcripts: bool = False) -> dict[str, Persisted]:
         """The tool-result files ctxlab wrote (and the transcripts, when asked)."""
@@ -199,68 +205,6 @@ class Archive(PointerTrust, Recovery):
         """Is ``rel_path`` a tool-result file ctxlab wrote (not a transcript)?"""
         entry = self._manifest.get(rel_path)
         return entry is not None and entry.format != "transcript"
-
-    # -- integrity --------------------------------------------------------------------------
-
-    def intact(self, entry: Persisted) -> bool:
-        """Do the file's bytes still match the hash recorded when ctxlab wrote it?
-
-        A changed file is reported once (``error``, kind ``archive``) and never trusted.
-        """
-        try:
-            st = os.lstat(self._abs(entry.path))
-        except (OSError, ValueError):
-            return False  # missing: the caller reports a broken pointer
-        key = (st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino, st.st_dev, st.st_mode)
-        if self._verified.get(entry.path) == key:
-            return True
-        ok = False
-        if stat.S_ISREG(st.st_mode):
-            try:
-                ok = digest_file(self.workspace / entry.path, entry.algorithm) == entry.digest
-            except OSError:
-                ok = False
-        if ok:
-            self._verified[entry.path] = key
-            return True
-        self._verified.pop(entry.path, None)
-        if entry.path not in self._changed:
-            self._changed.add(entry.path)
-            self._report(f"{entry.path} changed after ctxlab wrote it (its hash no longer "
-                         "matches the manifest): it is not trusted and nothing will point "
-                         "at it again")
-        return False
-
-    def _wrote(self, rel: str) -> None:
-        """Remember a file just written as verified (its hash is the one just recorded)."""
-        st = os.lstat(self._abs(rel))
-        self._verified[rel] = (st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino,
-                               st.st_dev, st.st_mode)
-        self._changed.discard(rel)
-
-    def _folder(self, folder: Path, create: bool) -> None:
-        """Refuse an archive folder that is a link or leads outside the workspace.
-
-        A cloned workspace can ship ``.task_outputs`` as a link to the user's home; writing
-        (or trusting what is read) through it would leave the workspace. Checked component
-        by component (:func:`core.harness_paths.harness_dir`) before anything is written or
-        swept there, and again whenever a component's ``lstat`` changed since (a link swapped
-        in mid-session by the model's ``bash``); a refusal is one line (an ``OSError``).
-        """
-        relative = folder.relative_to(self.workspace)
-        known = self._ready.get(folder)
-        if known is not None and known == folder_key(folder, len(relative.parts)):
-            return  # the same real folders as when checked: no link swapped in since
-        if create:
-            self.workspace.mkdir(parents=True, exist_ok=True)  # the user's choice of place
-        checked = harness_dir(self.workspace, relative, create=create)
-        if create:
-            if folder not in self._ready:
-                sweep_stale_temp(folder)  # a killed writer's temp files, before the first write
-            self._ready[folder] = folder_key(checked, len(relative.parts))
-
-    def _before_write(self, folder: Path | None = None) -> None:
-        self._folder(self.results_dir if folder is None else folder, True)
 
     # -- tool results -----------------------------------------------------------------------
 
@@ -346,6 +290,7 @@ class Archive(PointerTrust, Recovery):
         text = content_as_text(content)
         self._before_write()
         memo = self._digest_memo
+        written: os.stat_result | None = None  # the file's stat, if the write took it
         if len(text) >= STREAMED_CHARS and not (memo is not None and memo[0] is text):
             saved = self._streamed(tool_use_id, text)
             digest = saved.digest
@@ -368,8 +313,8 @@ class Archive(PointerTrust, Recovery):
                 return rel
             # A file of this name holds these very bytes (or was changed behind ctxlab's
             # back and is put right): replacing it can never lose a different content.
-            atomic_write_bytes(self._abs(rel), data)
-        self._wrote(rel)
+            written = atomic_write_bytes(self._abs(rel), data)
+        self._wrote(rel, written)
         self._manifest.add(Persisted(rel, tool_use_id, len(text), digest,
                                      "text" if isinstance(content, str) else "json"))
         return rel
@@ -398,33 +343,3 @@ class Archive(PointerTrust, Recovery):
         text = wrapper_text(rel, preview)
         self._manifest.add_pointer(rel, text)
         return text
-
-    # -- transcripts ------------------------------------------------------------------------
-
-    def _transcript_lines(self, messages: list[dict[str, Any]]) -> tuple[bytes, int]:
-        """The transcript of ``messages``: its UTF-8 bytes (one JSON line per message) and
-        its length in chars. The last transcript's line is reused for a message it held (a
-        message is never changed in place once in a history), already encoded: the bytes
-        written are the bytes hashed, and no line is encoded twice."""
-        known = self._lines
-        kept: dict[int, tuple[dict[str, Any], bytes, int]] = {}
-        for message in messages:
-            seen = known.get(id(message))
-            if seen is None or seen[0] is not message:
-                line = json.dumps(message, default=str, ensure_ascii=False) + "\n"
-                seen = (message, line.encode("utf-8", "surrogatepass"), len(line))
-            kept[id(message)] = seen
-        self._lines = kept
-        return (b"".join(kept[id(m)][1] for m in messages),
-                sum(kept[id(m)][2] for m in messages))
-
-    def write_transcript(self, messages: list[dict[str, Any]]) -> str:
-        """Save the whole message list before anything is removed; return its relative path."""
-        self._before_write(self.transcript_dir)
-        path = self.transcript_dir / f"transcript_{uuid.uuid4().hex}.jsonl"
-        data, chars = self._transcript_lines(messages)
-        atomic_write_bytes(str(path), data)
-        rel = self.rel(path)
-        self._wrote(rel)
-        self._manifest.add(Persisted(rel, "", chars, digest_bytes(data), "transcript"))
-        return rel

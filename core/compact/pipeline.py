@@ -45,6 +45,7 @@ from core.messages import Violation
 
 COMPACT_TOOL_RESULT = "Compaction requested after this tool batch."
 LIGHT_NEW_CHARS = 20_000  # new chars a call may bring and still run without a thread
+LIGHT_SNIP_CHARS = 200_000  # a history this short may be snipped without a thread
 
 T = TypeVar("T")
 
@@ -144,15 +145,20 @@ class Compactor:
         return tuple(self.sizes.size(message) for message in messages)
 
     def _light(self, messages: list[dict]) -> bool:
-        """Can no stage do real work on this call? Then it runs inline: most turns add a
+        """Is this call's work small enough to run inline? Most turns add a
         message or two to a history measured last time, and handing that to a thread costs
-        more than the call. Light means: no snip (few messages), no micro or fit (under
-        the trigger), and nothing new a budget could persist (under ``LIGHT_NEW_CHARS``)."""
+        more than the call. Light means: no micro or fit (under the trigger), nothing new a
+        budget could persist (under ``LIGHT_NEW_CHARS``), and no snip (few messages) or one
+        whose transcript is short (``LIGHT_SNIP_CHARS``): a long session under the trigger
+        snips at every turn, and its transcript's lines are kept encoded between calls."""
         limits = self.ctx.thresholds
-        if self.ctx.breaks or len(messages) > limits.max_messages:
+        if self.ctx.breaks:
             return False
         total = self.sizes.light_total(messages, min(LIGHT_NEW_CHARS, limits.large_result))
-        return total is not None and total <= limits.context_limit
+        if total is None or total > limits.context_limit:
+            return False
+        # A snip writes the whole list to a transcript: inline only while that is short
+        return len(messages) <= limits.max_messages or total <= LIGHT_SNIP_CHARS
 
     def prepare_local(self, messages: list[dict]) -> Measured:
         """Every stage before the summary, in the course's order (no model call)."""

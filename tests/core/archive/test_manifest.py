@@ -77,6 +77,6 @@ def test_a_pointer_line_reads_back_as_its_object(path):
     archive = Archive(Path("/nonexistent-workspace"))
     manifest = archive._manifest
     manifest.add_pointer(path, "wrapper text")
-    (line,) = manifest._pending
+    ((line, _, _),) = manifest._pending
     assert json.loads(line) == {"path": path, "pointer": sha256_text("wrapper text")}
     assert line.isascii()

@@ -147,6 +147,27 @@ def test_a_call_that_can_compact_nothing_runs_without_a_thread(tmp_path: Path,
     assert len(hops) == 1  # a fresh large result is measured and saved in a worker thread
 
 
+def test_a_short_history_past_the_message_limit_is_snipped_without_a_thread(
+        tmp_path: Path, monkeypatch) -> None:
+    import core.compact.pipeline as pipeline
+
+    hops: list = []
+    real = asyncio.to_thread
+    monkeypatch.setattr(pipeline.asyncio, "to_thread",
+                        lambda fn, *args: hops.append(fn) or real(fn, *args))
+    events: list = []
+    compactor = Compactor(tmp_path, emit=events.append)
+    many = [{"role": "user" if i % 2 == 0 else "assistant", "content": f"message {i}"}
+            for i in range(80)]
+    sent = asyncio.run(compactor.prepare(many, "r"))
+    assert hops == []
+    assert len(sent) < len(many)  # snipped, its transcript written inline
+    assert [e.stage for e in events if getattr(e, "stage", None)] == ["snip_compact"]
+    long_messages = [{**m, "content": m["content"] + " " + "x" * 4_000} for m in many]
+    asyncio.run(Compactor(tmp_path / "long", emit=events.append).prepare(long_messages, "r"))
+    assert len(hops) == 1  # past the trigger (and a long transcript): in a worker thread
+
+
 def _odd_text(chars: int) -> str:
     """Text with every kind of escape, non-ASCII, a lone surrogate and a surrogate pair of
     lone halves, placed so that some fall on the slice boundaries of a streamed save."""
