@@ -11,7 +11,18 @@ boundaries). Rows:
 * **cost per MB** of import and of an in-process replay at 1, 3, 10 and 30 MB, in CPU time
   (the process's, worker threads included: on a shared machine wall time mostly measures
   the neighbours); the ratio is against the 1 MB session, and the cost must stay flat
-  (max ÷ min under ``FLAT_SPREAD``).
+  (max ÷ min under ``FLAT_SPREAD``);
+* **against the floor**: ``ctxlab replay --headless --json`` of a long conversation
+  (:func:`bench.sessions.claude_code_session`) at 1, 10 and 30 MB (60 MB with
+  ``CTXLAB_BENCH_REPLAY_60=1``), each in a fresh child process, against the floor measured
+  the same way in the same run: ``json.loads`` of every line of the same file, the least
+  any replay must do. Floor and replay alternate, their order swapped every round; the row
+  is the median of the per-round ratios (CPU time, worker threads included), the best
+  ratio beside it — target ≤ ``FLOOR_TARGET``×;
+* **peak RSS** of that replay child (``VmHWM``) ÷ the file size, target ≤ ``RSS_TARGET``×.
+  The interpreter and the CLI's imports are measured in the same child before the replay
+  starts and reported as the baseline; the row is the peak above that baseline (what the
+  replay itself holds), the whole peak shown beside it.
 
 Run: ``python bench/bench_replay.py``; ``run()`` returns the rows for ``python -m bench``.
 """
@@ -19,7 +30,10 @@ Run: ``python bench/bench_replay.py``; ``run()`` returns the rows for ``python -
 from __future__ import annotations
 
 import asyncio
+import json
 import os
+import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -30,7 +44,7 @@ from typing import Any
 if __package__ in (None, ""):  # run as a script: make the project importable
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from bench.sessions import write_session
+from bench.sessions import claude_code_session, write_session
 from core.sources.replay import load_recording
 from core.sources.replay.source import ReplayOptions, ReplaySource
 
@@ -41,6 +55,10 @@ REPLAY_TARGET_S = 5.0
 SIZES_MB = (1, 3, 10, 30)
 FLAT_SPREAD = 1.5
 MB = 1_000_000
+FLOOR_SIZES_MB = (1, 10, 30)
+FLOOR_ROUNDS = 3
+FLOOR_TARGET = 10.0
+RSS_TARGET = 3.0
 
 Row = dict[str, Any]
 
@@ -75,6 +93,94 @@ def time_cli(path: Path, workdir: Path) -> float:
                     "--workdir", str(workdir)], cwd=ROOT, env=env, check=True,
                    stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, timeout=300)
     return time.perf_counter() - start
+
+
+def child_main(kind: str, path: str, workdir: str) -> None:
+    """One measured run in this (fresh) process; prints ``{"cpu": s, "base_kb", "peak_kb"}``.
+
+    ``floor``: read the file line by line and ``json.loads`` each, keeping nothing.
+    ``replay``: ``ctxlab replay PATH --headless --json`` with the events to /dev/null.
+    The CLI is imported before the clock starts and before the baseline is read, in both
+    kinds, so the two differ only by what is timed."""
+    from tui.cli import main
+
+    base = vm_hwm_kb()
+    start = time.process_time()
+    if kind == "floor":
+        with open(path, "rb") as handle:
+            for line in handle:
+                json.loads(line)
+    else:
+        with open(os.devnull, "w", encoding="utf-8") as sink:
+            saved, sys.stdout = sys.stdout, sink
+            try:
+                code = main(["replay", path, "--headless", "--json", "--workdir", workdir,
+                             "--max-mb", "100"])
+            finally:
+                sys.stdout = saved
+        if code != 0:
+            raise SystemExit(f"the replay of {path} failed ({code})")
+    cpu = time.process_time() - start
+    print(json.dumps({"cpu": cpu, "base_kb": base, "peak_kb": vm_hwm_kb()}))
+
+
+def vm_hwm_kb() -> int:
+    """This process's peak resident set so far (``VmHWM``), in kB."""
+    for line in Path("/proc/self/status").read_text(encoding="utf-8").splitlines():
+        if line.startswith("VmHWM:"):
+            return int(line.split()[1])
+    return 0
+
+
+def measure_child(kind: str, path: Path, workdir: Path) -> dict[str, float]:
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    done = subprocess.run([sys.executable, "-m", "bench.bench_replay", "--child", kind,
+                           str(path), str(workdir)], cwd=ROOT, env=env, check=True,
+                          capture_output=True, text=True, timeout=900)
+    return json.loads(done.stdout.splitlines()[-1])
+
+
+def floor_rows(root: Path) -> list[Row]:
+    """Headless replay ÷ the json.loads floor, and its peak RSS ÷ the file, per size."""
+    rows: list[Row] = []
+    sizes = FLOOR_SIZES_MB + ((60,) if os.environ.get("CTXLAB_BENCH_REPLAY_60") else ())
+    for mb in sizes:
+        folder = root / f"floor{mb}"
+        folder.mkdir()
+        path = folder / "session.jsonl"
+        path.write_text(claude_code_session(mb * MB), encoding="utf-8")
+        size = path.stat().st_size
+        ratios: list[float] = []
+        replays: list[dict[str, float]] = []
+        for n in range(FLOOR_ROUNDS):
+            result: dict[str, dict[str, float]] = {}
+            for kind in (("floor", "replay") if n % 2 == 0 else ("replay", "floor")):
+                work = folder / f"w{n}"
+                result[kind] = measure_child(kind, path, work)
+                shutil.rmtree(work, ignore_errors=True)
+            ratios.append(result["replay"]["cpu"] / result["floor"]["cpu"])
+            replays.append(result["replay"])
+        median = statistics.median(ratios)
+        cpu = statistics.median(r["cpu"] for r in replays)
+        rows.append(_row(f"headless replay {size / MB:.0f} MB ÷ json.loads floor "
+                         f"(median of {FLOOR_ROUNDS}, best {min(ratios):.1f}×; "
+                         f"replay {cpu:.2f} s CPU)", round(median, 1), "×", FLOOR_TARGET,
+                         ok=median <= FLOOR_TARGET))
+        peak = max(r["peak_kb"] for r in replays) * 1024
+        base = min(r["base_kb"] for r in replays) * 1024
+        held = (peak - base) / size
+        rows.append(_row(f"headless replay {size / MB:.0f} MB peak RSS above the "
+                         f"{base / MB:.0f} MB interpreter+imports ÷ file (whole peak "
+                         f"{peak / MB:.0f} MB = {peak / size:.1f}×)", round(held, 2), "×",
+                         RSS_TARGET, ok=held <= RSS_TARGET))
+        path.unlink()
+    return rows
+
+
+def run_floor() -> list[Row]:
+    """Only the rows against the floor (``python bench/bench_replay.py --floor``)."""
+    with tempfile.TemporaryDirectory(prefix="ctxlab-bench-replay-") as tmp:
+        return floor_rows(Path(tmp))
 
 
 def _row(name: str, value: float, unit: str, target: Any = None, baseline: Any = None,
@@ -116,10 +222,14 @@ def run() -> list[Row]:
             rows.append(_row(f"{kind} CPU per MB, max ÷ min over {SIZES_MB[0]}–"
                              f"{SIZES_MB[-1]} MB", round(spread, 2), "×", FLAT_SPREAD,
                              ok=spread < FLAT_SPREAD))
+        rows += floor_rows(root)
     return rows
 
 
 if __name__ == "__main__":
-    for row in run():
+    if sys.argv[1:2] == ["--child"]:
+        child_main(*sys.argv[2:5])
+        raise SystemExit(0)
+    for row in run_floor() if sys.argv[1:2] == ["--floor"] else run():
         mark = "ok" if row["ok"] else "MISSED"
         print(f"{row['name']:<60} {row['value']!s:>10} {row['unit']:<3} {mark}")
