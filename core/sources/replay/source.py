@@ -303,6 +303,7 @@ class ReplaySource(Source):
         self.emit(recorded)
         chars = sent.chars  # as prepare() measured it: never serialised again
         theirs = self.original_history
+        categories, breakdown = theirs.step_categories(system)
         self.emit(ModelRequest(purpose="main", chars=chars, est_tokens=int(chars / self.ratio),
                                messages=len(self.history),
                                breakdown=self.compactor.categories.totals(self.history),
@@ -312,9 +313,9 @@ class ReplaySource(Source):
             index=self.turns, total=self.total,
             original_chars=original_chars, original_messages=len(theirs.messages),
             original_tokens=recorded.context_tokens,
-            categories=theirs.category_chars(), ctxlab_chars=chars,
+            categories=categories, ctxlab_chars=chars,
             ctxlab_messages=len(self.history), timestamp=step.timestamp,
-            breakdown=theirs.breakdown(system)))
+            breakdown=breakdown))
         theirs.after_reply(step)
         if step.reply is not None:
             self._reply(step.reply)
