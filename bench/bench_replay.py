@@ -95,85 +95,108 @@ def time_cli(path: Path, workdir: Path) -> float:
     return time.perf_counter() - start
 
 
-def child_main(kind: str, path: str, workdir: str) -> None:
-    """One measured run in this (fresh) process; prints ``{"cpu": s, "base_kb", "peak_kb"}``.
+# One measured run in a fresh process: prints {"cpu": s, "base_kb", "peak_kb"}. "floor"
+# reads the file line by line and json.loads each, keeping nothing; "replay" is
+# ``ctxlab replay PATH --headless --json`` with the events to /dev/null. The CLI and the
+# replay's modules are imported before the baseline is read and the clock starts, in both
+# kinds: the two differ only by what is timed (start-up is the "a real process" row's).
+CHILD = """
+import json, os, sys, time
+from tui.cli import main
+import core.sources.replay.source, tui.cli.cmd_replay
 
-    ``floor``: read the file line by line and ``json.loads`` each, keeping nothing.
-    ``replay``: ``ctxlab replay PATH --headless --json`` with the events to /dev/null.
-    The CLI is imported before the clock starts and before the baseline is read, in both
-    kinds, so the two differ only by what is timed."""
-    from tui.cli import main
-
-    base = vm_hwm_kb()
-    start = time.process_time()
-    if kind == "floor":
-        with open(path, "rb") as handle:
-            for line in handle:
-                json.loads(line)
-    else:
-        with open(os.devnull, "w", encoding="utf-8") as sink:
-            saved, sys.stdout = sys.stdout, sink
-            try:
-                code = main(["replay", path, "--headless", "--json", "--workdir", workdir,
-                             "--max-mb", "100"])
-            finally:
-                sys.stdout = saved
-        if code != 0:
-            raise SystemExit(f"the replay of {path} failed ({code})")
-    cpu = time.process_time() - start
-    print(json.dumps({"cpu": cpu, "base_kb": base, "peak_kb": vm_hwm_kb()}))
-
-
-def vm_hwm_kb() -> int:
-    """This process's peak resident set so far (``VmHWM``), in kB."""
-    for line in Path("/proc/self/status").read_text(encoding="utf-8").splitlines():
+def hwm():
+    for line in open("/proc/self/status", encoding="utf-8"):
         if line.startswith("VmHWM:"):
             return int(line.split()[1])
     return 0
 
+kind, path, workdir = sys.argv[1:4]
+base = hwm()
+start = time.process_time()
+if kind == "floor":
+    with open(path, "rb") as handle:
+        for line in handle:
+            json.loads(line)
+else:
+    with open(os.devnull, "w", encoding="utf-8") as sink:
+        saved, sys.stdout = sys.stdout, sink
+        try:
+            code = main(["replay", path, "--headless", "--json", "--workdir", workdir,
+                         "--max-mb", "100"])
+        finally:
+            sys.stdout = saved
+    if code != 0:
+        raise SystemExit(f"the replay of {path} failed ({code})")
+cpu = time.process_time() - start
+print(json.dumps({"cpu": cpu, "base_kb": base, "peak_kb": hwm()}))
+"""
 
-def measure_child(kind: str, path: Path, workdir: Path) -> dict[str, float]:
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    done = subprocess.run([sys.executable, "-m", "bench.bench_replay", "--child", kind,
-                           str(path), str(workdir)], cwd=ROOT, env=env, check=True,
-                          capture_output=True, text=True, timeout=900)
+
+def measure_child(kind: str, path: Path, workdir: Path, code: Path = ROOT) -> dict[str, float]:
+    """:data:`CHILD` run on ``code`` (a checkout of ctxlab: this one, or an older one to
+    compare with)."""
+    env = {**os.environ, "PYTHONPATH": str(code)}
+    done = subprocess.run([sys.executable, "-c", CHILD, "floor" if kind == "floor" else
+                           "replay", str(path), str(workdir)], cwd=code, env=env, check=True,
+                          capture_output=True, text=True, timeout=1800)
     return json.loads(done.stdout.splitlines()[-1])
 
 
 def floor_rows(root: Path) -> list[Row]:
-    """Headless replay ÷ the json.loads floor, and its peak RSS ÷ the file, per size."""
+    """Headless replay ÷ the json.loads floor, and its peak RSS ÷ the file, per size; with
+    ``CTXLAB_BENCH_REPLAY_BEFORE=DIR``, the same replay by the checkout in DIR too, in the
+    same rounds (a third run in the rotation), for a before/after ratio."""
     rows: list[Row] = []
     sizes = FLOOR_SIZES_MB + ((60,) if os.environ.get("CTXLAB_BENCH_REPLAY_60") else ())
+    before = os.environ.get("CTXLAB_BENCH_REPLAY_BEFORE")
+    kinds = ("floor", "replay", "before") if before else ("floor", "replay")
     for mb in sizes:
         folder = root / f"floor{mb}"
         folder.mkdir()
         path = folder / "session.jsonl"
         path.write_text(claude_code_session(mb * MB), encoding="utf-8")
         size = path.stat().st_size
-        ratios: list[float] = []
-        replays: list[dict[str, float]] = []
+        runs: dict[str, list[dict[str, float]]] = {kind: [] for kind in kinds}
         for n in range(FLOOR_ROUNDS):
-            result: dict[str, dict[str, float]] = {}
-            for kind in (("floor", "replay") if n % 2 == 0 else ("replay", "floor")):
+            for kind in kinds[n % len(kinds):] + kinds[:n % len(kinds)]:
                 work = folder / f"w{n}"
-                result[kind] = measure_child(kind, path, work)
+                code = Path(before) if kind == "before" and before else ROOT
+                runs[kind].append(measure_child(kind, path, work, code))
                 shutil.rmtree(work, ignore_errors=True)
-            ratios.append(result["replay"]["cpu"] / result["floor"]["cpu"])
-            replays.append(result["replay"])
-        median = statistics.median(ratios)
-        cpu = statistics.median(r["cpu"] for r in replays)
-        rows.append(_row(f"headless replay {size / MB:.0f} MB ÷ json.loads floor "
-                         f"(median of {FLOOR_ROUNDS}, best {min(ratios):.1f}×; "
-                         f"replay {cpu:.2f} s CPU)", round(median, 1), "×", FLOOR_TARGET,
-                         ok=median <= FLOOR_TARGET))
-        peak = max(r["peak_kb"] for r in replays) * 1024
-        base = min(r["base_kb"] for r in replays) * 1024
-        held = (peak - base) / size
-        rows.append(_row(f"headless replay {size / MB:.0f} MB peak RSS above the "
-                         f"{base / MB:.0f} MB interpreter+imports ÷ file (whole peak "
-                         f"{peak / MB:.0f} MB = {peak / size:.1f}×)", round(held, 2), "×",
-                         RSS_TARGET, ok=held <= RSS_TARGET))
+        rows += _size_rows(size, runs)
         path.unlink()
+    return rows
+
+
+def _size_rows(size: int, runs: dict[str, list[dict[str, float]]]) -> list[Row]:
+    def ratios(kind: str, over: str) -> list[float]:
+        return [a["cpu"] / b["cpu"] for a, b in zip(runs[kind], runs[over], strict=True)]
+
+    mb = f"{size / MB:.0f} MB"
+    floor = ratios("replay", "floor")
+    cpu = statistics.median(r["cpu"] for r in runs["replay"])
+    median = statistics.median(floor)
+    rows = [_row(f"headless replay {mb} ÷ json.loads floor (median of {FLOOR_ROUNDS}, best "
+                 f"{min(floor):.1f}×; replay {cpu:.2f} s CPU, floor "
+                 f"{statistics.median(r['cpu'] for r in runs['floor']):.3f} s)",
+                 round(median, 1), "×", FLOOR_TARGET, ok=median <= FLOOR_TARGET)]
+    if "before" in runs:
+        was = ratios("before", "replay")
+        then = statistics.median(r["cpu"] for r in runs["before"])
+        rows.append(_row(f"headless replay {mb}: the older checkout ÷ this one (median, best "
+                         f"{max(was):.1f}×; before {then:.2f} s CPU, "
+                         f"÷ floor {statistics.median(ratios('before', 'floor')):.0f}×)",
+                         round(statistics.median(was), 1), "×"))
+    for kind in ("replay", "before") if "before" in runs else ("replay",):
+        peak = max(r["peak_kb"] for r in runs[kind]) * 1024
+        base = min(r["base_kb"] for r in runs[kind]) * 1024
+        held = (peak - base) / size
+        who = "headless replay" if kind == "replay" else "older checkout's replay"
+        rows.append(_row(f"{who} {mb} peak RSS above the {base / MB:.0f} MB interpreter+"
+                         f"imports ÷ file (whole peak {peak / MB:.0f} MB = {peak / size:.1f}×)",
+                         round(held, 2), "×", RSS_TARGET if kind == "replay" else None,
+                         ok=held <= RSS_TARGET or kind == "before"))
     return rows
 
 
@@ -227,9 +250,6 @@ def run() -> list[Row]:
 
 
 if __name__ == "__main__":
-    if sys.argv[1:2] == ["--child"]:
-        child_main(*sys.argv[2:5])
-        raise SystemExit(0)
     for row in run_floor() if sys.argv[1:2] == ["--floor"] else run():
         mark = "ok" if row["ok"] else "MISSED"
         print(f"{row['name']:<60} {row['value']!s:>10} {row['unit']:<3} {mark}")
