@@ -17,7 +17,7 @@ from __future__ import annotations
 import json
 import threading
 import unicodedata
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from json.encoder import encode_basestring
 from typing import Any
 
@@ -159,6 +159,18 @@ def list_chars(item_chars: Iterable[int]) -> int:
     return 2 + total + 2 * max(count - 1, 0)
 
 
+def missing(found: list[Any]) -> Iterator[int]:
+    """The positions of ``None`` in ``found``, each found by a search in C: a long history
+    looked up in a cache has only its newest messages missing."""
+    index = -1
+    while True:
+        try:
+            index = found.index(None, index + 1)
+        except ValueError:
+            return
+        yield index
+
+
 class SizeCache:
     """Message sizes kept between ``prepare()`` calls, by identity.
 
@@ -183,10 +195,8 @@ class SizeCache:
               memo: dict[int, tuple[str, int]] | None = None) -> list[int]:
         """Each message's size: the cached ones looked up in one pass, the rest measured."""
         found: list[int | None] = list(map(self._sizes.get, map(id, messages)))
-        if None in found:
-            for index, known in enumerate(found):
-                if known is None:
-                    found[index] = json_chars(messages[index], memo)
+        for index in missing(found):
+            found[index] = json_chars(messages[index], memo)
         return found  # type: ignore[return-value]  # no None is left
 
     def light_total(self, messages: list[Message], new_chars: int) -> int | None:

@@ -71,7 +71,7 @@ from core.compact.pointers import (
 )
 from core.events import Error, Event
 from core.harness_paths import FolderKey, folder_key, harness_dir
-from core.measure import forget_large, json_chars, note_json_chars, utf8
+from core.measure import forget_large, json_chars, missing, note_json_chars, utf8
 
 __all__ = ["EARLIER_PREFIX", "LEGACY_MANIFEST", "MANIFEST", "RESULTS_DIR", "TRANSCRIPT_DIR",
            "WRAPPER_HEAD", "Archive", "ArchiveChanged", "Persisted", "archive_marker_path",
@@ -413,11 +413,10 @@ class Archive(PointerTrust, Recovery):
         ids = list(map(id, messages))
         found: list[tuple[dict[str, Any], bytes, int] | None] = \
             list(map(self._lines.get, ids))
-        for index, seen in enumerate(found):
-            if seen is None:
-                message = messages[index]
-                line = json.dumps(message, default=str, ensure_ascii=False) + "\n"
-                found[index] = (message, line.encode("utf-8", "surrogatepass"), len(line))
+        for index in missing(found):
+            message = messages[index]
+            line = json.dumps(message, default=str, ensure_ascii=False) + "\n"
+            found[index] = (message, line.encode("utf-8", "surrogatepass"), len(line))
         lines: list[tuple[dict[str, Any], bytes, int]] = found  # type: ignore[assignment]
         self._lines = dict(zip(ids, lines, strict=True))
         return b"".join(map(itemgetter(1), lines)), sum(map(itemgetter(2), lines))
