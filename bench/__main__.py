@@ -40,7 +40,9 @@ RATIO_MEANS = {
     "tui": "value ÷ baseline: times the idle app's jitter / an empty Textual app's start",
     "load": "value ÷ baseline: times the same measure for a 10-turn run; the headless "
             "scenario: times python -m tui --help (interpreter start and CLI imports)",
-    "replay": "value ÷ baseline: cost per MB against the 1 MB session (flat is 1)",
+    "replay": "value ÷ baseline: cost per MB against the 1 MB session (flat is 1); the "
+              "floor rows' value is itself a ratio: headless replay CPU ÷ json.loads of the "
+              "same file's lines, and peak RSS above the interpreter ÷ the file size",
     "watch": "proxied ÷ direct time to first byte (the value is the difference)",
     "claude_code": "watched ÷ straight to the scripted server (wall time; floor: the CLI's own "
                    "start-up); proxied ÷ direct time to first byte",

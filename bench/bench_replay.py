@@ -11,7 +11,18 @@ boundaries). Rows:
 * **cost per MB** of import and of an in-process replay at 1, 3, 10 and 30 MB, in CPU time
   (the process's, worker threads included: on a shared machine wall time mostly measures
   the neighbours); the ratio is against the 1 MB session, and the cost must stay flat
-  (max ÷ min under ``FLAT_SPREAD``).
+  (max ÷ min under ``FLAT_SPREAD``);
+* **against the floor**: ``ctxlab replay --headless --json`` of a long conversation
+  (:func:`bench.sessions.claude_code_session`) at 1, 10 and 30 MB (60 MB with
+  ``CTXLAB_BENCH_REPLAY_60=1``), each in a fresh child process, against the floor measured
+  the same way in the same run: ``json.loads`` of every line of the same file, the least
+  any replay must do. Floor and replay alternate, their order swapped every round; the row
+  is the median of the per-round ratios (CPU time, worker threads included), the best
+  ratio beside it — target ≤ ``FLOOR_TARGET``×;
+* **peak RSS** of that replay child (``VmHWM``) ÷ the file size, target ≤ ``RSS_TARGET``×.
+  The interpreter and the CLI's imports are measured in the same child before the replay
+  starts and reported as the baseline; the row is the peak above that baseline (what the
+  replay itself holds), the whole peak shown beside it.
 
 Run: ``python bench/bench_replay.py``; ``run()`` returns the rows for ``python -m bench``.
 """
@@ -19,7 +30,10 @@ Run: ``python bench/bench_replay.py``; ``run()`` returns the rows for ``python -
 from __future__ import annotations
 
 import asyncio
+import json
 import os
+import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -30,7 +44,7 @@ from typing import Any
 if __package__ in (None, ""):  # run as a script: make the project importable
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from bench.sessions import write_session
+from bench.sessions import claude_code_session, write_session
 from core.sources.replay import load_recording
 from core.sources.replay.source import ReplayOptions, ReplaySource
 
@@ -41,6 +55,10 @@ REPLAY_TARGET_S = 5.0
 SIZES_MB = (1, 3, 10, 30)
 FLAT_SPREAD = 1.5
 MB = 1_000_000
+FLOOR_SIZES_MB = (1, 10, 30)
+FLOOR_ROUNDS = 3
+FLOOR_TARGET = 10.0
+RSS_TARGET = 3.0
 
 Row = dict[str, Any]
 
@@ -75,6 +93,117 @@ def time_cli(path: Path, workdir: Path) -> float:
                     "--workdir", str(workdir)], cwd=ROOT, env=env, check=True,
                    stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, timeout=300)
     return time.perf_counter() - start
+
+
+# One measured run in a fresh process: prints {"cpu": s, "base_kb", "peak_kb"}. "floor"
+# reads the file line by line and json.loads each, keeping nothing; "replay" is
+# ``ctxlab replay PATH --headless --json`` with the events to /dev/null. The CLI and the
+# replay's modules are imported before the baseline is read and the clock starts, in both
+# kinds: the two differ only by what is timed (start-up is the "a real process" row's).
+CHILD = """
+import json, os, sys, time
+from tui.cli import main
+import core.sources.replay.source, tui.cli.cmd_replay
+
+def hwm():
+    for line in open("/proc/self/status", encoding="utf-8"):
+        if line.startswith("VmHWM:"):
+            return int(line.split()[1])
+    return 0
+
+kind, path, workdir = sys.argv[1:4]
+base = hwm()
+start = time.process_time()
+if kind == "floor":
+    with open(path, "rb") as handle:
+        for line in handle:
+            json.loads(line)
+else:
+    with open(os.devnull, "w", encoding="utf-8") as sink:
+        saved, sys.stdout = sys.stdout, sink
+        try:
+            code = main(["replay", path, "--headless", "--json", "--workdir", workdir,
+                         "--max-mb", "100"])
+        finally:
+            sys.stdout = saved
+    if code != 0:
+        raise SystemExit(f"the replay of {path} failed ({code})")
+cpu = time.process_time() - start
+print(json.dumps({"cpu": cpu, "base_kb": base, "peak_kb": hwm()}))
+"""
+
+
+def measure_child(kind: str, path: Path, workdir: Path, code: Path = ROOT) -> dict[str, float]:
+    """:data:`CHILD` run on ``code`` (a checkout of ctxlab: this one, or an older one to
+    compare with)."""
+    env = {**os.environ, "PYTHONPATH": str(code)}
+    done = subprocess.run([sys.executable, "-c", CHILD, "floor" if kind == "floor" else
+                           "replay", str(path), str(workdir)], cwd=code, env=env, check=True,
+                          capture_output=True, text=True, timeout=1800)
+    return json.loads(done.stdout.splitlines()[-1])
+
+
+def floor_rows(root: Path) -> list[Row]:
+    """Headless replay ÷ the json.loads floor, and its peak RSS ÷ the file, per size; with
+    ``CTXLAB_BENCH_REPLAY_BEFORE=DIR``, the same replay by the checkout in DIR too, in the
+    same rounds (a third run in the rotation), for a before/after ratio."""
+    rows: list[Row] = []
+    sizes = FLOOR_SIZES_MB + ((60,) if os.environ.get("CTXLAB_BENCH_REPLAY_60") else ())
+    before = os.environ.get("CTXLAB_BENCH_REPLAY_BEFORE")
+    kinds = ("floor", "replay", "before") if before else ("floor", "replay")
+    for mb in sizes:
+        folder = root / f"floor{mb}"
+        folder.mkdir()
+        path = folder / "session.jsonl"
+        path.write_text(claude_code_session(mb * MB), encoding="utf-8")
+        size = path.stat().st_size
+        runs: dict[str, list[dict[str, float]]] = {kind: [] for kind in kinds}
+        for n in range(FLOOR_ROUNDS):
+            for kind in kinds[n % len(kinds):] + kinds[:n % len(kinds)]:
+                work = folder / f"w{n}"
+                code = Path(before) if kind == "before" and before else ROOT
+                runs[kind].append(measure_child(kind, path, work, code))
+                shutil.rmtree(work, ignore_errors=True)
+        rows += _size_rows(size, runs)
+        path.unlink()
+    return rows
+
+
+def _size_rows(size: int, runs: dict[str, list[dict[str, float]]]) -> list[Row]:
+    def ratios(kind: str, over: str) -> list[float]:
+        return [a["cpu"] / b["cpu"] for a, b in zip(runs[kind], runs[over], strict=True)]
+
+    mb = f"{size / MB:.0f} MB"
+    floor = ratios("replay", "floor")
+    cpu = statistics.median(r["cpu"] for r in runs["replay"])
+    median = statistics.median(floor)
+    rows = [_row(f"headless replay {mb} ÷ json.loads floor (median of {FLOOR_ROUNDS}, best "
+                 f"{min(floor):.1f}×; replay {cpu:.2f} s CPU, floor "
+                 f"{statistics.median(r['cpu'] for r in runs['floor']):.3f} s)",
+                 round(median, 1), "×", FLOOR_TARGET, ok=median <= FLOOR_TARGET)]
+    if "before" in runs:
+        was = ratios("before", "replay")
+        then = statistics.median(r["cpu"] for r in runs["before"])
+        rows.append(_row(f"headless replay {mb}: the older checkout ÷ this one (median, best "
+                         f"{max(was):.1f}×; before {then:.2f} s CPU, "
+                         f"÷ floor {statistics.median(ratios('before', 'floor')):.0f}×)",
+                         round(statistics.median(was), 1), "×"))
+    for kind in ("replay", "before") if "before" in runs else ("replay",):
+        peak = max(r["peak_kb"] for r in runs[kind]) * 1024
+        base = min(r["base_kb"] for r in runs[kind]) * 1024
+        held = (peak - base) / size
+        who = "headless replay" if kind == "replay" else "older checkout's replay"
+        rows.append(_row(f"{who} {mb} peak RSS above the {base / MB:.0f} MB interpreter+"
+                         f"imports ÷ file (whole peak {peak / MB:.0f} MB = {peak / size:.1f}×)",
+                         round(held, 2), "×", RSS_TARGET if kind == "replay" else None,
+                         ok=held <= RSS_TARGET or kind == "before"))
+    return rows
+
+
+def run_floor() -> list[Row]:
+    """Only the rows against the floor (``python bench/bench_replay.py --floor``)."""
+    with tempfile.TemporaryDirectory(prefix="ctxlab-bench-replay-") as tmp:
+        return floor_rows(Path(tmp))
 
 
 def _row(name: str, value: float, unit: str, target: Any = None, baseline: Any = None,
@@ -116,10 +245,11 @@ def run() -> list[Row]:
             rows.append(_row(f"{kind} CPU per MB, max ÷ min over {SIZES_MB[0]}–"
                              f"{SIZES_MB[-1]} MB", round(spread, 2), "×", FLAT_SPREAD,
                              ok=spread < FLAT_SPREAD))
+        rows += floor_rows(root)
     return rows
 
 
 if __name__ == "__main__":
-    for row in run():
+    for row in run_floor() if sys.argv[1:2] == ["--floor"] else run():
         mark = "ok" if row["ok"] else "MISSED"
         print(f"{row['name']:<60} {row['value']!s:>10} {row['unit']:<3} {mark}")

@@ -17,7 +17,7 @@ from __future__ import annotations
 import json
 import threading
 import unicodedata
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from json.encoder import encode_basestring
 from typing import Any
 
@@ -159,34 +159,56 @@ def list_chars(item_chars: Iterable[int]) -> int:
     return 2 + total + 2 * max(count - 1, 0)
 
 
+def missing(found: list[Any]) -> Iterator[int]:
+    """The positions of ``None`` in ``found``, each found by a search in C: a long history
+    looked up in a cache has only its newest messages missing."""
+    index = -1
+    while True:
+        try:
+            index = found.index(None, index + 1)
+        except ValueError:
+            return
+        yield index
+
+
 class SizeCache:
     """Message sizes kept between ``prepare()`` calls, by identity.
 
     Most turns compact nothing: the history is the last one plus a message or two, so
     measuring only the new messages makes such a call cost a walk of dict lookups instead of
-    a JSON dump of everything. Keyed by ``id`` with the message held, so an id is never
-    reused for another dict while cached; this relies on what the pipeline already assumes:
-    a message dict is never changed in place once it is in a history (stages copy).
+    a JSON dump of everything. Keyed by ``id`` with every message sized held, so an id is
+    never reused for another dict while cached (a live object's id is its own: no identity
+    check is needed, and a whole list is looked up in C); this relies on what the pipeline
+    already assumes: a message dict is never changed in place once it is in a history
+    (stages copy).
     """
 
     def __init__(self) -> None:
-        self._known: dict[int, tuple[Message, int]] = {}
+        self._sizes: dict[int, int] = {}
+        self._held: list[list[Message]] = []  # every message sized, so its id stays its own
 
     def size(self, message: Message, memo: dict[int, tuple[str, int]] | None = None) -> int:
-        known = self._known.get(id(message))
-        if known is not None and known[0] is message:
-            return known[1]
-        return json_chars(message, memo)
+        known = self._sizes.get(id(message))
+        return known if known is not None else json_chars(message, memo)
+
+    def sizes(self, messages: list[Message],
+              memo: dict[int, tuple[str, int]] | None = None) -> list[int]:
+        """Each message's size: the cached ones looked up in one pass, the rest measured."""
+        found: list[int | None] = list(map(self._sizes.get, map(id, messages)))
+        for index in missing(found):
+            found[index] = json_chars(messages[index], memo)
+        return found  # type: ignore[return-value]  # no None is left
 
     def light_total(self, messages: list[Message], new_chars: int) -> int | None:
         """The list's size if what is not cached yet is small (no large string, at most
         ``new_chars`` in all; measured now and cached), else None without measuring it."""
         total = 0
         fresh = 0
+        sized: list[Message] = []
         for message in messages:
-            known = self._known.get(id(message))
-            if known is not None and known[0] is message:
-                total += known[1]
+            known = self._sizes.get(id(message))
+            if known is not None:
+                total += known
                 continue
             if _holds_large(message):
                 return None
@@ -194,14 +216,18 @@ class SizeCache:
             fresh += size
             if fresh > new_chars:
                 return None
-            self._known[id(message)] = (message, size)
+            self._sizes[id(message)] = size
+            sized.append(message)
             total += size
+        self._held.append(sized)
         return total + 2 + 2 * max(len(messages) - 1, 0)
 
     def keep(self, *histories: Measured) -> None:
         """Remember exactly these histories' messages (older ones are let go)."""
-        self._known = {id(m): (m, size) for history in histories
-                       for m, size in zip(history.messages, history.sizes, strict=True)}
+        self._sizes = {}
+        for history in histories:
+            self._sizes.update(zip(map(id, history.messages), history.sizes, strict=True))
+        self._held = [list(history.messages) for history in histories]
 
 
 class Measured:
@@ -216,7 +242,7 @@ class Measured:
         # large strings counted while measuring, so replacing one does not count it again
         self._memo: dict[int, tuple[str, int]] = {}
         cache = known or SizeCache()
-        self._sizes = [cache.size(m, self._memo) for m in messages]
+        self._sizes = cache.sizes(messages, self._memo)
         self._total = list_chars(self._sizes)
 
     @property
@@ -259,9 +285,10 @@ class Measured:
 
     def replace_all(self, messages: list[Message]) -> None:
         """Adopt a new list; messages carried over keep their cached size (by identity)."""
-        known = {id(m): size for m, size in zip(self.messages, self._sizes, strict=True)}
+        old = SizeCache()  # the old list holds its messages while this runs
+        old.keep(self)
         self.messages = messages
-        self._sizes = [known.get(id(m)) or json_chars(m) for m in messages]
+        self._sizes = old.sizes(messages)
         self._total = list_chars(self._sizes)
 
     def chars_from(self, index: int) -> int:

@@ -66,6 +66,17 @@ def tool_names(messages: list[Message]) -> dict[str, str]:
     }
 
 
+def tool_name(messages: list[Message], use_id: str) -> str:
+    """The name of the tool_use ``use_id`` in ``messages`` (the last one, should the id be
+    used twice), or ``""``: what ``tool_names(messages).get(use_id, "")`` says, found from
+    the end, where the call a result answers sits, instead of mapping the whole history."""
+    for message in reversed(messages):
+        for block in reversed(blocks(message)):
+            if is_block(block, "tool_use") and block.get("id", "") == use_id:
+                return block.get("name", "")  # as recorded, as the map holds it
+    return ""
+
+
 def message_text(message: Message) -> str:
     """The plain text of a message: a string content, or its ``text`` blocks joined."""
     content = message.get("content")

@@ -12,12 +12,14 @@ from __future__ import annotations
 import json
 import os
 import uuid
+from operator import itemgetter
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from core.archive.atomic import atomic_write_bytes
 from core.archive.content_hash import digest_bytes
 from core.archive.manifest import Manifest, Persisted
+from core.measure import missing
 
 
 class Transcripts:
@@ -38,21 +40,20 @@ class Transcripts:
         """The transcript of ``messages``: its UTF-8 bytes (one JSON line per message) and
         its length in chars. The last transcript's line is reused for a message it held (a
         message is never changed in place once in a history), already encoded: the bytes
-        written are the bytes hashed, and no line is encoded twice."""
-        known = self._lines
-        kept: dict[int, tuple[dict[str, Any], bytes, int]] = {}
-        parts: list[bytes] = []
-        chars = 0
-        for message in messages:
-            seen = known.get(id(message))
-            if seen is None or seen[0] is not message:
-                line = json.dumps(message, default=str, ensure_ascii=False) + "\n"
-                seen = (message, line.encode("utf-8", "surrogatepass"), len(line))
-            kept[id(message)] = seen
-            parts.append(seen[1])
-            chars += seen[2]
-        self._lines = kept
-        return b"".join(parts), chars
+        written are the bytes hashed, and no line is encoded twice. The lines kept hold
+        their messages, so an id found among them is that message's own, and a whole list
+        is looked up (and joined) in C: snip writes the whole history at every call once a
+        long session is past its message limit."""
+        ids = list(map(id, messages))
+        found: list[tuple[dict[str, Any], bytes, int] | None] = \
+            list(map(self._lines.get, ids))
+        for index in missing(found):
+            message = messages[index]
+            line = json.dumps(message, default=str, ensure_ascii=False) + "\n"
+            found[index] = (message, line.encode("utf-8", "surrogatepass"), len(line))
+        lines: list[tuple[dict[str, Any], bytes, int]] = found  # type: ignore[assignment]
+        self._lines = dict(zip(ids, lines, strict=True))
+        return b"".join(map(itemgetter(1), lines)), sum(map(itemgetter(2), lines))
 
     def write_transcript(self, messages: list[dict[str, Any]]) -> str:
         """Save the whole message list before anything is removed; return its relative path."""

@@ -34,7 +34,7 @@ from typing import Any
 
 from core.compact.pointers import WRAPPER_HEAD, archive_marker_path, pointer_path
 from core.compact.summary_facts import is_summary_message
-from core.measure import json_chars, list_chars
+from core.measure import json_chars
 
 PROMPT_CATEGORIES = ("system", "memory", "recalled", "pinned")
 SENT_EVERY_CALL = (*PROMPT_CATEGORIES, "tools")
@@ -119,30 +119,59 @@ def message_breakdown(message: Any) -> Sizes:
 
 
 class BreakdownCache:
-    """Per-message breakdowns kept by identity: a history is the last one plus a message
-    or two, and the engine copies a message it changes instead of mutating it, so each
-    message is split once, however many requests it is sent in."""
+    """Per-message breakdowns kept by identity, and their running sum.
+
+    A history is the last one plus a message or two, and the engine copies a message it
+    changes instead of mutating it, so each message is split once, however many requests it
+    is sent in. The sum is kept too: which messages left the list and which joined it is
+    found from their identities with set operations (in C), and only those are taken out
+    of the sum or added to it, so a long history's totals cost what changed, not its length
+    (snip drops messages from the front and micro replaces some in the middle, so the
+    list's common prefix with the last one is often short). An identity in both lists is
+    the same message: the cache holds every message it counts, so none can be freed and its
+    id reused meanwhile.
+    """
 
     def __init__(self) -> None:
-        self._seen: dict[int, tuple[Any, Sizes]] = {}
+        self._known: dict[int, tuple[Any, Sizes]] = {}
+        self._sum = dict.fromkeys(MESSAGE_CATEGORIES, 0)
 
     def totals(self, messages: Sequence[Any]) -> Sizes:
         """The message list's breakdown: adds up to ``json_chars(messages)`` exactly (the
         list's brackets and commas are structure)."""
-        fresh: dict[int, tuple[Any, Sizes]] = {}
+        now = dict(zip(map(id, messages), messages, strict=True))
+        if len(now) != len(messages):  # a message object listed twice: counted as often
+            return self._counted_apart(messages)
+        known = self._known
+        for gone in known.keys() - now.keys():
+            _add(self._sum, known.pop(gone)[1], -1)
+        for new in now.keys() - known.keys():
+            message = now[new]
+            split = message_breakdown(message)
+            known[new] = (message, split)
+            _add(self._sum, split, 1)
+        return _with_structure(self._sum, len(messages))
+
+    def _counted_apart(self, messages: Sequence[Any]) -> Sizes:
+        """The totals summed message by message, the running sum left as it was."""
         totals = dict.fromkeys(MESSAGE_CATEGORIES, 0)
-        sizes: list[int] = []
         for message in messages:
-            hit = self._seen.get(id(message))
-            if hit is None or hit[0] is not message:
-                hit = (message, message_breakdown(message))
-            fresh[id(message)] = hit
-            for key, value in hit[1].items():
-                totals[key] += value
-            sizes.append(sum(hit[1].values()))
-        self._seen = fresh
-        totals["structure"] += list_chars(sizes) - sum(sizes)
-        return totals
+            hit = self._known.get(id(message))
+            _add(totals, hit[1] if hit is not None else message_breakdown(message), 1)
+        return _with_structure(totals, len(messages))
+
+
+def _add(total: Sizes, split: Sizes, sign: int) -> None:
+    for key, value in split.items():
+        total[key] += sign * value
+
+
+def _with_structure(messages_sum: Sizes, count: int) -> Sizes:
+    """A copy of the messages' summed breakdown with the list's own brackets and ``", "``
+    counted as structure."""
+    totals = dict(messages_sum)
+    totals["structure"] += 2 + 2 * max(count - 1, 0)
+    return totals
 
 
 def section_group(section: dict[str, Any]) -> str:

@@ -73,6 +73,9 @@ class Compactor:
         # the history sent, by category, for the request events (each message split once)
         self.categories = BreakdownCache()
         self._listed = False  # archive_listing said (or had nothing to say)
+        # Heavy stages go to a worker thread so an event loop that draws a UI keeps drawing;
+        # a caller whose loop draws nothing (a headless replay) sets this and saves the hop.
+        self.stages_in_thread = True
 
     def _summarizer(self) -> Summarizer:
         """The summarizer for one summary, given the notes when there is a notes source
@@ -124,11 +127,16 @@ class Compactor:
 
         The synchronous stages (measuring, hashing and saving results: tens of milliseconds
         for a 10 MB result) run in a worker thread so an event loop driving a UI keeps
-        drawing; their events are emitted from that thread. The summary, a model call,
-        runs back on the loop.
+        drawing (unless :attr:`stages_in_thread` is off); their events are emitted from that
+        thread. The summary, a model call, runs back on the loop.
         """
+        return (await self.prepare_measured(messages, active_request)).messages
+
+    async def prepare_measured(self, messages: list[dict], active_request: str) -> Measured:
+        """:meth:`prepare`, with the sizes it measured: a caller reporting the history's
+        length reads it here instead of serialising the whole history again."""
         await self.list_archive()
-        if self._light(messages):
+        if not self.stages_in_thread or self._light(messages):
             history = self.prepare_local(messages)
         else:
             history = await asyncio.to_thread(self.prepare_local, messages)
@@ -137,7 +145,7 @@ class Compactor:
                                         self._summarizer(), active_request)
             run.finish()
             self.sizes.keep(history)
-        return history.messages
+        return history
 
     def sizes_of(self, messages: list[dict]) -> tuple[int, ...]:
         """Each message's JSON chars, as the last ``prepare()`` measured them (a message it

@@ -3,7 +3,7 @@ import json
 from hypothesis import given
 from hypothesis import strategies as st
 
-from core.measure import Measured, estimate_tokens, json_chars
+from core.measure import Measured, SizeCache, estimate_tokens, json_chars
 
 
 def dump_len(messages):
@@ -78,3 +78,20 @@ def test_a_large_ascii_string_is_counted_exactly(pieces, filler):
 def test_a_large_non_ascii_string_is_exact_too():
     text = "日志 \"行\"\n\t\x01" * 10_000 + "\ud800"
     assert json_chars(text) == len(json.dumps(text, ensure_ascii=False))
+
+
+def test_sizes_cached_between_calls_are_each_messages_own():
+    """The cache looks a whole list up by identity in one pass: messages it kept, copies of
+    them, messages it never saw and ones it let go are each measured as themselves."""
+    base = [{"role": "user", "content": f"message {n} " * n} for n in range(8)]
+    cache = SizeCache()
+    history = Measured(list(base), cache)
+    cache.keep(history)
+    lists = [base[3:], [*base, {"role": "assistant", "content": "new"}],
+             [{**base[0], "content": "copied"}, *base[1:]], base[:2], base, []]
+    for messages in lists:
+        measured = Measured(list(messages), cache)
+        assert measured.sizes == [json_chars(m) for m in messages]
+        assert measured.chars == json_chars(messages)
+        cache.keep(measured)
+    assert cache.light_total(base, 10_000) == json_chars(base)

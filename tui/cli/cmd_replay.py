@@ -181,7 +181,8 @@ def _replay_headless(args: argparse.Namespace, recording: Any, limits: Threshold
         return fail(str(exc))
     options = ReplayOptions(workdir=folder, thresholds=limits, **limit_options(args),
                             summarizer=summarizer, speed=args.speed or 0.0,
-                            breaks=frozenset(args.breaks), seekable=False)
+                            breaks=frozenset(args.breaks), seekable=False,
+                            stages_in_thread=False)
 
     async def replay() -> bool:
         # The SDK client is bound to this event loop: close it here, before asyncio.run ends

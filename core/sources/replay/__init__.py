@@ -8,15 +8,18 @@ pipeline. Each format has its module, and a docs page (docs/replay/).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from core.sources.replay import claude_code, codex, messages_json, requests_jsonl
 from core.sources.replay.detect import FORMATS, detect
+from core.sources.replay.file_rows import Rows, session_head
 from core.sources.replay.model import Compaction, Exchange, Notice, Recording, ReplayError
 from core.sources.replay.reading import MAX_BYTES, cycle_collection_paused, read_text
 from core.sources.replay.subagents import read_subagents
 
-LOADERS = {
+LOADERS: dict[str, Callable[[Path, Any], Recording]] = {
     "claude-code": claude_code.load,
     "codex": codex.load,
     "messages": messages_json.load,
@@ -35,6 +38,13 @@ def load_recording(path: Path | str, fmt: str = "auto", max_bytes: int = MAX_BYT
     watch recording's conversations (the longest by default). Its subagent transcripts are
     read too (``with_subagents``), each for its totals."""
     path = Path(path)
+    # A Claude Code session is parsed from its file's rows as they are read: its text is
+    # never held beside its records (detected from its first rows alone).
+    if conversation is None and (fmt == "claude-code" or (fmt == "auto" and _head_format(
+            path, max_bytes) == "claude-code")):
+        with cycle_collection_paused():
+            recording = LOADERS["claude-code"](path, Rows(path, max_bytes))
+        return _finish(path, "claude-code", recording, max_bytes, with_subagents)
     text = read_text(path, max_bytes)
     if fmt == "auto":
         fmt = detect(path, text)
@@ -46,6 +56,21 @@ def load_recording(path: Path | str, fmt: str = "auto", max_bytes: int = MAX_BYT
     with cycle_collection_paused():
         recording = (requests_jsonl.load(path, text, conversation) if fmt == "requests"
                      else LOADERS[fmt](path, text))
+    return _finish(path, fmt, recording, max_bytes, with_subagents)
+
+
+def _head_format(path: Path, max_bytes: int) -> str | None:
+    """The format its first rows show (the whole file decides when they show none: a
+    Messages document spread over many lines, a file refused with its first line quoted)."""
+    try:
+        return detect(path, session_head(path, max_bytes))
+    except ReplayError:
+        return None
+
+
+def _finish(path: Path, fmt: str, recording: Recording, max_bytes: int,
+            with_subagents: bool = True) -> Recording:
+    """The subagents read, or the recording refused when it holds no request."""
     if with_subagents and recording.subagents:
         recording.subagents_read = read_subagents(
             recording.subagents, lambda p: load_recording(p, "auto", max_bytes, None, False))

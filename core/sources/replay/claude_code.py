@@ -21,6 +21,7 @@ docs/replay/claude-code.md lists every record type and field, read or ignored.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -40,8 +41,9 @@ from core.sources.replay.claude_code_chain import (
     merge_forks,
     message_id,
 )
+from core.sources.replay.file_rows import Rows
 from core.sources.replay.model import Compaction, Message, Recording
-from core.sources.replay.reading import Line, jsonl_objects, skip
+from core.sources.replay.reading import Line, jsonl_objects, row_objects, skip
 from core.sources.replay.shape import content_problem, text_or_none, usage_problem
 from core.sources.replay.steps import StepBuilder, merge_into
 from core.sources.replay.subagents import read_meta
@@ -80,14 +82,16 @@ def subagent_files(path: Path) -> list[Path]:
         return []
 
 
-def load(path: Path, text: str) -> Recording:
+def load(path: Path, text: str | Rows) -> Recording:
+    """The session in ``text``, or in the rows of its file as they are read (its lines'
+    records are all held until the chain is known: the text need not be too)."""
     recording = Recording(format="claude-code", path=path, agent=AGENT)
     recording.subagents = subagent_files(path)
     tree = Tree()
     linked: list[Line] = []
     leaf: Line | None = None
     side_leaf: Line | None = None  # a subagent transcript is sidechain lines only
-    for line in jsonl_objects(text, recording):
+    for line in _objects(text, recording):
         data = line.data
         uuid = data.get("uuid")
         if isinstance(uuid, str) and uuid in tree.nodes and _rewritten(tree.nodes[uuid].data,
@@ -127,6 +131,12 @@ def load(path: Path, text: str) -> Recording:
     builder.system_notes = takes_system_messages(_first_model(chain))
     builder.build(chain)
     return recording
+
+
+def _objects(text: str | Rows, recording: Recording) -> Iterator[Line]:
+    if isinstance(text, str):
+        return jsonl_objects(text, recording)
+    return row_objects(text, lambda: text.ends_with_newline, recording)
 
 
 def _rewritten(first: dict[str, Any], again: dict[str, Any]) -> bool:

@@ -65,8 +65,13 @@ class OriginalHistory:
     def breakdown(self, system_chars: int = 0) -> Sizes:
         """The history as it was sent, by category (adding up to :attr:`chars`), and the
         recorded system prompt's length when the recording has one."""
+        return with_system(self._split.totals(self.messages), system_chars)
+
+    def step_categories(self, system_chars: int) -> tuple[dict[str, int], Sizes]:
+        """:meth:`category_chars` and :meth:`breakdown` at once, from one count (a replay
+        step reports both)."""
         messages = self._split.totals(self.messages)
-        return {"system": system_chars, **messages} if system_chars else messages
+        return legacy_categories(messages), with_system(messages, system_chars)
 
     def category_chars(self) -> dict[str, int]:
         return legacy_categories(self.breakdown())
@@ -113,6 +118,10 @@ class OriginalHistory:
             self.messages[i] = {**message, "content": cleared}
             self.sizes[i] = json_chars(self.messages[i])
             self.media[i] = media_chars(self.messages[i].get("content"))
+
+
+def with_system(messages: Sizes, system_chars: int) -> Sizes:
+    return {"system": system_chars, **messages} if system_chars else messages
 
 
 def media_chars(content: Any) -> int:

@@ -12,7 +12,7 @@ from __future__ import annotations
 import gc
 import json
 import stat
-from collections.abc import Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -70,12 +70,16 @@ def read_text(path: Path, max_bytes: int = MAX_BYTES) -> str:
         data = read_limited(path, max_bytes)
     except UntrustedFileError as exc:
         raise ReplayError(str(exc)) from None
-    head = data[:SNIFF_BYTES]
+    check_head(path, data[:SNIFF_BYTES])
+    return data.decode("utf-8", errors="replace")
+
+
+def check_head(path: Path, head: bytes) -> None:
+    """Refuse a file whose first ``SNIFF_BYTES`` are blank or not UTF-8 text."""
     if not head.strip():
         raise ReplayError(f"{path}: is empty")
     if b"\x00" in head or not _utf8_prefix(head):
         raise ReplayError(f"{path}: is a binary file, not a JSON or JSONL session")
-    return data.decode("utf-8", errors="replace")
 
 
 @contextmanager
@@ -106,34 +110,49 @@ class Line:
     data: dict[str, Any]
 
 
+def text_rows(text: str) -> Iterator[str]:
+    """``text.split("\n")`` one row at a time (a 60 MB session is not copied into a list)."""
+    start = 0
+    while True:
+        end = text.find("\n", start)
+        if end < 0:
+            yield text[start:]
+            return
+        yield text[start:end]
+        start = end + 1
+
+
 def jsonl_objects(text: str, recording: Recording) -> Iterator[Line]:
-    """Every JSON object line of ``text``; bad lines become notices on ``recording``.
+    """Every JSON object line of ``text``; bad lines become notices on ``recording``."""
+    return row_objects(text_rows(text), lambda: text.endswith("\n"), recording)
+
+
+def row_objects(rows: Iterable[str], ends_with_newline: Callable[[], bool],
+                recording: Recording) -> Iterator[Line]:
+    """Every JSON object among ``rows``; bad lines become notices on ``recording``.
 
     Counts go to ``recording.lines_total`` (non-blank lines) and ``lines_read`` (objects).
+    A line that does not parse is judged once the next non-blank line (or the end) is
+    reached: the last one, in a file not ending with a newline, is cut off rather than
+    malformed. ``ends_with_newline`` is asked only at the end, after every row was read.
     """
-    rows = text.split("\n")
-    last = len(rows)
-    while last > 0 and not rows[last - 1].strip():
-        last -= 1
-    for index in range(last):
-        raw = rows[index]
+    failed: tuple[int, ValueError] | None = None
+    number = 0
+    for raw in rows:
+        number += 1
         if not raw.strip():
             continue
+        if failed is not None:
+            _malformed(recording, *failed)
+            failed = None
         recording.lines_total += 1
-        number = index + 1
         try:
             data = json.loads(raw)
         except (RecursionError, MemoryError):
             skip(recording, number, f"line {number} is nested too deeply to read; skipped")
             continue
         except ValueError as exc:
-            if index == last - 1 and not text.endswith("\n"):
-                recording.note("truncated", f"line {number} (the last) is cut off: the file "
-                               "may still be being written; it was skipped", number)
-                recording.skipped["malformed"] += 1
-            else:
-                skip(recording, number, f"line {number} is not valid JSON "
-                     f"({getattr(exc, 'msg', exc)}); skipped")
+            failed = (number, exc)
             continue
         if not isinstance(data, dict):
             skip(recording, number, f"line {number} is not a JSON object; skipped")
@@ -145,6 +164,20 @@ def jsonl_objects(text: str, recording: Recording) -> Iterator[Line]:
             continue
         recording.lines_read += 1
         yield Line(number, data)
+    if failed is None:
+        return
+    if ends_with_newline():
+        _malformed(recording, *failed)
+        return
+    number = failed[0]
+    recording.note("truncated", f"line {number} (the last) is cut off: the file may still "
+                   "be being written; it was skipped", number)
+    recording.skipped["malformed"] += 1
+
+
+def _malformed(recording: Recording, number: int, exc: ValueError) -> None:
+    skip(recording, number, f"line {number} is not valid JSON "
+         f"({getattr(exc, 'msg', exc)}); skipped")
 
 
 def skip(recording: Recording, number: int, message: str) -> None:

@@ -50,7 +50,7 @@ from core.events import (
 )
 from core.harness_paths import harness_dir
 from core.measure import json_chars
-from core.messages import blocks, is_block, message_text, tool_names
+from core.messages import blocks, is_block, message_text, tool_name
 from core.sources import Capability, Source
 from core.sources.replay import messages_json
 from core.sources.replay.limits import LimitMode, Limits, resolve
@@ -84,6 +84,9 @@ class ReplayOptions:
     # a person may seek (the workbench): every step's events are kept to show them again.
     # Headless, nobody seeks, and keeping them would hold the whole run in memory.
     seekable: bool = True
+    # the workbench: the pipeline's heavy stages run in a worker thread so the UI keeps
+    # drawing. Headless nothing draws, and the hop to the thread is only a cost.
+    stages_in_thread: bool = True
 
 
 def sample_history(requests: int = 6) -> list[Message]:
@@ -176,6 +179,7 @@ class ReplaySource(Source):
         harness_dir(workdir, SUMMARY_DIR)  # ours: never through a link planted there
         self.compactor = Compactor(workdir, self.thresholds, self.options.summarizer,
                                    self.emit, self.options.breaks)
+        self.compactor.stages_in_thread = self.options.stages_in_thread
         return RunStart(provider="replay", workspace=str(workdir), model=self.recording.model,
                         breaks=tuple(sorted(self.options.breaks)))
 
@@ -264,7 +268,7 @@ class ReplaySource(Source):
             self.history.append(message)
 
     def _input(self, messages: list[Message]) -> None:
-        names = tool_names(self.history)
+        before = self.history[:]  # results are named from the history as the input came
         for message in messages:
             text = message_text(message) if message.get("role") == "user" else ""
             text = REMINDER.sub("", text)
@@ -274,7 +278,7 @@ class ReplaySource(Source):
             for block in blocks(message):
                 if is_block(block, "tool_result"):
                     use_id = str(block.get("tool_use_id", ""))
-                    self.emit(ToolResult(id=use_id, name=names.get(use_id, ""),
+                    self.emit(ToolResult(id=use_id, name=tool_name(before, use_id),
                                           chars=json_chars(block.get("content", "")),
                                           is_error=bool(block.get("is_error"))))
             self._add(ctxlab_side(message))
@@ -283,7 +287,8 @@ class ReplaySource(Source):
         assert self.compactor is not None
         self.turns += 1
         self._input(step.input)
-        self.history = await self.compactor.prepare(self.history, self.request)
+        sent = await self.compactor.prepare_measured(self.history, self.request)
+        self.history = sent.messages
         self.original_history.before_request(step)
         system = len(self.recording.system)
         original_chars = self.original_history.chars
@@ -296,20 +301,21 @@ class ReplaySource(Source):
         recorded = ModelResponse(purpose="original", stop_reason=step.stop_reason,
                                  usage=step.usage)
         self.emit(recorded)
-        chars = json_chars(self.history)
+        chars = sent.chars  # as prepare() measured it: never serialised again
         theirs = self.original_history
+        categories, breakdown = theirs.step_categories(system)
         self.emit(ModelRequest(purpose="main", chars=chars, est_tokens=int(chars / self.ratio),
                                messages=len(self.history),
                                breakdown=self.compactor.categories.totals(self.history),
                                sent=tuple(self.history),
-                               sent_sizes=self.compactor.sizes_of(self.history)))
+                               sent_sizes=tuple(sent.sizes)))
         self.emit(ReplayStep(
             index=self.turns, total=self.total,
             original_chars=original_chars, original_messages=len(theirs.messages),
             original_tokens=recorded.context_tokens,
-            categories=theirs.category_chars(), ctxlab_chars=chars,
+            categories=categories, ctxlab_chars=chars,
             ctxlab_messages=len(self.history), timestamp=step.timestamp,
-            breakdown=theirs.breakdown(system)))
+            breakdown=breakdown))
         theirs.after_reply(step)
         if step.reply is not None:
             self._reply(step.reply)

@@ -82,12 +82,39 @@ def test_a_large_result_is_split_exactly_too() -> None:
 def test_the_cache_splits_each_message_once_by_identity() -> None:
     cache = BreakdownCache()
     cache.totals(HISTORY)
-    first = dict(cache._seen)
+    first = dict(cache._known)
     cache.totals(HISTORY)
-    assert all(cache._seen[k][1] is first[k][1] for k in first)
+    assert all(cache._known[k][1] is first[k][1] for k in first)
     changed = {**HISTORY[0], "content": "other"}  # a copy, as the engine makes one
     totals = cache.totals([changed, *HISTORY[1:]])
     assert sum(totals.values()) == json_chars([changed, *HISTORY[1:]])
+
+
+def test_the_running_totals_stay_those_of_a_fresh_count_whatever_the_list_becomes() -> None:
+    """The cache keeps a running sum and only adds what joined and takes out what left;
+    snip (the front dropped), micro (a message in the middle copied), an append, the same
+    message twice, an empty list, and everything back: each time, the totals are those a
+    fresh cache counts, and they add up to the measure."""
+    changed = {**HISTORY[2], "content": "[cleared]"}
+    lists = [HISTORY, HISTORY[2:], [*HISTORY[2:], {"role": "assistant", "content": "ok"}],
+             [HISTORY[0], HISTORY[1], changed, *HISTORY[3:]], [HISTORY[0], HISTORY[0]],
+             [], HISTORY, list(reversed(HISTORY)), [changed]]
+    cache = BreakdownCache()
+    for messages in lists:
+        totals = cache.totals(messages)
+        assert totals == BreakdownCache().totals(messages)
+        assert sum(totals.values()) == json_chars(messages)
+
+
+@given(st.lists(st.integers(min_value=0, max_value=len(HISTORY) - 1), max_size=12),
+       st.lists(st.integers(min_value=0, max_value=len(HISTORY) - 1), max_size=12))
+def test_any_two_lists_in_a_row_are_counted_as_fresh(first: list[int],
+                                                     second: list[int]) -> None:
+    cache = BreakdownCache()
+    cache.totals([HISTORY[i] for i in first])
+    messages = [HISTORY[i] for i in second]
+    assert cache.totals(messages) == BreakdownCache().totals(messages)
+    assert sum(cache.totals(messages).values()) == json_chars(messages)
 
 
 def test_the_system_prompt_adds_up_to_its_length_with_the_joins_as_system() -> None:

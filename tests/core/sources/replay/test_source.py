@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -218,3 +219,35 @@ def test_a_replay_nobody_can_seek_keeps_no_step_to_show_again(tmp_path):
         source.seek(0)
     assert asyncio.run(source.run(Emitter(sinks=[Recorder()])))
     assert source._played == []  # nothing kept for a seek that cannot come
+
+
+def test_without_a_ui_the_stages_run_on_the_loop_and_report_the_same(tmp_path, monkeypatch):
+    """Headless, nothing draws while the stages run, so they run on the event loop's thread
+    (no hop to a worker); the events are those of the replay that hops."""
+    import threading
+
+    import core.compact.pipeline as pipeline
+
+    session = tmp_path / "s"
+    session.mkdir()
+    path = write_session(session, 400_000)
+    limits = Thresholds(context_limit=40_000, max_messages=30)
+    _, hopped, _ = replay(path, tmp_path / "a", thresholds=limits)
+    threads: set[str] = set()
+    real = pipeline.Compactor.prepare_local
+
+    def spy(self, messages):
+        threads.add(threading.current_thread().name)
+        return real(self, messages)
+
+    monkeypatch.setattr(pipeline.Compactor, "prepare_local", spy)
+    ok, inline, _ = replay(path, tmp_path / "b", thresholds=limits, stages_in_thread=False)
+    assert ok and threads == {threading.main_thread().name}
+
+    def plain(recorder):  # a transcript's name is random
+        return [re.sub(r"transcript_[0-9a-f]{32}", "transcript", json.dumps(
+            {k: v for k, v in e.to_json().items() if k not in ("t", "workspace")}))
+                for e in recorder.events]
+
+    assert plain(inline) == plain(hopped)
+    assert any(e.type == "stage" and e.stage == "snip_compact" for e in inline.events)
