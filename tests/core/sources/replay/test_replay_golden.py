@@ -5,9 +5,9 @@ before the headless path stopped re-measuring the history, kept category totals 
 and ran the stages without a worker thread. Each holds the event lines and a digest of
 every file the replay wrote (tool results, manifest, transcripts, the agent's summaries).
 Only what differs between two identical runs is normalised: each event's ``t``, the
-temporary workdir's path, and the transcripts' random names (numbered in order of first
-mention instead) and, in the archive's manifest, a transcript's BLAKE3 (its text names
-earlier transcripts; its normalised digest is compared instead). Anything else that
+temporary workdir's path, the checkout's path, and the transcripts' random names (numbered in
+order of first mention instead) and, in the archive's manifest, a transcript's BLAKE3 (its
+text names earlier transcripts; its normalised digest is compared instead). Anything else that
 changes — a size, a stage, a file's bytes — fails.
 
 Regenerate (only when the output is meant to change): ``CTXLAB_GOLDEN=write python -m
@@ -29,7 +29,8 @@ from bench.sessions import claude_code_session
 from tests.core.sources.replay.conftest import CLAUDE, CODEX, REQUESTS, WATCHED_CODEX
 from tui.cli import main
 
-GOLDEN = Path(__file__).resolve().parents[3] / "fixtures" / "replay" / "golden"
+REPO = Path(__file__).resolve().parents[4]
+GOLDEN = REPO / "tests" / "fixtures" / "replay" / "golden"
 GENERATED = 700_000  # enough requests for Claude Code's own auto-compact
 TRANSCRIPT = re.compile(r"transcript_[0-9a-f]{32}")
 MANIFEST_TRANSCRIPT_HASH = re.compile(r'"blake3": "[0-9a-f]+"(, "format": "transcript")')
@@ -83,7 +84,8 @@ def test_headless_json_replay_matches_its_golden(case, tmp_path, capsys):
     workdir = tmp_path / "w"
     assert main(["replay", str(path), "--headless", "--json", "--workdir", str(workdir),
                  *flags]) == 0
-    got = normalised(capsys.readouterr().out.replace(str(path), "SESSION"), workdir)
+    out = capsys.readouterr().out.replace(str(path), "SESSION").replace(str(REPO), "REPO")
+    got = normalised(out, workdir)  # a fixture's subagent files are named by their full path
     golden = GOLDEN / f"{case}.txt.gz"
     if os.environ.get("CTXLAB_GOLDEN") == "write":
         golden.parent.mkdir(parents=True, exist_ok=True)
