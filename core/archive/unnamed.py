@@ -16,43 +16,21 @@ filesystem refused once is not asked again.
 
 from __future__ import annotations
 
-import ctypes
 import errno
 import os
-from collections.abc import Callable
 
 _O_TMPFILE = getattr(os, "O_TMPFILE", 0)
-_AT_FDCWD = -100
-_AT_SYMLINK_FOLLOW = 0x400
+# ``os.link`` calls ``linkat`` (following the ``/proc/self/fd/N`` link to the inode) only when
+# a folder descriptor is given; the source path is absolute, so the descriptor given is unused.
+_LINKAT = _O_TMPFILE != 0 and os.link in os.supports_dir_fd
 _CLOEXEC = getattr(os, "O_CLOEXEC", 0)
 _REFUSED = (errno.EOPNOTSUPP, errno.EISDIR, errno.EINVAL, errno.ENOTSUP)
 _unsupported: set[str] = set()  # folders whose filesystem (or system) cannot do it
 
 
-def _find_linkat() -> Callable[..., int] | None:
-    """The C library's ``linkat``: ``os.link`` calls plain ``link`` unless a folder
-    descriptor is given, and ``link`` does not follow ``/proc/self/fd/N`` to the inode."""
-    try:
-        found = ctypes.CDLL(None, use_errno=True).linkat
-    except (OSError, AttributeError):  # no C library to ask (not Linux)
-        return None
-    found.argtypes = (ctypes.c_int, ctypes.c_char_p, ctypes.c_int, ctypes.c_char_p,
-                      ctypes.c_int)
-    function: Callable[..., int] = found
-    return function
-
-
-_linkat = _find_linkat() if _O_TMPFILE else None
-
-
 def _link(fd: int, path: str) -> None:
     """Give the unnamed file open as ``fd`` the name ``path`` (``FileExistsError`` if taken)."""
-    assert _linkat is not None
-    source = f"/proc/self/fd/{fd}".encode()
-    if _linkat(_AT_FDCWD, source, _AT_FDCWD, os.fsencode(path), _AT_SYMLINK_FOLLOW) != 0:
-        code = ctypes.get_errno()
-        raise OSError(code, os.strerror(code), path) if code != errno.EEXIST else \
-            FileExistsError(code, os.strerror(code), path)
+    os.link(f"/proc/self/fd/{fd}", path, src_dir_fd=fd, follow_symlinks=True)
 
 
 def write_unnamed(path: str, data: bytes) -> os.stat_result | None:
@@ -61,7 +39,7 @@ def write_unnamed(path: str, data: bytes) -> os.stat_result | None:
 
     A missing folder raises ``FileNotFoundError`` (the caller makes it and asks again)."""
     folder = os.path.dirname(path) or "."
-    if _linkat is None or folder in _unsupported:
+    if not _LINKAT or folder in _unsupported:
         return None
     try:
         fd = os.open(folder, _O_TMPFILE | os.O_WRONLY | _CLOEXEC, 0o644)

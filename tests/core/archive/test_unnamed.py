@@ -55,7 +55,7 @@ def test_where_the_filesystem_refuses_the_named_temp_file_is_used(
         return real_open(path, flags, *args)
 
     monkeypatch.setattr(unnamed, "_O_TMPFILE", getattr(os, "O_TMPFILE", 0) or 0o20000000)
-    monkeypatch.setattr(unnamed, "_linkat", unnamed._linkat or (lambda *args: 0))
+    monkeypatch.setattr(unnamed, "_LINKAT", True)
     monkeypatch.setattr(unnamed.os, "open", refuse)
     target = tmp_path / "a.txt"
     assert atomic_write_bytes(str(target), b"bytes") is None
