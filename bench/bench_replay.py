@@ -19,10 +19,10 @@ boundaries). Rows:
   any replay must do. Floor and replay alternate, their order swapped every round; the row
   is the median of the per-round ratios (CPU time, worker threads included), the best
   ratio beside it — target ≤ ``FLOOR_TARGET``×;
-* **peak RSS** of that replay child (``VmHWM``) ÷ the file size, target ≤ ``RSS_TARGET``×.
-  The interpreter and the CLI's imports are measured in the same child before the replay
-  starts and reported as the baseline; the row is the peak above that baseline (what the
-  replay itself holds), the whole peak shown beside it.
+* **peak RSS** of that replay child (``VmHWM``) ÷ the file size, target ≤ ``RSS_TARGET``×:
+  the whole peak, interpreter included (a small file cannot meet it: the interpreter and
+  the CLI's imports alone are tens of MB). They are measured in the same child before the
+  replay starts, and the peak above them (what the replay itself holds) is shown beside it.
 
 Run: ``python bench/bench_replay.py``; ``run()`` returns the rows for ``python -m bench``.
 """
@@ -191,12 +191,12 @@ def _size_rows(size: int, runs: dict[str, list[dict[str, float]]]) -> list[Row]:
     for kind in ("replay", "before") if "before" in runs else ("replay",):
         peak = max(r["peak_kb"] for r in runs[kind]) * 1024
         base = min(r["base_kb"] for r in runs[kind]) * 1024
-        held = (peak - base) / size
+        held, whole = (peak - base) / size, peak / size
         who = "headless replay" if kind == "replay" else "older checkout's replay"
-        rows.append(_row(f"{who} {mb} peak RSS above the {base / MB:.0f} MB interpreter+"
-                         f"imports ÷ file (whole peak {peak / MB:.0f} MB = {peak / size:.1f}×)",
-                         round(held, 2), "×", RSS_TARGET if kind == "replay" else None,
-                         ok=held <= RSS_TARGET or kind == "before"))
+        rows.append(_row(f"{who} {mb} peak RSS ÷ file (the {base / MB:.0f} MB interpreter+"
+                         f"imports included; above them {held:.2f}×)",
+                         round(whole, 2), "×", RSS_TARGET if kind == "replay" else None,
+                         ok=whole <= RSS_TARGET or kind == "before"))
     return rows
 
 
