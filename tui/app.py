@@ -295,6 +295,8 @@ class CtxlabApp(Routed, NavActions, LearnerActions, PanelActions, WorkbenchActio
             await route_batch(self.routed, events)
         except (NoMatches, ScreenStackError):  # the app is shutting down: no screen, no panels
             return
+        if self.pacer.streaming:  # no full collection walking the run's kept events
+            self.collector.settle()
 
     @handles(ev.RunStart)
     def show_run_start(self, event: ev.RunStart) -> None:

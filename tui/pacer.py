@@ -66,6 +66,7 @@ class Pacer:
         self.stream = stream
         self.wait = frame  # the wait in force: grows while bursts keep coming
         self.pending: list[EngineEvents | TextChunk] = []
+        self.streaming = False  # the routing under way came soon after the last one
         self.scheduled = False
         self.last = -frame  # when the last routing ended (time.monotonic)
 
@@ -77,6 +78,7 @@ class Pacer:
         wait = self.last + self.wait - time.monotonic()
         if wait <= 0:  # a quiet spell: at once, and the next wait is a frame again
             self.wait = self.frame
+            self.streaming = False
             await self.flush()
         else:
             self.scheduled = True
@@ -85,6 +87,7 @@ class Pacer:
     async def later_flush(self) -> None:
         """The routing of a burst that came soon after another: the next may wait longer."""
         self.wait = min(self.wait * 2, self.stream)
+        self.streaming = True
         await self.flush()
 
     async def flush(self) -> None:
