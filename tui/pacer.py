@@ -11,7 +11,8 @@ newest state is drawn. The first burst after a quiet spell is routed at once, so
 a single live turn is drawn with no added delay. While bursts keep coming (a replay at top
 speed) the wait doubles at each routing, up to :data:`STREAM`: drawing the whole screen costs
 the same however many requests it shows, and a screen redrawn thirty times a second took
-most of the replay's time to show states no one could read at that pace.
+most of the replay's time to show states no one could read at that pace. Streamed text
+alone (a live answer) keeps the frame's pace: it is read as it comes.
 
 Nothing is skipped: every event still reaches every handler, in the order emitted. Text and
 events keep their order too, since the bridge seals a batch when text starts (and the other
@@ -28,7 +29,7 @@ from core.events import Event
 from tui.messages import EngineEvents, TextChunk
 
 FRAME = 1 / 30  # seconds: two frames at 60 Hz, the wait after a quiet spell
-STREAM = 0.25  # seconds: the longest wait, reached while bursts keep coming
+STREAM = 0.5  # seconds: the longest wait, reached while bursts of events keep coming
 
 RouteEvents = Callable[[list[Event]], Awaitable[None]]
 RouteText = Callable[[str], Awaitable[None]]
@@ -85,9 +86,10 @@ class Pacer:
             self.later(wait, self.later_flush)
 
     async def later_flush(self) -> None:
-        """The routing of a burst that came soon after another: the next may wait longer."""
-        self.wait = min(self.wait * 2, self.stream)
-        self.streaming = True
+        """The routing of a burst that came soon after another: the next may wait longer,
+        unless all that came is streamed text."""
+        self.streaming = any(isinstance(m, EngineEvents) for m in self.pending)
+        self.wait = min(self.wait * 2, self.stream) if self.streaming else self.frame
         await self.flush()
 
     async def flush(self) -> None:

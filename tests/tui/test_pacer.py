@@ -90,6 +90,16 @@ async def test_the_wait_grows_while_bursts_keep_coming_and_resets_after_a_pause(
     assert pacer.wait == pacer.frame and not pacer.streaming
 
 
+async def test_streamed_text_alone_keeps_the_frames_pace() -> None:
+    host = Host()
+    await host.pacer.add(text(1, "a"))
+    for word in "bcd":
+        await host.pacer.add(text(1, word))
+        await host.fire()
+        assert host.pacer.wait == host.pacer.frame and not host.pacer.streaming
+    assert host.routed == ["a", "b", "c", "d"]
+
+
 async def test_an_older_runs_messages_are_dropped() -> None:
     host = Host()
     await host.pacer.add(batch(1, 1))
