@@ -88,7 +88,8 @@ async def workbench(recording: Any, workdir: Path, timeout: float = 3600.0) -> W
         start = time.process_time()
         source.resume()
         deadline = time.monotonic() + timeout
-        while source.position < source.total or app.pacer.pending or app.pacer.scheduled:
+        # the last step emitted (its events follow its stages) and routed
+        while len(steps) < source.total or app.pacer.pending or app.pacer.scheduled:
             if time.monotonic() > deadline:
                 raise TimeoutError("the workbench replay did not finish")
             await asyncio.sleep(0.005)

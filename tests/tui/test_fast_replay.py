@@ -41,6 +41,14 @@ def headless_events(path: Path, workdir: Path) -> list[ev.Event]:
     return events
 
 
+def ended(app: CtxlabApp) -> bool:
+    """The last request's events are routed: the Replay panel shows the last step (its
+    events come after the step's stages) and the pacer holds nothing back."""
+    step = app.query_one(ReplayPanel).step
+    return app.source is not None and step is not None and step.index == app.source.total \
+        and not app.pacer.pending and not app.pacer.scheduled
+
+
 async def test_the_screen_after_a_top_speed_replay_is_what_the_events_say(
         tmp_path: Path) -> None:
     path = session(tmp_path)
@@ -62,8 +70,7 @@ async def test_the_screen_after_a_top_speed_replay_is_what_the_events_say(
         source = app.source
         assert source is not None
         source.resume()
-        await wait_for(pilot, lambda: source.position == source.total
-                       and not app.pacer.pending and not app.pacer.scheduled, timeout=120)
+        await wait_for(pilot, lambda: ended(app), timeout=120)
         await pilot.pause(0.2)
         assert app.pacer.wait > app.pacer.frame  # the bursts were routed together
 
@@ -106,8 +113,7 @@ async def test_going_back_in_the_history_brings_the_parked_items_back_in_order(
         source = app.source
         assert source is not None
         source.resume()
-        await wait_for(pilot, lambda: source.position == source.total
-                       and not app.pacer.pending and not app.pacer.scheduled, timeout=120)
+        await wait_for(pilot, lambda: ended(app), timeout=120)
         await pilot.pause(0.2)
         history = app.query_one(Conversation)
         items = history.window.entries
