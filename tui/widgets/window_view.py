@@ -34,7 +34,7 @@ from core.views.window import PER_CALL, Window, ordered, window_of
 from tui.i18n import t
 from tui.routing import Routed, RunInfo, handles
 from tui.widgets.meter_marks import LIGHT, MarkStyle, mark_style, named_rows
-from tui.widgets.redraw import shown, update_if_changed
+from tui.widgets.redraw import update_if_changed
 
 BAR_ROWS = 2
 LABEL_CELLS = 34  # the legend's label column at most…
@@ -173,7 +173,6 @@ class WindowView(Routed, VerticalScroll, can_focus=True):
         self.requests = RequestLog()
         self.limits: Thresholds | None = None
         self.chosen: tuple[Side, int] | None = None  # None: follow the latest
-        self._stale = False  # events came while the tab was hidden: draw when it shows
 
     def compose(self) -> ComposeResult:
         yield Static(id="window-body")
@@ -207,19 +206,7 @@ class WindowView(Routed, VerticalScroll, can_focus=True):
         """Fold one event (a screen that is not routed by the app feeds it this way); a
         stage redraws too, since a recorded agent's compaction moves the marks."""
         self.requests.see(event)
-        self.redraw_once(self.redraw_if_shown)
-
-    def redraw_if_shown(self) -> None:
-        """The events' redraw: only while the tab shows (a replay at top speed need not
-        draw a bar nobody sees at each batch); the tab draws it when it opens."""
-        if shown(self):
-            self.redraw()
-        else:
-            self._stale = True
-
-    def on_show(self) -> None:
-        if self._stale:
-            self.redraw()
+        self.redraw_once(self.redraw)
 
     def show(self, side: Side | None = None, index: int | None = None) -> None:
         """Show request ``index`` of ``side`` (its own numbering); ``None``: the latest."""
@@ -241,7 +228,6 @@ class WindowView(Routed, VerticalScroll, can_focus=True):
     def redraw(self) -> None:
         if not self.is_mounted:
             return
-        self._stale = False
         width = max(10, (self.scrollable_content_region.width or 60))
         windows = self.windows()
         if not windows:
