@@ -27,7 +27,7 @@ from tui.widgets.tool_block import ToolBlock
 pytestmark = pytest.mark.anyio
 
 
-def session(tmp_path: Path, size: int = 400_000) -> Path:
+def session(tmp_path: Path, size: int = 1_200_000) -> Path:
     path = tmp_path / "session.jsonl"
     path.write_text(claude_code_session(size), encoding="utf-8")
     return path
@@ -101,7 +101,7 @@ async def test_the_screen_after_a_top_speed_replay_is_what_the_events_say(
 
 async def test_going_back_in_the_history_brings_the_parked_items_back_in_order(
         tmp_path: Path) -> None:
-    path = session(tmp_path, 200_000)
+    path = session(tmp_path, 900_000)
     recording = load_recording(path)
     app = CtxlabApp(AppConfig(
         scenario=None, workspace=tmp_path / "w", paused=True, speed=1000.0,

@@ -19,8 +19,8 @@ from textual.containers import ScrollableContainer
 from textual.widget import Widget
 
 PARKED = "-parked"  # a class: the item is kept, not displayed, until the reader goes back
-WINDOW = 30  # items shown while the History follows the run
-PAGE = 60  # items brought back at a time when the reader goes further back
+WINDOW = 100  # items shown while the History follows the run
+PAGE = 100  # items brought back at a time when the reader goes further back
 Shows = Callable[[Widget], bool]
 
 
