@@ -89,7 +89,7 @@ async def workbench(recording: Any, workdir: Path, timeout: float = 3600.0) -> W
         source.resume()
         deadline = time.monotonic() + timeout
         # the last step emitted (its events follow its stages) and routed
-        while len(steps) < source.total or app.pacer.pending or app.pacer.scheduled:
+        while len(steps) < source.total or not app.pacer.idle:
             if time.monotonic() > deadline:
                 raise TimeoutError("the workbench replay did not finish")
             await asyncio.sleep(0.005)

@@ -68,6 +68,7 @@ class Pacer:
         self.wait = frame  # the wait in force: grows while bursts keep coming
         self.pending: list[EngineEvents | TextChunk] = []
         self.streaming = False  # the routing under way came soon after the last one
+        self.routing = False  # a routing is under way (its handlers may await)
         self.scheduled = False
         self.last = -frame  # when the last routing ended (time.monotonic)
 
@@ -101,6 +102,7 @@ class Pacer:
             if message.generation != current:
                 message.take()  # an older run's: its sender starts a new message
         self.pending = []
+        self.routing = True
         try:
             for run in runs(pending):
                 if isinstance(run, str):
@@ -108,4 +110,10 @@ class Pacer:
                 elif run:
                     await self.events(run)
         finally:
+            self.routing = False
             self.last = time.monotonic()
+
+    @property
+    def idle(self) -> bool:
+        """Nothing waiting, nothing scheduled, nothing being routed."""
+        return not self.pending and not self.scheduled and not self.routing

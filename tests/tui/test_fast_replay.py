@@ -46,7 +46,7 @@ def ended(app: CtxlabApp) -> bool:
     events come after the step's stages) and the pacer holds nothing back."""
     step = app.query_one(ReplayPanel).step
     return app.source is not None and step is not None and step.index == app.source.total \
-        and not app.pacer.pending and not app.pacer.scheduled
+        and app.pacer.idle
 
 
 async def test_the_screen_after_a_top_speed_replay_is_what_the_events_say(

@@ -251,9 +251,16 @@ class Conversation(Routed, VerticalScroll, can_focus_children=False):
         stream, self._stream = self._stream, None
         if stream is not None:
             await stream.stop()
+            text = "".join(self._md_text)
+            # a stream stopped before its task first ran drops what was written to it
+            if md is not None and md.source != text:
+                await md.update(text)
         elif md is not None and md in self._pending:  # never shown yet: mount it whole
             self._pending[self._pending.index(md)] = Markdown("".join(self._md_text),
                                                               classes="msg-assistant")
+        elif md is not None:  # being mounted, its stream not begun: it gets the whole text,
+            # after its own mount (which sets an empty source) has run
+            md.call_later(md.update, "".join(self._md_text))
 
     @handles(ToolCall)
     async def tool_call(self, event: ToolCall) -> None:
