@@ -47,6 +47,7 @@ from tui.i18n import localize_bindings, set_language, t
 from tui.keymap import BINDINGS
 from tui.messages import EngineEvents, EventBridge, OpenFile, TextChunk
 from tui.notices import CONVERSATION, keep_notices_over
+from tui.pacer import Pacer
 from tui.routing import Routed, RunInfo, handles, route_batch
 from tui.source_views import SourceView, view_for
 from tui.themes import DEFAULT_THEME, VARIABLE_DEFAULTS, load_themes
@@ -98,6 +99,9 @@ class CtxlabApp(Routed, NavActions, LearnerActions, PanelActions, WorkbenchActio
         self._views_pending = False
         self.routed: list[Routed] = []  # the app and every panel that handles events
         self.collector = QuietCollector()
+        # bursts of events routed at most once a frame (tui/pacer.py)
+        self.pacer = Pacer(self.route_events, self.route_text, self.set_timer,
+                           lambda: self.generation)
 
     # -- layout ---------------------------------------------------------------------------
 
@@ -274,22 +278,25 @@ class CtxlabApp(Routed, NavActions, LearnerActions, PanelActions, WorkbenchActio
     # -- events ---------------------------------------------------------------------------
 
     async def on_text_chunk(self, message: TextChunk) -> None:
-        if message.generation != self.generation:
-            return
+        await self.pacer.add(message)
+
+    async def on_engine_events(self, message: EngineEvents) -> None:
+        await self.pacer.add(message)
+
+    async def route_text(self, text: str) -> None:
         try:
             conversation = self.query_one(Conversation)
         except (NoMatches, ScreenStackError):  # the app is shutting down: the panels are gone
             return
-        await conversation.assistant(message.take())
+        await conversation.assistant(text)
 
-    async def on_engine_events(self, message: EngineEvents) -> None:
-        events = message.take()
-        if message.generation != self.generation:
-            return
+    async def route_events(self, events: list[ev.Event]) -> None:
         try:
             await route_batch(self.routed, events)
         except (NoMatches, ScreenStackError):  # the app is shutting down: no screen, no panels
             return
+        if self.pacer.streaming:  # no full collection walking the run's kept events
+            self.collector.settle()
 
     @handles(ev.RunStart)
     def show_run_start(self, event: ev.RunStart) -> None:

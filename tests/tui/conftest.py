@@ -75,7 +75,10 @@ async def turn_done(pilot: Pilot[Any]) -> None:
     """Live mode: until the session waits for the next prompt, and its turn is drawn."""
     app = pilot.app
     assert isinstance(app, CtxlabApp)
-    await wait_for(pilot, lambda: app.source is not None and app.source.awaiting_prompt)
+    # …and the turn's last events routed: bursts that keep coming wait their turn together
+    # (tui/pacer.py)
+    await wait_for(pilot, lambda: app.source is not None and app.source.awaiting_prompt
+                   and app.pacer.idle)
     await pilot.pause(0.15)
 
 

@@ -51,3 +51,16 @@ async def test_the_app_holds_it_while_it_runs(make_app: Callable[..., CtxlabApp]
         assert gc.get_freeze_count() > 0
     assert gc.get_threshold() == default_collector
     assert gc.get_freeze_count() == 0
+
+
+def test_settle_freezes_what_survives_only_while_started(default_collector):
+    quiet = QuietCollector()
+    quiet.settle()  # not started: the process's collector is left alone
+    assert gc.get_freeze_count() == 0
+    quiet.start()
+    frozen = gc.get_freeze_count()
+    kept = [[n] for n in range(1000)]  # survivors: frozen by the next settle
+    quiet.settle()
+    assert gc.get_freeze_count() >= frozen + len(kept)
+    quiet.stop()
+    assert gc.get_freeze_count() == 0

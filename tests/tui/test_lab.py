@@ -36,12 +36,17 @@ class Violations:
     """Collects the violation events the app receives (a message hook)."""
 
     def __init__(self) -> None:
-        self.events: list[PairViolation] = []
+        self.messages: list[object] = []
 
     def __call__(self, message: object) -> None:
-        for event in getattr(message, "events", ()):  # a burst of engine events
-            if isinstance(event, PairViolation):
-                self.events.append(event)
+        self.messages.append(message)
+
+    @property
+    def events(self) -> list[PairViolation]:
+        """Read at the end: a burst's message keeps growing until the app routes it
+        (tui/pacer.py), after the hook has seen it arrive."""
+        return [event for message in self.messages for event in getattr(message, "events", ())
+                if isinstance(event, PairViolation)]
 
 
 async def test_a_break_switch_is_announced_and_each_violation_is_marked(

@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 from textual.app import App, ComposeResult
+from textual.coordinate import Coordinate
 
 from core.archive.store import RESULTS_DIR, TRANSCRIPT_DIR
 from core.events import ArchiveListing, Stage
@@ -67,25 +68,38 @@ async def test_earlier_files_then_this_runs_newest_first_named_from_the_records(
         assert widget.row_count == 0
 
 
-async def test_a_burst_of_stages_rebuilds_the_table_once_and_a_repeat_not_at_all(
+async def test_newer_files_are_added_above_without_rebuilding_the_table(
         monkeypatch: pytest.MonkeyPatch) -> None:
+    """A stage's new files go on top of those listed; the table is not cleared and rebuilt
+    (a rebuild measured every row again, so a long replay's list cost more each stage)."""
     cleared: list[int] = []
     real_clear = TranscriptList.clear
     monkeypatch.setattr(TranscriptList, "clear",
                         lambda self, *a, **k: cleared.append(1) or real_clear(self, *a, **k))
-    burst = [stage(name, record(f"{RESULTS}/{name}.txt", "result", 10, name))
-             for name in ("tool_result_budget", "snip_compact", "micro_compact")]
+
+    def burst(*names: str) -> list[Stage]:
+        return [stage(name, record(f"{RESULTS}/{name}.txt", "result", 10, name))
+                for name in names]
+
+    def shown(widget: TranscriptList) -> list[str]:
+        return [str(widget.get_row_at(i)[2]) for i in range(widget.row_count)]
+
     async with Host().run_test() as pilot:
         widget = pilot.app.query_one(TranscriptList)
         cleared.clear()
-        await route_batch([widget], burst)
-        assert cleared == [1]
-        assert [str(k.value) for k in widget.rows] == [f"{RESULTS}/{n}.txt" for n in
-                                                       ("micro_compact", "snip_compact",
-                                                        "tool_result_budget")]  # newest first
-        await route_batch([widget], burst)  # the same files again: the table stays
-        assert cleared == [1]
-        await pilot.pause()
+        await route_batch([widget], burst("tool_result_budget", "snip_compact",
+                                          "micro_compact"))
+        assert shown(widget) == ["micro_compact", "snip_compact", "tool_result_budget"]
+        await route_batch([widget], burst("tool_result_budget", "snip_compact"))
+        assert cleared == []  # the same files again: the table stays
+        await route_batch([widget], burst("fit_tool_results", "auto_compact"))
+        assert cleared == []  # two newer files: added on top
+        assert shown(widget) == ["auto_compact", "fit_tool_results", "micro_compact",
+                                 "snip_compact", "tool_result_budget"]  # newest first
+        # the row under the cursor is the file Enter opens
+        keys = [widget.coordinate_to_cell_key(Coordinate(i, 0)).row_key.value
+                for i in range(widget.row_count)]
+        assert keys == [f"{RESULTS}/{n}.txt" for n in shown(widget)]
 
 
 async def test_a_scenario_run_again_in_its_workspace_lists_the_first_runs_files(

@@ -16,7 +16,9 @@ line saying whether a fact stated early is still visible to the model.
 The keyboard moves through the history's *items* — tool calls and stage marks — with ↑/↓,
 instead of making each of dozens of tool calls a Tab stop (the panel is one stop). Enter
 opens or closes a tool call, or opens the inspector on a stage mark; ``r`` shows a tool's
-whole result. A new session of the scenario starts under a divider.
+whole result. A new session of the scenario starts under a divider. Only the newest items
+take part in the layout while the History follows the run; older ones are parked and come
+back as the reader goes back (:mod:`tui.widgets.history_window`).
 """
 
 from __future__ import annotations
@@ -38,6 +40,7 @@ from tui.i18n import localize_bindings, t
 from tui.nav_search import Query
 from tui.routing import Routed, RunInfo, handles
 from tui.widgets.history_search import item_matches
+from tui.widgets.history_window import HistoryWindow, parked
 from tui.widgets.stage_mark import StageMark
 from tui.widgets.tool_block import Lookup, ToolBlock
 
@@ -77,12 +80,14 @@ class Conversation(Routed, VerticalScroll, can_focus_children=False):
         self._stream: MarkdownStream | None = None
         self._tools: dict[str, ToolBlock] = {}
         self.search = Query()  # the search in force: items that do not match are hidden
+        self.window = HistoryWindow(self, MAX_WIDGETS)  # which items are laid out
 
     async def reset(self, run: RunInfo | None = None) -> None:
         await self.end_assistant()
         self._pending.clear()
         self._tools.clear()
         self.item_cursor = None
+        self.window.clear()
         await self.remove_children()
 
     # -- the keyboard: an item cursor -------------------------------------------------------
@@ -93,31 +98,53 @@ class Conversation(Routed, VerticalScroll, can_focus_children=False):
 
     def narrow(self, query: Query) -> int:
         """Show only the items matching ``query`` (all, when empty); how many match. The
-        widgets stay: hiding is cheap, building them again per key typed is not."""
+        widgets stay: hiding is cheap, building them again per key typed is not. A search
+        looks through every item; without one, the older items are parked again."""
         self.search = query
+        if not query.empty:
+            self.window.show_all(self.matches)
         matches = 0
         for widget in self.children:
-            shown = item_matches(widget, query)
+            shown = self.matches(widget) and not parked(widget)
             widget.display = shown
             matches += shown
         if not query.empty:
             self.release_anchor()
             self.scroll_home(animate=False)
         else:
+            if self.item_cursor is None:
+                self.window.park_older()
             self.anchor()
         return matches
 
+    def matches(self, widget: Widget) -> bool:
+        return item_matches(widget, self.search)
+
     def action_cursor(self, step: int) -> None:
-        """Select the next (1) or previous (-1) item; the newest first when none is."""
+        """Select the next (1) or previous (-1) item; the newest first when none is. Above
+        the first item shown, the parked items before it come back first."""
         items = self.items()
         if not items:
             self.scroll_relative(y=step)
             return
         if self.item_cursor in items:
-            at = max(0, min(len(items) - 1, items.index(self.item_cursor) + step))
+            at = items.index(self.item_cursor) + step
+            if at < 0 and self.window.bring_back(self.matches):
+                self.call_after_refresh(self.action_cursor, step)
+                return
+            at = max(0, min(len(items) - 1, at))
         else:
             at = len(items) - 1
         self.select(items[at])
+
+    def watch_scroll_y(self, old_value: float, new_value: float) -> None:
+        super().watch_scroll_y(old_value, new_value)
+        if new_value <= 0 < old_value and self.search.empty and \
+                self.window.first_shown() > 0:
+            first = next((w for w in self.children if w.display), None)
+            # the page before it, the view kept where the reader was
+            if self.window.bring_back(self.matches) and first is not None:
+                self.call_after_refresh(self.scroll_to_widget, first, animate=False, top=True)
 
     def select(self, item: Widget) -> None:
         if self.item_cursor is not None:
@@ -142,22 +169,25 @@ class Conversation(Routed, VerticalScroll, can_focus_children=False):
 
     def _add(self, widget: Widget) -> None:
         self._pending.append(widget)
-        if not self._flush_due:
+        if self._redraws is not None:  # within a batch: mounted once, right after it
+            self.redraw_once(self.flush)
+        elif not self._flush_due:
             self._flush_due = True
             self.set_timer(FLUSH_SECONDS, self.flush)
 
     async def flush(self) -> None:
-        """Mount what is pending in one go; start streaming into a freshly shown answer."""
+        """Mount what is pending in one go; start streaming into a freshly shown answer.
+        While the History follows the run, only the newest
+        :data:`~tui.widgets.history_window.WINDOW` items are laid
+        out (a burst of hundreds mounts the older ones parked at once)."""
         self._flush_due = False
         widgets, self._pending = self._pending, []
         if widgets:
+            following = self.item_cursor is None and self.search.empty
             if not self.search.empty:  # a search in force hides what does not match
                 for widget in widgets:
                     widget.display = item_matches(widget, self.search)
-            await self.mount_all(widgets)
-            extra = len(self.children) - MAX_WIDGETS
-            if extra > 0:
-                await self.remove_children(list(self.children)[:extra])
+            await self.window.add(widgets, following)
             if self.item_cursor is None:  # follow the stream unless the reader is on an item
                 self.anchor()
         if self._md is not None and self._md.is_mounted and self._stream is None:
@@ -221,9 +251,16 @@ class Conversation(Routed, VerticalScroll, can_focus_children=False):
         stream, self._stream = self._stream, None
         if stream is not None:
             await stream.stop()
+            text = "".join(self._md_text)
+            # a stream stopped before its task first ran drops what was written to it
+            if md is not None and md.source != text:
+                await md.update(text)
         elif md is not None and md in self._pending:  # never shown yet: mount it whole
             self._pending[self._pending.index(md)] = Markdown("".join(self._md_text),
                                                               classes="msg-assistant")
+        elif md is not None:  # being mounted, its stream not begun: it gets the whole text,
+            # after its own mount (which sets an empty source) has run
+            md.call_later(md.update, "".join(self._md_text))
 
     @handles(ToolCall)
     async def tool_call(self, event: ToolCall) -> None:

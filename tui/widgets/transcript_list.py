@@ -21,8 +21,10 @@ from typing import Any
 
 from rich.cells import cell_len
 from textual import events
+from textual._two_way_dict import TwoWayDict
 from textual.message import Message
 from textual.widgets import DataTable
+from textual.widgets.data_table import RowKey
 
 from core.events import ArchiveListing, Stage
 from tui.i18n import t
@@ -140,10 +142,14 @@ class TranscriptList(Routed, DataTable):
             return
         rows = self.fitted(self.listing_rows())
         if rows != self._shown:  # a rebuilt table re-renders every line from scratch
+            new = len(rows) - len(self._shown)
+            if new > 0 and rows[new:] == self._shown:  # only newer files: add just those
+                self.add_newest(rows[:new], [row[3] for row in rows])
+            else:
+                self.clear()
+                for name, size, writer, rel in rows:
+                    self.add_row(name, size, writer, key=rel)
             self._shown = rows
-            self.clear()
-            for name, size, writer, rel in rows:
-                self.add_row(name, size, writer, key=rel)
         kinds = [file.kind for file in self.files.values()]
         # files written beside the archive (another agent's summary) are "other"
         counts = [t(key, n=kinds.count(kind)) for key, kind in (
@@ -151,6 +157,18 @@ class TranscriptList(Routed, DataTable):
         shown = [text for text, kind in zip(counts, ("transcript", "result", ""), strict=True)
                  if kind in kinds]
         self.border_subtitle = " · ".join(shown or counts[:2])
+
+    def add_newest(self, rows: list[tuple[str, str, str, str]], order: list[str]) -> None:
+        """Add the rows of files newer than those shown, above them. The table appends a row
+        and measures only what it adds; a rebuild measured every row again on each stage, so
+        a long replay's list cost more with each file. ``order`` is every row's key, top
+        first: the table's own ``sort`` orders by cell values, which do not say which file
+        is newer, so the new order is given as ``sort`` gives it, by the rows' places."""
+        for name, size, writer, rel in rows:
+            self.add_row(name, size, writer, key=rel)
+        self._row_locations = TwoWayDict({RowKey(key): n for n, key in enumerate(order)})
+        self._update_count += 1
+        self.refresh()
 
     def fitted(self, rows: list[tuple[str, str, str, str]]) -> list[tuple[str, str, str, str]]:
         """The rows cut to column widths that share the panel's width (headers included)."""

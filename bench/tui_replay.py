@@ -1,0 +1,143 @@
+"""A big Claude Code session replayed to its end at top speed: in the workbench and headless.
+
+The two runs of one round replay the same recording (loaded once, outside the clocks) in
+this process, one after the other in an order that alternates from round to round, so a
+neighbour's load falls on both alike; each is CPU time (``time.process_time``: the
+pipeline's worker threads count too, a shared machine's other processes do not).
+
+* **headless** — :class:`ReplaySource` run to its end, every event discarded (the replay
+  path of ``ctxlab replay --headless`` without printing: the floor the workbench is held to);
+* **workbench** — the app on the same source as ``ctxlab replay PATH --speed 0`` opens it
+  (paused, then played at top speed), from the resume until the last request's events are
+  routed and drawn. Meanwhile a 5 ms interval timer measures the longest gap between its
+  ticks (the event loop's worst stall) and each ``replay_step`` notes the CPU clock, for the
+  per-request cost along the session (last tenth ÷ first tenth).
+
+The final screen is checked against the headless run's events on every round (the count of
+stages in the Stages panel, and the meter's request count), so a fast run that dropped
+events could not pass for a fast run.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import statistics
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from core.events import Event, ReplayStep, Stage
+
+
+@dataclass
+class WorkbenchRun:
+    cpu: float  # seconds, from the resume to the final state drawn
+    stall: float  # seconds: the longest gap between the 5 ms timer's ticks
+    steps: list[float] = field(default_factory=list)  # process CPU clock at each step
+    stages: int = 0  # rows the Stages panel ended with
+
+    def growth(self) -> float:
+        """Per-request cost of the last tenth of the session ÷ that of the first tenth."""
+        tenth = max(1, (len(self.steps) - 1) // 10)
+        if len(self.steps) < 3:
+            return 1.0
+        first = (self.steps[tenth] - self.steps[0]) / tenth
+        last = (self.steps[-1] - self.steps[-1 - tenth]) / tenth
+        return last / first if first > 0 else float("inf")
+
+
+def headless(recording: Any, workdir: Path) -> tuple[float, list[Event]]:
+    """CPU seconds of the replay alone, and its events (kept only to check the workbench)."""
+    from core.sources.replay.source import ReplayOptions, ReplaySource
+
+    events: list[Event] = []
+    start = time.process_time()
+    ok = asyncio.run(ReplaySource(recording, ReplayOptions(workdir=workdir, seekable=False))
+                     .run(events.append))
+    cpu = time.process_time() - start
+    if not ok:
+        raise RuntimeError("the headless replay failed")
+    return cpu, events
+
+
+async def workbench(recording: Any, workdir: Path, timeout: float = 3600.0) -> WorkbenchRun:
+    """The workbench replaying ``recording`` at top speed; see the module docstring."""
+    from core.sources.replay.source import ReplayOptions, ReplaySource
+    from tui.app import AppConfig, CtxlabApp
+    from tui.widgets.stage_timeline import StageTimeline
+
+    def make(folder: Path) -> ReplaySource:
+        return ReplaySource(recording, ReplayOptions(workdir=folder, hold_at_end=True))
+
+    app = CtxlabApp(AppConfig(scenario=None, source=make, workspace=workdir, paused=True,
+                              speed=1000.0, provider="replay", model=recording.model,
+                              theme="ctxlab-dark"))
+    steps: list[float] = []
+    ticks: list[float] = []
+    async with app.run_test(size=(200, 55)) as pilot:
+        await pilot.pause(0.3)
+        source = app.source
+        assert source is not None
+        source.subscribe(lambda e: steps.append(time.process_time())
+                         if isinstance(e, ReplayStep) else None)
+        app.set_interval(0.005, lambda: ticks.append(time.perf_counter()))
+        await pilot.pause(0.05)
+        ticks.clear()
+        start = time.process_time()
+        source.resume()
+        deadline = time.monotonic() + timeout
+        # the last step emitted (its events follow its stages) and routed
+        while len(steps) < source.total or not app.pacer.idle:
+            if time.monotonic() > deadline:
+                raise TimeoutError("the workbench replay did not finish")
+            await asyncio.sleep(0.005)
+        await pilot.pause()  # the last routing drawn
+        cpu = time.process_time() - start
+        stall = max((b - a for a, b in itertools.pairwise(ticks)), default=0.0)
+        stages = app.query_one(StageTimeline).row_count
+    return WorkbenchRun(cpu, stall, steps, stages)
+
+
+@dataclass
+class Rounds:
+    """Per-round figures of the interleaved runs."""
+
+    ratios: list[float] = field(default_factory=list)  # workbench CPU ÷ headless CPU
+    headless: list[float] = field(default_factory=list)
+    workbench: list[float] = field(default_factory=list)
+    growth: list[float] = field(default_factory=list)
+    stalls: list[float] = field(default_factory=list)
+
+    def median(self, values: list[float]) -> float:
+        return statistics.median(values)
+
+
+def replay_rounds(path: Path, root: Path, rounds: int) -> Rounds:
+    """``rounds`` rounds of headless and workbench replays of ``path``, order alternating."""
+    from core.sources.replay import load_recording
+
+    recording = load_recording(path, max_bytes=200_000_000)
+    out = Rounds()
+    for n in range(rounds):
+        figures: dict[str, Any] = {}
+        order = ("headless", "workbench") if n % 2 == 0 else ("workbench", "headless")
+        for kind in order:
+            folder = root / f"{kind}-{n}"
+            if kind == "headless":
+                figures[kind] = headless(recording, folder)
+            else:
+                figures[kind] = asyncio.run(workbench(recording, folder))
+        cpu, events = figures["headless"]
+        run: WorkbenchRun = figures["workbench"]
+        expected = sum(isinstance(e, Stage) for e in events)
+        if run.stages != expected:
+            raise RuntimeError(f"the workbench showed {run.stages} stages, the events "
+                               f"had {expected}")
+        out.headless.append(cpu)
+        out.workbench.append(run.cpu)
+        out.ratios.append(run.cpu / cpu)
+        out.growth.append(run.growth())
+        out.stalls.append(run.stall)
+    return out

@@ -1,0 +1,135 @@
+"""A replay played at top speed draws far fewer frames than it has requests (the pacer routes
+its bursts together, the History lays out only its newest items), but what the workbench
+ends on is exactly what the events say: the same run replayed headless gives the figures
+the meter, the Stages, the History and the Replay panel must show."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+import pytest
+
+from bench.sessions import claude_code_session
+from core import events as ev
+from core.sources.replay import load_recording
+from core.sources.replay.source import ReplayOptions, ReplaySource
+from tests.tui.conftest import wait_for
+from tui.app import AppConfig, CtxlabApp
+from tui.widgets.context_meter import ContextMeter
+from tui.widgets.conversation import Conversation
+from tui.widgets.history_window import WINDOW, parked
+from tui.widgets.replay_panel import ReplayPanel
+from tui.widgets.stage_mark import StageMark
+from tui.widgets.stage_timeline import StageTimeline
+from tui.widgets.tool_block import ToolBlock
+
+pytestmark = pytest.mark.anyio
+
+
+def session(tmp_path: Path, size: int = 1_200_000) -> Path:
+    path = tmp_path / "session.jsonl"
+    path.write_text(claude_code_session(size), encoding="utf-8")
+    return path
+
+
+def headless_events(path: Path, workdir: Path) -> list[ev.Event]:
+    events: list[ev.Event] = []
+    source = ReplaySource(load_recording(path), ReplayOptions(workdir=workdir,
+                                                              seekable=False))
+    assert asyncio.run(source.run(events.append))
+    return events
+
+
+def ended(app: CtxlabApp) -> bool:
+    """The last request's events are routed: the Replay panel shows the last step (its
+    events come after the step's stages) and the pacer holds nothing back."""
+    step = app.query_one(ReplayPanel).step
+    return app.source is not None and step is not None and step.index == app.source.total \
+        and app.pacer.idle
+
+
+async def test_the_screen_after_a_top_speed_replay_is_what_the_events_say(
+        tmp_path: Path) -> None:
+    path = session(tmp_path)
+    events = await asyncio.to_thread(headless_events, path, tmp_path / "headless")
+    stages = [e for e in events if isinstance(e, ev.Stage)]
+    mains = [e for e in events if isinstance(e, ev.ModelRequest) and e.purpose == "main"]
+    calls = [e for e in events if isinstance(e, ev.ToolCall)]
+    steps = [e for e in events if isinstance(e, ev.ReplayStep)]
+    assert len(stages) > WINDOW and len(calls) > WINDOW  # more than the History lays out
+
+    recording = load_recording(path)
+    app = CtxlabApp(AppConfig(
+        scenario=None, workspace=tmp_path / "w", paused=True, speed=1000.0,
+        provider="replay", theme="ctxlab-dark",
+        source=lambda folder: ReplaySource(recording, ReplayOptions(workdir=folder,
+                                                                    hold_at_end=True))))
+    async with app.run_test(size=(200, 55)) as pilot:
+        await pilot.pause(0.2)
+        source = app.source
+        assert source is not None
+        source.resume()
+        await wait_for(pilot, lambda: ended(app), timeout=120)
+        await pilot.pause(0.2)
+        assert app.pacer.wait > app.pacer.frame  # the bursts were routed together
+
+        timeline = app.query_one(StageTimeline)
+        assert [(r.event.stage, r.event.before_chars, r.event.after_chars)
+                for r in timeline.stages] == [
+            (e.stage, e.before_chars, e.after_chars) for e in stages]
+        assert timeline.row_count == len(stages) and timeline.cursor_row == len(stages) - 1
+        assert timeline.border_subtitle.startswith(f"{len(stages)} stages")
+
+        meter = app.query_one(ContextMeter)
+        assert meter.history == [e.chars for e in mains]
+        assert meter.chars == mains[-1].chars and app.calls == len(mains)
+
+        panel = app.query_one(ReplayPanel)
+        assert panel.step is not None and panel.step.index == steps[-1].index == len(steps)
+
+        history = app.query_one(Conversation)
+        items = history.window.entries
+        assert [w.tool_use_id for w in items if isinstance(w, ToolBlock)] == [
+            e.id for e in calls][-len([w for w in items if isinstance(w, ToolBlock)]):]
+        assert [w.event.stage for w in items if isinstance(w, StageMark)] == [
+            e.stage for e in stages][-len([w for w in items if isinstance(w, StageMark)]):]
+        shown = [w for w in history.children if w.display]
+        assert shown == items[-WINDOW:]  # the newest, in order, the rest parked
+        assert all(parked(w) for w in items[:-WINDOW])
+
+
+async def test_going_back_in_the_history_brings_the_parked_items_back_in_order(
+        tmp_path: Path) -> None:
+    path = session(tmp_path, 900_000)
+    recording = load_recording(path)
+    app = CtxlabApp(AppConfig(
+        scenario=None, workspace=tmp_path / "w", paused=True, speed=1000.0,
+        provider="replay", theme="ctxlab-dark",
+        source=lambda folder: ReplaySource(recording, ReplayOptions(workdir=folder,
+                                                                    hold_at_end=True))))
+    async with app.run_test(size=(160, 48)) as pilot:
+        await pilot.pause(0.2)
+        source = app.source
+        assert source is not None
+        source.resume()
+        await wait_for(pilot, lambda: ended(app), timeout=120)
+        await pilot.pause(0.2)
+        history = app.query_one(Conversation)
+        items = history.window.entries
+        assert any(parked(w) for w in items)
+        history.focus()
+        first = history.items()[0]
+        history.select(first)
+        await pilot.pause()
+        await pilot.press("up")  # above the first item shown: the page before comes back
+        await pilot.pause(0.2)
+        assert history.item_cursor is not first and history.item_cursor in items
+        assert items.index(history.item_cursor) < items.index(first)
+        assert list(history.children) == [w for w in items if w.parent is not None]
+        mounted = [w for w in items if w.parent is not None]
+        assert [w for w in history.children] == mounted  # the DOM keeps the items' order
+        history.scroll_home(animate=False)  # the top: another page back
+        await pilot.pause(0.3)
+        assert sum(not parked(w) for w in items) > WINDOW + 1
+        assert list(history.children) == [w for w in items if w.parent is not None]

@@ -1,0 +1,112 @@
+"""Which History items take part in the layout: the newest few while the reader follows.
+
+Textual lays out every displayed child of a scroll view on each frame that changes any
+widget, and styles every widget it mounts, so a History holding hundreds of tool calls and
+stage marks made each frame of a long replay cost in proportion to the whole history. The
+items stay (nothing is rebuilt or lost, a tool call keeps its state), in order, but only the
+newest :data:`WINDOW` are shown while the History follows the run. The others are *parked*:
+either mounted and not displayed (the layout skips them), or — the older items of a burst
+that arrived all at once — not mounted at all until the reader goes back to them. Scrolling
+to the top, or moving the item cursor above the first shown item, brings back the
+:data:`PAGE` parked items just before it; a search looks through every item.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from textual.containers import ScrollableContainer
+from textual.widget import Widget
+
+PARKED = "-parked"  # a class: the item is kept, not displayed, until the reader goes back
+WINDOW = 100  # items shown while the History follows the run
+PAGE = 100  # items brought back at a time when the reader goes further back
+Shows = Callable[[Widget], bool]
+
+
+def parked(widget: Widget) -> bool:
+    return widget.has_class(PARKED)
+
+
+def park(widget: Widget) -> None:
+    widget.add_class(PARKED)
+    widget.display = False
+
+
+class HistoryWindow:
+    """Every item of a History, oldest first (at most ``limit``), and which are shown."""
+
+    def __init__(self, view: ScrollableContainer, limit: int, window: int = WINDOW,
+                 page: int = PAGE) -> None:
+        self.view = view
+        self.limit = limit
+        self.window = window
+        self.page = page
+        self.entries: list[Widget] = []
+
+    def clear(self) -> None:
+        self.entries.clear()
+
+    @staticmethod
+    def mounted(widget: Widget) -> bool:
+        return widget.parent is not None
+
+    async def add(self, widgets: list[Widget], following: bool) -> None:
+        """New items after the others. Following the run, only the newest ``window`` are
+        shown and the rest parked (those of this burst left unmounted); the oldest past
+        ``limit`` are removed."""
+        self.entries.extend(widgets)
+        extra = len(self.entries) - self.limit
+        if extra > 0:
+            gone, self.entries = self.entries[:extra], self.entries[extra:]
+            await self.view.remove_children([w for w in gone if self.mounted(w)])
+        kept = {id(w) for w in self.entries[-len(widgets):]} if widgets else set()
+        fresh = [w for w in widgets if id(w) in kept]
+        if following:
+            cut = len(self.entries) - self.window
+            for widget in self.entries[:max(0, cut)]:
+                if not parked(widget):
+                    park(widget)
+            fresh = [w for w in fresh if not parked(w)]
+        if fresh:
+            await self.view.mount_all(fresh)
+
+    def first_shown(self) -> int:
+        """The index of the first entry shown (len(entries): none)."""
+        return next((n for n, w in enumerate(self.entries) if not parked(w)),
+                    len(self.entries))
+
+    def bring_back(self, shows: Shows) -> list[Widget]:
+        """Show the ``page`` parked items before the first one shown (each displayed if
+        ``shows`` it: the search in force); the items brought back, oldest first."""
+        end = self.first_shown()
+        back = self.entries[max(0, end - self.page):end]
+        self.unpark(back, shows)
+        return back
+
+    def show_all(self, shows: Shows) -> None:
+        """Every item back (a search looks through them all)."""
+        self.unpark([w for w in self.entries if parked(w)], shows)
+
+    def unpark(self, widgets: list[Widget], shows: Shows) -> None:
+        """Show these parked entries (in order); mount those never mounted, each before the
+        next mounted entry (Textual adds a widget to the view at once and finishes
+        mounting it in the background, so the order is right when this returns)."""
+        for widget in widgets:
+            widget.remove_class(PARKED)
+            widget.display = shows(widget)
+        for widget in reversed(widgets):
+            if self.mounted(widget):
+                continue
+            at = self.entries.index(widget)
+            after = next((w for w in self.entries[at + 1:] if self.mounted(w)), None)
+            if after is None:
+                self.view.mount(widget)
+            else:
+                self.view.mount(widget, before=after)
+
+    def park_older(self) -> None:
+        """Back to following: only the newest ``window`` shown."""
+        for widget in self.entries[:max(0, len(self.entries) - self.window)]:
+            if not parked(widget):
+                park(widget)
