@@ -124,6 +124,20 @@ def _holds_large(value: Any) -> bool:
     return False
 
 
+def text_length(value: Any) -> int:
+    """The characters of every string in ``value`` (dict keys included): a bound on the
+    bytes a save of it writes, up to the UTF-8 width, found by types and lengths alone."""
+    kind = type(value)
+    if kind is str:
+        return len(value)
+    if kind is dict:
+        return sum(len(key) if type(key) is str else 0 for key in value) + \
+            sum(text_length(item) for item in value.values())
+    if kind is list:
+        return sum(text_length(item) for item in value)
+    return 0
+
+
 def json_chars(value: Any, memo: dict[int, tuple[str, int]] | None = None) -> int:
     """The course's measure of any JSON value (a message list, a message, a string).
 
