@@ -40,12 +40,13 @@ from core.compact.summarizer import NotedSummarizer, OfflineSummarizer, Summariz
 from core.compact.summary import compact_history
 from core.config import Thresholds
 from core.events import ArchiveListing, Event
-from core.measure import Measured, SizeCache
+from core.measure import Measured, SizeCache, text_length
 from core.messages import Violation
 
 COMPACT_TOOL_RESULT = "Compaction requested after this tool batch."
 LIGHT_NEW_CHARS = 20_000  # new chars a call may bring and still run without a thread
 LIGHT_SNIP_CHARS = 200_000  # a history this short may be snipped without a thread
+INLINE_SAVE_CHARS = 2_000_000  # fresh results this long in all are saved without a thread
 
 T = TypeVar("T")
 
@@ -163,10 +164,25 @@ class Compactor:
         if self.ctx.breaks:
             return False
         total = self.sizes.light_total(messages, min(LIGHT_NEW_CHARS, limits.large_result))
-        if total is None or total > limits.context_limit:
+        if total is None:
+            return self._small_save(messages)
+        if total > limits.context_limit:
             return False
         # A snip writes the whole list to a transcript: inline only while that is short
         return len(messages) <= limits.max_messages or total <= LIGHT_SNIP_CHARS
+
+    def _small_save(self, messages: list[dict]) -> bool:
+        """Is the call's only new weight its last message, of at most
+        ``INLINE_SAVE_CHARS`` of text (a fresh result or two to save), after a light
+        history under the trigger that no snip touches? Saving that much is a few
+        milliseconds of one streamed pass, well inside a frame, and the hop to a worker
+        thread and back is a tenth of it on top."""
+        limits = self.ctx.thresholds
+        if not messages or text_length(messages[-1]) > INLINE_SAVE_CHARS:
+            return False
+        head = self.sizes.light_total(messages[:-1], min(LIGHT_NEW_CHARS, limits.large_result))
+        return head is not None and head <= limits.context_limit and \
+            len(messages) <= limits.max_messages
 
     def prepare_local(self, messages: list[dict]) -> Measured:
         """Every stage before the summary, in the course's order (no model call)."""

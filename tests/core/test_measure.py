@@ -1,9 +1,19 @@
 import json
 
-from hypothesis import given
+import pytest
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from core.measure import Measured, SizeCache, estimate_tokens, json_chars
+import core.measure as measure
+from core.measure import (
+    Measured,
+    SizeCache,
+    escape_extra,
+    estimate_tokens,
+    forget_large,
+    json_chars,
+    str_json_chars,
+)
 
 
 def dump_len(messages):
@@ -95,3 +105,41 @@ def test_sizes_cached_between_calls_are_each_messages_own():
         assert measured.chars == json_chars(messages)
         cache.keep(measured)
     assert cache.light_total(base, 10_000) == json_chars(base)
+
+
+# any code point: control characters, quotes, backslashes, non-ASCII, lone surrogates
+any_text = st.text(alphabet=st.characters(min_codepoint=0, max_codepoint=0x10FFFF), max_size=60)
+
+
+@given(any_text)
+def test_the_escapes_counted_on_the_bytes_are_what_the_dump_adds(text):
+    data = text.encode("utf-8", "surrogatepass")
+    assert len(text) + 2 + escape_extra(data) == len(json.dumps(text, ensure_ascii=False))
+
+
+@settings(max_examples=80)
+@given(st.lists(any_text, min_size=1, max_size=8), st.integers(1, 7), st.integers(1, 40))
+def test_a_large_string_of_any_text_is_counted_exactly_in_any_slices(parts, slice_at, large):
+    """The counting path for any text (non-ASCII and lone surrogates included, no escaped
+    copy), with strings past the large-string size and counted in several slices, the
+    slice edges falling anywhere (inside a multi-byte character too)."""
+    text = "".join(parts) + "\x00\x1f\"\\\n\t\u00e9\u65e5\ud800"
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(measure, "LARGE_STRING", large)
+        patch.setattr(measure, "_SLICE", slice_at)
+        forget_large()
+        assert str_json_chars(text) == len(json.dumps(text, ensure_ascii=False))
+        assert json_chars({"content": [text]}) == len(json.dumps({"content": [text]},
+                                                                 ensure_ascii=False))
+    forget_large()
+
+
+def test_a_non_ascii_string_is_counted_on_its_bytes_not_escaped(monkeypatch):
+    """A large non-ASCII string takes the bytes route (whose bytes the archive's write
+    reuses), never the escaped copy."""
+    text = "日志 \"行\"\n\t\x01" * 10_000 + "\ud800"
+    monkeypatch.setattr(measure, "encode_basestring", None)  # would raise if called
+    forget_large()
+    assert str_json_chars(text) == len(json.dumps(text, ensure_ascii=False))
+    assert measure.utf8(text) is measure.utf8(text)  # remembered for the write
+    forget_large()

@@ -12,7 +12,7 @@ from blake3 import blake3
 
 from core.archive.store import STREAMED_CHARS, Archive
 from core.archive.streamed_write import SLICE
-from core.compact.pipeline import Compactor
+from core.compact.pipeline import INLINE_SAVE_CHARS, Compactor
 from core.measure import json_chars
 
 
@@ -143,8 +143,18 @@ def test_a_call_that_can_compact_nothing_runs_without_a_thread(tmp_path: Path,
     assert hops == [] and sent == small
     fresh = [*sent, {"role": "user", "content": [
         {"type": "tool_result", "tool_use_id": "toolu_big", "content": _big(4 * SLICE)}]}]
-    asyncio.run(compactor.prepare(fresh, "r"))
-    assert len(hops) == 1  # a fresh large result is measured and saved in a worker thread
+    events: list = []
+    compactor.ctx.emit = events.append
+    inline = asyncio.run(compactor.prepare(fresh, "r"))
+    assert hops == []  # a fresh result of a few MB is saved inline: no hop to a thread
+    (stage,) = [e for e in events if getattr(e, "stage", None) == "tool_result_budget"]
+    assert stage.before_chars == len(json.dumps(fresh, ensure_ascii=False))
+    assert stage.after_chars == len(json.dumps(inline, ensure_ascii=False))
+    huge = [*sent, {"role": "user", "content": [
+        {"type": "tool_result", "tool_use_id": "toolu_huge",
+         "content": _big(INLINE_SAVE_CHARS + 1)}]}]
+    asyncio.run(compactor.prepare(huge, "r"))
+    assert len(hops) == 1  # past INLINE_SAVE_CHARS it is saved in a worker thread
 
 
 def test_a_short_history_past_the_message_limit_is_snipped_without_a_thread(
