@@ -28,6 +28,8 @@ import traceback
 from pathlib import Path
 from typing import Any
 
+from bench import rounds
+
 BENCHES = ("compact", "archive", "memory", "tui", "load", "replay", "watch", "watch_soak",
            "claude_code", "codex", "report", "whatif")
 # What "ratio" means in each bench's rows.
@@ -37,7 +39,8 @@ RATIO_MEANS = {
                "temp + rename, ctxlab ÷ floor in brackets",
     "archive": "value ÷ baseline: times the course compactor's start (creating its folder)",
     "memory": "baseline ÷ ctxlab: times faster than a cache-less rebuild",
-    "tui": "value ÷ baseline: times the idle app's jitter / an empty Textual app's start",
+    "tui": "value ÷ baseline: times the idle app's jitter / an empty Textual app's start; "
+           "big replay: the workbench's CPU ÷ the headless replay's, interleaved",
     "load": "value ÷ baseline: times the same measure for a 10-turn run; the headless "
             "scenario: times python -m tui --help (interpreter start and CLI imports)",
     "replay": "value ÷ baseline: cost per MB against the 1 MB session (flat is 1); the "
@@ -85,17 +88,14 @@ def _memory() -> str:
     return "unknown"
 
 
-def load_average() -> str:
+def load_text() -> str:
     """The 1/5/15-minute load: on a shared machine, what the other processes were doing.
 
     Ratios are measured in one run and interleaved so that load touches both sides alike, but
     absolute times still move with it; the table says how busy the machine was.
     """
-    try:
-        one, five, fifteen = os.getloadavg()
-    except OSError:
-        return "unknown"
-    return f"{one:.2f} / {five:.2f} / {fifteen:.2f}"
+    load = rounds.load_average()
+    return "unknown" if load is None else " / ".join(f"{value:.2f}" for value in load)
 
 
 def machine() -> dict[str, str]:
@@ -107,7 +107,7 @@ def machine() -> dict[str, str]:
         "Python": f"{platform.python_implementation()} {platform.python_version()}",
         "OS": platform.platform(terse=True),
         "date": dt.datetime.now(dt.UTC).strftime("%Y-%m-%d %H:%M UTC"),
-        "load at start (1/5/15 min)": load_average(),
+        "load at start (1/5/15 min)": load_text(),
     }
 
 
@@ -238,7 +238,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"running bench_{name} …", file=sys.stderr, flush=True)
         bench_rows, timings[name] = run_bench(name)
         rows += bench_rows
-    info["load at end (1/5/15 min)"] = load_average()
+    info["load at end (1/5/15 min)"] = load_text()
     block = markdown(rows, info, timings)
     if args.update is not None:
         update_page(args.update, block)

@@ -35,6 +35,8 @@ from typing import Any
 if __package__ in (None, ""):  # run as a script: make the project importable
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from bench.rounds import load_average as system_load
+from bench.rounds import per_round, rotations
 from core.archive.content_hash import digest_bytes
 from core.compact.pipeline import Compactor
 from core.measure import Measured
@@ -199,20 +201,13 @@ Timed = Callable[[Path], float]
 def interleaved(runs: dict[str, Timed], rounds: int, root: str | None) -> dict[str, list[float]]:
     """``rounds`` seconds per run, each round running every run once in a rotated order,
     each in a fresh temporary folder under ``root`` (the system's default if None)."""
-    names = list(runs)
-    times: dict[str, list[float]] = {name: [] for name in names}
-    for turn in range(rounds):
-        for name in names[turn % len(names):] + names[:turn % len(names)]:
+    times: dict[str, list[float]] = {name: [] for name in runs}
+    for _, order in rotations(list(runs), rounds):
+        for name in order:
             with tempfile.TemporaryDirectory(prefix="ctxlab-bench-", dir=root) as tmp:
                 gc.collect()
                 times[name].append(runs[name](Path(tmp)))
     return times
-
-
-def per_round(top: list[float], bottom: list[float]) -> tuple[float, float, float]:
-    """Median, best (lowest) and worst of ``top[i] / bottom[i]`` over the rounds."""
-    ratios = sorted(a / b for a, b in zip(top, bottom, strict=True))
-    return statistics.median(ratios), ratios[0], ratios[-1]
 
 
 def ctxlab_run(messages: list[dict]) -> Timed:
@@ -295,10 +290,9 @@ def places() -> list[tuple[str, str | None]]:
 
 
 def load_average() -> float:
-    try:
-        return round(os.getloadavg()[0], 2)
-    except OSError:
-        return -1.0
+    """The 1-minute load average as the rows note it (-1 where the system has none)."""
+    load = system_load()
+    return -1.0 if load is None else round(load[0], 2)
 
 
 def _row(name: str, times: dict[str, list[float]], target: str | None,

@@ -44,6 +44,7 @@ from typing import Any
 if __package__ in (None, ""):  # run as a script: make the project importable
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from bench.rounds import rotations
 from bench.sessions import claude_code_session, write_session
 from core.sources.replay import load_recording
 from core.sources.replay.source import ReplayOptions, ReplaySource
@@ -158,8 +159,8 @@ def floor_rows(root: Path) -> list[Row]:
         path.write_text(claude_code_session(mb * MB), encoding="utf-8")
         size = path.stat().st_size
         runs: dict[str, list[dict[str, float]]] = {kind: [] for kind in kinds}
-        for n in range(FLOOR_ROUNDS):
-            for kind in kinds[n % len(kinds):] + kinds[:n % len(kinds)]:
+        for n, order in rotations(kinds, FLOOR_ROUNDS):
+            for kind in order:
                 work = folder / f"w{n}"
                 code = Path(before) if kind == "before" and before else ROOT
                 runs[kind].append(measure_child(kind, path, work, code))

@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from bench.rounds import rotations
 from core.events import Event, ReplayStep, Stage
 
 
@@ -120,9 +121,8 @@ def replay_rounds(path: Path, root: Path, rounds: int) -> Rounds:
 
     recording = load_recording(path, max_bytes=200_000_000)
     out = Rounds()
-    for n in range(rounds):
+    for n, order in rotations(("headless", "workbench"), rounds):
         figures: dict[str, Any] = {}
-        order = ("headless", "workbench") if n % 2 == 0 else ("workbench", "headless")
         for kind in order:
             folder = root / f"{kind}-{n}"
             if kind == "headless":
