@@ -23,7 +23,6 @@ import asyncio
 import gc
 import json
 import os
-import re
 import statistics
 import sys
 import tempfile
@@ -35,6 +34,8 @@ from typing import Any
 if __package__ in (None, ""):  # run as a script: make the project importable
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from bench.compact_table import markdown, print_table
+from bench.course import COURSE_LIMIT, COURSE_TARGET, EARLIER, course_chars, course_prepare
 from bench.rounds import load_average as system_load
 from bench.rounds import per_round, rotations
 from core.archive.content_hash import digest_bytes
@@ -91,100 +92,6 @@ def single_result(chars: int) -> list[dict]:
         {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "toolu_big",
                                       "content": _file_text(chars, "log")}]},
     ]
-
-
-# -- baseline: the course's cost model (budget → micro → fit, one full dump per block) ------
-# A short re-implementation of s08's stages as the reference describes them, kept only to
-# time them next to ctxlab: the same files written, the same pointer checks, and
-# ``len(json.dumps(messages))`` before every block micro and fit visit.
-
-COURSE_LIMIT, COURSE_TARGET = 50_000, 40_000
-EARLIER = "[Earlier tool result saved at "
-
-
-def course_chars(messages: list[dict]) -> int:
-    return len(json.dumps(messages, ensure_ascii=False))
-
-
-def course_prepare(messages: list[dict], workdir: Path) -> list[dict]:
-    out_dir = workdir / ".task_outputs" / "tool-results"
-    out_dir.mkdir(parents=True, exist_ok=True)
-
-    def save(tool_use_id: str, content: str) -> str:
-        path = out_dir / f"{re.sub(r'[^A-Za-z0-9._-]', '_', tool_use_id)[:120] or 'unknown'}.txt"
-        path.write_text(content, encoding="utf-8")
-        return str(path)
-
-    def pointer(content: str) -> str | None:  # persisted_output_path
-        if not (content.startswith(EARLIER) and content.endswith("]")):
-            return None
-        path = Path(content[len(EARLIER):-1]).resolve()
-        return str(path) if path.is_relative_to(out_dir.resolve()) and path.exists() else None
-
-    def preview(tool_use_id: str, content: str, chars: int) -> str:  # persisted_preview
-        path = pointer(content)
-        text = Path(path).read_text(encoding="utf-8") if path else content
-        return (f"<persisted-output>\nFull output: {path or save(tool_use_id, content)}\n"
-                f"Preview:\n{text[:chars]}\n</persisted-output>")
-
-    last = messages[-1]["content"] if isinstance(messages[-1]["content"], list) else []
-    batch = [b for b in last if b.get("type") == "tool_result"]
-    total = sum(len(str(b["content"])) for b in batch)
-    for block in sorted(batch, key=lambda b: -len(str(b["content"]))):  # tool_result_budget
-        if total <= 200_000:
-            break
-        if len(str(block["content"])) > 30_000:
-            block["content"] = preview(block["tool_use_id"], block["content"], 2_000)
-            total = sum(len(str(b["content"])) for b in batch)
-    messages = course_snip(messages, workdir)
-    results = [b for m in messages if m["role"] == "user" and isinstance(m["content"], list)
-               for b in m["content"] if b.get("type") == "tool_result"]
-    if course_chars(messages) <= COURSE_LIMIT:
-        return messages
-    last_assistant = max((i for i, m in enumerate(messages) if m["role"] == "assistant"),
-                         default=-1)
-    unseen = {id(b) for m in messages[last_assistant + 1:] if isinstance(m["content"], list)
-              for b in m["content"]}
-    consumed = [b for b in results if id(b) not in unseen]
-    for block in consumed[:-3]:  # micro_compact
-        if course_chars(messages) <= COURSE_TARGET:
-            break
-        content = block["content"]
-        if len(content) > 120:
-            path = pointer(content) or save(block["tool_use_id"], content)
-            block["content"] = f"{EARLIER}{path}]"
-    if course_chars(messages) > COURSE_LIMIT:
-        for block in sorted(results, key=lambda b: -len(str(b["content"]))):  # fit_tool_results
-            if course_chars(messages) <= COURSE_TARGET:
-                break
-            new = preview(block["tool_use_id"], block["content"], 1_000)
-            if len(new) < len(block["content"]):
-                block["content"] = new
-    return messages
-
-
-def course_snip(messages: list[dict], workdir: Path, keep_head: int = 3,
-                keep_tail: int = 46, limit: int = 50) -> list[dict]:
-    """s08's ``snip_compact``: past ``limit`` messages, the whole list is written to a
-    transcript (one JSON line per message) and the middle becomes one marker; the tail never
-    starts with tool results (their tool_use would be cut off)."""
-    if len(messages) <= limit:
-        return messages
-    start = len(messages) - keep_tail
-    while start < len(messages) and isinstance(messages[start]["content"], list) and any(
-            b.get("type") == "tool_result" for b in messages[start]["content"]):
-        start += 1
-    if start <= keep_head + 1:
-        return messages
-    folder = workdir / ".transcripts"
-    folder.mkdir(parents=True, exist_ok=True)
-    path = folder / f"transcript_{time.time_ns()}.jsonl"
-    with path.open("w", encoding="utf-8") as fh:
-        for message in messages:
-            fh.write(json.dumps(message, default=str) + "\n")
-    marker = {"role": "user",
-              "content": f"[{start - keep_head} messages archived at {path}]"}
-    return [*messages[:keep_head], marker, *messages[start:]]
 
 
 # -- timing: interleaved rounds -------------------------------------------------------------
@@ -257,8 +164,10 @@ def written_files(messages: list[dict]) -> list[tuple[str, bytes]]:
 
 def floor_run(files: list[tuple[str, bytes]]) -> Timed:
     """Writing the same bytes under the same names, each through a temporary file and an
-    ``os.replace``, each hashed with the algorithm the archive uses (BLAKE3): what no engine
-    keeping content-addressed names can skip (ctxlab hashes every file it writes)."""
+    ``os.replace``, each hashed with the algorithm the archive uses (BLAKE3): each file's
+    bytes written whole under its name, and hashed as ctxlab hashes every file it writes.
+    (ctxlab itself names a new file by a link where the filesystem allows, not a rename: the
+    two cost the same within the noise, so the floor keeps the portable way.)"""
     def once(workdir: Path) -> float:
         folder = workdir / "tool-results"
         folder.mkdir()
@@ -491,67 +400,14 @@ def run() -> list[Row]:
 # -- output ---------------------------------------------------------------------------------
 
 
-def _cell(value: Any, unit: str = "") -> str:
-    if value is None:
-        return "—"
-    if isinstance(value, bool):
-        return "yes" if value else "NO"
-    if isinstance(value, float):
-        return f"{value:,.1f}{unit}" if value >= 10 else f"{value:,.2f}{unit}"
-    return f"{value}{unit}"
-
-
-def table(rows: list[Row]) -> list[list[str]]:
-    """Header plus one line per row, as strings (shared by the console and Markdown)."""
-    lines = [["case", "ctxlab", "course", "speed ×", "floor", "of floor", "target", "ok"]]
-    for row in rows:
-        unit = " ms" if row["unit"] == "ms" else row["unit"]
-        lines.append([row["name"], _cell(row["value"], unit), _cell(row["baseline"], " ms"),
-                      _pair(row.get("ratio"), row.get("ratio_best")),
-                      _cell(row.get("floor"), " ms"),
-                      _pair(row.get("of_floor"), row.get("of_floor_best")),
-                      _cell(row["target"]), _cell(row["ok"])])
-    return lines
-
-
-def _pair(median: Any, best: Any) -> str:
-    """A per-round ratio: its median, and its best round in brackets."""
-    if median is None:
-        return "—"
-    return f"{_cell(median)} ({_cell(best)})" if best is not None else _cell(median)
-
-
-def markdown(rows: list[Row]) -> str:
-    head, *body = table(rows)
-    align = ["---"] + ["--:"] * 5 + ["---", ":-:"]
-    return "\n".join("| " + " | ".join(cells) + " |" for cells in [head, align, *body])
-
-
 def main(argv: list[str]) -> int:
     """Print the table (``--markdown``: for docs/PERFORMANCE.md); exit 1 if a target fails."""
     rows = run()
     if "--markdown" in argv:
         print(markdown(rows))
     else:
-        print_table(rows)
+        print_table(rows, load_average())
     return 0 if all(row["ok"] for row in rows) else 1
-
-
-def print_table(rows: list[Row]) -> None:
-    from rich.console import Console
-    from rich.table import Table
-
-    head, *body = table(rows)
-    out = Table(title="prepare() vs the course's cost model, interleaved rounds, CPU time "
-                      f"(load average {load_average()}; ratios: median (best round))",
-                title_justify="left")
-    for i, name in enumerate(head):
-        out.add_column(name, justify="left" if i in (0, 6) else "right")
-    for cells in body:
-        out.add_row(*cells)
-    console = Console()
-    console.width = max(console.width, 100)
-    console.print(out)
 
 
 if __name__ == "__main__":
