@@ -22,13 +22,15 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import time
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
+from dataclasses import dataclass
 
 import aiohttp
 from aiohttp import web
 from yarl import URL
 
 from core.sources.watch.apis import ANTHROPIC_UPSTREAM, Upstreams, error_body, speaks_openai
+from core.sources.watch.body import RequestBody, decoded_body
 from core.sources.watch.exchange import Exchange
 from core.sources.watch.identity import (
     AGENT_HEADER,
@@ -69,6 +71,13 @@ def _session(headers: Mapping[str, str]) -> str | None:
                  if (found := header_id(headers.get(name))) is not None), None)
 
 
+@dataclass
+class Clock:
+    """When the exchange started (its body whole), on the clock its timings are read from."""
+
+    start: float
+
+
 class WatchProxy:
     """A running proxy: ``await start()``, ``url``, ``await stop()``."""
 
@@ -105,7 +114,9 @@ class WatchProxy:
             skip_auto_headers=("User-Agent", "Accept", "Accept-Encoding", "Content-Type"))
         app = web.Application(client_max_size=MAX_BODY)
         app.router.add_route("*", "/{tail:.*}", self._handle)
-        self._runner = web.AppRunner(app, handler_cancellation=True, access_log=None)
+        # auto_decompress off: a compressed request body goes upstream as the client sent it
+        self._runner = web.AppRunner(app, handler_cancellation=True, access_log=None,
+                                     auto_decompress=False)
         await self._runner.setup()
         site = web.TCPSite(self._runner, self.host, self.port)
         await site.start()
@@ -134,35 +145,58 @@ class WatchProxy:
         if is_websocket(request):  # refused before it is counted: no exchange happened
             return web.Response(status=426, content_type="application/json", body=error_body(
                 openai, UPGRADE_REFUSED, "invalid_request_error", "upgrade_required"))
+        length = request.content_length
+        if length is not None and length > MAX_BODY:
+            raise web.HTTPRequestEntityTooLarge(max_size=MAX_BODY, actual_size=length)
         self._ids += 1
-        number = self._ids  # taken before the first await: requests interleave
-        body = await request.read()
         given = request.headers
-        x = Exchange(id=number, method=request.method, path=request.path, body=body,
+        x = Exchange(id=self._ids, method=request.method, path=request.path, body=b"",
                      started=time.time(), session=_session(given),
                      agent=header_id(given.get(AGENT_HEADER)),
                      window=header_id(given.get(CODEX_WINDOW_HEADER)),
                      turn_metadata=_metadata(given.get(CODEX_METADATA_HEADER)))
-        t0 = time.perf_counter()
-        if self.on_request is not None:
-            self._spawn(self.on_request(x))
-        headers = [(k, v) for k, v in request.headers.items() if k.lower() not in HOP_BY_HOP]
-        target = self.upstreams.target(request.raw_path, request.headers)
+        clock = Clock(time.perf_counter())
+        body = RequestBody(request.content, MAX_BODY, on_whole=lambda whole: self._arrived(
+            x, whole, clock, given.get("content-encoding")))
+        headers = [(k, v) for k, v in given.items() if k.lower() not in HOP_BY_HOP]
+        target = self.upstreams.target(request.raw_path, given)
         try:
-            return await self._forward(request, x, target, headers, t0, openai)
+            if length:  # its length said: each piece goes on as it arrives
+                headers.append(("Content-Length", str(length)))
+                data: AsyncIterator[bytes] | bytes | None = body.upstream()
+            else:  # chunked or empty: read whole first, sent with its length as before
+                data = await body.whole() or None
+            return await self._forward(request, x, target, headers, clock, openai, data)
+        except BaseException:
+            await body.cancel()  # the client is gone (a whole body stays whole)
+            raise
         finally:
-            x.duration_ms = (time.perf_counter() - t0) * 1000
-            if self.on_response is not None:
-                self._spawn(self.on_response(x))
+            if await body.finished():  # no whole request, nothing to report
+                x.duration_ms = (time.perf_counter() - clock.start) * 1000
+                if self.on_response is not None:
+                    self._spawn(self.on_response(x))
+
+    def _arrived(self, x: Exchange, whole: bytes, clock: Clock, encoding: str | None) -> None:
+        """The body is whole: the exchange starts now, and its observer hears of it."""
+        x.started, clock.start = time.time(), time.perf_counter()
+        x.body = whole
+        if self.on_request is not None:
+            self._spawn(self._tell(x, encoding))
+
+    async def _tell(self, x: Exchange, encoding: str | None) -> None:
+        assert self.on_request is not None
+        if encoding and encoding.strip().lower() != "identity":
+            x.body = await asyncio.to_thread(decoded_body, x.body, encoding)
+        await self.on_request(x)
 
     async def _forward(self, request: web.Request, x: Exchange, target: URL,
-                       headers: list[tuple[str, str]], t0: float, openai: bool
-                       ) -> web.StreamResponse:
+                       headers: list[tuple[str, str]], clock: Clock, openai: bool,
+                       data: AsyncIterator[bytes] | bytes | None) -> web.StreamResponse:
         assert self._session is not None
         try:
             async with self._session.request(x.method, target, headers=headers,
-                                             data=x.body or None, allow_redirects=False) as up:
-                return await self._relay(request, up, x, t0)
+                                             data=data, allow_redirects=False) as up:
+                return await self._relay(request, up, x, clock)
         except asyncio.CancelledError:
             x.error = x.error or "client disconnected; upstream call closed"
             raise
@@ -173,7 +207,7 @@ class WatchProxy:
             return self._fail(x, 502, f"ctxlab watch: upstream unreachable: {exc}", openai)
 
     async def _relay(self, request: web.Request, up: aiohttp.ClientResponse, x: Exchange,
-                     t0: float) -> web.StreamResponse:
+                     clock: Clock) -> web.StreamResponse:
         x.status, x.content_type = up.status, up.headers.get("content-type")
         x.content_encoding = up.headers.get("content-encoding")
         response = web.StreamResponse(status=up.status, reason=up.reason)
@@ -197,7 +231,7 @@ class WatchProxy:
                 if not chunk:
                     break
                 if x.ttfb_ms is None:
-                    x.ttfb_ms = (time.perf_counter() - t0) * 1000
+                    x.ttfb_ms = (time.perf_counter() - clock.start) * 1000
                 x.keep(chunk)  # within its budget; the client gets every byte
                 await response.write(chunk)
             await response.write_eof()
