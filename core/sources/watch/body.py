@@ -25,8 +25,6 @@ from core.sources.watch.sse import UnreadableBody, decoded
 
 JOIN_IN_THREAD = 1 << 20  # bytes from which the pieces are joined off the event loop
 READ_CHUNK = 1 << 20  # bytes the reader may buffer before it pauses the client
-
-
 DECODED_LIMIT = 256 << 20  # bytes of a compressed request body decoded for the watch, at most
 
 
@@ -53,7 +51,8 @@ class RequestBody:
                  on_whole: Callable[[bytes], None] | None = None) -> None:
         self._content, self._limit, self._on_whole = content, limit, on_whole
         self._pieces: list[bytes] = []
-        self._queue: asyncio.Queue[bytes | BaseException | None] = asyncio.Queue()  # None: the end
+        # the pieces for the upstream call, then None (the end) or what broke the body off
+        self._queue: asyncio.Queue[bytes | BaseException | None] = asyncio.Queue()
         self.received = 0
         content.set_read_chunk_size(READ_CHUNK)  # fewer, larger pieces than the default
         self._pump = asyncio.ensure_future(self._read())

@@ -1,20 +1,24 @@
 """The reverse proxy: every request forwarded unchanged, every answer streamed straight back.
 
-aiohttp on both sides. The request body is read whole (tens of MB are fine) and sent on;
-the response is copied to the client chunk by chunk as the upstream sends it, so an SSE
-stream reaches the client event by event, never buffered. Headers go both ways untouched
-except the hop-by-hop ones HTTP itself owns; they are never logged nor handed to the
-observer — bar the client's session and agent id headers and Codex's window id and turn
-metadata, which are no secrets — so credentials stay on the wire. Compressed bodies are
-passed on compressed. Each request goes to its API's upstream (:mod:`core.sources.watch.apis`).
+aiohttp on both sides. The request body goes upstream piece by piece as it arrives
+(:mod:`core.sources.watch.body`: read whole first, a 20 MB body made the upstream wait for a
+second transfer), and the response is copied to the client chunk by chunk as the upstream
+sends it, so an SSE stream reaches the client event by event, never buffered. Headers go
+both ways untouched except the hop-by-hop ones HTTP itself owns; they are never logged nor
+handed to the observer — bar the client's session and agent id headers and Codex's window
+id and turn metadata, which are no secrets — so credentials stay on the wire. Compressed
+bodies are passed on compressed, both ways (a compressed request body is decoded for the
+observer only). Each request goes to its API's upstream (:mod:`core.sources.watch.apis`).
 
 What the proxy tells its observer is an :class:`Exchange`: the request body, the response
-bytes, status and timing — after the fact, so watching costs the client nothing. When the
+bytes, status and timing — after the fact, so watching costs the client nothing. Its clock
+starts when the request body is whole, as it did when the body was read first. When the
 upstream cannot be reached the client gets an ``api_error`` body in its API's shape with
 502 (refused) or 504 (timed out), the statuses a gateway answers with; a client that hangs
-up mid-stream closes the upstream call. A WebSocket upgrade is answered 426 at once (its
-body in the API's shape, as the gateway errors are): the
-proxy speaks HTTP only, and Codex, refused so, falls back to HTTP without retrying.
+up mid-stream closes the upstream call, and one that hangs up mid-body is not reported (no
+whole request was made). A WebSocket upgrade is answered 426 at once (its body in the API's
+shape, as the gateway errors are): the proxy speaks HTTP only, and Codex, refused so, falls
+back to HTTP without retrying.
 """
 
 from __future__ import annotations

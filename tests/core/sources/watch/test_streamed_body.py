@@ -179,6 +179,24 @@ def test_a_body_in_many_pieces_goes_upstream_before_its_end_and_arrives_whole(wa
     assert line.startswith(b'{"request": ' + body + b", ")  # spliced byte for byte
 
 
+def test_a_pretty_printed_body_goes_on_as_sent_and_is_recorded_on_one_line(watch, upstream):
+    """Its line breaks (LF and CRLF) reach the upstream as sent; the recording's line has
+    them as spaces, and the rest of the body's bytes as they came."""
+    body = json.dumps(json.loads(_body(300)), indent=2, ensure_ascii=False).encode()
+    body = body.replace(b"\n", b"\r\n", 50) + b"\n"
+    with _connect(watch.url) as sock:
+        sock.sendall(_head(len(body)))
+        for start in range(0, len(body), 4096):
+            sock.sendall(body[start:start + 4096])
+        assert _answer(sock).endswith(ANSWER)
+    watch.wait_for(lambda w: bool(w.of(WatchResponse)))
+    assert bytes(upstream.arrivals[0].body) == body
+    (line,) = _recorded(watch)
+    spaced = body.replace(b"\r", b" ").replace(b"\n", b" ").strip()
+    assert line.startswith(b'{"request": ' + spaced + b", ")
+    assert json.loads(line)["request"] == json.loads(body)
+
+
 def test_a_client_that_breaks_off_mid_body_closes_the_upstream_call(watch, upstream):
     """No whole request, nothing reported or recorded; the proxy serves on."""
     body = _body()
