@@ -4,7 +4,7 @@ Reading a 20 MB body whole before forwarding it made the upstream wait for a sec
 transfer after the first: the client's time to first byte grew by the body's whole trip.
 Here one task (the *pump*) reads the client's body as it comes, keeps each piece, and hands
 it to the upstream call through a queue; the upstream call sends each piece as soon as it is
-read. The pieces are joined once, when the last one is in, into the bytes the observers get.
+read. The pieces are joined once, when the observers ask, into the bytes they get.
 
 The pump reads to the end whatever becomes of the upstream call (refused, answered early):
 the exchange the watch reports always holds the whole body the client sent, as before. A
@@ -45,19 +45,21 @@ class BodyBroken(ConnectionError):
 
 class RequestBody:
     """The pump (started at once) and what it read: :meth:`upstream` for the forwarded
-    call, :meth:`whole` for the observers."""
+    call, :meth:`whole` for the observers; ``on_whole`` is called when the last piece is
+    in."""
 
     def __init__(self, content: StreamReader, limit: int,
-                 on_whole: Callable[[bytes], None] | None = None) -> None:
+                 on_whole: Callable[[], None] | None = None) -> None:
         self._content, self._limit, self._on_whole = content, limit, on_whole
         self._pieces: list[bytes] = []
+        self._joining: asyncio.Future[bytes] | None = None
         # the pieces for the upstream call, then None (the end) or what broke the body off
         self._queue: asyncio.Queue[bytes | BaseException | None] = asyncio.Queue()
         self.received = 0
         content.set_read_chunk_size(READ_CHUNK)  # fewer, larger pieces than the default
         self._pump = asyncio.ensure_future(self._read())
 
-    async def _read(self) -> bytes:
+    async def _read(self) -> None:
         try:
             while chunk := await self._content.readany():
                 self.received += len(chunk)
@@ -71,14 +73,8 @@ class RequestBody:
             self._pieces.clear()
             raise
         self._queue.put_nowait(None)  # the upstream has it all: its end goes at once
-        # The one copy, the observers' bytes: a large one in a thread, where ``join`` lets
-        # go of the interpreter's lock for its memcpy (and the page faults of fresh memory).
-        pieces, self._pieces = self._pieces, []
-        whole = await asyncio.to_thread(b"".join, pieces) if self.received >= JOIN_IN_THREAD \
-            else b"".join(pieces)
         if self._on_whole is not None:
-            self._on_whole(whole)
-        return whole
+            self._on_whole()
 
     async def upstream(self) -> AsyncIterator[bytes]:
         """The pieces in order, as they arrive; raises :class:`BodyBroken` when the
@@ -92,14 +88,26 @@ class RequestBody:
             yield piece
 
     async def whole(self) -> bytes:
-        """The whole body (waits for the pump); raises what ended it early."""
-        return await asyncio.shield(self._pump)
+        """The whole body (waits for the pump); raises what ended it early. The pieces are
+        joined on the first call — the one copy, the observers' bytes."""
+        await asyncio.shield(self._pump)
+        if self._joining is None:
+            self._joining = asyncio.ensure_future(self._join())
+        return await asyncio.shield(self._joining)
+
+    async def _join(self) -> bytes:
+        """A large body is joined in a thread, where ``join`` lets go of the interpreter's
+        lock for its memcpy (and the page faults of fresh memory)."""
+        pieces, self._pieces = self._pieces, []
+        if self.received >= JOIN_IN_THREAD:
+            return await asyncio.to_thread(b"".join, pieces)
+        return b"".join(pieces)
 
     async def finished(self) -> bool:
         """Did the whole body arrive? Waits for the rest of it (an upstream may answer
         before it has read it all); ``False`` when the client broke off."""
         try:
-            await self.whole()
+            await asyncio.shield(self._pump)
         except asyncio.CancelledError:
             if self._pump.cancelled():
                 return False

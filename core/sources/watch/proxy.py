@@ -27,7 +27,7 @@ import asyncio
 import contextlib
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import aiohttp
 from aiohttp import web
@@ -51,6 +51,7 @@ HOP_BY_HOP = frozenset({
 })
 STOP_GRACE = 5.0  # seconds the observers get to report the last exchanges on stop
 MAX_BODY = 1 << 30  # a request body of up to 1 GiB is forwarded
+OBSERVE_AFTER = 0.1  # seconds a whole request waits for its answer's first byte to be told
 
 
 Observer = Callable[[Exchange], Awaitable[None]]
@@ -77,9 +78,11 @@ def _session(headers: Mapping[str, str]) -> str | None:
 
 @dataclass
 class Clock:
-    """When the exchange started (its body whole), on the clock its timings are read from."""
+    """When the exchange started (its body whole), on the clock its timings are read from,
+    and whether the client has the answer's first byte yet."""
 
     start: float
+    answered: asyncio.Event = field(default_factory=asyncio.Event)
 
 
 class WatchProxy:
@@ -160,8 +163,8 @@ class WatchProxy:
                      window=header_id(given.get(CODEX_WINDOW_HEADER)),
                      turn_metadata=_metadata(given.get(CODEX_METADATA_HEADER)))
         clock = Clock(time.perf_counter())
-        body = RequestBody(request.content, MAX_BODY, on_whole=lambda whole: self._arrived(
-            x, whole, clock, given.get("content-encoding")))
+        body = RequestBody(request.content, MAX_BODY, on_whole=lambda: self._arrived(
+            x, body, clock, given.get("content-encoding")))
         headers = [(k, v) for k, v in given.items() if k.lower() not in HOP_BY_HOP]
         target = self.upstreams.target(request.raw_path, given)
         try:
@@ -175,20 +178,31 @@ class WatchProxy:
             await body.cancel()  # the client is gone (a whole body stays whole)
             raise
         finally:
+            clock.answered.set()
             if await body.finished():  # no whole request, nothing to report
                 x.duration_ms = (time.perf_counter() - clock.start) * 1000
+                if self.on_request is None:  # else _tell gives the exchange its body
+                    x.body = await body.whole()
                 if self.on_response is not None:
                     self._spawn(self.on_response(x))
 
-    def _arrived(self, x: Exchange, whole: bytes, clock: Clock, encoding: str | None) -> None:
-        """The body is whole: the exchange starts now, and its observer hears of it."""
+    def _arrived(self, x: Exchange, body: RequestBody, clock: Clock,
+                 encoding: str | None) -> None:
+        """The body is whole: the exchange starts now, and its observer will hear of it."""
         x.started, clock.start = time.time(), time.perf_counter()
-        x.body = whole
         if self.on_request is not None:
-            self._spawn(self._tell(x, encoding))
+            self._spawn(self._tell(x, body, clock, encoding))
 
-    async def _tell(self, x: Exchange, encoding: str | None) -> None:
+    async def _tell(self, x: Exchange, body: RequestBody, clock: Clock,
+                    encoding: str | None) -> None:
+        """Hand the whole body to the observer once the client has the answer's first byte
+        (or :data:`OBSERVE_AFTER` has passed): its join and measuring then never compete
+        with passing that byte on, and an answer that takes longer than that (a model's
+        usually does) is measured while it is awaited."""
         assert self.on_request is not None
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(clock.answered.wait(), OBSERVE_AFTER)
+        x.body = await body.whole()
         if encoding and encoding.strip().lower() != "identity":
             x.body = await asyncio.to_thread(decoded_body, x.body, encoding)
         await self.on_request(x)
@@ -238,6 +252,7 @@ class WatchProxy:
                     x.ttfb_ms = (time.perf_counter() - clock.start) * 1000
                 x.keep(chunk)  # within its budget; the client gets every byte
                 await response.write(chunk)
+                clock.answered.set()
             await response.write_eof()
         except ConnectionError:  # aiohttp's ClientConnectionResetError is one too
             x.error = "client disconnected; upstream call closed"
