@@ -61,7 +61,14 @@ class RequestBody:
 
     async def _read(self) -> None:
         try:
-            while chunk := await self._content.readany():
+            while True:
+                # readchunk hands over each piece as it was received; readany joins all
+                # that wait into a new bytes, a copy of every byte passed on
+                chunk, boundary = await self._content.readchunk()
+                if not chunk:
+                    if boundary:  # the end of a chunk of a chunked body: more may come
+                        continue
+                    break
                 self.received += len(chunk)
                 if self.received > self._limit:
                     raise HTTPRequestEntityTooLarge(max_size=self._limit,
