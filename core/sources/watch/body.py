@@ -66,7 +66,10 @@ class RequestBody:
                 # that wait into a new bytes, a copy of every byte passed on
                 chunk, boundary = await self._content.readchunk()
                 if not chunk:
-                    if boundary:  # the end of a chunk of a chunked body: more may come
+                    # the end of a chunk of a chunked body: more may come. An empty body's
+                    # reader is aiohttp's one shared EmptyStreamReader, which says "end of
+                    # a chunk" for ever once any request has read it: at its end, stop.
+                    if boundary and not self._content.at_eof():
                         continue
                     break
                 self.received += len(chunk)

@@ -267,3 +267,22 @@ def test_the_measuring_process_yields_the_cpu_to_the_proxy(watch):
     mine = os.getpriority(os.PRIO_PROCESS, 0)
     _wait(lambda: os.getpriority(os.PRIO_PROCESS, watch.source._child.pid)
           >= min(mine + CHILD_NICENESS, 19), "the measuring process lowered its priority")
+
+
+def test_an_empty_body_ends_however_many_requests_had_one_before():
+    """aiohttp gives every request without a body one shared reader, which answers "the end
+    of a chunk" for ever once it has been read: the pump must still stop at its end (it
+    spun, and the proxy hung on the second request without a body)."""
+    import asyncio
+
+    from aiohttp.streams import EMPTY_PAYLOAD
+
+    from core.sources.watch.body import RequestBody
+
+    async def read_one() -> bytes:
+        return await asyncio.wait_for(RequestBody(EMPTY_PAYLOAD, 1_000).whole(), timeout=5)
+
+    async def three() -> list[bytes]:
+        return [await read_one() for _ in range(3)]
+
+    assert asyncio.run(three()) == [b"", b"", b""]
