@@ -13,6 +13,11 @@ of the SSE body — what a user waits for before text appears. The proxy runs as
   but hold the interpreter's lock while in C code such as ``json.loads``); target < 50 ms,
   the workbench's stall target. Baseline: the proxied median without it.
 
+The big-body rows — time to first byte added with a 1, 5 and 20 MB request body, the
+event loop's lag while the 20 MB body passes, and 20 concurrent streams' throughput — run
+the upstream, a bare relay (the floor) and the watch each in a process of their own,
+interleaved: see ``bench/bench_watch_big.py``.
+
 Run: ``python bench/bench_watch.py``; ``run()`` returns the rows
 ``{name, value, unit, target, baseline, ratio, ok}`` for an aggregating runner.
 """
@@ -32,6 +37,7 @@ from urllib.parse import urlsplit
 if __package__ in (None, ""):  # run as a script: make the project importable
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from bench import bench_watch_big
 from tests.support.messages_server import MessagesServer
 from tests.support.watching import RunningWatch
 
@@ -129,7 +135,7 @@ def run() -> list[Row]:
                  "unit": "ms", "target": STALL_TARGET_MS, "baseline": round(base, 2),
                  "ratio": round(worst / base, 1) if base else None,
                  "ok": worst < STALL_TARGET_MS})
-    return rows
+    return rows + bench_watch_big.run()
 
 
 if __name__ == "__main__":

@@ -1,20 +1,24 @@
 """The reverse proxy: every request forwarded unchanged, every answer streamed straight back.
 
-aiohttp on both sides. The request body is read whole (tens of MB are fine) and sent on;
-the response is copied to the client chunk by chunk as the upstream sends it, so an SSE
-stream reaches the client event by event, never buffered. Headers go both ways untouched
-except the hop-by-hop ones HTTP itself owns; they are never logged nor handed to the
-observer — bar the client's session and agent id headers and Codex's window id and turn
-metadata, which are no secrets — so credentials stay on the wire. Compressed bodies are
-passed on compressed. Each request goes to its API's upstream (:mod:`core.sources.watch.apis`).
+aiohttp on both sides. The request body goes upstream piece by piece as it arrives
+(:mod:`core.sources.watch.body`: read whole first, a 20 MB body made the upstream wait for a
+second transfer), and the response is copied to the client chunk by chunk as the upstream
+sends it, so an SSE stream reaches the client event by event, never buffered. Headers go
+both ways untouched except the hop-by-hop ones HTTP itself owns; they are never logged nor
+handed to the observer — bar the client's session and agent id headers and Codex's window
+id and turn metadata, which are no secrets — so credentials stay on the wire. Compressed
+bodies are passed on compressed, both ways (a compressed request body is decoded for the
+observer only). Each request goes to its API's upstream (:mod:`core.sources.watch.apis`).
 
 What the proxy tells its observer is an :class:`Exchange`: the request body, the response
-bytes, status and timing — after the fact, so watching costs the client nothing. When the
+bytes, status and timing — after the fact, so watching costs the client nothing. Its clock
+starts when the request body is whole, as it did when the body was read first. When the
 upstream cannot be reached the client gets an ``api_error`` body in its API's shape with
 502 (refused) or 504 (timed out), the statuses a gateway answers with; a client that hangs
-up mid-stream closes the upstream call. A WebSocket upgrade is answered 426 at once (its
-body in the API's shape, as the gateway errors are): the
-proxy speaks HTTP only, and Codex, refused so, falls back to HTTP without retrying.
+up mid-stream closes the upstream call, and one that hangs up mid-body is not reported (no
+whole request was made). A WebSocket upgrade is answered 426 at once (its body in the API's
+shape, as the gateway errors are): the proxy speaks HTTP only, and Codex, refused so, falls
+back to HTTP without retrying.
 """
 
 from __future__ import annotations
@@ -22,13 +26,15 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import time
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
+from dataclasses import dataclass, field
 
 import aiohttp
 from aiohttp import web
 from yarl import URL
 
 from core.sources.watch.apis import ANTHROPIC_UPSTREAM, Upstreams, error_body, speaks_openai
+from core.sources.watch.body import RequestBody, decoded_body
 from core.sources.watch.exchange import Exchange
 from core.sources.watch.identity import (
     AGENT_HEADER,
@@ -45,6 +51,7 @@ HOP_BY_HOP = frozenset({
 })
 STOP_GRACE = 5.0  # seconds the observers get to report the last exchanges on stop
 MAX_BODY = 1 << 30  # a request body of up to 1 GiB is forwarded
+OBSERVE_AFTER = 0.1  # seconds a whole request waits for its answer's first byte to be told
 
 
 Observer = Callable[[Exchange], Awaitable[None]]
@@ -67,6 +74,15 @@ def _session(headers: Mapping[str, str]) -> str | None:
     """The client's session id: the first of its session headers it sent."""
     return next((found for name in SESSION_HEADERS
                  if (found := header_id(headers.get(name))) is not None), None)
+
+
+@dataclass
+class Clock:
+    """When the exchange started (its body whole), on the clock its timings are read from,
+    and whether the client has the answer's first byte yet."""
+
+    start: float
+    answered: asyncio.Event = field(default_factory=asyncio.Event)
 
 
 class WatchProxy:
@@ -105,7 +121,9 @@ class WatchProxy:
             skip_auto_headers=("User-Agent", "Accept", "Accept-Encoding", "Content-Type"))
         app = web.Application(client_max_size=MAX_BODY)
         app.router.add_route("*", "/{tail:.*}", self._handle)
-        self._runner = web.AppRunner(app, handler_cancellation=True, access_log=None)
+        # auto_decompress off: a compressed request body goes upstream as the client sent it
+        self._runner = web.AppRunner(app, handler_cancellation=True, access_log=None,
+                                     auto_decompress=False)
         await self._runner.setup()
         site = web.TCPSite(self._runner, self.host, self.port)
         await site.start()
@@ -134,35 +152,69 @@ class WatchProxy:
         if is_websocket(request):  # refused before it is counted: no exchange happened
             return web.Response(status=426, content_type="application/json", body=error_body(
                 openai, UPGRADE_REFUSED, "invalid_request_error", "upgrade_required"))
+        length = request.content_length
+        if length is not None and length > MAX_BODY:
+            raise web.HTTPRequestEntityTooLarge(max_size=MAX_BODY, actual_size=length)
         self._ids += 1
-        number = self._ids  # taken before the first await: requests interleave
-        body = await request.read()
         given = request.headers
-        x = Exchange(id=number, method=request.method, path=request.path, body=body,
+        x = Exchange(id=self._ids, method=request.method, path=request.path, body=b"",
                      started=time.time(), session=_session(given),
                      agent=header_id(given.get(AGENT_HEADER)),
                      window=header_id(given.get(CODEX_WINDOW_HEADER)),
                      turn_metadata=_metadata(given.get(CODEX_METADATA_HEADER)))
-        t0 = time.perf_counter()
-        if self.on_request is not None:
-            self._spawn(self.on_request(x))
-        headers = [(k, v) for k, v in request.headers.items() if k.lower() not in HOP_BY_HOP]
-        target = self.upstreams.target(request.raw_path, request.headers)
+        clock = Clock(time.perf_counter())
+        body = RequestBody(request.content, MAX_BODY, on_whole=lambda: self._arrived(
+            x, body, clock, given.get("content-encoding")))
+        headers = [(k, v) for k, v in given.items() if k.lower() not in HOP_BY_HOP]
+        target = self.upstreams.target(request.raw_path, given)
         try:
-            return await self._forward(request, x, target, headers, t0, openai)
+            if length:  # its length said: each piece goes on as it arrives
+                headers.append(("Content-Length", str(length)))
+                data: AsyncIterator[bytes] | bytes | None = body.upstream()
+            else:  # chunked or empty: read whole first, sent with its length as before
+                data = await body.whole() or None
+            return await self._forward(request, x, target, headers, clock, openai, data)
+        except BaseException:
+            await body.cancel()  # the client is gone (a whole body stays whole)
+            raise
         finally:
-            x.duration_ms = (time.perf_counter() - t0) * 1000
-            if self.on_response is not None:
-                self._spawn(self.on_response(x))
+            clock.answered.set()
+            if await body.finished():  # no whole request, nothing to report
+                x.duration_ms = (time.perf_counter() - clock.start) * 1000
+                if self.on_request is None:  # else _tell gives the exchange its body
+                    x.body = await body.whole()
+                if self.on_response is not None:
+                    self._spawn(self.on_response(x))
+
+    def _arrived(self, x: Exchange, body: RequestBody, clock: Clock,
+                 encoding: str | None) -> None:
+        """The body is whole: the exchange starts now, and its observer will hear of it."""
+        x.started, clock.start = time.time(), time.perf_counter()
+        if self.on_request is not None:
+            self._spawn(self._tell(x, body, clock, encoding))
+
+    async def _tell(self, x: Exchange, body: RequestBody, clock: Clock,
+                    encoding: str | None) -> None:
+        """Hand the whole body to the observer once the client has the answer's first byte
+        (or :data:`OBSERVE_AFTER` has passed): its join and measuring then never compete
+        with passing that byte on, and an answer that takes longer than that (a model's
+        usually does) is measured while it is awaited."""
+        assert self.on_request is not None
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(clock.answered.wait(), OBSERVE_AFTER)
+        x.body = await body.whole()
+        if encoding and encoding.strip().lower() != "identity":
+            x.body = await asyncio.to_thread(decoded_body, x.body, encoding)
+        await self.on_request(x)
 
     async def _forward(self, request: web.Request, x: Exchange, target: URL,
-                       headers: list[tuple[str, str]], t0: float, openai: bool
-                       ) -> web.StreamResponse:
+                       headers: list[tuple[str, str]], clock: Clock, openai: bool,
+                       data: AsyncIterator[bytes] | bytes | None) -> web.StreamResponse:
         assert self._session is not None
         try:
             async with self._session.request(x.method, target, headers=headers,
-                                             data=x.body or None, allow_redirects=False) as up:
-                return await self._relay(request, up, x, t0)
+                                             data=data, allow_redirects=False) as up:
+                return await self._relay(request, up, x, clock)
         except asyncio.CancelledError:
             x.error = x.error or "client disconnected; upstream call closed"
             raise
@@ -173,7 +225,7 @@ class WatchProxy:
             return self._fail(x, 502, f"ctxlab watch: upstream unreachable: {exc}", openai)
 
     async def _relay(self, request: web.Request, up: aiohttp.ClientResponse, x: Exchange,
-                     t0: float) -> web.StreamResponse:
+                     clock: Clock) -> web.StreamResponse:
         x.status, x.content_type = up.status, up.headers.get("content-type")
         x.content_encoding = up.headers.get("content-encoding")
         response = web.StreamResponse(status=up.status, reason=up.reason)
@@ -197,9 +249,10 @@ class WatchProxy:
                 if not chunk:
                     break
                 if x.ttfb_ms is None:
-                    x.ttfb_ms = (time.perf_counter() - t0) * 1000
+                    x.ttfb_ms = (time.perf_counter() - clock.start) * 1000
                 x.keep(chunk)  # within its budget; the client gets every byte
                 await response.write(chunk)
+                clock.answered.set()
             await response.write_eof()
         except ConnectionError:  # aiohttp's ClientConnectionResetError is one too
             x.error = "client disconnected; upstream call closed"

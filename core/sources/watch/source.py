@@ -24,7 +24,7 @@ from core.sources.watch import worker
 from core.sources.watch.apis import MESSAGES, Upstreams, api_of
 from core.sources.watch.exchange import Exchange, is_model_call, iso, read_exchange
 from core.sources.watch.proxy import DEFAULT_UPSTREAM, WatchProxy
-from core.sources.watch.recording import REENCODED_NOTE, Recording, raw_record_line, utf8_body
+from core.sources.watch.recording import REENCODED_NOTE, Recording, record_pieces, utf8_body
 
 KEEP_BODIES = 32  # request bodies kept for a viewer, oldest first out of the window
 KEEP_BODY_BYTES = 64 << 20  # and their bytes, at most (a larger body is not kept)
@@ -167,7 +167,7 @@ class WatchSource(Source):
         if not self._in_process:
             try:
                 return await self._child.measure(self._key, x)
-            except (OSError, asyncio.IncompleteReadError):
+            except (OSError, EOFError, ValueError):
                 self._in_process = True  # the child is gone: measure here from now on
                 await self._child.close()
         return await asyncio.to_thread(worker.measure_raw, self._key, x)
@@ -218,7 +218,7 @@ class WatchSource(Source):
             request = x.body
             if measured.how == worker.REENCODED:
                 request, notes = utf8_body(x.body), [REENCODED_NOTE, *notes]
-            self.recording.append(raw_record_line(
+            self.recording.append(record_pieces(
                 request, message, api=None if api == MESSAGES else api,
                 request_id=x.id, conversation=measured.conversation,
                 timestamp=iso(x.started), status=x.status,

@@ -4,8 +4,8 @@ Parsing and dumping JSON are C calls that hold the interpreter lock for their wh
 several per request, and on a 20 MB body each lasts many frames (docs/PERFORMANCE.md,
 "Watch proxy"). In a worker *thread* that is time the proxy's event loop (and a UI on the
 same loop) cannot run. One child process per watch does the measuring instead: it receives
-the raw body through a pipe (a plain byte copy, written by the event loop without
-blocking), keeps the watch's conversation state, and sends back small events. It is a plain
+the raw body through a pipe (written from a thread, out of band of the pickle around it),
+keeps the watch's conversation state, and sends back small events. It is a plain
 ``python -m core.sources.watch.worker`` speaking length-prefixed pickles on stdin/stdout — not
 ``multiprocessing``, whose ``spawn`` re-imports the parent's ``__main__``
 (``python -m tui`` would start a second ctxlab). It runs from the directory holding the
@@ -18,18 +18,21 @@ thread in this process, with the same functions.
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import dataclasses
 import os
 import pickle
+import subprocess
 import sys
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, Any, cast
 
 from core.events import Event, WatchRequest
 from core.sources.watch.conversations import Conversations
 from core.sources.watch.exchange import Exchange, measure_request
 
 ROOT = Path(__file__).resolve().parents[3]  # the directory holding the ``core`` package
-HEADER = 8  # bytes of the big-endian length before each pickle
+HEADER = 8  # bytes of each big-endian length in a message's header
 
 # In the measuring process: each watch's conversations, by the watch's key.
 _conversations: dict[str, Conversations] = {}
@@ -85,37 +88,77 @@ def forget(key: str) -> None:
     _conversations.pop(key, None)
 
 
+# -- the pipe ------------------------------------------------------------------------------------
+# A message is a header (the pickle's length, then the out-of-band buffer's), a pickle of
+# protocol 5, and the request body as its out-of-band buffer: the 20 MB are written from the
+# bytes the proxy holds and read into the child's own, never copied into a pickle.
+
+
+def _pack(value: Any) -> list[bytes | memoryview]:
+    buffers: list[pickle.PickleBuffer] = []
+    data = pickle.dumps(value, protocol=5, buffer_callback=buffers.append)
+    raws = [b.raw() for b in buffers]
+    head = len(data).to_bytes(HEADER, "big") + len(raws).to_bytes(HEADER, "big") + \
+        b"".join(len(r).to_bytes(HEADER, "big") for r in raws)
+    return [head, data, *raws]
+
+
+def _read_exactly(source: IO[bytes], size: int) -> bytes:
+    data = source.read(size)
+    if len(data) < size:
+        raise EOFError("the other end closed the pipe")
+    return data
+
+
+def _unpack(source: IO[bytes]) -> Any:
+    size = int.from_bytes(_read_exactly(source, HEADER), "big")
+    count = int.from_bytes(_read_exactly(source, HEADER), "big")
+    sizes = [int.from_bytes(_read_exactly(source, HEADER), "big") for _ in range(count)]
+    data = _read_exactly(source, size)
+    return pickle.loads(data, buffers=[_read_exactly(source, n) for n in sizes])
+
+
+def _send(sink: IO[bytes], parts: list[bytes | memoryview]) -> None:
+    for part in parts:
+        sink.write(part)
+    sink.flush()
+
+
+def _call(key: str, x: Exchange) -> tuple[Any, ...]:
+    """The call for ``x``, its body out of band."""
+    shell = dataclasses.replace(x, body=b"")
+    return ("measure", key, shell, pickle.PickleBuffer(x.body))
+
+
 # -- the child ----------------------------------------------------------------------------------
 
 
-def _frame(value: Any) -> bytes:
-    data = pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL)
-    return len(data).to_bytes(HEADER, "big") + data
-
-
 def serve(source: IO[bytes], sink: IO[bytes]) -> None:
-    """Answer ``("measure", key, exchange)`` calls until the parent closes the pipe."""
+    """Answer ``("measure", key, exchange, body)`` calls until the parent closes the pipe."""
     while True:
-        head = source.read(HEADER)
-        if len(head) < HEADER:
-            return
-        call = pickle.loads(source.read(int.from_bytes(head, "big")))
         try:
-            reply: tuple[str, Any] = ("ok", measure_raw(call[1], call[2]))
+            call = _unpack(source)
+        except EOFError:
+            return
+        x = call[2]
+        x.body = call[3]
+        try:
+            reply: tuple[str, Any] = ("ok", measure_raw(call[1], x))
         except Exception as exc:  # one bad body: say so, keep serving
             reply = ("error", f"{type(exc).__name__}: {exc}")
-        sink.write(_frame(reply))
-        sink.flush()
+        _send(sink, _pack(reply))
 
 
 # -- the parent's handle ------------------------------------------------------------------------
 
 
 class MeasuringProcess:
-    """One child per watch, one call at a time."""
+    """One child per watch, one call at a time. The pipe is written and read in a thread
+    with blocking calls, which let go of the interpreter's lock: pushing 20 MB through a
+    64 kB pipe from the event loop took it hundreds of turns and a copy of the body."""
 
     def __init__(self) -> None:
-        self._proc: asyncio.subprocess.Process | None = None
+        self._proc: subprocess.Popen[bytes] | None = None
         self._lock = asyncio.Lock()
 
     @property
@@ -125,39 +168,60 @@ class MeasuringProcess:
     async def start(self) -> None:
         env = {**os.environ, "PYTHONPATH": os.pathsep.join(
             p for p in (str(ROOT), os.environ.get("PYTHONPATH", "")) if p)}
-        self._proc = await asyncio.create_subprocess_exec(
-            sys.executable, "-m", "core.sources.watch.worker", cwd=ROOT, env=env,
-            stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
-            stderr=asyncio.subprocess.DEVNULL)
+        self._proc = await asyncio.to_thread(
+            subprocess.Popen, [sys.executable, "-m", "core.sources.watch.worker"], cwd=ROOT,
+            env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL)
 
     async def measure(self, key: str, x: Exchange
                       ) -> tuple[WatchRequest, tuple[Event, ...], str | None]:
-        """Raises :class:`MeasureError` for a bad body; ``OSError`` or
-        ``asyncio.IncompleteReadError`` when the child is gone."""
+        """Raises :class:`MeasureError` for a bad body; ``OSError`` or ``EOFError`` when
+        the child is gone."""
         async with self._lock:
             if self._proc is None:
                 await self.start()
-            assert self._proc is not None and self._proc.stdin and self._proc.stdout
-            self._proc.stdin.write(_frame(("measure", key, x)))
-            await self._proc.stdin.drain()
-            size = int.from_bytes(await self._proc.stdout.readexactly(HEADER), "big")
-            status, value = pickle.loads(await self._proc.stdout.readexactly(size))
+            proc = self._proc
+            assert proc is not None and proc.stdin and proc.stdout
+            status, value = await asyncio.to_thread(self._exchange, proc, _call(key, x))
         if status != "ok":
             raise MeasureError(value)
-        return value
+        return cast(tuple[WatchRequest, tuple[Event, ...], str | None], value)
+
+    @staticmethod
+    def _exchange(proc: subprocess.Popen[bytes], call: tuple[Any, ...]) -> Any:
+        assert proc.stdin and proc.stdout
+        _send(proc.stdin, _pack(call))
+        return _unpack(proc.stdout)
 
     async def close(self) -> None:
         proc, self._proc = self._proc, None
-        if proc is None or proc.returncode is not None:
+        if proc is None or proc.poll() is not None:
             return
         if proc.stdin is not None:
-            proc.stdin.close()
+            with contextlib.suppress(OSError, ValueError):
+                proc.stdin.close()
         try:
-            await asyncio.wait_for(proc.wait(), 5)
-        except TimeoutError:
+            await asyncio.to_thread(proc.wait, 5)
+        except subprocess.TimeoutExpired:
             proc.kill()
-            await proc.wait()
+            await asyncio.to_thread(proc.wait)
+        if proc.stdout is not None:
+            proc.stdout.close()
+
+
+CHILD_NICENESS = 10  # the measuring yields the CPU to the proxy, which a client waits on
+
+
+def _yield_cpu() -> None:
+    """Lower this process's priority: on a busy machine, parsing a 20 MB body here took the
+    core the proxy's event loop needed to pass the answer on. The measuring is after the
+    fact; the client's bytes are not."""
+    try:
+        os.nice(CHILD_NICENESS)
+    except (AttributeError, OSError):  # no nice() here (Windows), or not allowed
+        pass
 
 
 if __name__ == "__main__":
+    _yield_cpu()
     serve(sys.stdin.buffer, sys.stdout.buffer)

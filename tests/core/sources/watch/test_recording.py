@@ -9,7 +9,7 @@ import pytest
 
 from core.harness_paths import HarnessPathError
 from core.sources.watch.exchange import Exchange
-from core.sources.watch.recording import Recording, raw_record_line
+from core.sources.watch.recording import Recording, raw_record_line, record_pieces
 from core.sources.watch.worker import measure_raw, recordable
 
 
@@ -77,3 +77,55 @@ def test_a_planted_link_is_refused_and_nothing_outside_is_written(tmp_path, plan
     after = sorted((p.relative_to(outside), p.read_bytes() if p.is_file() else b"")
                    for p in outside.rglob("*"))
     assert after == before
+
+
+@pytest.mark.parametrize("raw", [
+    b'{"a": 1, "b": "\xe6\x95\xb0"}',  # compact: spliced without a copy
+    b'{\n  "a": 1,\r\n  "b": [1,\n 2]\n}',  # pretty-printed, LF and CRLF
+    b' \t{"a": 1}\n\n',  # whitespace around the object
+    b'\n{"a": "x"}\r\n',
+])
+def test_the_pieces_make_the_line_the_whole_body_made(tmp_path, raw):
+    """The line written in pieces is, byte for byte, the line the body joined in made
+    before (its line breaks spaces, stripped)."""
+    message = {"type": "message", "content": [{"type": "text", "text": "ok\n"}]}
+    timing = {"request_id": 3, "conversation": "c1", "status": 200, "error": None}
+    before = b"".join((b'{"request": ', raw.translate(bytes.maketrans(b"\r\n", b"  ")).strip(),
+                       b", ", json.dumps({"response": message, "request_id": 3,
+                                          "conversation": "c1", "status": 200},
+                                         ensure_ascii=False)[1:].encode(), b"\n"))
+    recording = Recording(tmp_path, "x.jsonl")
+    recording.append(record_pieces(raw, message, **timing))
+    assert raw_record_line(raw, message, **timing) == before
+    assert recording.path.read_bytes() == before
+    assert json.loads(before)["request"] == json.loads(raw)
+
+
+def test_a_short_writev_is_finished(monkeypatch, tmp_path):
+    """``writev`` may write less than asked: the rest follows, in order."""
+    real = os.writev
+
+    def a_few_bytes(fd, views):
+        return real(fd, [bytes(memoryview(views[0])[:3])])
+
+    monkeypatch.setattr(os, "writev", a_few_bytes)
+    recording = Recording(tmp_path, "x.jsonl")
+    recording.append(record_pieces(b'{"a": "long enough to take several writes"}', None))
+    monkeypatch.undo()
+    assert json.loads(recording.path.read_bytes())["request"] == {
+        "a": "long enough to take several writes"}
+
+
+def test_the_body_crosses_the_pipe_out_of_band_and_whole():
+    """The measuring process gets the body's bytes exactly, beside the pickle, not in it."""
+    import io
+
+    from core.sources.watch.worker import _call, _pack, _unpack
+
+    body = b'{"messages": []}' + bytes(range(256)) * 4096
+    x = Exchange(id=7, method="POST", path="/v1/messages", body=body, started=1.0,
+                 session="s")
+    parts = _pack(_call("key", x))
+    assert len(parts[1]) < 1000  # the pickle itself is small: the body is beside it
+    call = _unpack(io.BytesIO(b"".join(parts)))
+    assert call[2].body == b"" and call[2].session == "s" and bytes(call[3]) == body
