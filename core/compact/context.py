@@ -85,6 +85,7 @@ class StageRun:
     _prefix: list[Any] = field(default_factory=list, repr=False)  # messages, by identity
 
     def __post_init__(self) -> None:
+        self.ctx.archive.open_stage()  # closed by the flush in finish()
         self.before_chars = self.history.chars
         self.before_messages = len(self.history)
         self._prefix = list(self.history.messages)  # stages replace, never mutate
