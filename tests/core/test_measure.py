@@ -95,3 +95,20 @@ def test_sizes_cached_between_calls_are_each_messages_own():
         assert measured.chars == json_chars(messages)
         cache.keep(measured)
     assert cache.light_total(base, 10_000) == json_chars(base)
+
+
+def test_a_size_cached_by_a_light_total_that_gave_up_is_never_another_messages():
+    """``light_total`` stores sizes before it may give up (a large or too much new text):
+    those messages are held too, so a freed one's id reused by a new dict cannot
+    return the old size."""
+    cache = SizeCache()
+    small = {"role": "user", "content": "x" * 10}
+    messages = [small, {"role": "user", "content": "y" * 50_000}]
+    assert cache.light_total(messages, 20_000) is None
+    gone = id(small)
+    del messages, small
+    made = []
+    for _ in range(2000):  # CPython hands a freed dict's memory to the next dict made
+        fresh = {"role": "assistant", "content": "z" * 1000}
+        assert cache.size(fresh) == json_chars(fresh), id(fresh) == gone
+        made.append(fresh)
