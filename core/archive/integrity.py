@@ -106,7 +106,9 @@ class Integrity:
         self._checked_folders.clear()
         self._in_stage = True
 
-    def _close_stage(self) -> None:
+    def end_stage(self) -> None:
+        """The open stage ends (its flush, or its failure before one): the next write checks
+        its folder again."""
         self._checked_folders.clear()
         self._in_stage = False
 

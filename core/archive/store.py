@@ -180,7 +180,7 @@ class Archive(Integrity, Transcripts, PointerTrust, Recovery):
         try:
             self._manifest.flush()
         finally:
-            self._close_stage()
+            self.end_stage()
 
     def _results_folder_ok(self, create: bool) -> None:
         """The manifest's check of its folder: before reading it, and before appending (then
