@@ -169,8 +169,9 @@ class Compactor:
 
     def prepare_local(self, messages: list[dict]) -> Measured:
         """Every stage before the summary, in the course's order (no model call)."""
-        save_early(messages, self.ctx)  # big fresh results: saved in the pass that measures them
+        self.ctx.archive.open_stage()  # no tool runs until it returns: its folders checked once
         try:
+            save_early(messages, self.ctx)  # big fresh results: saved in the pass measuring them
             history = Measured(list(messages), self.sizes)
             limits = self.ctx.thresholds
             if self.ctx.broken("stage-order") and history.chars > limits.context_limit:
