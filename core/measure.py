@@ -224,6 +224,7 @@ class SizeCache:
         total = 0
         fresh = 0
         sized: list[Message] = []
+        self._held.append(sized)  # before any size is stored: an early None keeps them too
         for message in messages:
             known = self._sizes.get(id(message))
             if known is not None:
@@ -238,7 +239,6 @@ class SizeCache:
             self._sizes[id(message)] = size
             sized.append(message)
             total += size
-        self._held.append(sized)
         return total + 2 + 2 * max(len(messages) - 1, 0)
 
     def keep(self, *histories: Measured) -> None:

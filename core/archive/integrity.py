@@ -32,9 +32,10 @@ class Integrity:
     _changed: set[str]
     # archive folders checked (and swept) for writing -> their key when checked
     _ready: dict[Path, FolderKey | None]
-    # folders checked for writing since the last flush: a stage's writes are checked once
-    # (no tool runs between them, and every stage ends with a flush)
+    # folders checked for writing since the open stage began: a stage's writes are checked
+    # once (no tool runs between them, and every stage ends with a flush, which closes it)
     _checked_folders: set[Path]
+    _in_stage: bool
 
     if TYPE_CHECKING:  # supplied by the archive
         def _report(self, message: str) -> None: ...
@@ -99,10 +100,24 @@ class Integrity:
                 sweep_stale_temp(folder)  # a killed writer's temp files, before the first write
             self._ready[folder] = folder_key(checked, len(relative.parts))
 
+    def open_stage(self) -> None:
+        """A stage begins: its writes check each folder once, until its flush. A link can
+        only be swapped in by a tool, and tools run between stages, never inside one."""
+        self._checked_folders.clear()
+        self._in_stage = True
+
+    def end_stage(self) -> None:
+        """The open stage ends (its flush, or its failure before one): the next write checks
+        its folder again."""
+        self._checked_folders.clear()
+        self._in_stage = False
+
     def _before_write(self, folder: Path | None = None) -> None:
-        """Check a folder before writing into it: once between two flushes (a link can only
-        be swapped in by a tool, and tools run between stages, never inside one)."""
+        """Check a folder before writing into it: once per stage, and at every write made
+        outside one (a transcript an API compaction leaves, a tool output kept whole), since
+        a tool may have swapped the folder for a link since the last write."""
         folder = self.results_dir if folder is None else folder
         if folder not in self._checked_folders:
             self._folder(folder, True)
-            self._checked_folders.add(folder)
+            if self._in_stage:
+                self._checked_folders.add(folder)

@@ -14,7 +14,10 @@ What makes keeping the descriptor safe:
   descriptor) exclude each other exactly as before; threads of one process share the
   descriptor, so a process-wide mutex orders them first;
 * a child made by ``fork`` inherits the descriptor, and with it a lock its parent may hold:
-  the child never uses it, it opens its own (:func:`os.register_at_fork`);
+  the child never uses it, it closes its copy and opens its own (:func:`os.register_at_fork`;
+  ``flock`` stays with the parent, whose descriptor still refers to the same open file);
+* the descriptor is closed when its lock goes away (:func:`weakref.finalize`), so archives
+  made and dropped by the hundred (tests, what-if workers) do not run out of descriptors;
 * the lock file replaced at its path (removed and made again by someone) would leave this
   process locking a file nobody else does: after each ``flock`` the descriptor's inode is
   compared with the path's, and a different one is let go and the new file opened.
@@ -29,6 +32,7 @@ import os
 import stat
 import threading
 import time
+import weakref
 from pathlib import Path
 from types import TracebackType
 
@@ -53,6 +57,13 @@ if hasattr(os, "register_at_fork"):
     os.register_at_fork(after_in_child=_forked)
 
 
+def _close_fd(fd: int, fork: int) -> None:
+    """Close a dropped lock's descriptor, in the process that opened it (a child closes its
+    inherited copy itself, when it first takes the lock)."""
+    if fork == _forks[0]:
+        os.close(fd)
+
+
 class ManifestLock:
     """An exclusive lock on ``path`` between processes (and threads), kept open."""
 
@@ -64,6 +75,7 @@ class ManifestLock:
         self._fd: int | None = None
         self._identity = (0, 0)  # (device, inode) of the open lock file
         self._fork = _forks[0]
+        self._closer: weakref.finalize | None = None  # closes _fd if this lock is dropped
 
     def __enter__(self) -> ManifestLock:
         self.acquire()
@@ -75,7 +87,7 @@ class ManifestLock:
 
     def acquire(self) -> None:
         if self._fork != _forks[0]:  # in a child: nothing of the parent's state is its own
-            self._mutex, self._depth, self._fd, self._fork = threading.RLock(), 0, None, _forks[0]
+            self._forget_parents()
         deadline = time.monotonic() + self.timeout
         if not self._mutex.acquire(timeout=self.timeout):
             raise Timeout(str(self.path))
@@ -96,8 +108,27 @@ class ManifestLock:
     def close(self) -> None:
         """Let the descriptor go (the lock must not be held)."""
         fd, self._fd = self._fd, None
+        if self._closer is not None:
+            self._closer.detach()
+            self._closer = None
         if fd is not None and self._fork == _forks[0]:
             os.close(fd)
+
+    def _forget_parents(self) -> None:
+        """In a forked child: close the inherited copy of the parent's descriptor (when it is
+        still that file) and start afresh; the parent's ``flock`` stays with the parent."""
+        fd, self._fd = self._fd, None
+        if self._closer is not None:
+            self._closer.detach()
+            self._closer = None
+        if fd is not None:
+            try:
+                st = os.fstat(fd)
+                if (st.st_dev, st.st_ino) == self._identity:
+                    os.close(fd)
+            except OSError:
+                pass  # already closed by the child
+        self._mutex, self._depth, self._fork = threading.RLock(), 0, _forks[0]
 
     def _lock_file(self, deadline: float) -> None:
         while True:
@@ -112,7 +143,13 @@ class ManifestLock:
                     if time.monotonic() >= deadline:
                         raise Timeout(str(self.path)) from None
                     time.sleep(POLL)
-            if self._still_there(fd):
+            try:
+                there = self._still_there(fd)
+            except BaseException:  # a link planted at the path: refused, and not left held
+                fcntl.flock(fd, fcntl.LOCK_UN)
+                self.close()
+                raise
+            if there:
                 return
             fcntl.flock(fd, fcntl.LOCK_UN)  # a file replaced at the path: lock the new one
             self.close()
@@ -123,6 +160,7 @@ class ManifestLock:
             self._fd = open_no_follow(self.path, os.O_RDWR | os.O_CREAT)
             st = os.fstat(self._fd)
             self._identity = (st.st_dev, st.st_ino)
+            self._closer = weakref.finalize(self, _close_fd, self._fd, self._fork)
         return self._fd
 
     def _still_there(self, fd: int) -> bool:

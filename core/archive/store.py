@@ -137,6 +137,7 @@ class Archive(Integrity, Transcripts, PointerTrust, Recovery):
         self._digest_memo: tuple[str, str] | None = None  # (text, digest) of the last hashed
         self._ready = {}  # (what these four hold: core/archive/integrity.py)
         self._checked_folders = set()
+        self._in_stage = False
         self._manifest = Manifest(self.results_dir, self._report, _in_archive,
                                   self._results_folder_ok)
         self._verified = {}
@@ -174,12 +175,12 @@ class Archive(Integrity, Transcripts, PointerTrust, Recovery):
     # -- manifest ---------------------------------------------------------------------------
 
     def flush(self) -> None:
-        """Append what changed to the manifest (once per stage, not once per file); the
-        next write checks its folder again."""
+        """Append what changed to the manifest (once per stage, not once per file); this
+        ends the open stage, so the next write checks its folder again."""
         try:
             self._manifest.flush()
         finally:
-            self._checked_folders.clear()
+            self.end_stage()
 
     def _results_folder_ok(self, create: bool) -> None:
         """The manifest's check of its folder: before reading it, and before appending (then

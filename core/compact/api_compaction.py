@@ -104,9 +104,13 @@ class ApiCompaction(FollowingCompactor):
         if not worth_summarising(replaced):
             return
         run = StageRun(API_COMPACTION, self.ctx, history)
-        transcript = self.ctx.archive.write_transcript(replaced)  # nothing lost: saved first
-        run.wrote(transcript)
-        text = await self._summary(replaced, active_request)
+        try:
+            transcript = self.ctx.archive.write_transcript(replaced)  # nothing lost: saved first
+            run.wrote(transcript)
+            text = await self._summary(replaced, active_request)
+        except BaseException:
+            run.abandon()
+            raise
         ledger_to_transcript(run, replaced, transcript)
         history.replace_all([summary_message(LABEL, active_request, text, transcript),
                              *messages[cut:]])

@@ -163,12 +163,16 @@ class ApiClearToolUses(FollowingCompactor):
         if rule.clear_at_least and cleared < rule.clear_at_least:
             return False  # the API clears nothing rather than too little
         run = StageRun(API_CLEAR_TOOL_USES, self.ctx, history)
-        for target in targets:
-            block = history.messages[target.msg_idx]["content"][target.block_idx]
-            path = self.ctx.archive.persist(target.tool_use_id, block.get("content", ""))
-            self.cleared_chars -= history.set_content(target.msg_idx, target.block_idx,
-                                                      PLACEHOLDER)
-            run.took(target.tool_use_id, target.chars, path)
+        try:
+            for target in targets:
+                block = history.messages[target.msg_idx]["content"][target.block_idx]
+                path = self.ctx.archive.persist(target.tool_use_id, block.get("content", ""))
+                self.cleared_chars -= history.set_content(target.msg_idx, target.block_idx,
+                                                          PLACEHOLDER)
+                run.took(target.tool_use_id, target.chars, path)
+        except BaseException:
+            run.abandon()
+            raise
         run.finish()
         return True
 

@@ -9,7 +9,7 @@ stage never spells its own name.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from operator import is_
 from typing import Any, Protocol
@@ -85,6 +85,7 @@ class StageRun:
     _prefix: list[Any] = field(default_factory=list, repr=False)  # messages, by identity
 
     def __post_init__(self) -> None:
+        self.ctx.archive.open_stage()  # closed by the flush in finish()
         self.before_chars = self.history.chars
         self.before_messages = len(self.history)
         self._prefix = list(self.history.messages)  # stages replace, never mutate
@@ -125,6 +126,11 @@ class StageRun:
         self.ledger.append(self.ctx.archive.record(tool_use_id, self.name, 0, path,
                                                    status="broken"))
 
+    def abandon(self) -> None:
+        """The stage failed before its flush: the folders it checked are trusted no longer
+        (a tool may run next and swap one for a link)."""
+        self.ctx.archive.end_stage()
+
     def finish(self) -> Stage | None:
         self.ctx.archive.flush()
         if not self.changed and self.history.chars == self.before_chars and \
@@ -154,3 +160,14 @@ class StageRun:
         )
         self.ctx.emit(event)
         return event
+
+
+async def finish_after(run: StageRun, work: Awaitable[StageRun]) -> StageRun:
+    """Await a stage's work (a summary call, say), then finish it; abandoned if it fails."""
+    try:
+        done = await work
+    except BaseException:
+        run.abandon()
+        raise
+    done.finish()
+    return done

@@ -139,11 +139,15 @@ class ObservationMasking(FollowingCompactor):
         if not targets:
             return
         run = StageRun(OBSERVATION_MASK, self.ctx, history)
-        for target in targets:
-            block = history.messages[target.msg_idx]["content"][target.block_idx]
-            original = block.get("content", "")
-            path = self.ctx.archive.persist(target.tool_use_id, original)
-            history.set_content(target.msg_idx, target.block_idx, placeholder(path))
-            run.wrote(path)
-            run.took(target.tool_use_id, content_size(original), path)
+        try:
+            for target in targets:
+                block = history.messages[target.msg_idx]["content"][target.block_idx]
+                original = block.get("content", "")
+                path = self.ctx.archive.persist(target.tool_use_id, original)
+                history.set_content(target.msg_idx, target.block_idx, placeholder(path))
+                run.wrote(path)
+                run.took(target.tool_use_id, content_size(original), path)
+        except BaseException:
+            run.abandon()
+            raise
         run.finish()

@@ -26,7 +26,7 @@ from core.archive.listing import archive_listing, holds_a_manifest
 from core.archive.store import Archive
 from core.compact.breakdown import BreakdownCache
 from core.compact.budget import save_early
-from core.compact.context import CompactContext, StageRun
+from core.compact.context import CompactContext, StageRun, finish_after
 from core.compact.micro import micro_compact
 from core.compact.reactive import is_overflow_error, reactive_compact
 from core.compact.stages import (
@@ -142,9 +142,8 @@ class Compactor:
         else:
             history = await asyncio.to_thread(self.prepare_local, messages)
         if history.chars > self.ctx.thresholds.context_limit:
-            run = await compact_history(StageRun(COMPACT_HISTORY, self.ctx, history),
-                                        self._summarizer(), active_request)
-            run.finish()
+            run = StageRun(COMPACT_HISTORY, self.ctx, history)
+            await finish_after(run, compact_history(run, self._summarizer(), active_request))
             self.sizes.keep(history)
         return history
 
@@ -186,8 +185,9 @@ class Compactor:
 
     def prepare_local(self, messages: list[dict]) -> Measured:
         """Every stage before the summary, in the course's order (no model call)."""
-        save_early(messages, self.ctx)  # big fresh results: saved in the pass that measures them
+        self.ctx.archive.open_stage()  # no tool runs until it returns: its folders checked once
         try:
+            save_early(messages, self.ctx)  # big fresh results: saved in the pass measuring them
             history = Measured(list(messages), self.sizes)
             limits = self.ctx.thresholds
             if self.ctx.broken("stage-order") and history.chars > limits.context_limit:
@@ -199,6 +199,7 @@ class Compactor:
                 spec.run(StageRun(spec, self.ctx, history)).finish()
         finally:
             self.ctx.archive.drop_early()
+            self.ctx.archive.end_stage()  # a stage that raised ends here, not at its flush
         self.sizes.keep(history)
         return history
 
@@ -206,9 +207,8 @@ class Compactor:
         """Summarise now (the ``compact`` tool, after its batch's results are appended)."""
         await self.list_archive()
         history = Measured(list(messages))
-        run = await compact_history(StageRun(MANUAL_COMPACT, self.ctx, history),
-                                    self._summarizer(), active_request)
-        run.finish()
+        run = StageRun(MANUAL_COMPACT, self.ctx, history)
+        await finish_after(run, compact_history(run, self._summarizer(), active_request))
         return history.messages
 
     async def reactive(self, messages: list[dict], active_request: str,
@@ -220,8 +220,7 @@ class Compactor:
         if refusal is not None:
             stage.refusal = str(refusal)
             stage.refusal_scripted = bool(getattr(refusal, "scripted", False))
-        run = await reactive_compact(stage, self._summarizer(), active_request)
-        run.finish()
+        await finish_after(stage, reactive_compact(stage, self._summarizer(), active_request))
         return history.messages
 
     async def call_with_recovery(

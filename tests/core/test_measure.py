@@ -143,3 +143,20 @@ def test_a_non_ascii_string_is_counted_on_its_bytes_not_escaped(monkeypatch):
     assert str_json_chars(text) == len(json.dumps(text, ensure_ascii=False))
     assert measure.utf8(text) is measure.utf8(text)  # remembered for the write
     forget_large()
+
+
+def test_a_size_cached_by_a_light_total_that_gave_up_is_never_another_messages():
+    """``light_total`` stores sizes before it may give up (a large or too much new text):
+    those messages are held too, so a freed one's id reused by a new dict cannot
+    return the old size."""
+    cache = SizeCache()
+    small = {"role": "user", "content": "x" * 10}
+    messages = [small, {"role": "user", "content": "y" * 50_000}]
+    assert cache.light_total(messages, 20_000) is None
+    gone = id(small)
+    del messages, small
+    made = []
+    for _ in range(2000):  # CPython hands a freed dict's memory to the next dict made
+        fresh = {"role": "assistant", "content": "z" * 1000}
+        assert cache.size(fresh) == json_chars(fresh), id(fresh) == gone
+        made.append(fresh)

@@ -39,7 +39,11 @@ def load_recording(path: Path | str, fmt: str = "auto", max_bytes: int = MAX_BYT
     read too (``with_subagents``), each for its totals."""
     path = Path(path)
     # A Claude Code session is parsed from its file's rows as they are read: its text is
-    # never held beside its records (detected from its first rows alone).
+    # never held beside its records (detected from its first rows alone). Named by
+    # ``--format``, its file is refused as ``read_text`` would (missing, too large, empty,
+    # binary) before any row is parsed.
+    if conversation is None and fmt == "claude-code":
+        session_head(path, max_bytes)
     if conversation is None and (fmt == "claude-code" or (fmt == "auto" and _head_format(
             path, max_bytes) == "claude-code")):
         with cycle_collection_paused():

@@ -78,6 +78,60 @@ def test_a_folder_swapped_for_a_link_after_the_first_write_is_refused_too(places
     assert snapshot(outside) == before
 
 
+def _swap_for_link(ws: Path, folder: str, outside: Path) -> None:
+    import shutil
+
+    shutil.rmtree(ws / folder)
+    (ws / folder).symlink_to(outside, target_is_directory=True)
+
+
+def _write_transcript(archive: Archive, ws: Path) -> None:
+    archive.write_transcript([{"role": "user", "content": "secret history"}])
+
+
+def _persist(archive: Archive, ws: Path) -> None:
+    archive.persist("toolu_2", "y" * 500)
+
+
+def _adopt(archive: Archive, ws: Path) -> None:
+    spool = ws / "spool.txt"
+    spool.write_text("z" * 500)
+    archive.adopt("toolu_3", spool)
+
+
+@pytest.mark.parametrize(("folder", "write"), [
+    (".transcripts", _write_transcript),
+    (".task_outputs/tool-results", _persist),
+    (".task_outputs/tool-results", _adopt),
+])
+def test_a_write_outside_a_stage_checks_its_folder_again(places, folder, write):
+    """A write no stage flushes (an API compaction's transcript, a tool output kept whole)
+    trusts no earlier check: the model's ``bash`` may have swapped the folder since."""
+    ws, outside = places
+    archive = Archive(ws)
+    archive.write_transcript([{"role": "user", "content": "hi"}])
+    archive.persist("toolu_1", "x" * 500)  # no flush: neither is inside a stage
+    before = snapshot(outside)
+    _swap_for_link(ws, folder, outside)
+    with pytest.raises(HarnessPathError, match="symbolic link"):
+        write(archive, ws)
+    assert snapshot(outside) == before
+
+
+def test_a_stage_checks_its_folder_again_after_its_flush(places):
+    """Inside a stage a folder is checked once; the flush that ends it ends that trust."""
+    ws, outside = places
+    archive = Archive(ws)
+    archive.open_stage()
+    archive.persist("toolu_1", "x" * 500)
+    archive.flush()
+    before = snapshot(outside)
+    _swap_for_link(ws, ".task_outputs/tool-results", outside)
+    with pytest.raises(HarnessPathError, match="symbolic link"):
+        archive.persist("toolu_2", "y" * 500)
+    assert snapshot(outside) == before
+
+
 def test_a_linked_transcripts_folder_is_refused(places):
     ws, outside = places
     (ws / ".transcripts").symlink_to(outside, target_is_directory=True)

@@ -105,3 +105,47 @@ def test_a_planted_link_is_refused(tmp_path: Path):
     path.symlink_to(outside)
     with pytest.raises(HarnessPathError):
         ManifestLock(path, 0.1).acquire()
+
+
+def test_a_link_planted_after_the_lock_was_open_is_refused_and_not_left_held(tmp_path: Path):
+    """The refusal comes after ``flock`` succeeded on the old file: it is let go first, or
+    every other process would wait on it until this one exits."""
+    import fcntl
+
+    path = tmp_path / ".manifest.lock"
+    lock = ManifestLock(path, 0.2)
+    with lock:
+        pass
+    old = tmp_path / "old.lock"
+    os.replace(path, old)
+    path.symlink_to(tmp_path / "outside")  # planted by a tool
+    with pytest.raises(HarnessPathError):
+        lock.acquire()
+    fd = os.open(old, os.O_RDONLY)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)  # raises BlockingIOError if still held
+    finally:
+        os.close(fd)
+
+
+@pytest.mark.skipif(not Path("/proc/self/fd").is_dir(), reason="no /proc/self/fd")
+def test_archives_dropped_after_a_flush_leave_no_descriptor_open(tmp_path: Path):
+    import gc
+
+    from core.archive.store import Archive
+
+    def open_fds() -> int:
+        return len(os.listdir("/proc/self/fd"))
+
+    def one(n: int) -> None:
+        archive = Archive(tmp_path / f"ws{n}")
+        archive.persist("toolu_1", "x" * 500)
+        archive.flush()
+
+    one(-1)  # modules loaded, caches warm
+    gc.collect()
+    before = open_fds()
+    for n in range(50):
+        one(n)
+    gc.collect()
+    assert open_fds() <= before

@@ -194,3 +194,27 @@ def test_a_failed_recovery_ends_the_streak(tmp_path):
     send = Flaky(ContextOverflow("prompt is too long"))
     sent, reply = asyncio.run(comp.call_with_recovery(long_history(), "go", send))
     assert reply.text == "ok" and sent[0]["content"].startswith("[Reactive compact]")
+
+
+class FailingSummarizer:
+    async def summarize(self, messages, active_request, prepared_input):
+        raise AuthError("the summary call failed")
+
+
+def test_a_stage_whose_summary_fails_leaves_no_folder_trusted(tmp_path):
+    """A stage trusts a folder it checked until its flush; one that fails before its flush
+    ends that trust too, so the next write made outside a stage checks again."""
+    import shutil
+
+    from core.harness_paths import HarnessPathError
+
+    ws, outside = tmp_path / "ws", tmp_path / "outside"
+    outside.mkdir()
+    comp = Compactor(ws, Thresholds(), summarizer=FailingSummarizer())
+    with pytest.raises(AuthError):
+        asyncio.run(comp.compact(turns(2, size=500), "go on"))  # its transcript was written
+    shutil.rmtree(ws / ".transcripts")
+    (ws / ".transcripts").symlink_to(outside, target_is_directory=True)  # the model's bash
+    with pytest.raises(HarnessPathError, match="symbolic link"):
+        comp.ctx.archive.write_transcript([{"role": "user", "content": "secret"}])
+    assert list(outside.iterdir()) == []

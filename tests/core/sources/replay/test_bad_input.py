@@ -68,6 +68,21 @@ def test_files_that_are_no_session_get_one_clear_line(tmp_path, content, message
     assert "\n" not in str(info.value) and str(path) in str(info.value)
 
 
+@pytest.mark.parametrize(("content", "message"), [
+    (b"", "is empty"),
+    (b"\n\n  \n", "is empty"),
+    (b"\x00\x01\x02garbage\n" * 10, "is a binary file"),
+    (b"\xff\xfe{\x00\"\x00", "is a binary file"),
+], ids=["empty", "blank", "binary", "utf-16"])
+def test_a_format_named_by_the_user_gets_the_same_file_checks(tmp_path, content, message):
+    """``--format claude-code`` reads rows as they come, but the file is refused first
+    exactly as it is when detected."""
+    path = tmp_path / "f.jsonl"
+    path.write_bytes(content)
+    with pytest.raises(ReplayError, match=message):
+        load_recording(path, "claude-code")
+
+
 def test_a_directory_names_what_it_holds(tmp_path):
     (tmp_path / "a.jsonl").write_text("{}\n")
     with pytest.raises(ReplayError, match=r"is a directory; give one session file \(it holds"):
@@ -79,13 +94,15 @@ def test_a_missing_file(tmp_path):
         load_recording(tmp_path / "nope.jsonl")
 
 
-def test_a_file_over_the_limit_is_refused_before_it_is_read(tmp_path):
+@pytest.mark.parametrize("fmt", ["auto", "claude-code"])
+def test_a_file_over_the_limit_is_refused_before_it_is_read(tmp_path, fmt):
     path = tmp_path / "big.jsonl"
     with path.open("wb") as handle:  # sparse: 100 MB without writing them
         handle.write(CLAUDE.read_bytes())
         handle.truncate(100_000_000)
-    with pytest.raises(ReplayError, match=r"is 100\.0 MB; replay reads sessions up to 64 MB"):
-        load_recording(path)
+    with pytest.raises(ReplayError, match=r"is 100\.0 MB; replay reads sessions up to 64 MB "
+                                          r"\(raise the limit with --max-mb\)"):
+        load_recording(path, fmt)
 
 
 def test_a_file_of_another_format_than_asked(tmp_path):
