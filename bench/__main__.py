@@ -46,7 +46,9 @@ RATIO_MEANS = {
     "replay": "value ÷ baseline: cost per MB against the 1 MB session (flat is 1); the "
               "floor rows' value is itself a ratio: headless replay CPU ÷ json.loads of the "
               "same file's lines, and peak RSS above the interpreter ÷ the file size",
-    "watch": "proxied ÷ direct time to first byte (the value is the difference)",
+    "watch": "proxied ÷ direct time to first byte (the value is the difference); big "
+             "bodies: floor is a bare relay's added time (value ÷ floor in brackets), "
+             "streams: proxied ÷ direct throughput",
     "claude_code": "watched ÷ straight to the scripted server (wall time; floor: the CLI's own "
                    "start-up); proxied ÷ direct time to first byte",
     "codex": "watched ÷ straight to the scripted server (wall time; floor: the CLI's own "

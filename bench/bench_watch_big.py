@@ -39,6 +39,8 @@ from pathlib import Path
 from typing import IO, Any
 from urllib.parse import urlsplit
 
+from bench.rounds import rotations
+
 ROOT = Path(__file__).resolve().parents[1]
 HOST = ROOT / "bench" / "bench_watch_host.py"
 HEADERS = {"content-type": "application/json", "x-api-key": "bench",
@@ -138,8 +140,7 @@ def hosts() -> Iterator[Hosts]:
                 proc.wait(20)
 
 
-ORDERS = (("direct", "floor", "proxied"), ("floor", "proxied", "direct"),
-          ("proxied", "direct", "floor"))
+WAYS = ("direct", "floor", "proxied")
 
 
 def _conn(url: str) -> http.client.HTTPConnection:
@@ -160,7 +161,7 @@ def ttfb(conn: http.client.HTTPConnection, body: bytes,
 
 def big_bodies(h: Hosts) -> list[dict[str, Any]]:
     """The TTFB-added rows per size, and the loop-lag row at the largest."""
-    conns = {way: _conn(h.url(way)) for way in ORDERS[0]}
+    conns = {way: _conn(h.url(way)) for way in WAYS}
     finished = 0
     for _ in range(3):  # warm: connections, imports, the measuring process
         for conn in conns.values():
@@ -170,11 +171,11 @@ def big_bodies(h: Hosts) -> list[dict[str, Any]]:
     rows = []
     for mb in SIZES_MB:
         body = claude_code_body(mb)
-        took: dict[str, list[float]] = {way: [] for way in ORDERS[0]}
-        lags: dict[str, list[float]] = {way: [] for way in ORDERS[0]}
-        for n in range(ROUNDS[mb]):
+        took: dict[str, list[float]] = {way: [] for way in WAYS}
+        lags: dict[str, list[float]] = {way: [] for way in WAYS}
+        for _, order in rotations(WAYS, ROUNDS[mb]):
             window = 0.5  # seconds the ticker is read over, at least
-            for way in ORDERS[n % len(ORDERS)]:
+            for way in order:
                 h.settle(finished)  # the watch idle, the ticker's worst reset
                 began = time.perf_counter()
                 took[way].append(ttfb(conns[way], body)[0])
@@ -234,9 +235,9 @@ def _streams(url: str, body: bytes) -> float:
 
 def concurrent_streams(h: Hosts, finished: int) -> dict[str, Any]:
     body = claude_code_body(1)
-    speeds: dict[str, list[float]] = {way: [] for way in ORDERS[0]}
-    for n in range(STREAM_ROUNDS):
-        for way in ORDERS[n % len(ORDERS)]:
+    speeds: dict[str, list[float]] = {way: [] for way in WAYS}
+    for _, order in rotations(WAYS, STREAM_ROUNDS):
+        for way in order:
             speeds[way].append(_streams(h.url(way), body))
             if way == "proxied":
                 finished += STREAMS
