@@ -209,6 +209,43 @@ def print_table(rows: list[Row], info: dict[str, str], timings: dict[str, float]
         console.print(f"ratio, {name}: {RATIO_MEANS[name]}", style="dim")
 
 
+def kept_rows(text: str, chosen: list[str]) -> list[str]:
+    """The table lines of the page's current block for benches not run this time: a run of
+    a few benches refreshes their rows and keeps the others' (their date is the block's
+    previous one, said under the table)."""
+    match = re.search(re.escape(BEGIN) + r"(.*?)" + re.escape(END), text, re.S)
+    if match is None:
+        return []
+    kept = []
+    for line in match.group(1).splitlines():
+        cells = [cell.strip() for cell in line.strip().strip("|").split("|")]
+        if len(cells) == len(HEADER) and cells[0] in BENCHES and cells[0] not in chosen:
+            kept.append(line)
+    return kept
+
+
+def with_kept(block: str, kept: list[str], earlier: str | None) -> str:
+    """``block`` with the kept lines after its own rows (before the ratios' legend)."""
+    if not kept:
+        return block
+    head, legend = block.split("\n\nRatios:\n", 1)
+    names = sorted({line.split("|")[1].strip() for line in kept}, key=BENCHES.index)
+    when = f" ({earlier})" if earlier else ""
+    note = f"\n\nRows of {', '.join(names)} are kept from the page's previous run{when}, " \
+           "not measured in this one."
+    meanings = "".join(f"\n* **{name}** — {RATIO_MEANS[name]}." for name in names
+                       if f"* **{name}** —" not in legend)
+    before, after = legend.split("\n\nWall time", 1)
+    return (head + "\n" + "\n".join(kept) + note + "\n\nRatios:\n" + before + meanings
+            + "\n\nWall time" + after)
+
+
+def previous_date(text: str) -> str | None:
+    """The date line of the page's current block."""
+    found = re.search(re.escape(BEGIN) + r".*?\| date \| ([^|]+) \|", text, re.S)
+    return found.group(1).strip() if found else None
+
+
 def update_page(path: Path, block: str) -> None:
     """Replace what lies between the bench markers of ``path`` (or append a block)."""
     text = path.read_text(encoding="utf-8") if path.exists() else ""
@@ -218,7 +255,9 @@ def update_page(path: Path, block: str) -> None:
         text = pattern.sub(lambda _: generated, text, count=1)
     else:
         text = text.rstrip("\n") + ("\n\n" if text else "") + generated + "\n"
-    path.write_text(text, encoding="utf-8")
+    temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    temporary.write_text(text, encoding="utf-8")
+    os.replace(temporary, path)  # a reader never sees half a page
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -243,7 +282,8 @@ def main(argv: list[str] | None = None) -> int:
     info["load at end (1/5/15 min)"] = load_text()
     block = markdown(rows, info, timings)
     if args.update is not None:
-        update_page(args.update, block)
+        page = args.update.read_text(encoding="utf-8") if args.update.exists() else ""
+        update_page(args.update, with_kept(block, kept_rows(page, chosen), previous_date(page)))
     if args.markdown:
         print(block)
     else:
