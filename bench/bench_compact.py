@@ -333,6 +333,9 @@ def session_row(turns: int = SESSION_TURNS) -> Row:
                 lambda speed, _: speed >= 1)
 
 
+ORDERS = [order for _, order in rotations(("ctxlab", "course"), 2)]  # turn by turn
+
+
 async def _session(fresh: list[list[dict]], turn: int, ours_at: Path,
                    theirs_at: Path) -> dict[str, list[float]]:
     compactor = Compactor(ours_at, emit=_listener())
@@ -341,7 +344,7 @@ async def _session(fresh: list[list[dict]], turn: int, ours_at: Path,
     spent: dict[str, list[float]] = {"course": [], "ctxlab": []}
     await asyncio.to_thread(int)
     for t, added in enumerate(fresh):
-        for name in (("course", "ctxlab") if (t + turn) % 2 else ("ctxlab", "course")):
+        for name in ORDERS[(t + turn) % 2]:
             if name == "ctxlab":
                 start = time.process_time()
                 ours = await compactor.prepare([*ours, *added], "Refactor the auth module.")

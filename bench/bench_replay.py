@@ -44,7 +44,7 @@ from typing import Any
 if __package__ in (None, ""):  # run as a script: make the project importable
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from bench.rounds import rotations
+from bench.rounds import per_round, rotations
 from bench.sessions import claude_code_session, write_session
 from core.sources.replay import load_recording
 from core.sources.replay.source import ReplayOptions, ReplaySource
@@ -171,24 +171,24 @@ def floor_rows(root: Path) -> list[Row]:
 
 
 def _size_rows(size: int, runs: dict[str, list[dict[str, float]]]) -> list[Row]:
-    def ratios(kind: str, over: str) -> list[float]:
-        return [a["cpu"] / b["cpu"] for a, b in zip(runs[kind], runs[over], strict=True)]
+    def ratios(kind: str, over: str) -> tuple[float, float, float]:
+        """Median, lowest and highest of the per-round CPU ratios ``kind`` ÷ ``over``."""
+        return per_round([r["cpu"] for r in runs[kind]], [r["cpu"] for r in runs[over]])
 
     mb = f"{size / MB:.0f} MB"
-    floor = ratios("replay", "floor")
+    median, best, _ = ratios("replay", "floor")
     cpu = statistics.median(r["cpu"] for r in runs["replay"])
-    median = statistics.median(floor)
     rows = [_row(f"headless replay {mb} ÷ json.loads floor (median of {FLOOR_ROUNDS}, best "
-                 f"{min(floor):.1f}×; replay {cpu:.2f} s CPU, floor "
+                 f"{best:.1f}×; replay {cpu:.2f} s CPU, floor "
                  f"{statistics.median(r['cpu'] for r in runs['floor']):.3f} s)",
                  round(median, 1), "×", FLOOR_TARGET, ok=median <= FLOOR_TARGET)]
     if "before" in runs:
-        was = ratios("before", "replay")
+        was, _, most = ratios("before", "replay")
         then = statistics.median(r["cpu"] for r in runs["before"])
         rows.append(_row(f"headless replay {mb}: the older checkout ÷ this one (median, best "
-                         f"{max(was):.1f}×; before {then:.2f} s CPU, "
-                         f"÷ floor {statistics.median(ratios('before', 'floor')):.0f}×)",
-                         round(statistics.median(was), 1), "×"))
+                         f"{most:.1f}×; before {then:.2f} s CPU, "
+                         f"÷ floor {ratios('before', 'floor')[0]:.0f}×)",
+                         round(was, 1), "×"))
     for kind in ("replay", "before") if "before" in runs else ("replay",):
         peak = max(r["peak_kb"] for r in runs[kind]) * 1024
         base = min(r["base_kb"] for r in runs[kind]) * 1024

@@ -38,6 +38,7 @@ if __package__ in (None, ""):  # run as a script: make the project importable
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench import bench_watch_big
+from bench.rounds import rotations
 from tests.support.messages_server import MessagesServer
 from tests.support.watching import RunningWatch
 
@@ -77,9 +78,10 @@ def measure(rounds: int = ROUNDS) -> tuple[list[float], list[float]]:
             for _ in range(5):
                 ttfb_ms(conn)
         d, p = [], []
-        for _ in range(rounds):
-            d.append(ttfb_ms(direct))
-            p.append(ttfb_ms(proxied))
+        for _, order in rotations(("direct", "proxied"), rounds):
+            for way in order:
+                (d if way == "direct" else p).append(ttfb_ms(direct if way == "direct"
+                                                             else proxied))
         direct.close()
         proxied.close()
         return d, p

@@ -173,9 +173,9 @@ class Compactor:
     def _small_save(self, messages: list[dict]) -> bool:
         """Is the call's only new weight its last message, of at most
         ``INLINE_SAVE_CHARS`` of text (a fresh result or two to save), after a light
-        history under the trigger that no snip touches? Saving that much is a few
-        milliseconds of one streamed pass, well inside a frame, and the hop to a worker
-        thread and back is a tenth of it on top."""
+        history under the trigger that no snip touches? Saving that much is one streamed
+        pass, well inside a frame, and the hop to a worker thread and back would add a
+        sizeable share to it."""
         limits = self.ctx.thresholds
         if not messages or text_length(messages[-1]) > INLINE_SAVE_CHARS:
             return False
