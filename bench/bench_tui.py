@@ -10,8 +10,9 @@
   ``Ready`` (first frame). Target < 1.5 s. Baseline: an empty Textual app the same way.
 * **big replay** — a generated 10 MB Claude Code session (:func:`bench.sessions.
   claude_code_session`) replayed to its end at top speed in the workbench, against the
-  headless replay of the same recording, interleaved (:mod:`bench.tui_replay`): the CPU
-  ratio (target ≤ 1.5×, median and best of the per-round ratios), the per-request cost's
+  headless replay of the same recording, interleaved (:mod:`bench.tui_replay`): the
+  wall-time ratio, what a user waits for (target ≤ 1.5×, median and best of the per-round
+  ratios; the CPU ratio beside it), the per-request cost's
   growth along the session (last tenth ÷ first tenth, target ≤ 1.2) and the longest
   event-loop stall meanwhile (target < 33 ms). ``--big`` adds the 60 MB session (minutes).
 * **big-log demo** — the longest stall while ``ctxlab demo big-log`` plays through at top
@@ -245,15 +246,16 @@ def replay_rows(mb: int, rounds: int) -> list[Row]:
     with tempfile.TemporaryDirectory(prefix="ctxlab-bench-tui-") as tmp:
         path = write_session(Path(tmp), mb * 1_000_000)
         got = replay_rounds(path, Path(tmp), rounds)
+    wall = statistics.median(got.walls)
     ratio = statistics.median(got.ratios)
     growth = statistics.median(got.growth)
     stall = max(got.stalls) * 1000
     name = f"workbench replay to the end, {mb} MB session"
     return [
-        {"name": f"{name}: CPU ÷ headless (median of {rounds}; best "
-                 f"{min(got.ratios):.2f}×)", "value": round(ratio, 2), "unit": "×",
-         "target": REPLAY_RATIO_TARGET, "baseline": round(statistics.median(got.headless), 2),
-         "ratio": round(ratio, 2), "ok": ratio <= REPLAY_RATIO_TARGET},
+        {"name": f"{name}: wall time ÷ headless (median of {rounds}; best "
+                 f"{min(got.walls):.2f}×; CPU {ratio:.2f}×, best {min(got.ratios):.2f}×)",
+         "value": round(wall, 2), "unit": "×", "target": REPLAY_RATIO_TARGET,
+         "baseline": None, "ratio": round(wall, 2), "ok": wall <= REPLAY_RATIO_TARGET},
         row("  workbench CPU (s), headless as baseline", statistics.median(got.workbench),
             "s", None, statistics.median(got.headless)),
         {"name": "  per-request cost, last tenth ÷ first tenth (median)",

@@ -2,20 +2,22 @@
 
 The two runs of one round replay the same recording (loaded once, outside the clocks) in
 this process, one after the other in an order that alternates from round to round, so a
-neighbour's load falls on both alike; each is CPU time (``time.process_time``: the
-pipeline's worker threads count too, a shared machine's other processes do not).
+neighbour's load falls on both alike. Each is timed twice: wall time, what a user waits for
+to reach the end (and what the target judges), and CPU time (``time.process_time``: the
+pipeline's worker threads count too, a shared machine's other processes do not), shown
+beside it.
 
-* **headless** — :class:`ReplaySource` run to its end, every event discarded (the replay
-  path of ``ctxlab replay --headless`` without printing: the floor the workbench is held to);
+* **headless** — :class:`ReplaySource` run to its end with the options of ``ctxlab replay
+  --headless`` (no worker-thread hop), its events kept only to check the workbench against;
 * **workbench** — the app on the same source as ``ctxlab replay PATH --speed 0`` opens it
   (paused, then played at top speed), from the resume until the last request's events are
   routed and drawn. Meanwhile a 5 ms interval timer measures the longest gap between its
   ticks (the event loop's worst stall) and each ``replay_step`` notes the CPU clock, for the
   per-request cost along the session (last tenth ÷ first tenth).
 
-The final screen is checked against the headless run's events on every round (the count of
-stages in the Stages panel, and the meter's request count), so a fast run that dropped
-events could not pass for a fast run.
+The final screen is checked against the headless run's events on every round (each stage's
+kind and sizes in the Stages panel, the meter's figure for every main request, the request
+count), so a fast run that dropped events could not pass for a fast run.
 """
 
 from __future__ import annotations
@@ -29,7 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from bench.rounds import rotations
-from core.events import Event, ReplayStep, Stage
+from core.events import Event, ModelRequest, ReplayStep, Stage
 
 
 @dataclass
@@ -37,7 +39,10 @@ class WorkbenchRun:
     cpu: float  # seconds, from the resume to the final state drawn
     stall: float  # seconds: the longest gap between the 5 ms timer's ticks
     steps: list[float] = field(default_factory=list)  # process CPU clock at each step
-    stages: int = 0  # rows the Stages panel ended with
+    stages: list[tuple[str, int, int]] = field(default_factory=list)  # the Stages panel's
+    meter: list[int] = field(default_factory=list)  # the meter's figure per request
+    calls: int = 0  # the requests the workbench counted
+    wall: float = 0.0  # seconds, from the resume to the final state drawn
 
     def growth(self) -> float:
         """Per-request cost of the last tenth of the session ÷ that of the first tenth."""
@@ -49,24 +54,26 @@ class WorkbenchRun:
         return last / first if first > 0 else float("inf")
 
 
-def headless(recording: Any, workdir: Path) -> tuple[float, list[Event]]:
-    """CPU seconds of the replay alone, and its events (kept only to check the workbench)."""
+def headless(recording: Any, workdir: Path) -> tuple[float, float, list[Event]]:
+    """CPU and wall seconds of the replay alone, and its events (kept only to check the
+    workbench)."""
     from core.sources.replay.source import ReplayOptions, ReplaySource
 
     events: list[Event] = []
-    start = time.process_time()
-    ok = asyncio.run(ReplaySource(recording, ReplayOptions(workdir=workdir, seekable=False))
-                     .run(events.append))
-    cpu = time.process_time() - start
+    start, began = time.process_time(), time.perf_counter()
+    ok = asyncio.run(ReplaySource(recording, ReplayOptions(
+        workdir=workdir, seekable=False, stages_in_thread=False)).run(events.append))
+    cpu, wall = time.process_time() - start, time.perf_counter() - began
     if not ok:
         raise RuntimeError("the headless replay failed")
-    return cpu, events
+    return cpu, wall, events
 
 
 async def workbench(recording: Any, workdir: Path, timeout: float = 3600.0) -> WorkbenchRun:
     """The workbench replaying ``recording`` at top speed; see the module docstring."""
     from core.sources.replay.source import ReplayOptions, ReplaySource
     from tui.app import AppConfig, CtxlabApp
+    from tui.widgets.context_meter import ContextMeter
     from tui.widgets.stage_timeline import StageTimeline
 
     def make(folder: Path) -> ReplaySource:
@@ -86,7 +93,7 @@ async def workbench(recording: Any, workdir: Path, timeout: float = 3600.0) -> W
         app.set_interval(0.005, lambda: ticks.append(time.perf_counter()))
         await pilot.pause(0.05)
         ticks.clear()
-        start = time.process_time()
+        start, began = time.process_time(), time.perf_counter()
         source.resume()
         deadline = time.monotonic() + timeout
         # the last step emitted (its events follow its stages) and routed
@@ -95,10 +102,24 @@ async def workbench(recording: Any, workdir: Path, timeout: float = 3600.0) -> W
                 raise TimeoutError("the workbench replay did not finish")
             await asyncio.sleep(0.005)
         await pilot.pause()  # the last routing drawn
-        cpu = time.process_time() - start
+        cpu, wall = time.process_time() - start, time.perf_counter() - began
         stall = max((b - a for a, b in itertools.pairwise(ticks)), default=0.0)
-        stages = app.query_one(StageTimeline).row_count
-    return WorkbenchRun(cpu, stall, steps, stages)
+        stages = [(r.event.stage, r.event.before_chars, r.event.after_chars)
+                  for r in app.query_one(StageTimeline).stages]
+        meter = list(app.query_one(ContextMeter).history)
+    return WorkbenchRun(cpu, stall, steps, stages, meter, app.calls, wall)
+
+
+def check(run: WorkbenchRun, events: list[Event]) -> None:
+    """Raise unless the workbench ended showing what the headless run's events say."""
+    stages = [(e.stage, e.before_chars, e.after_chars) for e in events if isinstance(e, Stage)]
+    mains = [e.chars for e in events if isinstance(e, ModelRequest) and e.purpose == "main"]
+    if run.stages != stages:
+        raise RuntimeError(f"the workbench's Stages panel ended with {len(run.stages)} "
+                           f"stages, not the events' {len(stages)} (or not the same ones)")
+    if run.meter != mains or run.calls != len(mains):
+        raise RuntimeError(f"the workbench's meter counted {run.calls} requests "
+                           f"({len(run.meter)} figures), the events {len(mains)}")
 
 
 @dataclass
@@ -106,6 +127,7 @@ class Rounds:
     """Per-round figures of the interleaved runs."""
 
     ratios: list[float] = field(default_factory=list)  # workbench CPU ÷ headless CPU
+    walls: list[float] = field(default_factory=list)  # workbench wall ÷ headless wall
     headless: list[float] = field(default_factory=list)
     workbench: list[float] = field(default_factory=list)
     growth: list[float] = field(default_factory=list)
@@ -129,15 +151,13 @@ def replay_rounds(path: Path, root: Path, rounds: int) -> Rounds:
                 figures[kind] = headless(recording, folder)
             else:
                 figures[kind] = asyncio.run(workbench(recording, folder))
-        cpu, events = figures["headless"]
+        cpu, wall, events = figures["headless"]
         run: WorkbenchRun = figures["workbench"]
-        expected = sum(isinstance(e, Stage) for e in events)
-        if run.stages != expected:
-            raise RuntimeError(f"the workbench showed {run.stages} stages, the events "
-                               f"had {expected}")
+        check(run, events)
         out.headless.append(cpu)
         out.workbench.append(run.cpu)
         out.ratios.append(run.cpu / cpu)
+        out.walls.append(run.wall / wall)
         out.growth.append(run.growth())
         out.stalls.append(run.stall)
     return out
