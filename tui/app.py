@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from textual import work
-from textual.app import App, ComposeResult, ScreenStackError
+from textual.app import App, ComposeResult
 from textual.containers import Horizontal, Vertical
 from textual.css.query import NoMatches
 from textual.widget import Widget
@@ -39,20 +39,20 @@ from tui.app_actions import WorkbenchActions
 from tui.app_config import AppConfig, slug
 from tui.app_learner import LearnerActions
 from tui.app_nav import NavActions
+from tui.app_paced import PacedRouting
 from tui.app_panels import PanelActions, PanelStrip, WorkbenchTabs
 from tui.cli.temp_workspaces import make_temp_workspace
 from tui.collector import QuietCollector
 from tui.commands import CtxlabCommands
 from tui.i18n import localize_bindings, set_language, t
 from tui.keymap import BINDINGS
-from tui.messages import EngineEvents, EventBridge, OpenFile, TextChunk
+from tui.messages import EventBridge, OpenFile
 from tui.notices import CONVERSATION, keep_notices_over
 from tui.pacer import Pacer
-from tui.routing import Routed, RunInfo, handles, route_batch
+from tui.routing import Routed, RunInfo, handles
 from tui.source_views import SourceView, view_for
 from tui.themes import DEFAULT_THEME, VARIABLE_DEFAULTS, load_themes
 from tui.wide_chars import keep_wide_characters_whole
-from tui.widgets.conversation import Conversation
 from tui.widgets.memory_catalog import MemoryCatalog
 from tui.widgets.model_view import ModelView
 from tui.widgets.run_status import RunStatus
@@ -61,7 +61,8 @@ from tui.widgets.stage_timeline import StageTimeline
 from tui.widgets.transcript_list import TranscriptList
 
 
-class CtxlabApp(Routed, NavActions, LearnerActions, PanelActions, WorkbenchActions):
+class CtxlabApp(Routed, PacedRouting, NavActions, LearnerActions, PanelActions,
+                WorkbenchActions):
     """The run, the panels and the event handlers; the keys' actions live in the base."""
 
     CSS_PATH = Path(__file__).with_name("app.tcss")  # absolute: subclasses live elsewhere
@@ -276,27 +277,6 @@ class CtxlabApp(Routed, NavActions, LearnerActions, PanelActions, WorkbenchActio
         return self.source.thresholds if self.source is not None else Thresholds()
 
     # -- events ---------------------------------------------------------------------------
-
-    async def on_text_chunk(self, message: TextChunk) -> None:
-        await self.pacer.add(message)
-
-    async def on_engine_events(self, message: EngineEvents) -> None:
-        await self.pacer.add(message)
-
-    async def route_text(self, text: str) -> None:
-        try:
-            conversation = self.query_one(Conversation)
-        except (NoMatches, ScreenStackError):  # the app is shutting down: the panels are gone
-            return
-        await conversation.assistant(text)
-
-    async def route_events(self, events: list[ev.Event]) -> None:
-        try:
-            await route_batch(self.routed, events)
-        except (NoMatches, ScreenStackError):  # the app is shutting down: no screen, no panels
-            return
-        if self.pacer.streaming:  # no full collection walking the run's kept events
-            self.collector.settle()
 
     @handles(ev.RunStart)
     def show_run_start(self, event: ev.RunStart) -> None:

@@ -17,11 +17,13 @@ Both are undone when the app unmounts (a test process starts many apps).
 A replay played at top speed keeps every event it showed (to seek back), so the run's own
 long-lived objects grow by the thousand each second, and CPython runs a full collection
 whenever they have grown by a quarter since the last: each one walks them all, the longer
-the session the longer (half a second into a 10 MB session, and growing). While bursts keep
+the session the longer, until a single collection lasts many frames. While bursts keep
 coming, the app calls :meth:`QuietCollector.settle` after each routing: a collection of the
 young generations, then a freeze of what survived, so a full collection only ever walks what
-came since. The price is that cyclic garbage already old at a freeze waits for the unfreeze
-when the app stops; the young collection before each freeze keeps that small.
+came since. What was frozen and then dropped during the stream (History items trimmed, a
+previous run's objects) is cyclic garbage no collection can see; so once the stream has been
+quiet a while the app calls :meth:`QuietCollector.relax`: everything is thawed, collected in
+full once, in that quiet moment rather than mid-stream, and what survives is frozen again.
 """
 
 from __future__ import annotations
@@ -30,6 +32,7 @@ import gc
 
 # Full collections are tried every FULL_EVERY middle collections (CPython's default: 10).
 FULL_EVERY = 100
+RELAX_AFTER = 1.0  # seconds of quiet after a stream before what it froze is thawed
 
 
 class QuietCollector:
@@ -43,6 +46,7 @@ class QuietCollector:
 
     def __init__(self) -> None:
         self.started = False
+        self.settled = False  # something was frozen by settle() since the last relax()
 
     def start(self) -> None:
         if self.started:
@@ -61,6 +65,16 @@ class QuietCollector:
         if not self.started:
             return
         gc.collect(1)
+        gc.freeze()
+        self.settled = True
+
+    def relax(self) -> None:
+        """After a stream: thaw what :meth:`settle` froze, collect it once, freeze again."""
+        if not self.started or not self.settled:
+            return
+        self.settled = False
+        gc.unfreeze()
+        gc.collect()
         gc.freeze()
 
     def stop(self) -> None:

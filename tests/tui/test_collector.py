@@ -64,3 +64,29 @@ def test_settle_freezes_what_survives_only_while_started(default_collector):
     assert gc.get_freeze_count() >= frozen + len(kept)
     quiet.stop()
     assert gc.get_freeze_count() == 0
+
+
+def test_garbage_frozen_during_a_stream_is_freed_once_it_relaxes(default_collector):
+    """settle() freezes what is alive; a cycle dropped after that is invisible to every
+    collection until relax() thaws it (the app calls it once a stream has gone quiet)."""
+    import weakref
+
+    class Node:
+        pass
+
+    quiet = QuietCollector()
+    quiet.start()
+    try:
+        node = Node()
+        node.me = node  # a cycle: only the cyclic collector frees it
+        alive = weakref.ref(node)
+        quiet.settle()  # frozen mid-stream
+        del node
+        gc.collect()
+        assert alive() is not None  # frozen: no collection sees it
+        quiet.relax()
+        assert alive() is None
+        assert not quiet.settled
+        quiet.relax()  # nothing settled since: nothing to do
+    finally:
+        quiet.stop()
