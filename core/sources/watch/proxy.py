@@ -11,7 +11,8 @@ bodies are passed on compressed, both ways (a compressed request body is decoded
 observer only). Each request goes to its API's upstream (:mod:`core.sources.watch.apis`).
 
 What the proxy tells its observer is an :class:`Exchange`: the request body, the response
-bytes, status and timing — after the fact, so watching costs the client nothing. Its clock
+bytes, status and timing — after the fact, so watching costs the client nothing, and in
+the order the requests arrived. Its clock
 starts when the request body is whole, as it did when the body was read first. When the
 upstream cannot be reached the client gets an ``api_error`` body in its API's shape with
 502 (refused) or 504 (timed out), the statuses a gateway answers with; a client that hangs
@@ -79,10 +80,14 @@ def _session(headers: Mapping[str, str]) -> str | None:
 @dataclass
 class Clock:
     """When the exchange started (its body whole), on the clock its timings are read from,
-    and whether the client has the answer's first byte yet."""
+    whether the client has the answer's first byte yet, and its place in the line of
+    exchanges told to the observer: ``told`` is set once this one was told (or will never
+    be), and ``after`` is the previous exchange's, which this one waits for."""
 
     start: float
+    after: asyncio.Event | None = None
     answered: asyncio.Event = field(default_factory=asyncio.Event)
+    told: asyncio.Event = field(default_factory=asyncio.Event)
 
 
 class WatchProxy:
@@ -103,6 +108,7 @@ class WatchProxy:
         self._runner: web.AppRunner | None = None
         self._session: aiohttp.ClientSession | None = None
         self._tasks: set[asyncio.Task[None]] = set()
+        self._last_told: asyncio.Event | None = None  # the newest exchange's ``Clock.told``
 
     @property
     def upstream(self) -> str:
@@ -162,7 +168,8 @@ class WatchProxy:
                      agent=header_id(given.get(AGENT_HEADER)),
                      window=header_id(given.get(CODEX_WINDOW_HEADER)),
                      turn_metadata=_metadata(given.get(CODEX_METADATA_HEADER)))
-        clock = Clock(time.perf_counter())
+        clock = Clock(time.perf_counter(), after=self._last_told)
+        self._last_told = clock.told
         body = RequestBody(request.content, MAX_BODY, on_whole=lambda: self._arrived(
             x, body, clock, given.get("content-encoding")))
         headers = [(k, v) for k, v in given.items() if k.lower() not in HOP_BY_HOP]
@@ -179,10 +186,13 @@ class WatchProxy:
             raise
         finally:
             clock.answered.set()
-            if await body.finished():  # no whole request, nothing to report
+            if not await body.finished():  # no whole request, nothing to report
+                clock.told.set()  # and the next exchange waits for it no longer
+            else:
                 x.duration_ms = (time.perf_counter() - clock.start) * 1000
                 if self.on_request is None:  # else _tell gives the exchange its body
                     x.body = await body.whole()
+                    clock.told.set()
                 if self.on_response is not None:
                     self._spawn(self.on_response(x))
 
@@ -198,14 +208,22 @@ class WatchProxy:
         """Hand the whole body to the observer once the client has the answer's first byte
         (or :data:`OBSERVE_AFTER` has passed): its join and measuring then never compete
         with passing that byte on, and an answer that takes longer than that (a model's
-        usually does) is measured while it is awaited."""
+        usually does) is measured while it is awaited. The observer hears of exchanges in
+        the order they arrived, not the order their answers began: a quick answer to a
+        later request must not be measured before a slow one's request (a conversation's
+        requests are compared in that order)."""
         assert self.on_request is not None
-        with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(clock.answered.wait(), OBSERVE_AFTER)
-        x.body = await body.whole()
-        if encoding and encoding.strip().lower() != "identity":
-            x.body = await asyncio.to_thread(decoded_body, x.body, encoding)
-        await self.on_request(x)
+        try:
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(clock.answered.wait(), OBSERVE_AFTER)
+            x.body = await body.whole()
+            if encoding and encoding.strip().lower() != "identity":
+                x.body = await asyncio.to_thread(decoded_body, x.body, encoding)
+            if clock.after is not None:
+                await clock.after.wait()
+            await self.on_request(x)
+        finally:
+            clock.told.set()
 
     async def _forward(self, request: web.Request, x: Exchange, target: URL,
                        headers: list[tuple[str, str]], clock: Clock, openai: bool,
