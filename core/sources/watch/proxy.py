@@ -17,7 +17,10 @@ starts when the request body is whole, as it did when the body was read first. W
 upstream cannot be reached the client gets an ``api_error`` body in its API's shape with
 502 (refused) or 504 (timed out), the statuses a gateway answers with; a client that hangs
 up mid-stream closes the upstream call, and one that hangs up mid-body is not reported (no
-whole request was made). A WebSocket upgrade is answered 426 at once (its body in the API's
+whole request was made) unless its answer was out already (an upstream may refuse a body
+before reading it): that exchange is reported with the part of the body that came and an
+error saying so, as is one whose client, answered, stops sending the rest of its body
+(:data:`REST_OF_BODY`). A WebSocket upgrade is answered 426 at once (its body in the API's
 shape, as the gateway errors are): the proxy speaks HTTP only, and Codex, refused so, falls
 back to HTTP without retrying.
 """
@@ -36,7 +39,7 @@ from yarl import URL
 
 from core.sources.watch.apis import ANTHROPIC_UPSTREAM, Upstreams, error_body, speaks_openai
 from core.sources.watch.body import RequestBody, decoded_body
-from core.sources.watch.exchange import Exchange
+from core.sources.watch.exchange import CLIENT_LEFT, Exchange
 from core.sources.watch.identity import (
     AGENT_HEADER,
     CODEX_METADATA_HEADER,
@@ -53,6 +56,7 @@ HOP_BY_HOP = frozenset({
 STOP_GRACE = 5.0  # seconds the observers get to report the last exchanges on stop
 MAX_BODY = 1 << 30  # a request body of up to 1 GiB is forwarded
 OBSERVE_AFTER = 0.1  # seconds a whole request waits for its answer's first byte to be told
+REST_OF_BODY = 30.0  # seconds the rest of a body is awaited once its answer is out
 
 
 Observer = Callable[[Exchange], Awaitable[None]]
@@ -86,6 +90,7 @@ class Clock:
 
     start: float
     after: asyncio.Event | None = None
+    relayed: bool = False  # the upstream's answer went to the client (its status line out)
     answered: asyncio.Event = field(default_factory=asyncio.Event)
     told: asyncio.Event = field(default_factory=asyncio.Event)
 
@@ -186,7 +191,14 @@ class WatchProxy:
             raise
         finally:
             clock.answered.set()
-            if not await body.finished():  # no whole request, nothing to report
+            try:
+                rest, gone = await self._rest_of(body), False
+            except asyncio.CancelledError:  # the client hung up while its body was awaited
+                await body.cancel()
+                rest, gone = f"{CLIENT_LEFT} mid-body", True
+            if rest is not None and clock.relayed:  # answered, then the body broke off
+                self._report_partial(x, body, clock, rest, length)
+            elif rest is not None:  # no whole request, nothing to report
                 clock.told.set()  # and the next exchange waits for it no longer
             else:
                 x.duration_ms = (time.perf_counter() - clock.start) * 1000
@@ -195,6 +207,35 @@ class WatchProxy:
                     clock.told.set()
                 if self.on_response is not None:
                     self._spawn(self.on_response(x))
+            if gone:  # reported: now the cancellation goes on
+                raise asyncio.CancelledError
+
+    @staticmethod
+    async def _rest_of(body: RequestBody) -> str | None:
+        """Wait for the rest of the body (the upstream may have answered before it read it
+        all), but not for ever: ``None`` once it is whole, else what became of it."""
+        try:
+            whole = await asyncio.wait_for(body.finished(), REST_OF_BODY)
+        except TimeoutError:
+            await body.cancel()
+            return "the client stopped sending it"
+        return None if whole else f"{CLIENT_LEFT} mid-body"
+
+    def _report_partial(self, x: Exchange, body: RequestBody, clock: Clock, why: str,
+                        length: int | None) -> None:
+        """The client got an answer to a body it did not finish: report the exchange (the
+        answer is news) with what came of the body, and say it is partial."""
+        x.duration_ms = (time.perf_counter() - clock.start) * 1000
+        said = f" of {length:,}" if length is not None else ""
+        note = f"request body partial ({body.received:,}{said} bytes): {why} after the answer"
+        x.error = f"{x.error}; {note}" if x.error else note
+        if self.on_request is not None:
+            self._spawn(self._tell(x, body, clock, None, whole=False))
+        else:
+            x.body = body.partial()
+            clock.told.set()
+        if self.on_response is not None:
+            self._spawn(self.on_response(x))
 
     def _arrived(self, x: Exchange, body: RequestBody, clock: Clock,
                  encoding: str | None) -> None:
@@ -204,7 +245,7 @@ class WatchProxy:
             self._spawn(self._tell(x, body, clock, encoding))
 
     async def _tell(self, x: Exchange, body: RequestBody, clock: Clock,
-                    encoding: str | None) -> None:
+                    encoding: str | None, *, whole: bool = True) -> None:
         """Hand the whole body to the observer once the client has the answer's first byte
         (or :data:`OBSERVE_AFTER` has passed): its join and measuring then never compete
         with passing that byte on, and an answer that takes longer than that (a model's
@@ -216,7 +257,7 @@ class WatchProxy:
         try:
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(clock.answered.wait(), OBSERVE_AFTER)
-            x.body = await body.whole()
+            x.body = await body.whole() if whole else body.partial()
             if encoding and encoding.strip().lower() != "identity":
                 x.body = await asyncio.to_thread(decoded_body, x.body, encoding)
             if clock.after is not None:
@@ -253,6 +294,7 @@ class WatchProxy:
         if up.headers.get("content-length") is not None:
             response.content_length = int(up.headers["content-length"])
         await response.prepare(request)
+        clock.relayed = True
         try:
             while True:
                 try:

@@ -15,13 +15,16 @@ from pathlib import Path
 import pytest
 
 from core.events import WatchRequest, WatchResponse
+from core.sources.watch import proxy
 from tests.core.sources.watch.test_streamed_body import (
     ANSWER,
     Arrival,
     RawUpstream,
     _answer,
+    _body,
     _connect,
     _head,
+    _wait,
 )
 from tests.support.watching import RunningWatch
 
@@ -80,3 +83,42 @@ def test_requests_are_measured_in_the_order_they_arrived(slow_watch):
     first.join()
     slow_watch.wait_for(lambda w: len(w.of(WatchResponse)) == 2)
     assert [r.id for r in slow_watch.of(WatchRequest)] == [1, 2]
+def _refused(sock) -> bytes:
+    data = b""
+    while not data.endswith(REFUSED):
+        piece = sock.recv(1 << 16)
+        if not piece:
+            break
+        data += piece
+    return data
+
+
+def test_a_client_that_hangs_up_after_an_early_answer_is_reported(refusing_watch):
+    """The upstream refused the body before reading it; the client got the 413 and hung up
+    mid-body. Before, the proxy waited for the rest of the body and reported nothing."""
+    body = _body()
+    with _connect(refusing_watch.url) as sock:
+        sock.sendall(_head(len(body)) + body[:1000])
+        assert _refused(sock).startswith(b"HTTP/1.1 413")
+    refusing_watch.wait_for(lambda w: bool(w.of(WatchResponse)))
+    (response,) = refusing_watch.of(WatchResponse)
+    assert response.status == 413
+    assert response.error is not None
+    assert "1,000 of" in response.error and "disconnected" in response.error
+    (request,) = refusing_watch.of(WatchRequest)
+    assert request.id == response.id
+
+
+def test_a_client_that_stops_sending_after_an_early_answer_is_reported(refusing_watch,
+                                                                       monkeypatch):
+    """It keeps the socket open and sends no more: before, the proxy waited for ever."""
+    monkeypatch.setattr(proxy, "REST_OF_BODY", 0.3)
+    body = _body()
+    with _connect(refusing_watch.url) as sock:
+        sock.sendall(_head(len(body)) + body[:1000])
+        assert _refused(sock).startswith(b"HTTP/1.1 413")
+        refusing_watch.wait_for(lambda w: bool(w.of(WatchResponse)), timeout=10)
+    (response,) = refusing_watch.of(WatchResponse)
+    assert response.status == 413 and response.error is not None
+    assert "stopped sending" in response.error
+    _wait(lambda: len(refusing_watch.of(WatchRequest)) == 1, "the request was reported")
