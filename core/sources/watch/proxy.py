@@ -175,11 +175,12 @@ class WatchProxy:
                      turn_metadata=_metadata(given.get(CODEX_METADATA_HEADER)))
         clock = Clock(time.perf_counter(), after=self._last_told)
         self._last_told = clock.told
-        body = RequestBody(request.content, MAX_BODY, on_whole=lambda: self._arrived(
-            x, body, clock, given.get("content-encoding")))
-        headers = [(k, v) for k, v in given.items() if k.lower() not in HOP_BY_HOP]
-        target = self.upstreams.target(request.raw_path, given)
-        try:
+        body: RequestBody | None = None
+        try:  # from the pump's start on: whatever fails, the pump is stopped and told of
+            body = made = RequestBody(request.content, MAX_BODY, on_whole=lambda: self._arrived(
+                x, made, clock, given.get("content-encoding")))
+            headers = [(k, v) for k, v in given.items() if k.lower() not in HOP_BY_HOP]
+            target = self.upstreams.target(request.raw_path, given)
             if length:  # its length said: each piece goes on as it arrives
                 headers.append(("Content-Length", str(length)))
                 data: AsyncIterator[bytes] | bytes | None = body.upstream()
@@ -187,28 +188,39 @@ class WatchProxy:
                 data = await body.whole() or None
             return await self._forward(request, x, target, headers, clock, openai, data)
         except BaseException:
-            await body.cancel()  # the client is gone (a whole body stays whole)
+            if body is not None:
+                await body.cancel()  # the client is gone (a whole body stays whole)
             raise
         finally:
             clock.answered.set()
-            try:
-                rest, gone = await self._rest_of(body), False
-            except asyncio.CancelledError:  # the client hung up while its body was awaited
-                await body.cancel()
-                rest, gone = f"{CLIENT_LEFT} mid-body", True
-            if rest is not None and clock.relayed:  # answered, then the body broke off
-                self._report_partial(x, body, clock, rest, length)
-            elif rest is not None:  # no whole request, nothing to report
-                clock.told.set()  # and the next exchange waits for it no longer
+            if body is None:
+                clock.told.set()
             else:
-                x.duration_ms = (time.perf_counter() - clock.start) * 1000
-                if self.on_request is None:  # else _tell gives the exchange its body
-                    x.body = await body.whole()
-                    clock.told.set()
-                if self.on_response is not None:
-                    self._spawn(self.on_response(x))
-            if gone:  # reported: now the cancellation goes on
-                raise asyncio.CancelledError
+                await self._settle(x, body, clock, length)
+
+    async def _settle(self, x: Exchange, body: RequestBody, clock: Clock,
+                      length: int | None) -> None:
+        """The answer is out (or failed): report the exchange once its body is whole, or
+        with what came of it when the client had its answer first; else let the next
+        exchange's turn come."""
+        try:
+            rest, gone = await self._rest_of(body), False
+        except asyncio.CancelledError:  # the client hung up while its body was awaited
+            await body.cancel()
+            rest, gone = f"{CLIENT_LEFT} mid-body", True
+        if rest is not None and clock.relayed:  # answered, then the body broke off
+            self._report_partial(x, body, clock, rest, length)
+        elif rest is not None:  # no whole request, nothing to report
+            clock.told.set()  # and the next exchange waits for it no longer
+        else:
+            x.duration_ms = (time.perf_counter() - clock.start) * 1000
+            if self.on_request is None:  # else _tell gives the exchange its body
+                x.body = await body.whole()
+                clock.told.set()
+            if self.on_response is not None:
+                self._spawn(self.on_response(x))
+        if gone:  # reported: now the cancellation goes on
+            raise asyncio.CancelledError
 
     @staticmethod
     async def _rest_of(body: RequestBody) -> str | None:

@@ -16,6 +16,7 @@ import pytest
 
 from core.events import WatchRequest, WatchResponse
 from core.sources.watch import proxy
+from core.sources.watch.apis import Upstreams
 from tests.core.sources.watch.test_streamed_body import (
     ANSWER,
     Arrival,
@@ -122,3 +123,29 @@ def test_a_client_that_stops_sending_after_an_early_answer_is_reported(refusing_
     assert response.status == 413 and response.error is not None
     assert "stopped sending" in response.error
     _wait(lambda: len(refusing_watch.of(WatchRequest)) == 1, "the request was reported")
+
+
+def test_a_request_that_fails_before_it_is_forwarded_is_not_reported(tmp_path, monkeypatch):
+    """Its target could not be made: the client gets a 500 and the watch hears nothing.
+    Before, the body's reader was started outside the handler's cleanup, read the body to
+    its end, and the watch measured a request that never went upstream (and never
+    answered)."""
+    real = Upstreams.target
+
+    def target(self, raw_path, headers):
+        if "boom" in raw_path:
+            raise ValueError("no upstream for this")
+        return real(self, raw_path, headers)
+
+    monkeypatch.setattr(Upstreams, "target", target)
+    upstream = RawUpstream()
+    with RunningWatch(upstream.url, tmp_path) as watch, _connect(watch.url) as sock:
+        small = b'{"model": "m", "max_tokens": 1, "messages": []}'
+        sock.sendall(_head(len(small)).replace(b"/v1/messages", b"/v1/messages?boom")
+                     + small)
+        assert sock.recv(1 << 16).startswith(b"HTTP/1.1 500")
+        time.sleep(0.3)  # long enough for a stray reader to have told the watch
+        _ask(watch.url, small)
+        watch.wait_for(lambda w: bool(w.of(WatchResponse)))
+        assert [r.id for r in watch.of(WatchRequest)] == [2]
+    upstream.close()
