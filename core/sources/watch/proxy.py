@@ -12,7 +12,8 @@ observer only). Each request goes to its API's upstream (:mod:`core.sources.watc
 
 What the proxy tells its observer is an :class:`Exchange`: the request body, the response
 bytes, status and timing — after the fact, so watching costs the client nothing, and in
-the order the requests arrived. Its clock
+the order the requests' bodies became whole (as when each body was read before it was
+passed on), whatever order their answers come in. Its clock
 starts when the request body is whole, as it did when the body was read first. When the
 upstream cannot be reached the client gets an ``api_error`` body in its API's shape with
 502 (refused) or 504 (timed out), the statuses a gateway answers with; a client that hangs
@@ -85,8 +86,8 @@ def _session(headers: Mapping[str, str]) -> str | None:
 class Clock:
     """When the exchange started (its body whole), on the clock its timings are read from,
     whether the client has the answer's first byte yet, and its place in the line of
-    exchanges told to the observer: ``told`` is set once this one was told (or will never
-    be), and ``after`` is the previous exchange's, which this one waits for."""
+    exchanges told to the observer (taken when its body is whole): ``told`` is set once
+    this one was told, and ``after`` is the previous one's, which this one waits for."""
 
     start: float
     after: asyncio.Event | None = None
@@ -173,10 +174,9 @@ class WatchProxy:
                      agent=header_id(given.get(AGENT_HEADER)),
                      window=header_id(given.get(CODEX_WINDOW_HEADER)),
                      turn_metadata=_metadata(given.get(CODEX_METADATA_HEADER)))
-        clock = Clock(time.perf_counter(), after=self._last_told)
-        self._last_told = clock.told
+        clock = Clock(time.perf_counter())
         body: RequestBody | None = None
-        try:  # from the pump's start on: whatever fails, the pump is stopped and told of
+        try:  # from the pump's start on: whatever fails, the pump is stopped
             body = made = RequestBody(request.content, MAX_BODY, on_whole=lambda: self._arrived(
                 x, made, clock, given.get("content-encoding")))
             headers = [(k, v) for k, v in given.items() if k.lower() not in HOP_BY_HOP]
@@ -193,30 +193,26 @@ class WatchProxy:
             raise
         finally:
             clock.answered.set()
-            if body is None:
-                clock.told.set()
-            else:
+            if body is not None:
                 await self._settle(x, body, clock, length)
 
     async def _settle(self, x: Exchange, body: RequestBody, clock: Clock,
                       length: int | None) -> None:
         """The answer is out (or failed): report the exchange once its body is whole, or
-        with what came of it when the client had its answer first; else let the next
-        exchange's turn come."""
+        with what came of it when the client had its answer first (with no whole body and
+        no answer, there was no request to report)."""
         try:
             rest, gone = await self._rest_of(body), False
         except asyncio.CancelledError:  # the client hung up while its body was awaited
             await body.cancel()
             rest, gone = f"{CLIENT_LEFT} mid-body", True
-        if rest is not None and clock.relayed:  # answered, then the body broke off
-            self._report_partial(x, body, clock, rest, length)
-        elif rest is not None:  # no whole request, nothing to report
-            clock.told.set()  # and the next exchange waits for it no longer
+        if rest is not None:
+            if clock.relayed:  # answered, then the body broke off
+                self._report_partial(x, body, clock, rest, length)
         else:
             x.duration_ms = (time.perf_counter() - clock.start) * 1000
             if self.on_request is None:  # else _tell gives the exchange its body
                 x.body = await body.whole()
-                clock.told.set()
             if self.on_response is not None:
                 self._spawn(self.on_response(x))
         if gone:  # reported: now the cancellation goes on
@@ -242,10 +238,10 @@ class WatchProxy:
         note = f"request body partial ({body.received:,}{said} bytes): {why} after the answer"
         x.error = f"{x.error}; {note}" if x.error else note
         if self.on_request is not None:
+            self._queue_up(clock)
             self._spawn(self._tell(x, body, clock, None, whole=False))
         else:
             x.body = body.partial()
-            clock.told.set()
         if self.on_response is not None:
             self._spawn(self.on_response(x))
 
@@ -254,7 +250,12 @@ class WatchProxy:
         """The body is whole: the exchange starts now, and its observer will hear of it."""
         x.started, clock.start = time.time(), time.perf_counter()
         if self.on_request is not None:
+            self._queue_up(clock)
             self._spawn(self._tell(x, body, clock, encoding))
+
+    def _queue_up(self, clock: Clock) -> None:
+        """Its turn to be told comes after the exchange queued up before it."""
+        clock.after, self._last_told = self._last_told, clock.told
 
     async def _tell(self, x: Exchange, body: RequestBody, clock: Clock,
                     encoding: str | None, *, whole: bool = True) -> None:

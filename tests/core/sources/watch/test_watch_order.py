@@ -84,6 +84,21 @@ def test_requests_are_measured_in_the_order_they_arrived(slow_watch):
     first.join()
     slow_watch.wait_for(lambda w: len(w.of(WatchResponse)) == 2)
     assert [r.id for r in slow_watch.of(WatchRequest)] == [1, 2]
+def test_a_body_still_uploading_holds_up_no_later_request(slow_watch):
+    """The line is taken when a body is whole: a request whose body has not all come yet
+    is not ahead of a later one already whole (it had no request to measure yet)."""
+    body = _body()
+    quick = b'{"model": "m", "max_tokens": 1, "messages": []}'
+    with _connect(slow_watch.url) as stalled:
+        stalled.sendall(_head(len(body)) + body[:1000])
+        _ask(slow_watch.url, quick)
+        slow_watch.wait_for(lambda w: [r.id for r in w.of(WatchRequest)] == [2])
+        stalled.sendall(body[1000:])
+        assert _answer(stalled).endswith(ANSWER)
+    slow_watch.wait_for(lambda w: len(w.of(WatchResponse)) == 2)
+    assert [r.id for r in slow_watch.of(WatchRequest)] == [2, 1]
+
+
 def _refused(sock) -> bytes:
     data = b""
     while not data.endswith(REFUSED):
