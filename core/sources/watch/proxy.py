@@ -13,8 +13,8 @@ observer only). Each request goes to its API's upstream (:mod:`core.sources.watc
 What the proxy tells its observer is an :class:`Exchange`: the request body, the response
 bytes, status and timing — after the fact, so watching costs the client nothing, and in
 the order the requests' bodies became whole (as when each body was read before it was
-passed on), whatever order their answers come in. Its clock
-starts when the request body is whole, as it did when the body was read first. When the
+passed on), whatever order their answers come in. Its clock starts when the request body
+is whole, as it did when the body was read first. When the
 upstream cannot be reached the client gets an ``api_error`` body in its API's shape with
 502 (refused) or 504 (timed out), the statuses a gateway answers with; a client that hangs
 up mid-stream closes the upstream call, and one that hangs up mid-body is not reported (no
@@ -263,9 +263,9 @@ class WatchProxy:
         (or :data:`OBSERVE_AFTER` has passed): its join and measuring then never compete
         with passing that byte on, and an answer that takes longer than that (a model's
         usually does) is measured while it is awaited. The observer hears of exchanges in
-        the order they arrived, not the order their answers began: a quick answer to a
-        later request must not be measured before a slow one's request (a conversation's
-        requests are compared in that order)."""
+        the order their bodies became whole, not the order their answers began: a quick
+        answer to a later request must not get it measured before an earlier one with a
+        slow answer (a conversation's requests are compared in that order)."""
         assert self.on_request is not None
         try:
             with contextlib.suppress(TimeoutError):
