@@ -10,7 +10,9 @@ The pump reads to the end whatever becomes of the upstream call (refused, answer
 the exchange the watch reports always holds the whole body the client sent, as before. A
 client that hangs up mid-body ends the pump with its error; the upstream call, still
 waiting for pieces, is broken off with it, and no exchange is reported (there was no whole
-request to report).
+request to report) — unless the upstream had answered already (a 413 or a 401 can come
+before the body is read): the client got that answer, so the watch reports it, with the
+part of the body that came (:meth:`RequestBody.partial`).
 """
 
 from __future__ import annotations
@@ -80,7 +82,6 @@ class RequestBody:
                 self._queue.put_nowait(chunk)
         except BaseException as exc:
             self._queue.put_nowait(BodyBroken(f"the client's body broke off: {exc!r}"))
-            self._pieces.clear()
             raise
         self._queue.put_nowait(None)  # the upstream has it all: its end goes at once
         if self._on_whole is not None:
@@ -112,6 +113,10 @@ class RequestBody:
         if self.received >= JOIN_IN_THREAD:
             return await asyncio.to_thread(b"".join, pieces)
         return b"".join(pieces)
+
+    def partial(self) -> bytes:
+        """What came of a body the client broke off (all of it when it is whole)."""
+        return b"".join(self._pieces)
 
     async def finished(self) -> bool:
         """Did the whole body arrive? Waits for the rest of it (an upstream may answer

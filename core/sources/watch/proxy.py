@@ -11,12 +11,17 @@ bodies are passed on compressed, both ways (a compressed request body is decoded
 observer only). Each request goes to its API's upstream (:mod:`core.sources.watch.apis`).
 
 What the proxy tells its observer is an :class:`Exchange`: the request body, the response
-bytes, status and timing — after the fact, so watching costs the client nothing. Its clock
-starts when the request body is whole, as it did when the body was read first. When the
+bytes, status and timing — after the fact, so watching costs the client nothing, and in
+the order the requests' bodies became whole (as when each body was read before it was
+passed on), whatever order their answers come in. Its clock starts when the request body
+is whole, as it did when the body was read first. When the
 upstream cannot be reached the client gets an ``api_error`` body in its API's shape with
 502 (refused) or 504 (timed out), the statuses a gateway answers with; a client that hangs
 up mid-stream closes the upstream call, and one that hangs up mid-body is not reported (no
-whole request was made). A WebSocket upgrade is answered 426 at once (its body in the API's
+whole request was made) unless its answer was out already (an upstream may refuse a body
+before reading it): that exchange is reported with the part of the body that came and an
+error saying so, as is one whose client, answered, stops sending the rest of its body
+(:data:`REST_OF_BODY`). A WebSocket upgrade is answered 426 at once (its body in the API's
 shape, as the gateway errors are): the proxy speaks HTTP only, and Codex, refused so, falls
 back to HTTP without retrying.
 """
@@ -35,7 +40,7 @@ from yarl import URL
 
 from core.sources.watch.apis import ANTHROPIC_UPSTREAM, Upstreams, error_body, speaks_openai
 from core.sources.watch.body import RequestBody, decoded_body
-from core.sources.watch.exchange import Exchange
+from core.sources.watch.exchange import CLIENT_LEFT, Exchange
 from core.sources.watch.identity import (
     AGENT_HEADER,
     CODEX_METADATA_HEADER,
@@ -52,6 +57,7 @@ HOP_BY_HOP = frozenset({
 STOP_GRACE = 5.0  # seconds the observers get to report the last exchanges on stop
 MAX_BODY = 1 << 30  # a request body of up to 1 GiB is forwarded
 OBSERVE_AFTER = 0.1  # seconds a whole request waits for its answer's first byte to be told
+REST_OF_BODY = 30.0  # seconds the rest of a body is awaited once its answer is out
 
 
 Observer = Callable[[Exchange], Awaitable[None]]
@@ -79,10 +85,15 @@ def _session(headers: Mapping[str, str]) -> str | None:
 @dataclass
 class Clock:
     """When the exchange started (its body whole), on the clock its timings are read from,
-    and whether the client has the answer's first byte yet."""
+    whether the client has the answer's first byte yet, and its place in the line of
+    exchanges told to the observer (taken when its body is whole): ``told`` is set once
+    this one was told, and ``after`` is the previous one's, which this one waits for."""
 
     start: float
+    after: asyncio.Event | None = None
+    relayed: bool = False  # the upstream's answer went to the client (its status line out)
     answered: asyncio.Event = field(default_factory=asyncio.Event)
+    told: asyncio.Event = field(default_factory=asyncio.Event)
 
 
 class WatchProxy:
@@ -103,6 +114,7 @@ class WatchProxy:
         self._runner: web.AppRunner | None = None
         self._session: aiohttp.ClientSession | None = None
         self._tasks: set[asyncio.Task[None]] = set()
+        self._last_told: asyncio.Event | None = None  # the newest exchange's ``Clock.told``
 
     @property
     def upstream(self) -> str:
@@ -163,11 +175,12 @@ class WatchProxy:
                      window=header_id(given.get(CODEX_WINDOW_HEADER)),
                      turn_metadata=_metadata(given.get(CODEX_METADATA_HEADER)))
         clock = Clock(time.perf_counter())
-        body = RequestBody(request.content, MAX_BODY, on_whole=lambda: self._arrived(
-            x, body, clock, given.get("content-encoding")))
-        headers = [(k, v) for k, v in given.items() if k.lower() not in HOP_BY_HOP]
-        target = self.upstreams.target(request.raw_path, given)
-        try:
+        body: RequestBody | None = None
+        try:  # from the pump's start on: whatever fails, the pump is stopped
+            body = made = RequestBody(request.content, MAX_BODY, on_whole=lambda: self._arrived(
+                x, made, clock, given.get("content-encoding")))
+            headers = [(k, v) for k, v in given.items() if k.lower() not in HOP_BY_HOP]
+            target = self.upstreams.target(request.raw_path, given)
             if length:  # its length said: each piece goes on as it arrives
                 headers.append(("Content-Length", str(length)))
                 data: AsyncIterator[bytes] | bytes | None = body.upstream()
@@ -175,37 +188,96 @@ class WatchProxy:
                 data = await body.whole() or None
             return await self._forward(request, x, target, headers, clock, openai, data)
         except BaseException:
-            await body.cancel()  # the client is gone (a whole body stays whole)
+            if body is not None:
+                await body.cancel()  # the client is gone (a whole body stays whole)
             raise
         finally:
             clock.answered.set()
-            if await body.finished():  # no whole request, nothing to report
-                x.duration_ms = (time.perf_counter() - clock.start) * 1000
-                if self.on_request is None:  # else _tell gives the exchange its body
-                    x.body = await body.whole()
-                if self.on_response is not None:
-                    self._spawn(self.on_response(x))
+            if body is not None:
+                await self._settle(x, body, clock, length)
+
+    async def _settle(self, x: Exchange, body: RequestBody, clock: Clock,
+                      length: int | None) -> None:
+        """The answer is out (or failed): report the exchange once its body is whole, or
+        with what came of it when the client had its answer first (with no whole body and
+        no answer, there was no request to report)."""
+        try:
+            rest, gone = await self._rest_of(body), False
+        except asyncio.CancelledError:  # the client hung up while its body was awaited
+            await body.cancel()
+            rest, gone = f"{CLIENT_LEFT} mid-body", True
+        if rest is not None:
+            if clock.relayed:  # answered, then the body broke off
+                self._report_partial(x, body, clock, rest, length)
+        else:
+            x.duration_ms = (time.perf_counter() - clock.start) * 1000
+            if self.on_request is None:  # else _tell gives the exchange its body
+                x.body = await body.whole()
+            if self.on_response is not None:
+                self._spawn(self.on_response(x))
+        if gone:  # reported: now the cancellation goes on
+            raise asyncio.CancelledError
+
+    @staticmethod
+    async def _rest_of(body: RequestBody) -> str | None:
+        """Wait for the rest of the body (the upstream may have answered before it read it
+        all), but not for ever: ``None`` once it is whole, else what became of it."""
+        try:
+            whole = await asyncio.wait_for(body.finished(), REST_OF_BODY)
+        except TimeoutError:
+            await body.cancel()
+            return "the client stopped sending it"
+        return None if whole else f"{CLIENT_LEFT} mid-body"
+
+    def _report_partial(self, x: Exchange, body: RequestBody, clock: Clock, why: str,
+                        length: int | None) -> None:
+        """The client got an answer to a body it did not finish: report the exchange (the
+        answer is news) with what came of the body, and say it is partial."""
+        x.duration_ms = (time.perf_counter() - clock.start) * 1000
+        said = f" of {length:,}" if length is not None else ""
+        note = f"request body partial ({body.received:,}{said} bytes): {why} after the answer"
+        x.error = f"{x.error}; {note}" if x.error else note
+        if self.on_request is not None:
+            self._queue_up(clock)
+            self._spawn(self._tell(x, body, clock, None, whole=False))
+        else:
+            x.body = body.partial()
+        if self.on_response is not None:
+            self._spawn(self.on_response(x))
 
     def _arrived(self, x: Exchange, body: RequestBody, clock: Clock,
                  encoding: str | None) -> None:
         """The body is whole: the exchange starts now, and its observer will hear of it."""
         x.started, clock.start = time.time(), time.perf_counter()
         if self.on_request is not None:
+            self._queue_up(clock)
             self._spawn(self._tell(x, body, clock, encoding))
 
+    def _queue_up(self, clock: Clock) -> None:
+        """Its turn to be told comes after the exchange queued up before it."""
+        clock.after, self._last_told = self._last_told, clock.told
+
     async def _tell(self, x: Exchange, body: RequestBody, clock: Clock,
-                    encoding: str | None) -> None:
+                    encoding: str | None, *, whole: bool = True) -> None:
         """Hand the whole body to the observer once the client has the answer's first byte
         (or :data:`OBSERVE_AFTER` has passed): its join and measuring then never compete
         with passing that byte on, and an answer that takes longer than that (a model's
-        usually does) is measured while it is awaited."""
+        usually does) is measured while it is awaited. The observer hears of exchanges in
+        the order their bodies became whole, not the order their answers began: a quick
+        answer to a later request must not get it measured before an earlier one with a
+        slow answer (a conversation's requests are compared in that order)."""
         assert self.on_request is not None
-        with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(clock.answered.wait(), OBSERVE_AFTER)
-        x.body = await body.whole()
-        if encoding and encoding.strip().lower() != "identity":
-            x.body = await asyncio.to_thread(decoded_body, x.body, encoding)
-        await self.on_request(x)
+        try:
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(clock.answered.wait(), OBSERVE_AFTER)
+            x.body = await body.whole() if whole else body.partial()
+            if encoding and encoding.strip().lower() != "identity":
+                x.body = await asyncio.to_thread(decoded_body, x.body, encoding)
+            if clock.after is not None:
+                await clock.after.wait()
+            await self.on_request(x)
+        finally:
+            clock.told.set()
 
     async def _forward(self, request: web.Request, x: Exchange, target: URL,
                        headers: list[tuple[str, str]], clock: Clock, openai: bool,
@@ -235,6 +307,7 @@ class WatchProxy:
         if up.headers.get("content-length") is not None:
             response.content_length = int(up.headers["content-length"])
         await response.prepare(request)
+        clock.relayed = True
         try:
             while True:
                 try:

@@ -182,10 +182,33 @@ class MeasuringProcess:
                 await self.start()
             proc = self._proc
             assert proc is not None and proc.stdin and proc.stdout
-            status, value = await asyncio.to_thread(self._exchange, proc, _call(key, x))
+            call = asyncio.ensure_future(
+                asyncio.to_thread(self._exchange, proc, _call(key, x)))
+            try:
+                status, value = await asyncio.shield(call)
+            except asyncio.CancelledError:
+                await self._abandon(proc, call)
+                raise
         if status != "ok":
             raise MeasureError(value)
         return cast(tuple[WatchRequest, tuple[Event, ...], str | None], value)
+
+    async def _abandon(self, proc: subprocess.Popen[bytes], call: asyncio.Future[Any]
+                       ) -> None:
+        """A call cancelled half-way: its thread goes on writing and reading the pipe, so
+        the child is given up (the next call starts a fresh one) and killed, which ends the
+        thread, before the lock is let go."""
+        if self._proc is proc:
+            self._proc = None
+        proc.kill()
+        await asyncio.wait([call])
+        if not call.cancelled():
+            call.exception()  # retrieved: a broken pipe, the kill's doing
+        await asyncio.to_thread(proc.wait)
+        for pipe in (proc.stdin, proc.stdout):
+            if pipe is not None:
+                with contextlib.suppress(OSError, ValueError):
+                    pipe.close()
 
     @staticmethod
     def _exchange(proc: subprocess.Popen[bytes], call: tuple[Any, ...]) -> Any:

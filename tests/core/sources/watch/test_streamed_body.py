@@ -43,7 +43,16 @@ class Arrival:
 
 class RawUpstream:
     """Reads each request's body as it comes (noting how much has arrived), then answers a
-    small Messages JSON body."""
+    small Messages JSON body. A subclass may answer before the body is read
+    (:meth:`early`) or wait before it answers (:meth:`delay`)."""
+
+    def early(self, arrival: Arrival) -> bytes | None:
+        """An answer sent as soon as the head is in (then the connection is closed)."""
+        return None
+
+    def delay(self, arrival: Arrival) -> float:
+        """Seconds to wait, the body read, before answering."""
+        return 0.0
 
     def __init__(self) -> None:
         self.listener = socket.create_server(("127.0.0.1", 0))
@@ -71,6 +80,9 @@ class RawUpstream:
                     buffer += data
                 arrival.head, buffer = buffer.split(b"\r\n\r\n", 1)
                 self.arrivals.append(arrival)
+                if (answer := self.early(arrival)) is not None:
+                    conn.sendall(answer)
+                    return
                 length = int(self.header(arrival, "content-length") or 0)
                 arrival.body += buffer[:length]
                 buffer = buffer[length:]
@@ -81,6 +93,7 @@ class RawUpstream:
                         return
                     arrival.body += data
                 arrival.ended = True
+                time.sleep(self.delay(arrival))
                 conn.sendall(b"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\n"
                              b"content-length: %d\r\n\r\n" % len(ANSWER) + ANSWER)
 
