@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -49,6 +50,26 @@ def ended(app: CtxlabApp) -> bool:
         and app.pacer.idle
 
 
+def replay_app(path: Path, tmp_path: Path) -> CtxlabApp:
+    """The workbench on ``path``, opened paused as ``ctxlab replay PATH --speed 0`` opens it."""
+    recording = load_recording(path)
+    return CtxlabApp(AppConfig(
+        scenario=None, workspace=tmp_path / "w", paused=True, speed=1000.0,
+        provider="replay", theme="ctxlab-dark",
+        source=lambda folder: ReplaySource(recording, ReplayOptions(workdir=folder,
+                                                                    hold_at_end=True))))
+
+
+async def play_to_the_end(app: CtxlabApp, pilot: Any) -> None:
+    """Resume at top speed and wait until the last step is routed and drawn."""
+    await pilot.pause(0.2)
+    source = app.source
+    assert source is not None
+    source.resume()
+    await wait_for(pilot, lambda: ended(app), timeout=120)
+    await pilot.pause(0.2)
+
+
 async def test_the_screen_after_a_top_speed_replay_is_what_the_events_say(
         tmp_path: Path) -> None:
     path = session(tmp_path)
@@ -59,19 +80,9 @@ async def test_the_screen_after_a_top_speed_replay_is_what_the_events_say(
     steps = [e for e in events if isinstance(e, ev.ReplayStep)]
     assert len(stages) > WINDOW and len(calls) > WINDOW  # more than the History lays out
 
-    recording = load_recording(path)
-    app = CtxlabApp(AppConfig(
-        scenario=None, workspace=tmp_path / "w", paused=True, speed=1000.0,
-        provider="replay", theme="ctxlab-dark",
-        source=lambda folder: ReplaySource(recording, ReplayOptions(workdir=folder,
-                                                                    hold_at_end=True))))
+    app = replay_app(path, tmp_path)
     async with app.run_test(size=(200, 55)) as pilot:
-        await pilot.pause(0.2)
-        source = app.source
-        assert source is not None
-        source.resume()
-        await wait_for(pilot, lambda: ended(app), timeout=120)
-        await pilot.pause(0.2)
+        await play_to_the_end(app, pilot)
         assert app.pacer.wait > app.pacer.frame  # the bursts were routed together
 
         timeline = app.query_one(StageTimeline)
@@ -102,19 +113,9 @@ async def test_the_screen_after_a_top_speed_replay_is_what_the_events_say(
 async def test_going_back_in_the_history_brings_the_parked_items_back_in_order(
         tmp_path: Path) -> None:
     path = session(tmp_path, 900_000)
-    recording = load_recording(path)
-    app = CtxlabApp(AppConfig(
-        scenario=None, workspace=tmp_path / "w", paused=True, speed=1000.0,
-        provider="replay", theme="ctxlab-dark",
-        source=lambda folder: ReplaySource(recording, ReplayOptions(workdir=folder,
-                                                                    hold_at_end=True))))
+    app = replay_app(path, tmp_path)
     async with app.run_test(size=(160, 48)) as pilot:
-        await pilot.pause(0.2)
-        source = app.source
-        assert source is not None
-        source.resume()
-        await wait_for(pilot, lambda: ended(app), timeout=120)
-        await pilot.pause(0.2)
+        await play_to_the_end(app, pilot)
         history = app.query_one(Conversation)
         items = history.window.entries
         assert any(parked(w) for w in items)
