@@ -87,7 +87,7 @@ async def workbench(recording: Any, workdir: Path, timeout: float = 3600.0) -> W
     async with app.run_test(size=(200, 55)) as pilot:
         await pilot.pause(0.3)
         source = app.source
-        assert source is not None
+        assert isinstance(source, ReplaySource)  # it has a total: the steps to come
         source.subscribe(lambda e: steps.append(time.process_time())
                          if isinstance(e, ReplayStep) else None)
         app.set_interval(0.005, lambda: ticks.append(time.perf_counter()))
