@@ -35,17 +35,17 @@ BENCHES = ("compact", "archive", "memory", "tui", "load", "replay", "watch", "wa
 # What "ratio" means in each bench's rows.
 RATIO_MEANS = {
     "compact": "baseline ÷ ctxlab: times faster than the course's cost model (below 1: "
-               "slower); floor: the same files written (and hashed, for one result) with "
-               "temp + rename, ctxlab ÷ floor in brackets",
+               "slower), the median of interleaved rounds (CPU); floor: the same files "
+               "hashed and written with temp + rename, ctxlab ÷ floor in brackets",
     "archive": "value ÷ baseline: times the course compactor's start (creating its folder)",
     "memory": "baseline ÷ ctxlab: times faster than a cache-less rebuild",
     "tui": "value ÷ baseline: times the idle app's jitter / an empty Textual app's start; "
-           "big replay: the workbench's CPU ÷ the headless replay's, interleaved",
+           "big replay: the workbench's wall time ÷ the headless replay's, interleaved",
     "load": "value ÷ baseline: times the same measure for a 10-turn run; the headless "
             "scenario: times python -m tui --help (interpreter start and CLI imports)",
     "replay": "value ÷ baseline: cost per MB against the 1 MB session (flat is 1); the "
               "floor rows' value is itself a ratio: headless replay CPU ÷ json.loads of the "
-              "same file's lines, and peak RSS above the interpreter ÷ the file size",
+              "same file's lines, and the whole peak RSS ÷ the file size",
     "watch": "proxied ÷ direct time to first byte (the value is the difference); big "
              "bodies: floor is a bare relay's added time (value ÷ floor in brackets), "
              "streams: proxied ÷ direct throughput",
@@ -230,9 +230,9 @@ def with_kept(block: str, kept: list[str], earlier: str | None) -> str:
         return block
     head, legend = block.split("\n\nRatios:\n", 1)
     names = sorted({line.split("|")[1].strip() for line in kept}, key=BENCHES.index)
-    when = f" ({earlier})" if earlier else ""
-    note = f"\n\nRows of {', '.join(names)} are kept from the page's previous run{when}, " \
-           "not measured in this one."
+    when = f" {earlier}" if earlier else ""
+    note = f"\n\nRows of {', '.join(names)} are kept from earlier runs (this block's previous " \
+           f"date{when}; the notes under it may date them more closely), not measured in this one."
     meanings = "".join(f"\n* **{name}** — {RATIO_MEANS[name]}." for name in names
                        if f"* **{name}** —" not in legend)
     before, after = legend.split("\n\nWall time", 1)

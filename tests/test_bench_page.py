@@ -23,7 +23,8 @@ def test_a_partial_run_replaces_its_benches_rows_and_keeps_the_others(tmp_path):
     block = now[now.index(BEGIN):now.index(END)]
     assert "new compact row" in block and "old compact row" not in block
     assert "report row" in block  # kept, and said to be from the earlier run
-    assert "Rows of report are kept from the page's previous run (2026-12-01 10:00 UTC)" in block
+    assert "Rows of report are kept from earlier runs (this block's previous date " \
+           "2026-12-01 10:00 UTC;" in block
     assert "* **report** —" in block and "* **compact** —" in block  # both legends
     assert block.index("report row") < block.index("Rows of report")
     assert list(tmp_path.iterdir()) == [page]  # written through a temporary file, replaced
