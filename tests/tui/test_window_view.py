@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 from textual.widgets import Input, Static, TabbedContent
 
-import tui.app
+import tui.app_paced
 from core import events as ev
 from core.sources.replay import load_recording
 from core.sources.replay.limits import LimitMode
@@ -33,14 +33,14 @@ pytestmark = pytest.mark.anyio
 def routed(monkeypatch: pytest.MonkeyPatch) -> list[ev.Event]:
     """Every event the app routes to its panels, in order."""
     seen: list[ev.Event] = []
-    route = tui.app.route_batch
+    route = tui.app_paced.route_batch
 
     async def recording(targets: Any, events: Any) -> None:
         events = list(events)
         seen.extend(events)
         await route(targets, events)
 
-    monkeypatch.setattr(tui.app, "route_batch", recording)
+    monkeypatch.setattr(tui.app_paced, "route_batch", recording)
     return seen
 
 
