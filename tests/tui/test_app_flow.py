@@ -81,10 +81,14 @@ async def test_results_and_transcripts_open_in_the_viewer(
         await play_to_end(pilot)
         block = next(b for b in app.query(ToolBlock) if b.tool_name == "read_file")
         app.query_one(Conversation).select(block)  # stop following the end, show the block
-        block.collapsed = False
         await pilot.pause(0.1)
-        assert "6,000 chars" in str(block.query_one(".tool-body").render())
-        await pilot.click(block.query_one(".tool-open"))
+        await pilot.click(block, offset=(2, 0))  # a click on the call's line opens it
+        await pilot.pause(0.1)
+        assert not block.collapsed
+        lines = str(block.render()).splitlines()
+        assert "6,000 chars" in lines[1]
+        link = next(n for n, line in enumerate(lines) if line.strip() == "Open in viewer")
+        await pilot.click(block, offset=(4, link))  # the link under the preview
         await pilot.pause(0.1)
         assert isinstance(app.screen, Viewer)
         assert app.screen.text == app.lookup_result(block.tool_use_id)

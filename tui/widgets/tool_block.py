@@ -2,9 +2,14 @@
 
 Tool results are the bulk of an agent's context and can be megabytes, so the block shows
 only the call and the result's size until it is opened; even then it shows the first lines
-and offers the viewer for the rest. The result text is not in the ``tool_result`` event
+and a link to the viewer for the rest. The result text is not in the ``tool_result`` event
 (only its size is), so it is looked up on demand in the agent's full history — the one list
 the engine never compacts.
+
+A History holds hundreds of these and a fast replay adds dozens a frame, so a block is one
+widget drawing its own lines (a ``Collapsible`` is four: each styled on mount, each laid
+out on every frame): the title line toggles it on a click, Enter toggles it from the
+History, and the link (or ``r``) opens the whole result.
 """
 
 from __future__ import annotations
@@ -13,8 +18,10 @@ import json
 from collections.abc import Callable
 from typing import Any
 
+from textual import events
 from textual.content import Content
-from textual.widgets import Button, Collapsible, Static
+from textual.reactive import reactive
+from textual.widgets import Static
 
 from tui.i18n import t
 from tui.messages import OpenText
@@ -23,10 +30,13 @@ from tui.widgets.render import as_text, head_lines, size_label
 
 Lookup = Callable[[str], Any]
 PREVIEW_LINES = 12
+INDENT = "  "
 
 
-class ToolBlock(Collapsible):
-    """``⚙ name input`` → ``… result size``; expands to a preview and an Open button."""
+class ToolBlock(Static):
+    """``▶ ⚙ name input → result size``; opened, a preview and a link to the viewer."""
+
+    collapsed: reactive[bool] = reactive(True, init=False)
 
     def __init__(self, tool_use_id: str, name: str, data: dict[str, Any],
                  lookup: Lookup) -> None:
@@ -35,45 +45,55 @@ class ToolBlock(Collapsible):
         self.args = json.dumps(data, ensure_ascii=False)
         self.lookup = lookup
         self.result_label = t("tool.running")
-        # One child until opened: a conversation holds hundreds of these, and every widget
-        # costs layout time on each frame.
-        super().__init__(
-            Static(t("tool.pending"), classes="tool-body"),
-            title=self._make_title(), collapsed=True, classes="tool-block",
-        )
+        super().__init__(self._title(collapsed=True), classes="tool-block")
 
-    def _make_title(self) -> str:
+    def _title(self, collapsed: bool) -> Content:
         args = self.args if len(self.args) <= 60 else self.args[:59] + "…"
-        return f"⚙ {self.tool_name} {args}  →  {self.result_label}"
+        symbol = "▶" if collapsed else "▼"
+        return Content(f"{symbol} ⚙ {self.tool_name} {args}  →  {self.result_label}")
+
+    def body(self) -> Content:
+        """The opened block's lines under the title: the result's size and first lines and
+        the link to the viewer, or that the result is still to come."""
+        content = self.lookup(self.tool_use_id)
+        if content is None:
+            return Content(INDENT + t("tool.pending"))
+        text = as_text(content)
+        lines = text.count("\n") + 1
+        preview = "\n".join(INDENT + line
+                            for line in head_lines(text, PREVIEW_LINES, 100).split("\n"))
+        link = Content.from_markup("[@click=open_result]$label[/]", label=t("tool.open"))
+        return Content.assemble(
+            INDENT, (t("tool.size_lines", size=size_label(len(text)), lines=lines), "bold"),
+            t("tool.first_lines"), "\n", (preview, "dim"), "\n", INDENT, link)
+
+    def redraw(self) -> None:
+        title = self._title(self.collapsed)
+        self.update(title if self.collapsed else Content.assemble(title, "\n", self.body()))
 
     def set_result(self, chars: int, is_error: bool) -> None:
         self.result_label = (t("tool.error_prefix") if is_error else "") + size_label(chars)
-        self.title = self._make_title()
         if is_error:
             self.add_class("-error")
+        self.redraw()
 
-    async def on_collapsible_expanded(self, event: Collapsible.Expanded) -> None:
-        if event.collapsible is not self:
-            return
-        content = self.lookup(self.tool_use_id)
-        if content is None:
-            return
-        if not self.query(".tool-open"):
-            await self.query_one(Collapsible.Contents).mount(
-                Button(t("tool.open"), classes="tool-open", compact=True))
-        text = as_text(content)
-        lines = text.count("\n") + 1
-        body = Content.assemble((t("tool.size_lines", size=size_label(len(text)), lines=lines),
-                                 "bold"), t("tool.first_lines"), "\n",
-                                (head_lines(text, PREVIEW_LINES, 100), "dim"))
-        self.query_one(".tool-body", Static).update(body)
+    def watch_collapsed(self) -> None:
+        self.redraw()
+        if self.is_mounted:
+            self.call_after_refresh(self.scroll_visible)
 
-    def on_button_pressed(self, event: Button.Pressed) -> None:
-        event.stop()
+    def on_click(self, event: events.Click) -> None:
+        """A click on the title line opens or closes the block (the link below it opens
+        the viewer: Textual runs its action before this)."""
+        if event.y == 0:
+            event.stop()
+            self.collapsed = not self.collapsed
+
+    def action_open_result(self) -> None:
         self.open_result()
 
     def open_result(self) -> None:
-        """The whole result in the viewer (the button, or ``r`` on the selected call)."""
+        """The whole result in the viewer (the link, or ``r`` on the selected call)."""
         content = self.lookup(self.tool_use_id)
         if content is None:
             self.app.notify(t("tool.not_yet"))
