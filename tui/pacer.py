@@ -75,7 +75,7 @@ class Pacer:
     async def add(self, message: EngineEvents | TextChunk) -> None:
         """A message from the bridge: route now if a frame has passed, else soon."""
         self.pending.append(message)
-        if self.scheduled:
+        if self.scheduled or self.routing:  # the routing under way takes it when it ends
             return
         wait = self.last + self.wait - time.monotonic()
         if wait <= 0:  # a quiet spell: at once, and the next wait is a frame again
@@ -112,6 +112,9 @@ class Pacer:
         finally:
             self.routing = False
             self.last = time.monotonic()
+        if self.pending and not self.scheduled:  # what came while the routing yielded
+            self.scheduled = True
+            self.later(self.wait, self.later_flush)
 
     @property
     def idle(self) -> bool:

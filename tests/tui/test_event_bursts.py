@@ -149,3 +149,47 @@ async def test_events_emitted_from_a_worker_thread_all_arrive_in_order(
         assert posting_threads == {threading.get_ident()}  # the open batch: the loop's only
         assert [r.event.before_chars for r in timeline.stages] == [
             e.before_chars for e in stages]
+
+
+async def test_a_long_burst_gives_the_loop_turns_between_events() -> None:
+    """Handlers that take longer than a slice: other tasks (a frame, a key) run between two
+    events of the batch, each event still reaching every target before the next, and the
+    redraws still run once, at the end."""
+    import time
+
+    from tui.routing import SLICE, Routed, handles, route_batch
+
+    seen: list[tuple[str, int]] = []
+    ticks: list[int] = []
+
+    class Slow(Routed):
+        def __init__(self, name: str) -> None:
+            self.name = name
+            self.redraws = 0
+
+        @handles(ev.ModelRequest)
+        def take(self, event: ev.ModelRequest) -> None:
+            seen.append((self.name, event.chars))
+            end = time.perf_counter() + SLICE  # a handler slower than a slice
+            while time.perf_counter() < end:
+                pass
+            self.redraw_once(self.redraw)
+
+        def redraw(self) -> None:
+            self.redraws += 1
+
+    async def ticker() -> None:
+        while True:
+            ticks.append(len(seen))
+            await asyncio.sleep(0)
+
+    targets = [Slow("a"), Slow("b")]
+    task = asyncio.create_task(ticker())
+    await asyncio.sleep(0)
+    events = [ev.ModelRequest(purpose="main", chars=n, est_tokens=1, messages=1)
+              for n in range(4)]
+    await route_batch(targets, events)
+    task.cancel()
+    assert seen == [(name, n) for n in range(4) for name in ("a", "b")]
+    assert any(0 < t < len(seen) for t in ticks)  # the ticker ran mid-batch
+    assert [t.redraws for t in targets] == [1, 1]

@@ -125,3 +125,34 @@ async def test_a_failing_route_still_lets_the_next_one_through() -> None:
     await host.pacer.add(batch(1, 2))
     assert host.routed == [[2]]
     await asyncio.sleep(0)
+
+
+async def test_what_comes_while_a_routing_yields_waits_for_it_to_end() -> None:
+    """A long routing gives the loop turns (tui.routing.SLICE); a message posted meanwhile
+    is routed after it, never by a second routing running beside the first."""
+    host = Host()
+    release = asyncio.Event()
+    started = asyncio.Event()
+    active = 0
+    overlapped = False
+
+    async def slow(events: list[ev.Event]) -> None:
+        nonlocal active, overlapped
+        active += 1
+        overlapped |= active > 1
+        started.set()
+        await release.wait()  # as a sliced routing yields mid-batch
+        await host.events(events)
+        active -= 1
+
+    host.pacer.events = slow
+    first = asyncio.create_task(host.pacer.add(batch(1, 1)))
+    await started.wait()
+    host.pacer.last -= 10  # long enough ago that a new message would otherwise go at once
+    await asyncio.wait_for(host.pacer.add(batch(1, 2)), 2)  # it must not wait for the first
+    assert host.routed == [] and not host.timers  # taken by the routing under way
+    release.set()
+    await first
+    assert host.routed == [[1]] and len(host.timers) == 1
+    await host.fire()
+    assert host.routed == [[1], [2]] and not overlapped
