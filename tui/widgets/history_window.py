@@ -21,6 +21,7 @@ from textual.widget import Widget
 PARKED = "-parked"  # a class: the item is kept, not displayed, until the reader goes back
 WINDOW = 100  # items shown while the History follows the run
 PAGE = 100  # items brought back at a time when the reader goes further back
+MOUNT_AT_ONCE = 20  # new items mounted (each one styled) before the loop gets a turn
 Shows = Callable[[Widget], bool]
 
 
@@ -29,7 +30,9 @@ def parked(widget: Widget) -> bool:
 
 
 def park(widget: Widget) -> None:
-    widget.add_class(PARKED)
+    """No stylesheet rule names the class (``display`` hides the item), so adding it need
+    not match the stylesheet against the item again: a burst parks a hundred at a time."""
+    widget.add_class(PARKED, update=False)
     widget.display = False
 
 
@@ -68,8 +71,8 @@ class HistoryWindow:
                 if not parked(widget):
                     park(widget)
             fresh = [w for w in fresh if not parked(w)]
-        if fresh:
-            await self.view.mount_all(fresh)
+        for start in range(0, len(fresh), MOUNT_AT_ONCE):  # a frame can come between
+            await self.view.mount_all(fresh[start:start + MOUNT_AT_ONCE])
 
     def first_shown(self) -> int:
         """The index of the first entry shown (len(entries): none)."""
@@ -93,7 +96,7 @@ class HistoryWindow:
         next mounted entry (Textual adds a widget to the view at once and finishes
         mounting it in the background, so the order is right when this returns)."""
         for widget in widgets:
-            widget.remove_class(PARKED)
+            widget.remove_class(PARKED, update=False)
             widget.display = shows(widget)
         for widget in reversed(widgets):
             if self.mounted(widget):
