@@ -74,6 +74,7 @@ class StageTimeline(Routed, DataTable[str | Content]):
         self.records: dict[str, StageRecord] = {}
         self.violations: dict[str, int] = {}  # row key → violations traced to that stage
         self.untraced = 0  # violations no stage is known to have caused
+        self._unlisted: list[str] = []  # rows of this batch's stages, added at its end
 
     def on_mount(self) -> None:
         for key, label, width in COLUMNS:
@@ -109,6 +110,7 @@ class StageTimeline(Routed, DataTable[str | Content]):
 
     def reset(self, run: RunInfo | None = None) -> None:
         self.clear()
+        self._unlisted.clear()
         self.records.clear()
         self.violations.clear()
         self.untraced = 0
@@ -127,9 +129,18 @@ class StageTimeline(Routed, DataTable[str | Content]):
         self.records[key] = record
         self.widen_number(len(key))
         if self.shows(record):
-            self.add_record_row(key)
+            self._unlisted.append(key)
         self.redraw_once(self.follow_newest)
         return record
+
+    def list_new_rows(self) -> None:
+        """The batch's rows, added together at its end: every row added invalidates all of
+        the table's rendered lines, and a long batch lets frames be drawn meanwhile (each
+        would draw the table again)."""
+        keys, self._unlisted = self._unlisted, []
+        for key in keys:
+            if key in self.records and key not in self.rows:
+                self.add_record_row(key)
 
     def add_record_row(self, key: str) -> None:
         e = self.records[key].event
@@ -177,6 +188,7 @@ class StageTimeline(Routed, DataTable[str | Content]):
         """The rows again from the records kept (the rows are cells, not widgets: cheap)."""
         current = self.current_record()
         self.clear()
+        self._unlisted.clear()
         for key, record in self.records.items():
             if self.shows(record):
                 self.add_record_row(key)
@@ -195,7 +207,8 @@ class StageTimeline(Routed, DataTable[str | Content]):
 
     def follow_newest(self) -> None:
         """The cursor on the newest row and the totals in the footer: once per burst of
-        stages (the totals walk every row)."""
+        stages (the totals walk every row); the burst's rows first."""
+        self.list_new_rows()
         self.move_cursor(row=self.row_count - 1)
         self.update_subtitle()
 
