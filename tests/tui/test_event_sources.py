@@ -50,7 +50,7 @@ async def test_a_replay_plays_in_the_workbench_with_its_own_and_ctxlabs_stages(
         assert "claude-code" in by  # the recorded agent's own compaction, on the timeline
         assert app.calls == 6  # ctxlab's main requests beside the original's
         app.action_step()  # a replay can step: offered, and harmless at the end
-        app.action_compare()  # the compare lab needs ctxlab's own session: refused
+        app.action_compare()  # a replay opens the what-if screen (no compare lab)
         await pilot.pause(0.1)
         status = str(app.query_one(RunStatus).render())
         assert "finished" in status and "o:" not in status  # no "another scenario" offer

@@ -10,6 +10,8 @@ first: a braille cell holds one line's dots, and where a strategy touches it the
 
 from __future__ import annotations
 
+from textual import events
+from textual.containers import Grid
 from textual.content import Content
 from textual.reactive import reactive
 from textual_plot import HiResMode, PlotWidget
@@ -54,7 +56,10 @@ class WhatIfPlot(PlotWidget, can_focus=False):
         self.set_x_formatter(RequestFormatter())
         self.set_y_formatter(TokensFormatter())
 
-    def on_mount(self) -> None:
+    def on_mount(self, event: events.Mount) -> None:
+        if not self.query(Grid):  # removed before it was mounted (its screen closed): its
+            event.prevent_default()  # parts are gone, and PlotWidget's own on_mount needs them
+            return
         # after PlotWidget's own on_mount, which runs after this one and clears the plot
         self.call_after_refresh(self.draw)
 
