@@ -293,3 +293,21 @@ async def test_strategies_running_side_by_side_add_up_on_the_bar(
             screen.on_what_if_screen_advanced(WhatIfScreen.Advanced(name, request, 10))
             await pilot.pause()
             assert bar.progress == expected
+
+
+async def test_a_plot_removed_before_its_mount_ran_is_dropped_quietly() -> None:
+    """The what-if's result can arrive as its screen closes: the plot is mounted and
+    removed before its mount ran, and must go without an error."""
+    from textual.app import App
+
+    class Host(App[None]):
+        pass
+
+    app = Host()
+    async with app.run_test() as pilot:
+        plot = WhatIfPlot(sample_whatif())
+        app.screen.mount(plot)
+        plot.remove()
+        await pilot.pause(0.1)
+        assert not plot.is_attached
+    assert app.return_code in (None, 0)

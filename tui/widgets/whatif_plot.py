@@ -10,7 +10,7 @@ first: a braille cell holds one line's dots, and where a strategy touches it the
 
 from __future__ import annotations
 
-from textual import events
+from textual import events, on
 from textual.containers import Grid
 from textual.content import Content
 from textual.reactive import reactive
@@ -46,9 +46,11 @@ class WhatIfPlot(PlotWidget, can_focus=False):
     WhatIfPlot { height: 14; }
     """
 
-    margin_top = reactive(0)
-    margin_bottom = reactive(2)
-    margin_left = reactive(6)
+    # Not applied as they are set (PlotWidget's on_mount applies them): a watcher run
+    # before the mount would find no parts on a plot removed before it mounted.
+    margin_top = reactive(0, init=False)
+    margin_bottom = reactive(2, init=False)
+    margin_left = reactive(6, init=False)
 
     def __init__(self, whatif: WhatIf, *, id: str | None = None) -> None:
         super().__init__(id=id, allow_pan_and_zoom=False)
@@ -56,12 +58,17 @@ class WhatIfPlot(PlotWidget, can_focus=False):
         self.set_x_formatter(RequestFormatter())
         self.set_y_formatter(TokensFormatter())
 
-    def on_mount(self, event: events.Mount) -> None:
-        if not self.query(Grid):  # removed before it was mounted (its screen closed): its
-            event.prevent_default()  # parts are gone, and PlotWidget's own on_mount needs them
-            return
+    @on(events.Mount)
+    def _unless_removed(self, event: events.Mount) -> None:
+        """A plot removed before it was mounted (its screen closing) has lost its parts,
+        which PlotWidget's own ``on_mount`` needs: that one is skipped."""
+        if not self.query(Grid):
+            event.prevent_default()
+
+    def on_mount(self) -> None:
         # after PlotWidget's own on_mount, which runs after this one and clears the plot
-        self.call_after_refresh(self.draw)
+        if self.query(Grid):
+            self.call_after_refresh(self.draw)
 
     def draw(self) -> None:
         whatif = self.whatif
