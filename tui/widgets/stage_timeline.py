@@ -17,6 +17,7 @@ Rows keep their numbers and their records whatever is shown.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import ClassVar
 
 from textual import events
@@ -24,7 +25,7 @@ from textual.binding import Binding, BindingType
 from textual.content import Content
 from textual.message import Message
 from textual.widgets import DataTable
-from textual.widgets.data_table import ColumnKey
+from textual.widgets.data_table import ColumnKey, RowKey
 
 from core.events import Manager, PairViolation, Stage
 from tui.i18n import localize_bindings, t
@@ -98,6 +99,13 @@ class StageTimeline(Routed, DataTable[str | Content]):
             column.width = width
             self._require_update_dimensions = True
             self.refresh()
+
+    def _update_dimensions(self, new_rows: Iterable[RowKey]) -> None:
+        """DataTable measures every cell of every new row to size auto-width columns; here
+        every column has a width of its own (:data:`COLUMNS`, :meth:`fit_hint`) and every
+        row one line, so the measures change nothing, and a replay's burst of hundreds of
+        stages made them one long stall."""
+        super()._update_dimensions(())
 
     def widen_number(self, digits: int) -> None:
         """The ``#`` column grows with the row numbers (at two digits, rows 100–109 all read
