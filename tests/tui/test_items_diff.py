@@ -185,3 +185,35 @@ async def test_the_watch_shows_the_diffs_entries_and_the_items(messages_server, 
         await pilot.pause(0.1)
         assert isinstance(app.screen, WatchScreen)
         await app.end_session()
+
+
+async def items_rows(tmp_path: Path, open_first: bool) -> tuple[list[tuple[str, ...]], int]:
+    """The Items table after a replay, the tab open before it played or only after; and
+    how many events waited in the tab's backlog when it was opened."""
+    app = CtxlabApp(AppConfig(scenario=None, source=replay_of(COMPACTIONS), paused=True,
+                              workspace=tmp_path / ("open" if open_first else "closed"),
+                              theme="ctxlab-dark"))
+    async with app.run_test(size=(160, 48)) as pilot:
+        await pilot.pause(0.2)
+        panel = app.query_one(ItemsPanel)
+        if open_first:
+            await pilot.press(panels.keys()["items"])
+            await pilot.pause(0.1)
+        app.source.resume()
+        await play_to_end(pilot)
+        waiting = len(panel._backlog)
+        if not open_first:
+            await pilot.press(panels.keys()["items"])
+        await wait_for(pilot, lambda: not panel._backlog)
+        await pilot.pause(0.1)
+        table = panel.query_one(ItemsTable)
+        return [tuple(map(str, table.get_row_at(n))) for n in range(table.row_count)], waiting
+
+
+async def test_a_hidden_items_tab_folds_the_requests_when_it_is_opened(tmp_path: Path) -> None:
+    """Closed, the tab keeps the requests' events and folds them, in order, when opened:
+    the same rows (sizes, copies, ages) as a tab that followed the replay open."""
+    followed, none_waiting = await items_rows(tmp_path, open_first=True)
+    caught_up, waiting = await items_rows(tmp_path, open_first=False)
+    assert none_waiting == 0 and waiting > 0
+    assert followed and caught_up == followed

@@ -4,11 +4,15 @@ Both follow the same thing — each side's last requests (ctxlab's, a replay's r
 original: :class:`core.views.sides.Sides`) — and show one side at a time, ``x`` switching
 to the other where a replay has two. Both draw only while they show: a hidden tab marks
 itself stale and draws when it is opened, so a long replay at full speed does not measure
-items or compare histories nobody is looking at.
+items or compare histories nobody is looking at; it does not even fold the requests until
+it is opened (they wait in a backlog, folded in order when it is).
 """
 
 from __future__ import annotations
 
+import asyncio
+import time
+from collections import deque
 from typing import TYPE_CHECKING, ClassVar
 
 from textual import events
@@ -19,7 +23,7 @@ from core import events as ev
 from core.events import Event
 from core.views.sides import Side, Sides
 from tui.i18n import t
-from tui.routing import Routed, RunInfo, handles
+from tui.routing import SLICE, Routed, RunInfo, handles
 from tui.widgets.redraw import shown
 
 # The events the requests' fold reads (core.views.requests): the requests, their answers'
@@ -53,6 +57,9 @@ class SidePanel(Routed, _Widget):
         self.sides = Sides(ages=self.track_ages)
         self.side = ""  # the side shown; "" until a request came
         self._stale = False
+        # Events not folded yet: a hidden tab keeps them for when it is opened (a replay
+        # at full speed need not date every item of every request for a closed tab).
+        self._backlog: deque[Event] = deque()
 
     def reset(self, run: RunInfo | None = None) -> None:
         self.follow_sides()
@@ -61,17 +68,40 @@ class SidePanel(Routed, _Widget):
 
     @handles(*FOLDED)
     def follow(self, event: Event) -> None:
+        if self._backlog or not (self.is_mounted and shown(self)):  # folded in order later
+            self._backlog.append(event)
+            return
+        if self.fold(event):
+            self.redraw_once(self.redraw)
+
+    def fold(self, event: Event) -> bool:
+        """Fold one event; whether it changed what the tab shows."""
         known = len(self.sides.names())
         name = self.sides.see(event)
         if name is None:
-            return
+            return False
         if len(self.sides.names()) != known:  # a second side: ``x`` now switches
             self.refresh_bindings()
         self.side = self.side or name
         self._stale = True
-        self.redraw_once(self.redraw)
+        return True
 
     def on_show(self, event: events.Show) -> None:
+        if self._backlog:
+            self.run_worker(self.catch_up(), group="catch-up", exclusive=True)
+        else:
+            self.redraw()
+
+    async def catch_up(self) -> None:
+        """Fold what came while the tab was hidden, in order, giving the event loop a turn
+        every :data:`~tui.routing.SLICE` seconds; then draw. What comes meanwhile joins
+        the backlog's end."""
+        turn = time.perf_counter() + SLICE
+        while self._backlog:
+            self.fold(self._backlog.popleft())
+            if time.perf_counter() > turn:
+                await asyncio.sleep(0)
+                turn = time.perf_counter() + SLICE
         self.redraw()
 
     def shown_side(self) -> Side | None:
