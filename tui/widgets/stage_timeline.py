@@ -17,7 +17,6 @@ Rows keep their numbers and their records whatever is shown.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
 from typing import ClassVar
 
 from textual import events
@@ -25,7 +24,7 @@ from textual.binding import Binding, BindingType
 from textual.content import Content
 from textual.message import Message
 from textual.widgets import DataTable
-from textual.widgets.data_table import ColumnKey, RowKey
+from textual.widgets.data_table import ColumnKey
 
 from core.events import Manager, PairViolation, Stage
 from tui.i18n import localize_bindings, t
@@ -35,6 +34,7 @@ from tui.routing import Routed, RunInfo, handles
 from tui.stage_diff import StageRecord
 from tui.stage_filter import filter_note, next_filter
 from tui.why import stage_hint
+from tui.widgets.fixed_table import FixedWidthTable
 
 # (key, label id, width): every column but the hint has a fixed width.
 COLUMNS = (("n", "#", 2), ("stage", "stages.col.stage", 18), ("chars", "stages.col.chars", 15),
@@ -56,7 +56,7 @@ def lost_count(record: StageRecord) -> int:
     return sum(1 for entry in record.event.ledger if entry.get("where") == "lost")
 
 
-class StageTimeline(Routed, DataTable[str | Content]):
+class StageTimeline(Routed, FixedWidthTable[str | Content]):
     """A row per stage; Enter (or a click) inspects it; ``f`` filters by stage name."""
 
     BINDINGS: ClassVar[list[BindingType]] = [Binding("f", "cycle_filter", "key.stage_filter")]
@@ -99,13 +99,6 @@ class StageTimeline(Routed, DataTable[str | Content]):
             column.width = width
             self._require_update_dimensions = True
             self.refresh()
-
-    def _update_dimensions(self, new_rows: Iterable[RowKey]) -> None:
-        """DataTable measures every cell of every new row to size auto-width columns; here
-        every column has a width of its own (:data:`COLUMNS`, :meth:`fit_hint`) and every
-        row one line, so the measures change nothing, and a replay's burst of hundreds of
-        stages made them one long stall."""
-        super()._update_dimensions(())
 
     def widen_number(self, digits: int) -> None:
         """The ``#`` column grows with the row numbers (at two digits, rows 100–109 all read

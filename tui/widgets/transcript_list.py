@@ -30,6 +30,7 @@ from core.events import ArchiveListing, Stage
 from tui.i18n import t
 from tui.routing import Routed, RunInfo, handles
 from tui.widgets.columns import cut, room, set_widths
+from tui.widgets.fixed_table import FixedWidthTable
 from tui.widgets.render import short_size
 
 SIZE_CELLS = 5  # "7,178", "240k": short_size never needs more
@@ -77,7 +78,7 @@ def column_widths(space: int, names: list[str], writers: list[str]) -> tuple[int
     return file, SIZE_CELLS, rest - file
 
 
-class TranscriptList(Routed, DataTable):
+class TranscriptList(Routed, FixedWidthTable[Any]):
     """Archive files with size and writer; Enter opens one in the viewer."""
 
     class Open(Message):
