@@ -19,7 +19,7 @@ from tests.tui.conftest import wait_for
 from tui.app import AppConfig, CtxlabApp
 from tui.widgets.context_meter import ContextMeter
 from tui.widgets.conversation import Conversation
-from tui.widgets.history_window import WINDOW, parked
+from tui.widgets.history_window import BURST, WINDOW, parked
 from tui.widgets.replay_panel import ReplayPanel
 from tui.widgets.stage_mark import StageMark
 from tui.widgets.stage_timeline import StageTimeline
@@ -106,8 +106,9 @@ async def test_the_screen_after_a_top_speed_replay_is_what_the_events_say(
         assert [w.event.stage for w in items if isinstance(w, StageMark)] == [
             e.stage for e in stages][-len([w for w in items if isinstance(w, StageMark)]):]
         shown = [w for w in history.children if w.display]
-        assert shown == items[-WINDOW:]  # the newest, in order, the rest parked
-        assert all(parked(w) for w in items[:-WINDOW])
+        # the newest, in order, the rest parked: a full-speed burst leaves its newest BURST
+        assert BURST <= len(shown) <= WINDOW and shown == items[-len(shown):]
+        assert all(parked(w) for w in items[:-len(shown)])
 
 
 async def test_going_back_in_the_history_brings_the_parked_items_back_in_order(

@@ -22,6 +22,11 @@ PARKED = "-parked"  # a class: the item is kept, not displayed, until the reader
 WINDOW = 100  # items shown while the History follows the run
 PAGE = 100  # items brought back at a time when the reader goes further back
 MOUNT_AT_ONCE = 20  # new items mounted (each one styled) before the loop gets a turn
+# Items shown after a burst of more new items than this: a replay at full speed routes
+# hundreds at a time, twice a second, and each item mounted costs its styling and two
+# layouts of the History (the second once its size is known) — for a screenful nobody can
+# read at that pace. The reader going back brings the rest back a page at a time.
+BURST = 40
 Shows = Callable[[Widget], bool]
 
 
@@ -40,11 +45,12 @@ class HistoryWindow:
     """Every item of a History, oldest first (at most ``limit``), and which are shown."""
 
     def __init__(self, view: ScrollableContainer, limit: int, window: int = WINDOW,
-                 page: int = PAGE) -> None:
+                 page: int = PAGE, burst: int = BURST) -> None:
         self.view = view
         self.limit = limit
         self.window = window
         self.page = page
+        self.burst = burst
         self.entries: list[Widget] = []
 
     def clear(self) -> None:
@@ -56,8 +62,9 @@ class HistoryWindow:
 
     async def add(self, widgets: list[Widget], following: bool) -> None:
         """New items after the others. Following the run, only the newest ``window`` are
-        shown and the rest parked (those of this burst left unmounted); the oldest past
-        ``limit`` are removed."""
+        shown (after a burst of more than ``burst`` items, its newest ``burst``) and the
+        rest parked (those of this burst left unmounted); the oldest past ``limit`` are
+        removed."""
         self.entries.extend(widgets)
         extra = len(self.entries) - self.limit
         if extra > 0:
@@ -65,8 +72,8 @@ class HistoryWindow:
             await self.view.remove_children([w for w in gone if self.mounted(w)])
         kept = {id(w) for w in self.entries[-len(widgets):]} if widgets else set()
         fresh = [w for w in widgets if id(w) in kept]
-        if following:
-            cut = len(self.entries) - self.window
+        if following:  # a burst larger than BURST (a replay at full speed): its newest
+            cut = len(self.entries) - (self.burst if len(widgets) > self.burst else self.window)
             for widget in self.entries[:max(0, cut)]:
                 if not parked(widget):
                     park(widget)
