@@ -102,7 +102,7 @@ class CtxlabApp(Routed, PacedRouting, NavActions, LearnerActions, PanelActions,
         self.collector = QuietCollector()
         # bursts of events routed at most once a frame (tui/pacer.py)
         self.pacer = Pacer(self.route_events, self.route_text, self.set_timer,
-                           lambda: self.generation)
+                           lambda: self.generation, stopped=self.source_stopped)
 
     # -- layout ---------------------------------------------------------------------------
 
@@ -268,6 +268,12 @@ class CtxlabApp(Routed, PacedRouting, NavActions, LearnerActions, PanelActions,
             self.outcome.error = reason  # the crash is the last error, whatever came before
             self.finished = True
             self.update_status()
+
+    def source_stopped(self) -> bool:
+        """Nothing more comes from the source until someone acts: none, ended, or waiting
+        at its gate (paused, held at a replay's end, waiting for a prompt)."""
+        source = self.source
+        return source is None or not source.running or source.controls.asleep
 
     def lookup_result(self, tool_use_id: str) -> Any:
         """A tool result's original content, as the source still has it (None if unknown)."""

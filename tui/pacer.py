@@ -9,7 +9,9 @@ and routes them together once the frame has passed: consecutive batches become o
 :func:`~tui.routing.route_batch`, so each panel redraws once for all of them, and only the
 newest state is drawn. The first burst after a quiet spell is routed at once, so a step or
 a single live turn is drawn with no added delay. While bursts keep coming (a replay at top
-speed) the wait doubles at each routing, up to :data:`STREAM`: drawing the whole screen costs
+speed) the wait doubles at each routing, up to :data:`STREAM` (a stream that stops — the
+source waits at its gate for a person — is routed within a frame: its last state is not
+held back): drawing the whole screen costs
 the same however many requests it shows, and a screen redrawn thirty times a second took
 most of the replay's time to show states no one could read at that pace. Streamed text
 alone (a live answer) keeps the frame's pace: it is read as it comes.
@@ -58,11 +60,13 @@ class Pacer:
 
     def __init__(self, events: RouteEvents, text: RouteText, later: Later,
                  generation: Callable[[], int], frame: float = FRAME,
-                 stream: float = STREAM) -> None:
+                 stream: float = STREAM,
+                 stopped: Callable[[], bool] = lambda: False) -> None:
         self.events = events
         self.text = text
         self.later = later
         self.generation = generation
+        self.stopped = stopped  # the stream stopped: nothing more comes until a person acts
         self.frame = frame
         self.stream = stream
         self.wait = frame  # the wait in force: grows while bursts keep coming
@@ -71,6 +75,7 @@ class Pacer:
         self.routing = False  # a routing is under way (its handlers may await)
         self.scheduled = False
         self.last = -frame  # when the last routing ended (time.monotonic)
+        self.due = 0.0  # when the routing scheduled must happen at the latest
 
     async def add(self, message: EngineEvents | TextChunk) -> None:
         """A message from the bridge: route now if a frame has passed, else soon."""
@@ -83,8 +88,24 @@ class Pacer:
             self.streaming = False
             await self.flush()
         else:
-            self.scheduled = True
-            self.later(wait, self.later_flush)
+            self.schedule(wait)
+
+    def schedule(self, wait: float) -> None:
+        """The next routing in ``wait`` seconds at the latest, sooner if the stream stops."""
+        self.scheduled = True
+        self.due = time.monotonic() + wait
+        self.later(min(wait, self.frame), self.tick)
+
+    async def tick(self) -> None:
+        """Route when the wait is over, or as soon as the stream stopped (a replay reached
+        its end or was paused): what it sent last is the state to show, not half a second
+        later. A stream that is merely slow for a moment is not taken for stopped (a long
+        frame holds the engine back too, and routing each trickle costs a frame each)."""
+        now = time.monotonic()
+        if now < self.due and not self.stopped():
+            self.later(min(self.due - now, self.frame), self.tick)
+            return
+        await self.later_flush()
 
     async def later_flush(self) -> None:
         """The routing of a burst that came soon after another: the next may wait longer,
@@ -113,8 +134,7 @@ class Pacer:
             self.routing = False
             self.last = time.monotonic()
         if self.pending and not self.scheduled:  # what came while the routing yielded
-            self.scheduled = True
-            self.later(self.wait, self.later_flush)
+            self.schedule(self.wait)
 
     @property
     def idle(self) -> bool:

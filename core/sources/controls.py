@@ -46,6 +46,7 @@ class Controls:
         self._prompts: collections.deque[str] = collections.deque()
         self._waiting_for_prompt = False
         self._serving = False  # in until_finished(): nothing in progress but serving
+        self._asleep = False  # the source waits at the gate until someone pokes it
         self.step_period = step_period
         self.word_period = word_period
         self.speed = MAX_SPEED
@@ -86,6 +87,13 @@ class Controls:
         """Nothing in progress that finishing would cut short: waiting for a prompt, or
         serving until told to finish."""
         return self._waiting_for_prompt or self._serving
+
+    @property
+    def asleep(self) -> bool:
+        """The source is waiting at the gate for a person (paused, held at its end, waiting
+        for a prompt, serving): it emits nothing until poked, so what it emitted last is
+        the state to show now."""
+        return self._asleep
 
     @property
     def delay(self) -> float:
@@ -224,7 +232,11 @@ class Controls:
             self._wake = asyncio.Event()
             self._loop = asyncio.get_running_loop()
         self._wake.clear()
-        await self._wake.wait()
+        self._asleep = True
+        try:
+            await self._wake.wait()
+        finally:
+            self._asleep = False
 
     def _poke(self) -> None:
         """Wake the waiting source, from whichever thread the setter was called in."""

@@ -36,7 +36,9 @@ class Host:
         self.routed: list[list[int] | str] = []
         self.timers: list[tuple[float, Callable[[], Awaitable[None]]]] = []
         self.generation = 1
-        self.pacer = Pacer(self.events, self.text, self.later, lambda: self.generation)
+        self.stopped = False
+        self.pacer = Pacer(self.events, self.text, self.later, lambda: self.generation,
+                           stopped=lambda: self.stopped)
 
     async def events(self, events: list[ev.Event]) -> None:
         self.routed.append([e.chars for e in events if isinstance(e, ev.ModelRequest)])
@@ -47,8 +49,10 @@ class Host:
     def later(self, delay: float, callback: Callable[[], Awaitable[None]]) -> None:
         self.timers.append((delay, callback))
 
-    async def fire(self) -> None:
+    async def fire(self, stopped: bool = True) -> None:
+        """Run the first timer; ``stopped``: the source has stopped sending by then."""
         _, callback = self.timers.pop(0)
+        self.stopped = stopped
         await callback()
 
 
@@ -156,3 +160,25 @@ async def test_what_comes_while_a_routing_yields_waits_for_it_to_end() -> None:
     assert host.routed == [[1]] and len(host.timers) == 1
     await host.fire()
     assert host.routed == [[1], [2]] and not overlapped
+
+
+async def test_a_stream_that_keeps_coming_waits_and_one_that_stops_is_routed_at_once() -> None:
+    """While the source keeps sending, the routing waits for its time (the timer looks
+    again a frame later); once the source stopped (at its end, paused), what is pending is
+    routed then."""
+    host = Host()
+    pacer = host.pacer
+    await pacer.add(batch(1, 1))
+    await pacer.add(batch(1, 2))  # soon after: scheduled
+    assert host.routed == [[1]] and len(host.timers) == 1
+    await host.fire(stopped=False)  # still sending, not due yet: look again later
+    assert host.routed == [[1]] and len(host.timers) == 1
+    assert host.timers[0][0] <= pacer.frame
+    pacer.due -= 10  # the longest wait is over, though the stream goes on
+    await host.fire(stopped=False)
+    assert host.routed == [[1], [2]]
+    await pacer.add(batch(1, 3))
+    await host.fire(stopped=False)
+    assert host.routed == [[1], [2]]
+    await host.fire(stopped=True)  # the source stopped: route now
+    assert host.routed == [[1], [2], [3]]

@@ -65,6 +65,29 @@ def test_gate_states():
     asyncio.run(scenario())
 
 
+def test_asleep_while_the_source_waits_at_the_gate_for_a_person():
+    """What a front end asks to know that nothing more comes until someone acts: paused,
+    held at the end, waiting for a prompt."""
+    async def scenario() -> None:
+        gate = Controls(paused=True)
+        assert not gate.asleep
+        waiter = asyncio.create_task(gate.wait())
+        await settle()
+        assert gate.asleep
+        gate.resume()
+        await until(waiter.done)
+        assert not gate.asleep
+        held = asyncio.create_task(gate.hold(3))
+        await settle()
+        assert gate.asleep
+        prompt = asyncio.create_task(gate.next_prompt())
+        gate.finish()
+        await until(lambda: held.done() and prompt.done())
+        assert not gate.asleep
+
+    asyncio.run(scenario())
+
+
 def test_a_jump_waits_no_pace_and_streams_no_word_at_the_pace():
     async def scenario() -> None:
         gate = Controls(paused=True, step_period=1.0, word_period=0.2)
