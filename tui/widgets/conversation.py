@@ -181,6 +181,9 @@ class Conversation(Routed, VerticalScroll, can_focus_children=False):
         :data:`~tui.widgets.history_window.WINDOW` items are laid
         out (a burst of hundreds mounts the older ones parked at once)."""
         self._flush_due = False
+        if self._redraws is not None:  # a batch is being routed (it yields now and then):
+            self.redraw_once(self.flush)  # its end mounts everything, in order
+            return
         widgets, self._pending = self._pending, []
         if widgets:
             following = self.item_cursor is None and self.search.empty

@@ -21,7 +21,6 @@ from textual.widget import Widget
 PARKED = "-parked"  # a class: the item is kept, not displayed, until the reader goes back
 WINDOW = 100  # items shown while the History follows the run
 PAGE = 100  # items brought back at a time when the reader goes further back
-MOUNT_AT_ONCE = 20  # new items mounted (each one styled) before the loop gets a turn
 # Items shown after a burst of more new items than this: a replay at full speed routes
 # hundreds at a time, twice a second, and each item mounted costs its styling and two
 # layouts of the History (the second once its size is known) — for a screenful nobody can
@@ -78,8 +77,8 @@ class HistoryWindow:
                 if not parked(widget):
                     park(widget)
             fresh = [w for w in fresh if not parked(w)]
-        for start in range(0, len(fresh), MOUNT_AT_ONCE):  # a frame can come between
-            await self.view.mount_all(fresh[start:start + MOUNT_AT_ONCE])
+        if fresh:  # all registered at once, in order, whatever runs while it mounts
+            await self.view.mount_all(fresh)
 
     def first_shown(self) -> int:
         """The index of the first entry shown (len(entries): none)."""
