@@ -33,6 +33,7 @@ class PacedRouting(App[int]):
         pacer: Pacer
         collector: QuietCollector
         routed: list[Routed]
+        generation: int
 
     async def on_text_chunk(self, message: TextChunk) -> None:
         await self.pacer.add(message)
@@ -48,8 +49,9 @@ class PacedRouting(App[int]):
         await conversation.assistant(text)
 
     async def route_events(self, events: list[ev.Event]) -> None:
+        generation = self.generation  # a run started meanwhile takes none of these
         try:
-            await route_batch(self.routed, events)
+            await route_batch(self.routed, events, lambda: self.generation == generation)
         except (NoMatches, ScreenStackError):  # the app is shutting down: no screen, no panels
             return
         if self.pacer.streaming:  # no full collection walking the run's kept events

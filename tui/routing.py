@@ -112,13 +112,16 @@ class Routed:
         return list(pending)
 
 
-async def route_batch(targets: Sequence[Routed], events: Iterable[Event]) -> None:
+async def route_batch(targets: Sequence[Routed], events: Iterable[Event],
+                      current: Callable[[], bool] = lambda: True) -> None:
     """Every event to every target, in order (each event reaches all targets before the
     next one is handled, as if they came one by one); then each target's redraws, once.
 
     Every :data:`SLICE` seconds of handlers it yields to the event loop between two events,
-    so a frame can be drawn and a key answered meanwhile: such a frame shows the panels
-    after the events handled so far (the redraws asked for wait for the batch's end)."""
+    so a frame can be drawn meanwhile: such a frame shows the panels after the events
+    handled so far (the redraws asked for wait for the batch's end). If the run was replaced
+    meanwhile (``current()`` false: a new run reset the panels), the rest of its events are
+    dropped; the redraws still run, drawing the panels as they now are."""
     for target in targets:
         target._open_batch()
     clock = time.perf_counter
@@ -130,6 +133,8 @@ async def route_batch(targets: Sequence[Routed], events: Iterable[Event]) -> Non
             if clock() > turn:
                 await asyncio.sleep(0)
                 turn = clock() + SLICE
+                if not current():
+                    break
     except BaseException:
         for target in targets:  # a handler failed (the app is closing): no half redraws
             target._close_batch()

@@ -193,3 +193,42 @@ async def test_a_long_burst_gives_the_loop_turns_between_events() -> None:
     assert seen == [(name, n) for n in range(4) for name in ("a", "b")]
     assert any(0 < t < len(seen) for t in ticks)  # the ticker ran mid-batch
     assert [t.redraws for t in targets] == [1, 1]
+
+
+async def test_a_batch_whose_run_was_replaced_mid_way_drops_the_rest() -> None:
+    """A new run can reset the panels while a long batch yields: the old run's remaining
+    events must not reach them; the redraws still run (they draw what the panels hold)."""
+    import time
+
+    from tui.routing import SLICE, Routed, handles, route_batch
+
+    class Slow(Routed):
+        def __init__(self) -> None:
+            self.seen: list[int] = []
+            self.redraws = 0
+
+        @handles(ev.ModelRequest)
+        def take(self, event: ev.ModelRequest) -> None:
+            self.seen.append(event.chars)
+            end = time.perf_counter() + SLICE
+            while time.perf_counter() < end:
+                pass
+            self.redraw_once(self.redraw)
+
+        def redraw(self) -> None:
+            self.redraws += 1
+
+    target = Slow()
+    generation = [1]
+
+    async def new_run() -> None:
+        await asyncio.sleep(0)  # the batch's first turn to the loop
+        generation[0] = 2
+
+    events = [ev.ModelRequest(purpose="main", chars=n, est_tokens=1, messages=1)
+              for n in range(6)]
+    starter = asyncio.create_task(new_run())
+    await route_batch([target], events, lambda: generation[0] == 1)
+    await starter
+    assert 0 < len(target.seen) < 6 and target.seen == list(range(len(target.seen)))
+    assert target.redraws == 1

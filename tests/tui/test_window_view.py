@@ -35,10 +35,10 @@ def routed(monkeypatch: pytest.MonkeyPatch) -> list[ev.Event]:
     seen: list[ev.Event] = []
     route = tui.app_paced.route_batch
 
-    async def recording(targets: Any, events: Any) -> None:
+    async def recording(targets: Any, events: Any, *args: Any) -> None:
         events = list(events)
         seen.extend(events)
-        await route(targets, events)
+        await route(targets, events, *args)
 
     monkeypatch.setattr(tui.app_paced, "route_batch", recording)
     return seen
