@@ -45,12 +45,14 @@ class ToolBlock(Static):
         self.args = json.dumps(data, ensure_ascii=False)
         self.lookup = lookup
         self.result_label = t("tool.running")
+        self.failed = False  # the tool reported an error: the call's line in that colour
         super().__init__(self._title(collapsed=True), classes="tool-block")
 
     def _title(self, collapsed: bool) -> Content:
         args = self.args if len(self.args) <= 60 else self.args[:59] + "…"
         symbol = "▶" if collapsed else "▼"
-        return Content(f"{symbol} ⚙ {self.tool_name} {args}  →  {self.result_label}")
+        line = f"{symbol} ⚙ {self.tool_name} {args}  →  {self.result_label}"
+        return Content.styled(line, "$error") if self.failed else Content(line)
 
     def body(self) -> Content:
         """The opened block's lines under the title: the result's size and first lines and
@@ -73,6 +75,7 @@ class ToolBlock(Static):
 
     def set_result(self, chars: int, is_error: bool) -> None:
         self.result_label = (t("tool.error_prefix") if is_error else "") + size_label(chars)
+        self.failed = is_error
         if is_error:
             self.add_class("-error")
         self.redraw()
@@ -83,9 +86,11 @@ class ToolBlock(Static):
             self.call_after_refresh(self.scroll_visible)
 
     def on_click(self, event: events.Click) -> None:
-        """A click on the title line opens or closes the block (the link below it opens
-        the viewer: Textual runs its action before this)."""
-        if event.y == 0:
+        """A click on the call's line (wrapped on a narrow screen) opens or closes the
+        block; the link under the preview opens the viewer (its own action)."""
+        width = self.content_size.width
+        title = self._title(self.collapsed)
+        if event.y < (len(title.wrap(width)) if width > 0 else 1):
             event.stop()
             self.collapsed = not self.collapsed
 
