@@ -91,8 +91,8 @@ class Controls:
     @property
     def asleep(self) -> bool:
         """The source is waiting at the gate for a person (paused, held at its end, waiting
-        for a prompt, serving): it emits nothing until poked, so what it emitted last is
-        the state to show now."""
+        for a prompt): it emits nothing until poked, so what it emitted last is the state
+        to show now. A watch serving its proxy is not: its traffic keeps coming."""
         return self._asleep
 
     @property
@@ -221,18 +221,20 @@ class Controls:
         self._serving = True
         try:
             while not self._finished:
-                await self._sleep_until_poked()
+                await self._sleep_until_poked(asleep=False)  # what it serves still comes
         finally:
             self._serving = False
 
     # -- waking ---------------------------------------------------------------------------------
 
-    async def _sleep_until_poked(self) -> None:
+    async def _sleep_until_poked(self, *, asleep: bool = True) -> None:
+        """Until a setter pokes; ``asleep``: the source emits nothing meanwhile (a watch
+        serving its proxy goes on emitting what passes through it)."""
         if self._wake is None:
             self._wake = asyncio.Event()
             self._loop = asyncio.get_running_loop()
         self._wake.clear()
-        self._asleep = True
+        self._asleep = asleep
         try:
             await self._wake.wait()
         finally:

@@ -60,6 +60,7 @@ class SidePanel(Routed, _Widget):
         # Events not folded yet: a hidden tab keeps them for when it is opened (a replay
         # at full speed need not date every item of every request for a closed tab).
         self._backlog: deque[Event] = deque()
+        self._catching_up = False
 
     def reset(self, run: RunInfo | None = None) -> None:
         self.follow_sides()
@@ -68,8 +69,11 @@ class SidePanel(Routed, _Widget):
 
     @handles(*FOLDED)
     def follow(self, event: Event) -> None:
-        if self._backlog or not (self.is_mounted and shown(self)):  # folded in order later
+        showing = self.is_mounted and shown(self)
+        if self._backlog or not showing:  # folded in order later
             self._backlog.append(event)
+            if showing and not self._catching_up:  # shown again without a Show event
+                self.start_catch_up()
             return
         if self.fold(event):
             self.redraw_once(self.redraw)
@@ -88,20 +92,27 @@ class SidePanel(Routed, _Widget):
 
     def on_show(self, event: events.Show) -> None:
         if self._backlog:
-            self.run_worker(self.catch_up(), group="catch-up", exclusive=True)
+            self.start_catch_up()
         else:
             self.redraw()
+
+    def start_catch_up(self) -> None:
+        self._catching_up = True
+        self.run_worker(self.catch_up(), group="catch-up", exclusive=True)
 
     async def catch_up(self) -> None:
         """Fold what came while the tab was hidden, in order, giving the event loop a turn
         every :data:`~tui.routing.SLICE` seconds; then draw. What comes meanwhile joins
         the backlog's end."""
-        turn = time.perf_counter() + SLICE
-        while self._backlog:
-            self.fold(self._backlog.popleft())
-            if time.perf_counter() > turn:
-                await asyncio.sleep(0)
-                turn = time.perf_counter() + SLICE
+        try:
+            turn = time.perf_counter() + SLICE
+            while self._backlog:
+                self.fold(self._backlog.popleft())
+                if time.perf_counter() > turn:
+                    await asyncio.sleep(0)
+                    turn = time.perf_counter() + SLICE
+        finally:
+            self._catching_up = False
         self.redraw()
 
     def shown_side(self) -> Side | None:

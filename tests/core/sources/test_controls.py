@@ -80,10 +80,22 @@ def test_asleep_while_the_source_waits_at_the_gate_for_a_person():
         held = asyncio.create_task(gate.hold(3))
         await settle()
         assert gate.asleep
-        prompt = asyncio.create_task(gate.next_prompt())
         gate.finish()
-        await until(lambda: held.done() and prompt.done())
+        await until(held.done)
         assert not gate.asleep
+        asking = Controls()
+        prompt = asyncio.create_task(asking.next_prompt())
+        await settle()
+        assert asking.asleep  # a live run between two turns
+        asking.send("next")
+        await until(prompt.done)
+        assert not asking.asleep
+        serving = Controls()
+        task = asyncio.create_task(serving.until_finished())
+        await settle()
+        assert not serving.asleep  # a watch serving: its traffic keeps coming
+        serving.finish()
+        await until(task.done)
 
     asyncio.run(scenario())
 
