@@ -140,13 +140,7 @@ async def measure_stall(play: bool) -> tuple[float, float, float, int]:
             await pilot.pause(0.1)
             gaps.clear()
             if play:
-                assert app.source is not None
-                app.source.resume()
-                for _ in range(1500):
-                    if app.finished:
-                        break
-                    await asyncio.sleep(0.01)
-                await pilot.pause(0.3)
+                await play_through(app, pilot, polls=1500)
             else:
                 await asyncio.sleep(1.0)
             stages = len(app.query_one(StageTimeline).stages)
@@ -214,6 +208,18 @@ def row(name: str, value: float, unit: str, target: float | None,
             "ok": target is None or value < target}
 
 
+async def play_through(app: Any, pilot: Any, polls: int) -> None:
+    """Play the paused app's source on to its end (polled every 10 ms, ``polls`` times at
+    most), then let the last events be drawn."""
+    assert app.source is not None
+    app.source.resume()
+    for _ in range(polls):
+        if app.finished:
+            break
+        await asyncio.sleep(0.01)
+    await pilot.pause(0.3)
+
+
 async def demo_stall(scenario: str = "big-log") -> float:
     """The longest gap (ms) between 5 ms ticks while a bundled demo plays through at top
     speed (as ``ctxlab demo`` plays it, opened paused and then played)."""
@@ -228,13 +234,7 @@ async def demo_stall(scenario: str = "big-log") -> float:
             app.set_interval(0.005, lambda: ticks.append(time.perf_counter()))
             await pilot.pause(0.1)
             ticks.clear()
-            assert app.source is not None
-            app.source.resume()
-            for _ in range(3000):
-                if app.finished:
-                    break
-                await asyncio.sleep(0.01)
-            await pilot.pause(0.3)
+            await play_through(app, pilot, polls=3000)
     return max((b - a for a, b in itertools.pairwise(ticks)), default=0.0) * 1000
 
 
