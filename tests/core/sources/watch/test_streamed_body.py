@@ -134,9 +134,10 @@ def _head(length: int | None, extra: str = "") -> bytes:
             f"x-api-key: sk-test\r\n{extra}{size}\r\n").encode()
 
 
-def _answer(sock: socket.socket) -> bytes:
+def _answer(sock: socket.socket, end: bytes = ANSWER) -> bytes:
+    """What the proxy sends back, read until it ends with ``end`` (or the socket closes)."""
     data = b""
-    while not data.endswith(ANSWER):
+    while not data.endswith(end):
         piece = sock.recv(1 << 16)
         if not piece:
             break

@@ -99,23 +99,13 @@ def test_a_body_still_uploading_holds_up_no_later_request(slow_watch):
     assert [r.id for r in slow_watch.of(WatchRequest)] == [2, 1]
 
 
-def _refused(sock) -> bytes:
-    data = b""
-    while not data.endswith(REFUSED):
-        piece = sock.recv(1 << 16)
-        if not piece:
-            break
-        data += piece
-    return data
-
-
 def test_a_client_that_hangs_up_after_an_early_answer_is_reported(refusing_watch):
     """The upstream refused the body before reading it; the client got the 413 and hung up
     mid-body. Before, the proxy waited for the rest of the body and reported nothing."""
     body = _body()
     with _connect(refusing_watch.url) as sock:
         sock.sendall(_head(len(body)) + body[:1000])
-        assert _refused(sock).startswith(b"HTTP/1.1 413")
+        assert _answer(sock, REFUSED).startswith(b"HTTP/1.1 413")
     refusing_watch.wait_for(lambda w: bool(w.of(WatchResponse)))
     (response,) = refusing_watch.of(WatchResponse)
     assert response.status == 413
@@ -132,7 +122,7 @@ def test_a_client_that_stops_sending_after_an_early_answer_is_reported(refusing_
     body = _body()
     with _connect(refusing_watch.url) as sock:
         sock.sendall(_head(len(body)) + body[:1000])
-        assert _refused(sock).startswith(b"HTTP/1.1 413")
+        assert _answer(sock, REFUSED).startswith(b"HTTP/1.1 413")
         refusing_watch.wait_for(lambda w: bool(w.of(WatchResponse)), timeout=10)
     (response,) = refusing_watch.of(WatchResponse)
     assert response.status == 413 and response.error is not None
