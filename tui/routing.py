@@ -32,8 +32,9 @@ from core.events import Event
 F = TypeVar("F", bound=Callable[..., Any])
 _MARK = "_ctxlab_handles"
 # Seconds of handlers after which a batch gives the event loop a turn: a replay's burst
-# holds hundreds of requests, and handled in one go it froze the screen and the keyboard
-# for as long (a frame at 60 Hz is about 17 ms).
+# holds hundreds of requests, and handled in one go it froze the screen for as long (a
+# frame at 60 Hz is about 17 ms). Keys still wait for the batch's end: they come through
+# the app's message queue, which is routing it.
 SLICE = 0.008
 
 
