@@ -38,6 +38,22 @@ _MARK = "_ctxlab_handles"
 SLICE = 0.008
 
 
+class Turns:
+    """Long work done on the event loop, giving it a turn once :data:`SLICE` seconds of
+    work have passed since the last one."""
+
+    def __init__(self) -> None:
+        self.due = time.perf_counter() + SLICE
+
+    async def give(self) -> bool:
+        """Yield to the loop if the slice is used up; whether it did."""
+        if time.perf_counter() <= self.due:
+            return False
+        await asyncio.sleep(0)
+        self.due = time.perf_counter() + SLICE
+        return True
+
+
 def handles(*types: type[Event]) -> Callable[[F], F]:
     """Mark a method as the handler of these event types (sync or async)."""
 
@@ -125,17 +141,13 @@ async def route_batch(targets: Sequence[Routed], events: Iterable[Event],
     dropped; the redraws still run, drawing the panels as they now are."""
     for target in targets:
         target._open_batch()
-    clock = time.perf_counter
+    turns = Turns()
     try:
-        turn = clock() + SLICE
         for event in events:
             for target in targets:
                 await target.handle(event)
-            if clock() > turn:
-                await asyncio.sleep(0)
-                turn = clock() + SLICE
-                if not current():
-                    break
+            if await turns.give() and not current():
+                break
     except BaseException:
         for target in targets:  # a handler failed (the app is closing): no half redraws
             target._close_batch()
@@ -145,6 +157,4 @@ async def route_batch(targets: Sequence[Routed], events: Iterable[Event],
             result = redraw()
             if inspect.isawaitable(result):
                 await result
-            if clock() > turn:
-                await asyncio.sleep(0)
-                turn = clock() + SLICE
+            await turns.give()

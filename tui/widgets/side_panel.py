@@ -10,8 +10,6 @@ it is opened (they wait in a backlog, folded in order when it is).
 
 from __future__ import annotations
 
-import asyncio
-import time
 from collections import deque
 from typing import TYPE_CHECKING, ClassVar
 
@@ -23,7 +21,7 @@ from core import events as ev
 from core.events import Event
 from core.views.sides import Side, Sides
 from tui.i18n import t
-from tui.routing import SLICE, Routed, RunInfo, handles
+from tui.routing import Routed, RunInfo, Turns, handles
 from tui.widgets.redraw import shown
 
 # The events the requests' fold reads (core.views.requests): the requests, their answers'
@@ -105,12 +103,10 @@ class SidePanel(Routed, _Widget):
         every :data:`~tui.routing.SLICE` seconds; then draw. What comes meanwhile joins
         the backlog's end."""
         try:
-            turn = time.perf_counter() + SLICE
+            turns = Turns()
             while self._backlog:
                 self.fold(self._backlog.popleft())
-                if time.perf_counter() > turn:
-                    await asyncio.sleep(0)
-                    turn = time.perf_counter() + SLICE
+                await turns.give()
         finally:
             self._catching_up = False
         self.redraw()
