@@ -71,7 +71,7 @@ class HistoryWindow:
             await self.view.remove_children([w for w in gone if self.mounted(w)])
         kept = {id(w) for w in self.entries[-len(widgets):]} if widgets else set()
         fresh = [w for w in widgets if id(w) in kept]
-        if following:  # a burst larger than BURST (a replay at full speed): its newest
+        if following:  # a burst larger than ``burst`` (a replay at full speed) shows less
             cut = len(self.entries) - (self.burst if len(widgets) > self.burst else self.window)
             for widget in self.entries[:max(0, cut)]:
                 if not parked(widget):

@@ -76,8 +76,6 @@ class ToolBlock(Static):
     def set_result(self, chars: int, is_error: bool) -> None:
         self.result_label = (t("tool.error_prefix") if is_error else "") + size_label(chars)
         self.failed = is_error
-        if is_error:
-            self.add_class("-error")
         self.redraw()
 
     def watch_collapsed(self) -> None:
