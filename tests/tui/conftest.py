@@ -82,6 +82,15 @@ async def turn_done(pilot: Pilot[Any]) -> None:
     await pilot.pause(0.15)
 
 
+async def replayed(pilot: Pilot[Any], timeout: float = 10.0) -> CtxlabApp:
+    """A replay at its end with every event it sent routed: the pacer routes a burst in
+    slices, and between two slices the panels show part of it (tui/routing.py)."""
+    app = pilot.app
+    assert isinstance(app, CtxlabApp)
+    await wait_for(pilot, lambda: app.at_end() and app.pacer.idle, timeout=timeout)
+    return app
+
+
 async def play_to_end(pilot: Pilot[Any]) -> CtxlabApp:
     """Run the scenario to its end and let every queued event be drawn."""
     app = pilot.app

@@ -16,7 +16,7 @@ from core.sources import Capability
 from core.sources.replay import load_recording
 from core.sources.replay.source import ReplayOptions, ReplaySource
 from tests.core.sources.replay.conftest import CLAUDE
-from tests.tui.conftest import play_to_end, wait_for
+from tests.tui.conftest import play_to_end, replayed, wait_for
 from tui.app import AppConfig, CtxlabApp
 from tui.commands import CtxlabCommands
 from tui.screens.viewer import Viewer
@@ -204,7 +204,7 @@ async def test_a_paused_replay_shows_what_ctxlab_would_send_and_goes_back_and_fo
         await pilot.pause(0.2)
         assert (view.messages, meter.chars, app.query_one(StageTimeline).row_count) == at_three
         await pilot.press("space")
-        await wait_for(pilot, app.at_end)
+        await replayed(pilot)
         await pilot.pause(0.1)
         total = panel.step.total
         assert panel.step.index == total and not app.finished
@@ -223,7 +223,7 @@ async def test_a_paused_replay_shows_what_ctxlab_would_send_and_goes_back_and_fo
         assert sorted(p.relative_to(tmp_path) for p in tmp_path.rglob("*") if p.is_file()) \
             == files
         await pilot.press("space")
-        await wait_for(pilot, app.at_end)
+        await replayed(pilot)
         assert app.source is not None and app.source.offers(Capability.FINISH)
 
 

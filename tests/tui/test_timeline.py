@@ -24,7 +24,7 @@ from core.sources.replay.limits import LimitMode
 from core.sources.replay.source import ReplayOptions, ReplaySource
 from core.views.window import trigger, window_of
 from tests.core.sources.replay.conftest import FIXTURES
-from tests.tui.conftest import play_to_end, wait_for
+from tests.tui.conftest import play_to_end, replayed, wait_for
 from tui import panels
 from tui.app import AppConfig, CtxlabApp
 from tui.cli.watch_scene import canned_watch_app, settle_watch
@@ -174,7 +174,7 @@ async def test_a_replays_timeline_draws_both_sides_and_enter_seeks_the_replay_th
     events: list[ev.Event] = []
     app = replay_app(tmp_path, events)
     async with app.run_test(size=(160, 48)) as pilot:
-        await wait_for(pilot, app.at_end)
+        await replayed(pilot)
         panel = await open_timeline(pilot)
         plot = await drawn(pilot, panel)
         steps = [e for e in events if isinstance(e, ev.ReplayStep)]
@@ -223,7 +223,7 @@ async def test_in_a_replay_the_meters_spark_line_says_it_is_ctxlabs_side_and_whe
         tmp_path: Path) -> None:
     app = replay_app(tmp_path, [])
     async with app.run_test(size=(200, 55)) as pilot:
-        await wait_for(pilot, app.at_end)
+        await replayed(pilot)
         await pilot.pause(0.2)
         spark = str(app.query_one("#meter-spark").render())
         assert f"both sides: Timeline, key {panels.keys()['timeline']}" in spark
@@ -282,7 +282,7 @@ async def test_a_playing_replay_redraws_the_plot_a_few_times_a_second_and_not_wh
     app = CtxlabApp(AppConfig(scenario=None, source=make, workspace=tmp_path / "w",
                               theme="ctxlab-dark", speed=1000.0))
     async with app.run_test(size=(160, 48)) as pilot:
-        await wait_for(pilot, app.at_end, timeout=60)
+        await replayed(pilot, timeout=60)
         await pilot.pause(REDRAW_PERIOD * 2)
         assert drawn_views == []  # History was shown the whole time
         panel = await open_timeline(pilot)
@@ -294,7 +294,7 @@ async def test_a_playing_replay_redraws_the_plot_a_few_times_a_second_and_not_wh
         app.source.seek(0)
         await wait_for(pilot, lambda: panel.timeline.requests == ())
         app.source.resume()
-        await wait_for(pilot, app.at_end, timeout=60)
+        await replayed(pilot, timeout=60)
         elapsed = loop.time() - started
         plot = await drawn(pilot, panel)
         pictures = len(drawn_views) - 1
