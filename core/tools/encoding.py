@@ -35,8 +35,19 @@ def _escape(match: re.Match[str]) -> str:
 
 
 def shown(text: str) -> str:
-    """``text`` with every surrogate written as a visible escape: always encodable."""
-    return _SURROGATE.sub(_escape, text)
+    """``text`` with every surrogate written as a visible escape: always encodable.
+
+    Every tool result passes here on the event loop, and a read returns megabytes: an
+    ASCII string (CPython knows it is one without looking) holds no surrogate, and a
+    string that encodes holds none either; only one that fails is searched and rewritten.
+    """
+    if text.isascii():
+        return text
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return _SURROGATE.sub(_escape, text)
+    return text
 
 
 def shown_value(value: Any) -> Any:
