@@ -5,16 +5,20 @@ from __future__ import annotations
 
 import pytest
 from textual.app import App, ComposeResult
+from textual.coordinate import Coordinate
 from textual.widgets import DataTable
 
+from tui.widgets.columns import set_widths
 from tui.widgets.fixed_table import FixedWidthTable
 
 pytestmark = pytest.mark.anyio
 
 
-def test_the_hook_it_overrides_is_datatables() -> None:
-    """A Textual that renamed the method would leave the override unused: say so."""
-    assert "_update_dimensions" in vars(DataTable)
+def test_the_hooks_it_overrides_are_datatables() -> None:
+    """A Textual that renamed a method would leave the override unused: say so."""
+    for name in ("_update_dimensions", "_render_line_in_row", "_clear_caches",
+                 "_row_render_cache", "_update_count", "_row_locations"):
+        assert name in vars(DataTable) or name in DataTable().__dict__, name
 
 
 class Host(App[None]):
@@ -39,3 +43,67 @@ async def test_rows_are_sized_and_drawn_without_being_measured() -> None:
         assert widths == [1, 2]  # the label's "n" alone: the rows' "49" was not measured
         assert [str(s.text) for s in fixed.render_lines(fixed.region.reset_offset)] == \
             [str(s.text) for s in plain.render_lines(plain.region.reset_offset)]
+
+
+def drawn(table: DataTable[str]) -> list[list[tuple[str, object]]]:
+    """Every visible line as segments: text and style, what the screen gets."""
+    return [[(segment.text, segment.style) for segment in strip]
+            for strip in table.render_lines(table.region.reset_offset)]
+
+
+async def test_a_kept_row_is_drawn_again_whenever_what_it_shows_changed() -> None:
+    """After each step the table draws what it draws with every cache emptied: rows added,
+    the cursor and the hover moved, a cell changed, a column widened, a row removed and its
+    key reused, a sort, a clear with the keys reused, the focus, the theme and the cursor's
+    kind changed."""
+    app = Host()
+    async with app.run_test(size=(60, 16)) as pilot:
+        table = app.query_one("#fixed", FixedWidthTable)
+        table.styles.height = 8
+        table.cursor_type = "row"
+        table.zebra_stripes = True
+        table.add_column("n", key="n", width=3)
+        table.add_column("name", key="name", width=12)
+        kept_before = 0
+
+        async def same() -> None:
+            nonlocal kept_before
+            await pilot.pause()
+            shown = drawn(table)
+            kept_before = max(kept_before, len(table._kept_rows))
+            table._clear_caches()
+            assert shown == drawn(table)
+
+        for n in range(5):
+            table.add_row(str(n), f"row {n}", key=str(n))
+        await same()
+        for row in (1, 3, 0):
+            table.move_cursor(row=row)
+            await same()
+        table.hover_coordinate = Coordinate(2, 1)
+        await same()
+        table.add_row("5", "row 5", key="5")
+        await same()
+        table.update_cell("2", "name", "changed")
+        await same()
+        set_widths(table, {"name": 16})
+        await same()
+        table.remove_row("5")  # the last: the new row takes its key and its place
+        table.add_row("5", "back again", key="5")
+        await same()
+        table.sort("name", reverse=True)
+        await same()
+        table.clear()
+        for n in range(3):
+            table.add_row(str(n), f"second {n}", key=str(n))
+        await same()
+        table.focus()
+        await same()
+        app.set_focus(None)
+        await same()
+        app.theme = "textual-light"
+        await same()
+        table.cursor_type = "column"
+        table.move_cursor(row=1, column=1)
+        await same()
+        assert kept_before  # the rows were kept, or the test compares nothing
