@@ -109,7 +109,7 @@ def test_update_if_changed_compares_styles_as_well_as_text() -> None:
 
     shown: list[Any] = []
     widget = Static()
-    widget.update = shown.append  # type: ignore[method-assign]
+    widget.update = lambda content, **_: shown.append(content)  # type: ignore[method-assign]
     assert update_if_changed(widget, Content.styled("42", "bold"))
     assert not update_if_changed(widget, Content.styled("42", "bold"))
     assert update_if_changed(widget, Content.styled("42", "$error"))

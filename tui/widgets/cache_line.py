@@ -14,6 +14,7 @@ from textual.widgets import Static
 from core.pricing import Price, load_prices, money
 from core.usage import Usage
 from tui.i18n import t
+from tui.widgets.redraw import update_if_changed
 
 BARS = "▁▂▃▄▅▆▇█"
 
@@ -72,4 +73,4 @@ class CacheLine(Static):
         cost = (t("cache.turn_cost", cost=money(self.price.cost(self.turn)),
                   model=self.price.model) if self.price is not None
                 else t("cache.turn_tokens", n=self.turn.billed_total))
-        self.update(f"{call}\n{share}\n{cost}")
+        update_if_changed(self, f"{call}\n{share}\n{cost}")

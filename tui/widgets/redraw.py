@@ -1,4 +1,5 @@
-"""Skipping a redraw that would draw what is already on screen.
+"""Skipping a redraw that would draw what is already on screen, and a layout that would
+lay out what already fits.
 
 ``Static.update`` always asks for a layout of the whole screen, because new content may
 change the widget's size, and a layout re-arranges and re-renders every panel whose region
@@ -6,13 +7,21 @@ it touches. Many updates in a run change nothing: the spark line of a meter betw
 calls, a status line the same event count wrote again. :func:`update_if_changed` compares
 the new content with the last one shown (text *and* styles: ``Content`` equality compares
 only the text) and leaves the widget alone when they match.
+
+Most of the others change the text and not the size: a meter's figures, a status line, a
+tool call's result size. :func:`update_in_place` asks for the layout only when the widget
+is shown and its new content measures differently (the widest line, or the lines it wraps
+to at the widget's width): a replay's every routing redrew these, and each asked for a
+layout of the whole screen.
 """
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 
 from textual.content import Content
+from textual.css.styles import RulesMap
+from textual.visual import Visual, VisualType
 from textual.widget import Widget
 from textual.widgets import Static
 
@@ -33,8 +42,39 @@ def update_if_changed(widget: Static, content: Content | str) -> bool:
     if getattr(widget, _SHOWN, None) == key:
         return False
     setattr(widget, _SHOWN, key)
-    widget.update(content)
+    update_in_place(widget, content)
     return True
+
+
+def update_in_place(widget: Static, content: VisualType) -> None:
+    """``widget.update(content)``, asking for a layout only if the widget's size can change.
+
+    A widget not mounted is laid out when it is, one not shown when it is shown again (the
+    update drops its measures either way); a shown one keeps its size when the new content
+    is as wide and wraps to as many lines at its width."""
+    before = widget.visual if widget.is_mounted else None
+    widget.update(content, layout=False)
+    if before is None or not shown(widget):
+        return
+    if not same_size(widget, before, widget.visual):
+        widget.refresh(layout=True)
+
+
+def same_size(widget: Widget, before: Visual, after: Visual) -> bool:
+    """Whether ``after`` gives ``widget`` the size ``before`` gave it: the measures Textual
+    sizes a widget from (the content's optimal width, unless the widget's width is set or
+    fills its container; its height at the content width)."""
+    if not isinstance(before, Content) or not isinstance(after, Content):
+        return False  # a renderable: measured by rendering it, not worth guessing
+    width = widget.content_size.width
+    if width <= 0:
+        return False
+    rules = cast("RulesMap", widget.styles)  # what Textual itself measures with
+    scalar = widget.styles.width  # none or a set width: the content does not choose it
+    set_width = scalar is None or not (scalar.is_auto or scalar.is_fraction)
+    return ((set_width or before.get_optimal_width(rules, width)
+             == after.get_optimal_width(rules, width))
+            and before.get_height(rules, width) == after.get_height(rules, width))
 
 
 def shown(widget: Widget) -> bool:

@@ -26,6 +26,7 @@ from textual.widgets import Static
 from tui.i18n import t
 from tui.messages import OpenText
 from tui.widgets.readable import content_text
+from tui.widgets.redraw import update_in_place
 from tui.widgets.render import as_text, head_lines, size_label
 
 Lookup = Callable[[str], Any]
@@ -71,7 +72,8 @@ class ToolBlock(Static):
 
     def redraw(self) -> None:
         title = self._title(self.collapsed)
-        self.update(title if self.collapsed else Content.assemble(title, "\n", self.body()))
+        update_in_place(self, title if self.collapsed
+                        else Content.assemble(title, "\n", self.body()))
 
     def set_result(self, chars: int, is_error: bool) -> None:
         self.result_label = (t("tool.error_prefix") if is_error else "") + size_label(chars)
