@@ -106,13 +106,6 @@ class Routed:
         """One event on its own: its handlers, then the redraws they asked for."""
         await route_batch((self,), (event,))
 
-    async def handle(self, event: Event) -> None:
-        """Call this instance's handlers for ``event`` (redraws wait for the batch's end)."""
-        for name in self._routes.get(type(event), ()):
-            result = getattr(self, name)(event)
-            if inspect.isawaitable(result):
-                await result
-
     def redraw_once(self, redraw: Callable[[], Any]) -> None:
         """Run ``redraw`` after the batch being routed (once, however many events ask), or
         now when no batch is being routed (a direct call, a reset)."""
@@ -142,11 +135,22 @@ async def route_batch(targets: Sequence[Routed], events: Iterable[Event],
     for target in targets:
         target._open_batch()
     turns = Turns()
+    # who handles each kind of event, and with what: a batch of thousands of events to a
+    # dozen panels calls only the handlers (most panels take few of the kinds)
+    routes: dict[type[Event], list[tuple[Routed, tuple[str, ...]]]] = {}
     try:
         for event in events:
-            for target in targets:
-                await target.handle(event)
-            if await turns.give() and not current():
+            kind = type(event)
+            takers = routes.get(kind)
+            if takers is None:
+                takers = routes[kind] = [(target, target._routes[kind]) for target in targets
+                                         if kind in target._routes]
+            for target, names in takers:
+                for name in names:
+                    result = getattr(target, name)(event)
+                    if result is not None and inspect.isawaitable(result):
+                        await result
+            if time.perf_counter() > turns.due and await turns.give() and not current():
                 break
     except BaseException:
         for target in targets:  # a handler failed (the app is closing): no half redraws
