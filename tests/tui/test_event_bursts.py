@@ -72,7 +72,7 @@ async def test_a_burst_of_events_redraws_each_panel_once(
             app.bridge(event)
         # (the History keeps every item, the older ones parked: tui/widgets/history_window)
         await wait_for(pilot, lambda: timeline.row_count == N and sum(
-            isinstance(w, StageMark) for w in conversation.window.entries) == N)
+            isinstance(w, StageMark) for w in conversation.window.widgets()) == N)
         await pilot.pause(0.1)
         # Every event was handled, in order…
         assert [timeline.get_row_at(i)[0] for i in range(N)] == [str(i + 1) for i in range(N)]

@@ -100,7 +100,7 @@ async def test_the_screen_after_a_top_speed_replay_is_what_the_events_say(
         assert panel.step is not None and panel.step.index == steps[-1].index == len(steps)
 
         history = app.query_one(Conversation)
-        items = history.window.entries
+        items = history.window.widgets()
         assert [w.tool_use_id for w in items if isinstance(w, ToolBlock)] == [
             e.id for e in calls][-len([w for w in items if isinstance(w, ToolBlock)]):]
         assert [w.event.stage for w in items if isinstance(w, StageMark)] == [
@@ -118,7 +118,7 @@ async def test_going_back_in_the_history_brings_the_parked_items_back_in_order(
     async with app.run_test(size=(160, 48)) as pilot:
         await play_to_the_end(app, pilot)
         history = app.query_one(Conversation)
-        items = history.window.entries
+        items = history.window.widgets()
         assert any(parked(w) for w in items)
         history.focus()
         first = history.items()[0]

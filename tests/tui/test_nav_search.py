@@ -87,7 +87,7 @@ async def test_search_narrows_history_and_stages_in_the_demo(
         assert not app.query_one(SearchBox).display
         assert timeline.row_count == total
         # every item is still there; the History follows the run again: the newest shown
-        entries = app.query_one(Conversation).window.entries
+        entries = app.query_one(Conversation).window.widgets()
         assert shown(app) == entries[-WINDOW:]
 
 
@@ -128,7 +128,7 @@ async def test_two_hundred_stage_rows_stay_responsive_while_typing(
             await history.stage(stage)
         await history.flush()
         await pilot.pause(0.2)
-        before = list(history.window.entries)  # the items, shown or parked
+        before = history.window.widgets()  # the items, shown or parked
         slowest = 0.0
         query = "stage:micro"
         for end in range(1, len(query) + 1):
@@ -137,5 +137,5 @@ async def test_two_hundred_stage_rows_stay_responsive_while_typing(
             slowest = max(slowest, time.perf_counter() - started)
         assert timeline.row_count == 68
         # hidden, never rebuilt: the search looks through every item, the parked ones too
-        assert list(history.children) == history.window.entries == before
+        assert list(history.children) == history.window.widgets() == before
         assert slowest < 0.5, f"one key took {slowest:.2f}s"

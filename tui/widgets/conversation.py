@@ -40,7 +40,7 @@ from tui.i18n import localize_bindings, t
 from tui.nav_search import Query
 from tui.routing import Routed, RunInfo, handles
 from tui.widgets.history_search import item_matches
-from tui.widgets.history_window import HistoryWindow, parked
+from tui.widgets.history_window import HistoryWindow, Item, Later, build, parked
 from tui.widgets.stage_mark import StageMark
 from tui.widgets.tool_block import Lookup, ToolBlock
 
@@ -73,12 +73,12 @@ class Conversation(Routed, VerticalScroll, can_focus_children=False):
         self.lookup = lookup
         self.explain = explain  # a stage's "why it fired" line (None: no line)
         self.item_cursor: Widget | None = None
-        self._pending: list[Widget] = []
+        self._pending: list[Item] = []
         self._flush_due = False
         self._md: Markdown | None = None  # the assistant answer being written
         self._md_text: list[str] = []
         self._stream: MarkdownStream | None = None
-        self._tools: dict[str, ToolBlock] = {}
+        self._tools: dict[str, Later[ToolBlock]] = {}
         self.search = Query()  # the search in force: items that do not match are hidden
         self.window = HistoryWindow(self, MAX_WIDGETS)  # which items are laid out
 
@@ -167,8 +167,8 @@ class Conversation(Routed, VerticalScroll, can_focus_children=False):
         if isinstance(self.item_cursor, ToolBlock):
             self.item_cursor.open_result()
 
-    def _add(self, widget: Widget) -> None:
-        self._pending.append(widget)
+    def _add(self, item: Item) -> None:
+        self._pending.append(item)
         if self._redraws is not None:  # within a batch: mounted once, right after it
             self.redraw_once(self.flush)
         elif not self._flush_due:
@@ -184,13 +184,14 @@ class Conversation(Routed, VerticalScroll, can_focus_children=False):
         if self._redraws is not None:  # a batch is being routed (it yields now and then):
             self.redraw_once(self.flush)  # its end mounts everything, in order
             return
-        widgets, self._pending = self._pending, []
-        if widgets:
+        items, self._pending = self._pending, []
+        if items:
             following = self.item_cursor is None and self.search.empty
             if not self.search.empty:  # a search in force hides what does not match
-                for widget in widgets:
+                for item in items:
+                    widget = build(item)
                     widget.display = item_matches(widget, self.search)
-            await self.window.add(widgets, following)
+            await self.window.add(items, following)
             if self.item_cursor is None:  # follow the stream unless the reader is on an item
                 self.anchor()
         if self._md is not None and self._md.is_mounted and self._stream is None:
@@ -268,7 +269,8 @@ class Conversation(Routed, VerticalScroll, can_focus_children=False):
     @handles(ToolCall)
     async def tool_call(self, event: ToolCall) -> None:
         await self.end_assistant()
-        block = ToolBlock(event.id, event.name, event.input, self.lookup)
+        lookup = self.lookup
+        block = Later(lambda: ToolBlock(event.id, event.name, event.input, lookup))
         self._tools[event.id] = block
         self._add(block)
 
@@ -276,24 +278,13 @@ class Conversation(Routed, VerticalScroll, can_focus_children=False):
     def tool_result(self, event: ToolResult) -> None:
         block = self._tools.get(event.id)
         if block is not None:
-            block.set_result(event.chars, event.is_error)
+            block.apply(lambda tool: tool.set_result(event.chars, event.is_error))
 
     @handles(Stage)
     async def stage(self, event: Stage) -> None:
-        why = self.explain(event) if self.explain is not None else ""
+        why = self.explain(event) if self.explain is not None else ""  # the limits in force now
         await self.end_assistant()
-        saved = event.before_chars - event.after_chars
-        line = Content.assemble(
-            ("▌ ", "$warning"), (event.stage, "bold $warning"),
-            "  ", t("conv.stage_chars", before=event.before_chars, after=event.after_chars),
-            " ", (f"(−{saved:,})" if saved >= 0 else f"(+{-saved:,})", "dim"),
-            "  ", t("conv.stage_msgs", before=event.before_messages, after=event.after_messages,
-                     n=event.after_messages),
-            (t("conv.files_written", n=len(event.files)) if event.files else "", "dim"),
-        )
-        if why:
-            line = Content.assemble(line, "\n", ("  " + t("conv.why", why=why), "dim italic"))
-        self._add(StageMark(line, event))
+        self._add(Later(lambda: StageMark(stage_line(event, why), event)))
 
     @handles(ev.SessionStart)
     async def divider(self, event: ev.SessionStart) -> None:
@@ -333,3 +324,20 @@ class Conversation(Routed, VerticalScroll, can_focus_children=False):
     async def notice(self, text: str, style: str = "dim", classes: str = "msg-notice") -> None:
         await self.end_assistant()
         self._add(Static(Content.styled(text, style), classes=classes))
+
+
+def stage_line(event: Stage, why: str) -> Content:
+    """A stage mark's text: the stage, chars and messages before → after, files written,
+    and (when given) why it fired."""
+    saved = event.before_chars - event.after_chars
+    line = Content.assemble(
+        ("▌ ", "$warning"), (event.stage, "bold $warning"),
+        "  ", t("conv.stage_chars", before=event.before_chars, after=event.after_chars),
+        " ", (f"(−{saved:,})" if saved >= 0 else f"(+{-saved:,})", "dim"),
+        "  ", t("conv.stage_msgs", before=event.before_messages, after=event.after_messages,
+                 n=event.after_messages),
+        (t("conv.files_written", n=len(event.files)) if event.files else "", "dim"),
+    )
+    if why:
+        line = Content.assemble(line, "\n", ("  " + t("conv.why", why=why), "dim italic"))
+    return line

@@ -9,11 +9,17 @@ either mounted and not displayed (the layout skips them), or — the older items
 that arrived all at once — not mounted at all until the reader goes back to them. Scrolling
 to the top, or moving the item cursor above the first shown item, brings back the
 :data:`PAGE` parked items just before it; a search looks through every item.
+
+An item of a burst that goes straight to the parked past need not even be built: a tool
+call or a stage mark comes as a :class:`Later`, which builds its widget (about a tenth of a
+millisecond each, hundreds per routing of a fast replay) only when it is first mounted —
+the reader going back to it, or a search looking through it.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any, Generic, TypeVar
 
 from textual.containers import ScrollableContainer
 from textual.widget import Widget
@@ -27,10 +33,52 @@ PAGE = 100  # items brought back at a time when the reader goes further back
 # read at that pace. The reader going back brings the rest back a page at a time.
 BURST = 40
 Shows = Callable[[Widget], bool]
+W = TypeVar("W", bound=Widget)
 
 
-def parked(widget: Widget) -> bool:
-    return widget.has_class(PARKED)
+class Later(Generic[W]):
+    """A History item whose widget is built when it is first needed; changes made before
+    that (a tool call's result arriving) are kept and applied to it when it is built."""
+
+    __slots__ = ("changes", "make", "widget")
+
+    def __init__(self, make: Callable[[], W]) -> None:
+        self.make = make
+        self.widget: W | None = None
+        self.changes: list[Callable[[W], object]] = []
+
+    def build(self) -> W:
+        if self.widget is None:
+            self.widget = widget = self.make()
+            for change in self.changes:
+                change(widget)
+            self.changes.clear()
+        return self.widget
+
+    def apply(self, change: Callable[[W], object]) -> None:
+        """``change(widget)`` now if the widget exists, else when it is built."""
+        if self.widget is None:
+            self.changes.append(change)
+        else:
+            change(self.widget)
+
+
+Item = Widget | Later[Any]  # any widget type: a tool call, a stage mark
+
+
+def built(item: Item) -> Widget | None:
+    """The item's widget, None while it is a :class:`Later` not built yet."""
+    return item.widget if isinstance(item, Later) else item
+
+
+def build(item: Item) -> Widget:
+    return item.build() if isinstance(item, Later) else item
+
+
+def parked(item: Item) -> bool:
+    """Kept and not shown: parked, not mounted, or not even built."""
+    widget = built(item)
+    return widget is None or widget.parent is None or widget.has_class(PARKED)
 
 
 def park(widget: Widget) -> None:
@@ -50,35 +98,43 @@ class HistoryWindow:
         self.window = window
         self.page = page
         self.burst = burst
-        self.entries: list[Widget] = []
+        self.entries: list[Item] = []
 
     def clear(self) -> None:
         self.entries.clear()
 
     @staticmethod
-    def mounted(widget: Widget) -> bool:
-        return widget.parent is not None
+    def mounted(item: Item) -> bool:
+        widget = built(item)
+        return widget is not None and widget.parent is not None
 
-    async def add(self, widgets: list[Widget], following: bool) -> None:
+    def widgets(self) -> list[Widget]:
+        """Every item's widget, oldest first (building those not built yet)."""
+        return [build(item) for item in self.entries]
+
+    async def add(self, items: list[Item], following: bool) -> None:
         """New items after the others. Following the run, only the newest ``window`` are
         shown (after a burst of more than ``burst`` items, its newest ``burst``) and the
-        rest parked (those of this burst left unmounted); the oldest past ``limit`` are
-        removed."""
-        self.entries.extend(widgets)
+        rest parked (those of this burst left unmounted, and unbuilt when they can be);
+        the oldest past ``limit`` are removed."""
+        self.entries.extend(items)
         extra = len(self.entries) - self.limit
         if extra > 0:
             gone, self.entries = self.entries[:extra], self.entries[extra:]
-            await self.view.remove_children([w for w in gone if self.mounted(w)])
-        kept = {id(w) for w in self.entries[-len(widgets):]} if widgets else set()
-        fresh = [w for w in widgets if id(w) in kept]
+            await self.view.remove_children([build(w) for w in gone if self.mounted(w)])
+        kept = {id(w) for w in self.entries[-len(items):]} if items else set()
+        fresh = [w for w in items if id(w) in kept]
         if following:  # a burst larger than ``burst`` (a replay at full speed) shows less
-            cut = len(self.entries) - (self.burst if len(widgets) > self.burst else self.window)
-            for widget in self.entries[:max(0, cut)]:
-                if not parked(widget):
+            cut = max(0, len(self.entries) - (
+                self.burst if len(items) > self.burst else self.window))
+            for item in self.entries[:cut]:
+                widget = built(item)
+                if widget is not None and not widget.has_class(PARKED):
                     park(widget)
-            fresh = [w for w in fresh if not parked(w)]
+            shown = {id(w) for w in self.entries[cut:]}
+            fresh = [w for w in fresh if id(w) in shown]
         if fresh:  # all registered at once, in order, whatever runs while it mounts
-            await self.view.mount_all(fresh)
+            await self.view.mount_all([build(w) for w in fresh])
 
     def first_shown(self) -> int:
         """The index of the first entry shown (len(entries): none)."""
@@ -89,33 +145,35 @@ class HistoryWindow:
         """Show the ``page`` parked items before the first one shown (each displayed if
         ``shows`` it: the search in force); the items brought back, oldest first."""
         end = self.first_shown()
-        back = self.entries[max(0, end - self.page):end]
-        self.unpark(back, shows)
-        return back
+        return self.unpark(self.entries[max(0, end - self.page):end], shows)
 
     def show_all(self, shows: Shows) -> None:
         """Every item back (a search looks through them all)."""
         self.unpark([w for w in self.entries if parked(w)], shows)
 
-    def unpark(self, widgets: list[Widget], shows: Shows) -> None:
-        """Show these parked entries (in order); mount those never mounted, each before the
-        next mounted entry (Textual adds a widget to the view at once and finishes
-        mounting it in the background, so the order is right when this returns)."""
+    def unpark(self, items: list[Item], shows: Shows) -> list[Widget]:
+        """Show these parked entries (in order), built if they were not; mount those never
+        mounted, each before the next mounted entry (Textual adds a widget to the view at
+        once and finishes mounting it in the background, so the order is right when this
+        returns). The widgets, oldest first."""
+        widgets = [build(item) for item in items]
         for widget in widgets:
             widget.remove_class(PARKED, update=False)
             widget.display = shows(widget)
-        for widget in reversed(widgets):
-            if self.mounted(widget):
+        for item, widget in zip(reversed(items), reversed(widgets), strict=True):
+            if widget.parent is not None:
                 continue
-            at = self.entries.index(widget)
-            after = next((w for w in self.entries[at + 1:] if self.mounted(w)), None)
+            at = self.entries.index(item)
+            after = next((built(w) for w in self.entries[at + 1:] if self.mounted(w)), None)
             if after is None:
                 self.view.mount(widget)
             else:
                 self.view.mount(widget, before=after)
+        return widgets
 
     def park_older(self) -> None:
         """Back to following: only the newest ``window`` shown."""
-        for widget in self.entries[:max(0, len(self.entries) - self.window)]:
-            if not parked(widget):
+        for item in self.entries[:max(0, len(self.entries) - self.window)]:
+            widget = built(item)
+            if widget is not None and not widget.has_class(PARKED):
                 park(widget)
