@@ -9,10 +9,10 @@ the new content with the last one shown (text *and* styles: ``Content`` equality
 only the text) and leaves the widget alone when they match.
 
 Most of the others change the text and not the size: a meter's figures, a status line, a
-tool call's result size. :func:`update_in_place` asks for the layout only when the widget
-is shown and its new content measures differently (the widest line, or the lines it wraps
-to at the widget's width): a replay's every routing redrew these, and each asked for a
-layout of the whole screen.
+tool call's result size. :func:`update_in_place` skips the layout when the widget is shown
+and its new content measures the same (the widest line, where the content chooses the
+width; the lines it wraps to at the widget's width): a replay's every routing redrew
+these, and each asked for a layout of the whole screen.
 """
 
 from __future__ import annotations
@@ -49,32 +49,49 @@ def update_if_changed(widget: Static, content: Content | str) -> bool:
 def update_in_place(widget: Static, content: VisualType) -> None:
     """``widget.update(content)``, asking for a layout only if the widget's size can change.
 
-    A widget not mounted is laid out when it is, one not shown when it is shown again (the
-    update drops its measures either way); a shown one keeps its size when the new content
-    is as wide and wraps to as many lines at its width."""
+    A widget not mounted is measured when it is mounted. One mounted and not shown (its tab
+    closed) is laid out as ``update`` would: showing it again reuses the sizes the last
+    layout gave it and its containers. A shown one keeps its size when the new content is
+    as wide (where its width follows its content) and wraps to as many lines at its width."""
     before = widget.visual if widget.is_mounted else None
     widget.update(content, layout=False)
-    if before is None or not shown(widget):
+    if before is None:
         return
-    if not same_size(widget, before, widget.visual):
+    if not shown(widget) or not same_size(widget, before, widget.visual):
         widget.refresh(layout=True)
 
 
 def same_size(widget: Widget, before: Visual, after: Visual) -> bool:
     """Whether ``after`` gives ``widget`` the size ``before`` gave it: the measures Textual
-    sizes a widget from (the content's optimal width, unless the widget's width is set or
-    fills its container; its height at the content width)."""
+    sizes a widget from (the content's optimal width, unless the content cannot choose the
+    width; its height at the content width)."""
     if not isinstance(before, Content) or not isinstance(after, Content):
         return False  # a renderable: measured by rendering it, not worth guessing
     width = widget.content_size.width
     if width <= 0:
         return False
     rules = cast("RulesMap", widget.styles)  # what Textual itself measures with
-    scalar = widget.styles.width  # none or a set width: the content does not choose it
-    set_width = scalar is None or not (scalar.is_auto or scalar.is_fraction)
-    return ((set_width or before.get_optimal_width(rules, width)
+    return ((width_is_set(widget) or before.get_optimal_width(rules, width)
              == after.get_optimal_width(rules, width))
             and before.get_height(rules, width) == after.get_height(rules, width))
+
+
+def width_is_set(widget: Widget) -> bool:
+    """Whether the widget's content cannot choose its width: none given (it fills its
+    container), a width in cells, or a share (``1fr``, a percentage) of a container whose
+    width is set in turn. Inside a container sized by its content (``width: auto``) a share
+    is measured from the content too."""
+    node: Any = widget
+    while isinstance(node, Widget):
+        scalar = node.styles.width
+        if scalar is None:
+            return True
+        if scalar.is_auto:
+            return False
+        if not (scalar.is_fraction or scalar.is_percent):
+            return True
+        node = node.parent
+    return True  # the screen's size
 
 
 def shown(widget: Widget) -> bool:
