@@ -7,6 +7,7 @@ import pytest
 from textual.app import App, ComposeResult
 from textual.coordinate import Coordinate
 from textual.widgets import DataTable
+from textual.widgets.data_table import ColumnKey
 
 from tui.widgets.columns import set_widths
 from tui.widgets.fixed_table import FixedWidthTable
@@ -55,7 +56,7 @@ async def test_a_kept_row_is_drawn_again_whenever_what_it_shows_changed() -> Non
     """After each step the table draws what it draws with every cache emptied: rows added,
     the cursor and the hover moved, a cell changed, a column widened, a row removed and its
     key reused, a sort, a clear with the keys reused, the focus, the theme and the cursor's
-    kind changed."""
+    kind changed, a column replaced by another as wide."""
     app = Host()
     async with app.run_test(size=(60, 16)) as pilot:
         table = app.query_one("#fixed", FixedWidthTable)
@@ -105,5 +106,10 @@ async def test_a_kept_row_is_drawn_again_whenever_what_it_shows_changed() -> Non
         await same()
         table.cursor_type = "column"
         table.move_cursor(row=1, column=1)
+        await same()
+        table.cursor_type = "row"
+        await same()
+        table.remove_column(ColumnKey("name"))  # another column of the same width
+        table.add_column("other", key="other", width=16, default="new")
         await same()
         assert kept_before  # the rows were kept, or the test compares nothing

@@ -12,7 +12,7 @@ so each new row or cursor move renders every visible row again, cell by cell: in
 replay the Stages table was half of what a frame drew. Here a rendered row is kept under
 what it depends on: its own content (a version per row, bumped when a cell changes), its
 place, the column widths, the table's width and state, and the cursor and the hover only
-when they are on that row.
+when they are on that row. Adding or removing a column forgets every kept row.
 """
 
 from __future__ import annotations
@@ -85,6 +85,18 @@ class FixedWidthTable(DataTable[CellType]):
     def _clear_caches(self) -> None:
         super()._clear_caches()
         self._kept_rows.clear()
+
+    def clear(self, columns: bool = False) -> Any:
+        self._row_versions.clear()  # no row left: a key used again starts afresh
+        return super().clear(columns)
+
+    def add_column(self, *args: Any, **kwargs: Any) -> Any:
+        self._kept_rows.clear()  # every row gains a cell
+        return super().add_column(*args, **kwargs)
+
+    def remove_column(self, column_key: Any) -> None:
+        self._kept_rows.clear()  # every row loses a cell
+        super().remove_column(column_key)
 
     def notify_style_update(self) -> None:
         super().notify_style_update()
