@@ -88,6 +88,14 @@ def park(widget: Widget) -> None:
     widget.display = False
 
 
+def park_all(items: list[Item]) -> None:
+    """Park every built item not parked yet (one not built is parked as it is)."""
+    for item in items:
+        widget = built(item)
+        if widget is not None and not widget.has_class(PARKED):
+            park(widget)
+
+
 class HistoryWindow:
     """Every item of a History, oldest first (at most ``limit``), and which are shown."""
 
@@ -127,10 +135,7 @@ class HistoryWindow:
         if following:  # a burst larger than ``burst`` (a replay at full speed) shows less
             cut = max(0, len(self.entries) - (
                 self.burst if len(items) > self.burst else self.window))
-            for item in self.entries[:cut]:
-                widget = built(item)
-                if widget is not None and not widget.has_class(PARKED):
-                    park(widget)
+            park_all(self.entries[:cut])
             shown = {id(w) for w in self.entries[cut:]}
             fresh = [w for w in fresh if id(w) in shown]
         if fresh:  # all registered at once, in order, whatever runs while it mounts
@@ -173,7 +178,4 @@ class HistoryWindow:
 
     def park_older(self) -> None:
         """Back to following: only the newest ``window`` shown."""
-        for item in self.entries[:max(0, len(self.entries) - self.window)]:
-            widget = built(item)
-            if widget is not None and not widget.has_class(PARKED):
-                park(widget)
+        park_all(self.entries[:max(0, len(self.entries) - self.window)])
