@@ -96,17 +96,27 @@ async def workbench(recording: Any, workdir: Path, timeout: float = 3600.0) -> W
         start, began = time.process_time(), time.perf_counter()
         source.resume()
         deadline = time.monotonic() + timeout
+        stopped = False
         # the last step emitted (its events follow its stages) and routed
         while len(steps) < source.total or not app.pacer.idle:
+            if app.return_code is not None:
+                # the app stopped (an error in a handler or a frame ends it): leaving the
+                # block re-raises that error, where waiting would spin until the deadline
+                stopped = True
+                break
             if time.monotonic() > deadline:
                 raise TimeoutError("the workbench replay did not finish")
             await asyncio.sleep(0.005)
-        await pilot.pause()  # the last routing drawn
-        cpu, wall = time.process_time() - start, time.perf_counter() - began
-        stall = max((b - a for a, b in itertools.pairwise(ticks)), default=0.0)
-        stages = [(r.event.stage, r.event.before_chars, r.event.after_chars)
-                  for r in app.query_one(StageTimeline).stages]
-        meter = list(app.query_one(ContextMeter).history)
+        else:
+            await pilot.pause()  # the last routing drawn
+            cpu, wall = time.process_time() - start, time.perf_counter() - began
+            stall = max((b - a for a, b in itertools.pairwise(ticks)), default=0.0)
+            stages = [(r.event.stage, r.event.before_chars, r.event.after_chars)
+                      for r in app.query_one(StageTimeline).stages]
+            meter = list(app.query_one(ContextMeter).history)
+    if stopped:  # and with no error to re-raise
+        raise RuntimeError(f"the workbench stopped (exit code {app.return_code}) at step "
+                           f"{len(steps)} of {source.total} of the replay")
     return WorkbenchRun(cpu, stall, steps, stages, meter, app.calls, wall)
 
 
