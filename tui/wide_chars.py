@@ -26,7 +26,9 @@ from __future__ import annotations
 
 import hashlib
 import inspect
+import re
 from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Set as AbstractSet
 from typing import cast
 
 from rich.cells import cell_len
@@ -35,6 +37,7 @@ from textual.geometry import Region
 from textual.strip import Strip
 
 _EMPTY = Strip([], 0)
+_NONE: frozenset[int] = frozenset()
 _ORIGINAL = Compositor._render_chops
 # sha256 of Compositor._render_chops's source in Textual 8.2.8, the copy's starting point
 WRITTEN_FOR = "ca8c3359d7afd017"
@@ -49,14 +52,26 @@ def source_digest(method: object) -> str | None:
     return hashlib.sha256(source.encode()).hexdigest()[:16]
 
 
+# Characters one cell wide (as Rich measures them; a test checks every one): Latin, Greek
+# and Cyrillic, general punctuation, arrows, box drawing and blocks, braille. Most lines of
+# the workbench hold nothing else — borders, "→", "…", "▌" — and are passed over in one match
+# instead of measuring each character on every frame.
+NARROW = re.compile("[\u0020-\u007e\u00a0-\u02ff\u0370-\u0482\u2010-\u2027\u2030-\u205e"
+                    "\u2190-\u21ff\u2500-\u25fc\u2800-\u28ff]*").fullmatch
+
+
 def wide_spans(strip: Strip) -> list[tuple[int, int]]:
     """The cell spans ``(start, end)`` of the characters wider than one cell in ``strip``."""
     spans: list[tuple[int, int]] = []
-    if strip.text.isascii():
+    text = strip.text
+    if text.isascii() or NARROW(text):
         return spans
     x = 0
     for segment in strip:
         if segment.control:
+            continue
+        if NARROW(segment.text):
+            x += len(segment.text)
             continue
         for char in segment.text:
             width = cell_len(char)
@@ -86,15 +101,19 @@ def _render_chops(self: Compositor, crop: Region,
                 continue
             line = chops[y]
             final_cuts = [cut for cut in cuts[y] if last_cut >= cut >= first_cut]
-            inner = final_cuts[1:-1]  # most lines have none: nothing to look at
-            wide = straddled([cut - render_x for cut in inner], wide_spans(strip)) \
-                if inner else set()
-            merged = {
-                cut for before, cut in zip(final_cuts, inner, strict=False)
-                if cut - render_x in wide and crop_start < cut < crop_end
-                and line.get(before) is None and line.get(cut) is None
-            }
-            kept = [cut for cut in final_cuts if cut not in merged]
+            kept: list[int] = final_cuts
+            merged: AbstractSet[int] = _NONE
+            # most lines have no inner cut, or no wide character: nothing to look at
+            spans = wide_spans(strip) if len(final_cuts) > 2 else None
+            if spans:
+                inner = final_cuts[1:-1]
+                wide = straddled([cut - render_x for cut in inner], spans)
+                merged = {
+                    cut for before, cut in zip(final_cuts, inner, strict=False)
+                    if cut - render_x in wide and crop_start < cut < crop_end
+                    and line.get(before) is None and line.get(cut) is None
+                }
+                kept = [cut for cut in final_cuts if cut not in merged]
             for cut, piece in zip(kept, strip.divide([cut - render_x for cut in kept[1:]]),
                                   strict=False):
                 if line.get(cut) is None:
