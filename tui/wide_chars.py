@@ -56,8 +56,11 @@ def source_digest(method: object) -> str | None:
 # and Cyrillic, general punctuation, arrows, box drawing and blocks, braille. Most lines of
 # the workbench hold nothing else — borders, "→", "…", "▌" — and are passed over in one match
 # instead of measuring each character on every frame.
-NARROW = re.compile("[\u0020-\u007e\u00a0-\u02ff\u0370-\u0482\u2010-\u2027\u2030-\u205e"
-                    "\u2190-\u21ff\u2500-\u25fc\u2800-\u28ff]*").fullmatch
+NARROW_RANGES = ((0x20, 0x7E), (0xA0, 0x2FF), (0x370, 0x482), (0x2010, 0x2027),
+                 (0x2030, 0x205E), (0x2190, 0x21FF), (0x2500, 0x25FC), (0x2800, 0x28FF))
+NARROW = re.compile(
+    "[" + "".join(f"{re.escape(chr(a))}-{re.escape(chr(b))}" for a, b in NARROW_RANGES)
+    + "]*").fullmatch
 
 
 def wide_spans(strip: Strip) -> list[tuple[int, int]]:

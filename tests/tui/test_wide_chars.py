@@ -2,28 +2,24 @@
 
 from __future__ import annotations
 
-import re
-
 from hypothesis import given
 from hypothesis import strategies as st
 from rich.cells import cell_len
 from rich.segment import Segment
 from textual.strip import Strip
 
-from tui.wide_chars import NARROW, wide_spans
-
-
-def ranges() -> list[tuple[int, int]]:
-    """The character ranges of :data:`NARROW`, read from its pattern."""
-    body = NARROW.__self__.pattern[1:-2]  # "[…]*"
-    return [(ord(a), ord(b)) for a, b in re.findall(r"(.)-(.)", body, re.DOTALL)]
+from tui.wide_chars import NARROW, NARROW_RANGES, wide_spans
 
 
 def test_every_character_passed_over_is_one_cell_wide():
-    found = ranges()
-    assert len(found) == 8
-    wide = [hex(c) for a, b in found for c in range(a, b + 1) if cell_len(chr(c)) != 1]
+    wide = [hex(c) for a, b in NARROW_RANGES for c in range(a, b + 1) if cell_len(chr(c)) != 1]
     assert wide == []
+
+
+def test_the_pattern_passes_over_exactly_those_ranges():
+    inside = {c for a, b in NARROW_RANGES for c in range(a, b + 1)}
+    for c in range(0x3000):  # every range lies below
+        assert bool(NARROW(chr(c))) == (c in inside), hex(c)
 
 
 def measured(strip: Strip) -> list[tuple[int, int]]:
