@@ -38,3 +38,15 @@ def test_an_app_that_stops_on_an_error_raises_that_error_instead_of_waiting(
     with pytest.raises(Broken, match="a request handler failed"):
         asyncio.run(workbench(recording, tmp_path / "w", timeout=60.0))
     assert time.monotonic() - began < 30
+
+
+def test_an_app_that_exits_without_an_error_is_said_to_have_stopped(tmp_path, monkeypatch):
+    def leave(self, event):
+        self.app.exit()
+
+    monkeypatch.setattr(ContextMeter, "show_request", leave)
+    recording = load_recording(write_session(tmp_path, 60_000), max_bytes=10_000_000)
+    began = time.monotonic()
+    with pytest.raises(RuntimeError, match=r"the workbench stopped \(exit code 0\)"):
+        asyncio.run(workbench(recording, tmp_path / "w", timeout=60.0))
+    assert time.monotonic() - began < 30
