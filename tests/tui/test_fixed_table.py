@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import pytest
 from textual.app import App, ComposeResult
+from textual.content import Content
 from textual.coordinate import Coordinate
 from textual.widgets import DataTable
 from textual.widgets.data_table import ColumnKey
@@ -18,7 +19,9 @@ pytestmark = pytest.mark.anyio
 def test_the_hooks_it_overrides_are_datatables() -> None:
     """A Textual that renamed a method would leave the override unused: say so."""
     for name in ("_update_dimensions", "_render_line_in_row", "_clear_caches",
-                 "_row_render_cache", "_update_count", "_row_locations"):
+                 "_row_render_cache", "_update_count", "_row_locations", "_render_cell",
+                 "_render_line", "render_line", "_get_row_style", "_get_styles_to_render_cell",
+                 "_cell_render_cache", "_get_row_renderables", "_get_offsets"):
         assert name in vars(DataTable) or name in DataTable().__dict__, name
 
 
@@ -113,3 +116,39 @@ async def test_a_kept_row_is_drawn_again_whenever_what_it_shows_changed() -> Non
         table.add_column("other", key="other", width=16, default="new")
         await same()
         assert kept_before  # the rows were kept, or the test compares nothing
+
+
+CELLS = ["plain", "[bold]markup[/] after", "漢字の列が切れる所",
+         "a long cell cut at its column's edge", "", "x", "[reverse]spans[/reverse] [italic]two[/]",
+         "tab\tin", "two\nlines", "ends in 漢"]
+
+
+async def test_a_cell_is_drawn_as_datatable_draws_it() -> None:
+    """The short way a one-line cell is rendered gives the segments DataTable's own way
+    gives (text, style, the row and column the mouse reads): markup, wide characters cut at
+    the edge, empty cells, a row under the cursor and the hover, zebra stripes, focus."""
+    app = Host()
+    async with app.run_test(size=(100, 20)) as pilot:
+        tables = [app.query_one("#fixed", FixedWidthTable), app.query_one("#plain", DataTable)]
+        for table in tables:
+            table.styles.height = 9  # each as tall: both scroll
+            table.cursor_type = "row"
+            table.zebra_stripes = True
+            for n, width in enumerate((3, 7, 12, 1)):
+                table.add_column(f"c{n}", key=f"c{n}", width=width)
+            for n, cell in enumerate(CELLS):
+                table.add_row(str(n), cell, cell, Content.from_markup(f"[b]{n}[/] {cell}"),
+                              key=str(n))
+            table.move_cursor(row=2)
+            table.hover_coordinate = Coordinate(4, 1)
+        fixed = tables[0]
+        for focused in (False, True):  # each in the same state: a focused table is tinted
+            views = []
+            for table in tables:
+                app.set_focus(table if focused else None)
+                await pilot.pause()
+                views.append(drawn(table))
+                if table is fixed:
+                    fixed._clear_caches()
+                    assert drawn(fixed) == views[0]
+            assert views[0] == views[1]

@@ -12,7 +12,13 @@ so each new row or cursor move renders every visible row again, cell by cell: in
 replay the Stages table was half of what a frame drew. Here a rendered row is kept under
 what it depends on: its own content (a version per row, bumped when a cell changes), its
 place, the column widths, the table's width and state, and the cursor and the hover only
-when they are on that row. Adding or removing a column forgets every kept row.
+when they are on that row. Adding or removing a column forgets every kept row. A drawn
+line (the row's cells joined and cut to the view) is kept under the same key.
+
+A row not kept yet is drawn cell by cell, and DataTable draws each cell through three Rich
+renderables (``Styled``, ``Padding``, the text), wrapping and cropping lines a one-line cell
+does not have. A fast replay lists a screenful of new stages twice a second: a cell of plain
+text is cut and padded to its column directly here, with the same segments and styles.
 """
 
 from __future__ import annotations
@@ -20,7 +26,9 @@ from __future__ import annotations
 from collections.abc import Hashable, Iterable
 from typing import Any, TypeVar
 
+from rich.segment import Segment
 from rich.style import Style
+from rich.text import Text
 from textual.cache import LRUCache
 from textual.coordinate import Coordinate
 from textual.widgets import DataTable
@@ -30,12 +38,23 @@ CellType = TypeVar("CellType")
 KEPT_ROWS = 1000  # rendered rows kept (DataTable keeps as many of its own)
 
 
+def one_line(cell: Text) -> bool:
+    """A cell the short way draws as DataTable would: Rich text of one line, left-aligned,
+    no tabs, no style of its own (DataTable pads a cell's text with an unstyled space)."""
+    return not cell.style and \
+        cell.justify in (None, "default", "left") and \
+        "\n" not in cell.plain and "\t" not in cell.plain
+
+
 class FixedWidthTable(DataTable[CellType]):
     """Every column added with a ``width``, every row with height 1 (the default)."""
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         self._kept_rows: LRUCache[Hashable, Any] = LRUCache(KEPT_ROWS)
         self._row_versions: dict[RowKey, int] = {}
+        self._base_rich_style: Style | None = None
+        self._widths: tuple[int, ...] | None = None
+        self._kept_lines: LRUCache[Hashable, Any] = LRUCache(KEPT_ROWS)
         super().__init__(*args, **kwargs)
 
     def _update_dimensions(self, new_rows: Iterable[RowKey]) -> None:
@@ -46,25 +65,108 @@ class FixedWidthTable(DataTable[CellType]):
 
     # -- rendered rows kept while what they show holds ----------------------------------------
 
-    def _render_line_in_row(self, row_key: RowKey, line_no: int, base_style: Style,
-                            cursor_location: Coordinate, hover_location: Coordinate) -> Any:
+    def _kept_key(self, row_key: RowKey, line_no: int, base_style: Style,
+                  cursor_location: Coordinate, hover_location: Coordinate) -> Hashable:
+        """What a rendered line of a row depends on."""
         row = self._row_locations.get(row_key)
         if row is None:
             row = -1  # the header
         # the header shows the columns' labels, which change without a row's update_cell
         version = self._update_count if row_key is self._header_row_key \
             else self._row_versions.get(row_key, 0)
-        key = (row_key, version, row, line_no, base_style,
-               self._on_row(cursor_location, row), self._on_row(hover_location, row),
-               self.cursor_type, self.show_cursor, self._show_hover_cursor,
-               self._pseudo_class_state, self.size.width,
-               tuple(column.get_render_width(self) for column in self.ordered_columns))
+        widths = self._widths
+        if widths is None:
+            widths = tuple(column.get_render_width(self) for column in self.ordered_columns)
+        return (row_key, version, row, line_no, base_style,
+                self._on_row(cursor_location, row), self._on_row(hover_location, row),
+                self.cursor_type, self.show_cursor, self._show_hover_cursor,
+                self._pseudo_class_state, self.size.width, widths)
+
+    def _render_line_in_row(self, row_key: RowKey, line_no: int, base_style: Style,
+                            cursor_location: Coordinate, hover_location: Coordinate) -> Any:
+        key = self._kept_key(row_key, line_no, base_style, cursor_location, hover_location)
         kept = self._kept_rows.get(key)
         if kept is None:
             kept = super()._render_line_in_row(row_key, line_no, base_style,
                                                cursor_location, hover_location)
             self._kept_rows[key] = kept
         return kept
+
+    def _render_line(self, y: int, x1: int, x2: int, base_style: Style) -> Any:
+        try:
+            row_key, line_no = self._get_offsets(y)
+        except LookupError:
+            return super()._render_line(y, x1, x2, base_style)
+        key = (self._kept_key(row_key, line_no, base_style, self.cursor_coordinate,
+                              self.hover_coordinate), x1, x2)
+        strip = self._kept_lines.get(key)
+        if strip is None:
+            strip = super()._render_line(y, x1, x2, base_style)
+            self._kept_lines[key] = strip
+        return strip
+
+    # -- a one-line cell drawn the short way --------------------------------------------------
+
+    def _render_cell(self, row_index: int, column_index: int, base_style: Style, width: int,
+                     cursor: bool = False, hover: bool = False) -> Any:
+        """A body cell of plain one-line text is cut and padded to its column directly;
+        anything else (the header, a ``Content`` cell, tabs, a tall row) DataTable's way."""
+        if row_index < max(0, self.fixed_rows) or column_index < max(0, self.fixed_columns):
+            return super()._render_cell(row_index, column_index, base_style, width, cursor, hover)
+        row_key = self._row_locations.get_key(row_index)
+        column_key = self._column_locations.get_key(column_index)
+        assert row_key is not None and column_key is not None  # the indexes are on the table
+        key = (row_key, column_key, base_style, cursor, hover, self._show_hover_cursor,
+               self._update_count, self._pseudo_class_state)
+        kept = self._cell_render_cache.get(key)
+        if kept is None:
+            cell = self._get_row_renderables(row_index).cells[column_index]
+            if not (isinstance(cell, Text) and one_line(cell) and self.rows[row_key].height == 1):
+                return super()._render_cell(row_index, column_index, base_style, width,
+                                            cursor, hover)
+            style = base_style + Style.from_meta({"row": row_index, "column": column_index})
+            component, post = self._get_styles_to_render_cell(
+                False, False, False, hover, cursor, self.show_cursor, self._show_hover_cursor,
+                self.cursor_foreground_priority == "css",
+                self.cursor_background_priority == "css")
+            pad = Segment(" " * self.cell_padding)
+            text = cell.copy()
+            text.truncate(max(0, width - 2 * self.cell_padding), pad=True)
+            self._cell_render_cache[key] = kept = [list(Segment.apply_style(
+                [pad, *text.render(self.app.console), pad], style + component, post))]
+        return kept
+
+    def _get_row_style(self, row_index: int, base_style: Style) -> Style:
+        """DataTable's row style, from the widget's cache of component styles (DataTable
+        works each one out again, through every ancestor, for every row it draws)."""
+        if row_index >= self.fixed_rows and not self.zebra_stripes:
+            return base_style
+        if row_index == -1:
+            name = "datatable--header"
+        elif row_index < self.fixed_rows:
+            name = "datatable--fixed"
+        else:
+            name = "datatable--odd-row" if row_index % 2 else "datatable--even-row"
+        return self.get_component_rich_style(name)
+
+    # -- what a frame works out once, not once per line ---------------------------------------
+
+    def render_lines(self, crop: Any) -> Any:
+        self._base_rich_style = self.rich_style  # once per call, not once per line
+        self._widths = tuple(column.get_render_width(self) for column in self.ordered_columns)
+        try:
+            return super().render_lines(crop)
+        finally:
+            self._base_rich_style = self._widths = None
+
+    def render_line(self, y: int) -> Any:
+        base = self._base_rich_style
+        if base is None or self.fixed_rows:
+            return super().render_line(y)
+        scroll_x, scroll_y = self.scroll_offset
+        if y >= (self.header_height if self.show_header else 0):
+            y += scroll_y
+        return self._render_line(y, scroll_x, scroll_x + self.size.width, base)
 
     def _on_row(self, location: Coordinate, row: int) -> Coordinate | None:
         """Where the cursor (or the hover) is, as far as row ``row`` can tell: a row or cell
@@ -82,22 +184,26 @@ class FixedWidthTable(DataTable[CellType]):
         key = RowKey(row_key) if isinstance(row_key, str) else row_key
         self._row_versions[key] = self._row_versions.get(key, 0) + 1  # a new row may take it
 
+    def _forget_kept(self) -> None:
+        self._kept_rows.clear()
+        self._kept_lines.clear()
+
     def _clear_caches(self) -> None:
         super()._clear_caches()
-        self._kept_rows.clear()
+        self._forget_kept()
 
     def clear(self, columns: bool = False) -> Any:
         self._row_versions.clear()  # no row left: a key used again starts afresh
         return super().clear(columns)
 
     def add_column(self, *args: Any, **kwargs: Any) -> Any:
-        self._kept_rows.clear()  # every row gains a cell
+        self._forget_kept()  # every row gains a cell
         return super().add_column(*args, **kwargs)
 
     def remove_column(self, column_key: Any) -> None:
-        self._kept_rows.clear()  # every row loses a cell
+        self._forget_kept()  # every row loses a cell
         super().remove_column(column_key)
 
     def notify_style_update(self) -> None:
         super().notify_style_update()
-        self._kept_rows.clear()
+        self._forget_kept()
