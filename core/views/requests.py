@@ -20,7 +20,7 @@ client's are inferred from the request that shows them, so they arrive just afte
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from core import events as ev
@@ -75,6 +75,21 @@ def side_of(stage: ev.Stage, watching: bool) -> Side:
     except ValueError:
         recorded = False
     return "original" if recorded else "ctxlab"
+
+
+def changed(point: RequestPoint, **changes: Any) -> RequestPoint:
+    """``dataclasses.replace`` for a point, without running ``__init__`` again: the fold
+    updates a request three times (its answer, its replay step), for thousands of requests
+    on every routing of a fast replay, and the point has no checks or derived fields that
+    ``__init__`` would redo. The point given is left as it was."""
+    new = object.__new__(RequestPoint)
+    fields = new.__dict__
+    fields.update(point.__dict__)
+    for name, value in changes.items():
+        if name not in fields:
+            raise TypeError(f"RequestPoint has no field {name!r}")
+        fields[name] = value
+    return new
 
 
 def _cache_read(usage: dict[str, Any] | None) -> int | None:
@@ -146,14 +161,15 @@ class RequestLog:
 
     def _add(self, side: Side, point: RequestPoint) -> RequestPoint:
         stages, self.pending[side] = tuple(self.pending[side]), []
-        point = replace(point, stages=stages)
+        if stages:
+            point = changed(point, stages=stages)
         self._at[side][point.index] = len(self.points[side])
         self.points[side].append(point)
         return point
 
     def _update(self, side: Side, at: int, **changes: Any) -> RequestPoint:
         old = self.points[side][at]
-        point = replace(old, **changes)
+        point = changed(old, **changes)
         if point.index != old.index:
             self._at[side].pop(old.index, None)
             self._at[side][point.index] = at % len(self.points[side])

@@ -5,10 +5,14 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from dataclasses import FrozenInstanceError, fields, replace
+from typing import Any
+
+import pytest
 
 from core import events as ev
 from core.events import event_from_json
-from core.views.requests import RequestLog, fold
+from core.views.requests import RequestLog, RequestPoint, changed, fold
 from tests.core.sources.replay.conftest import CLAUDE
 from tests.core.sources.replay.test_source import replay
 
@@ -91,3 +95,20 @@ def test_a_watched_clients_compaction_marks_the_request_that_shows_it():
     assert (second.index, second.tokens, second.cache_read, second.stages) == \
         (3, 90, 80, (shrink,))
     assert log.find("watched", 3) == second and log.find("watched", 2) is None
+
+
+def test_a_point_changed_is_the_point_replace_gives() -> None:
+    """The fold's quick replace gives what ``dataclasses.replace`` gives, leaves the point
+    it was given alone, and refuses a field the point does not have."""
+    point = RequestPoint(side="ctxlab", index=3, chars=120, est_tokens=30, messages=4,
+                         breakdown={"text": 120}, sent=({"role": "user"},))
+    changes: dict[str, Any] = {"tokens": 41, "usage": {"input_tokens": 41}, "cache_read": 7,
+                               "index": 9, "stages": (), "timestamp": "t", "model": "m"}
+    new = changed(point, **changes)
+    assert new == replace(point, **changes) and new.sent == point.sent
+    assert (point.tokens, point.index) == (None, 3)
+    assert [f.name for f in fields(RequestPoint)] == list(vars(new))  # every field, no other
+    with pytest.raises(TypeError, match="no field 'token'"):
+        changed(point, token=1)
+    with pytest.raises(FrozenInstanceError):
+        new.tokens = 1  # type: ignore[misc]
