@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 from textual.widgets import Static
 
+from core import events as ev
 from core.measure import json_chars
 from core.sources.watch.source import WatchOptions, WatchSource
 from core.views.items import largest
@@ -217,3 +218,29 @@ async def test_a_hidden_items_tab_folds_the_requests_when_it_is_opened(tmp_path:
     caught_up, waiting = await items_rows(tmp_path, open_first=False)
     assert none_waiting == 0 and waiting > 0
     assert followed and caught_up == followed
+
+
+async def test_a_tab_opened_while_a_batch_is_routed_folds_its_events_at_the_batch_end(
+        tmp_path: Path) -> None:
+    """A tab finds whether it is shown once per batch. Opened between two of a batch's
+    events (a click while the batch yields), it caught up at its Show event, and what came
+    after still waited as if it were closed: the batch's end folds it, not the next batch,
+    which may never come (the replay ended)."""
+    app = CtxlabApp(AppConfig(scenario=None, source=replay_of(COMPACTIONS), paused=True,
+                              workspace=tmp_path, theme="ctxlab-dark"))
+    async with app.run_test(size=(160, 48)) as pilot:
+        await pilot.pause(0.2)
+        panel = app.query_one(ItemsPanel)
+        seen: list[ev.Event] = []
+        app.source.subscribe(seen.append)
+        app.source.resume()
+        await play_to_end(pilot)
+        last = next(e for e in reversed(seen) if isinstance(e, ev.ModelRequest))
+        panel._open_batch()
+        panel.follow(last)  # closed: it waits
+        await pilot.press(panels.keys()["items"])
+        await wait_for(pilot, lambda: not panel._backlog and not panel._catching_up)
+        panel.follow(last)  # the batch found the tab closed: this one waits too
+        assert len(panel._backlog) == 1
+        panel._close_batch()
+        await wait_for(pilot, lambda: not panel._backlog and not panel._catching_up)

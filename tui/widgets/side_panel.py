@@ -11,7 +11,8 @@ it is opened (they wait in a backlog, folded in order when it is).
 from __future__ import annotations
 
 from collections import deque
-from typing import TYPE_CHECKING, ClassVar
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from textual import events
 from textual.binding import Binding, BindingType
@@ -59,15 +60,37 @@ class SidePanel(Routed, _Widget):
         # at full speed need not date every item of every request for a closed tab).
         self._backlog: deque[Event] = deque()
         self._catching_up = False
+        self._showing: bool | None = None  # during a batch: whether the tab is shown
 
     def reset(self, run: RunInfo | None = None) -> None:
         self.follow_sides()
         self._stale = True
         self.redraw_once(self.redraw)
 
+    def _open_batch(self) -> None:
+        super()._open_batch()
+        self._showing = None  # found at the batch's first event
+
+    def _close_batch(self) -> list[Callable[[], Any]]:
+        redraws = super()._close_batch()
+        if self._showing is False and self._backlog and not self._catching_up \
+                and self.is_mounted and shown(self):
+            self.start_catch_up()  # opened while the batch was routed, after its Show event
+        return redraws
+
+    def showing(self) -> bool:
+        """Whether the tab is shown, found once per batch: a replay's batch brings thousands
+        of events, and finding it walks up to the screen. A tab opened or closed meanwhile
+        is still right: its backlog waits for the Show event, a hidden tab does not draw."""
+        if self._redraws is None:
+            return self.is_mounted and shown(self)
+        if self._showing is None:
+            self._showing = self.is_mounted and shown(self)
+        return self._showing
+
     @handles(*FOLDED)
     def follow(self, event: Event) -> None:
-        showing = self.is_mounted and shown(self)
+        showing = self.showing()
         if self._backlog or not showing:  # folded in order later
             self._backlog.append(event)
             if showing and not self._catching_up:  # shown again without a Show event
