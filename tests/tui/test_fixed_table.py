@@ -8,7 +8,7 @@ from textual.app import App, ComposeResult
 from textual.content import Content
 from textual.coordinate import Coordinate
 from textual.widgets import DataTable
-from textual.widgets.data_table import ColumnKey
+from textual.widgets.data_table import ColumnKey, DuplicateKey, RowKey
 
 from tui.widgets.columns import set_widths
 from tui.widgets.fixed_table import FixedWidthTable
@@ -21,7 +21,8 @@ def test_the_hooks_it_overrides_are_datatables() -> None:
     for name in ("_update_dimensions", "_render_line_in_row", "_clear_caches",
                  "_row_render_cache", "_update_count", "_row_locations", "_render_cell",
                  "_render_line", "render_line", "_get_row_style", "_get_styles_to_render_cell",
-                 "_cell_render_cache", "_get_row_renderables", "_get_offsets"):
+                 "_cell_render_cache", "_get_row_renderables", "_get_offsets", "_data",
+                 "_new_rows", "_highlight_cursor", "_require_update_dimensions"):
         assert name in vars(DataTable) or name in DataTable().__dict__, name
 
 
@@ -152,3 +153,51 @@ async def test_a_cell_is_drawn_as_datatable_draws_it() -> None:
                     fixed._clear_caches()
                     assert drawn(fixed) == views[0]
             assert views[0] == views[1]
+
+
+class Pair(App[None]):
+    def __init__(self) -> None:
+        super().__init__()
+        self.highlighted: list[str | None] = []
+
+    def compose(self) -> ComposeResult:
+        yield FixedWidthTable[str](id="one-by-one", cursor_type="row")
+        yield FixedWidthTable[str](id="together", cursor_type="row")
+
+    def on_data_table_row_highlighted(self, message: DataTable.RowHighlighted) -> None:
+        self.highlighted.append(message.data_table.id)
+
+
+async def test_rows_added_together_are_the_rows_added_one_by_one() -> None:
+    """``add_keyed_rows`` leaves the table as ``add_row`` per row does: the rows, their
+    keys and places, what is drawn, the cursor, the first row highlighted; a key taken
+    or too many cells are refused as ``add_row`` refuses them."""
+    app = Pair()
+    async with app.run_test(size=(60, 30)) as pilot:
+        app.set_focus(None)  # a focused table is tinted
+        one, together = app.query_one("#one-by-one", FixedWidthTable), \
+            app.query_one("#together", FixedWidthTable)
+        for table in (one, together):
+            table.styles.height = 12
+            table.add_column("n", key="n", width=3)
+            table.add_column("name", key="name", width=12)
+            table.add_column("note", key="note", width=6)
+        batches: list[list[tuple[str, tuple[str, ...]]]] = [
+            [(str(n), (str(n), f"row {n}")) for n in range(4)],
+                   [(str(n), (str(n), f"row {n}", "x")) for n in range(4, 30)]]
+        for batch in batches:
+            for key, cells in batch:
+                one.add_row(*cells, key=key)
+            assert together.add_keyed_rows(batch) == [RowKey(key) for key, _ in batch]
+            await pilot.pause()
+            assert [one.get_row_at(n) for n in range(one.row_count)] == \
+                [together.get_row_at(n) for n in range(together.row_count)]
+            assert [one.get_row_index(k) for k in one.rows] == \
+                [together.get_row_index(k) for k in together.rows]
+            assert one.cursor_coordinate == together.cursor_coordinate
+            assert one.virtual_size == together.virtual_size and drawn(one) == drawn(together)
+        assert sorted(map(str, app.highlighted)) == ["one-by-one", "together"]
+        with pytest.raises(DuplicateKey):
+            together.add_keyed_rows([("30", ("30",)), ("3", ("3",))])
+        with pytest.raises(ValueError, match="More values"):
+            together.add_keyed_rows([("31", ("a", "b", "c", "d"))])

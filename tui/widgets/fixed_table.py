@@ -23,7 +23,8 @@ text is cut and padded to its column directly here, with the same segments and s
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Iterable
+from collections.abc import Hashable, Iterable, Sequence
+from itertools import zip_longest
 from typing import Any, TypeVar
 
 from rich.segment import Segment
@@ -32,7 +33,7 @@ from rich.text import Text
 from textual.cache import LRUCache
 from textual.coordinate import Coordinate
 from textual.widgets import DataTable
-from textual.widgets.data_table import ColumnKey, RowKey
+from textual.widgets.data_table import ColumnKey, DuplicateKey, Row, RowKey
 
 CellType = TypeVar("CellType")
 KEPT_ROWS = 1000  # rendered rows kept (DataTable keeps as many of its own)
@@ -172,6 +173,36 @@ class FixedWidthTable(DataTable[CellType]):
         """Where the cursor (or the hover) is, as far as row ``row`` can tell: a row or cell
         cursor elsewhere draws nothing on it; a column cursor is on every row."""
         return location if self.cursor_type == "column" or location.row == row else None
+
+    # -- rows added in one go ------------------------------------------------------------------
+
+    def add_keyed_rows(self, rows: Iterable[tuple[str, Sequence[CellType]]]) -> list[RowKey]:
+        """``add_row(*cells, key=key)`` for each ``(key, cells)``, in order, with what
+        ``add_row`` redoes for every row done once: the columns put in order, the cursor
+        checked again (and its watchers run), the idle check. A fast replay's routing lists
+        hundreds of stages, and that was most of the time each one took."""
+        columns = [column.key for column in self.ordered_columns]
+        added: list[RowKey] = []
+        for key, cells in rows:
+            row_key = RowKey(key)
+            if row_key in self._row_locations:
+                raise DuplicateKey(f"The row key {row_key!r} already exists.")
+            if len(cells) > len(columns):
+                raise ValueError("More values provided than there are columns.")
+            self._row_locations[row_key] = len(self.rows)
+            self._data[row_key] = dict(zip_longest(columns, cells))
+            self.rows[row_key] = Row(row_key, 1)
+            self._new_rows.add(row_key)
+            added.append(row_key)
+        if added:
+            self._require_update_dimensions = True
+            self.cursor_coordinate = self.cursor_coordinate
+            if len(self.rows) == len(added) and self.columns and self.show_cursor \
+                    and self.cursor_type != "none":  # the first rows: a cell to highlight
+                self._highlight_cursor()
+            self._update_count += 1
+            self.check_idle()
+        return added
 
     def update_cell(self, row_key: RowKey | str, column_key: ColumnKey | str,
                     value: CellType, *, update_width: bool = False) -> None:

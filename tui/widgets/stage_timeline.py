@@ -139,17 +139,15 @@ class StageTimeline(Routed, FixedWidthTable[str | Content]):
         the table's rendered lines, and a long batch lets frames be drawn meanwhile (each
         would draw the table again)."""
         keys, self._unlisted = self._unlisted, []
-        for key in keys:
-            if key in self.records and key not in self.rows:
-                self.add_record_row(key)
+        self.add_keyed_rows([(key, self.cells(key)) for key in keys
+                             if key in self.records and key not in self.rows])
 
-    def add_record_row(self, key: str) -> None:
+    def cells(self, key: str) -> tuple[str | Content, ...]:
+        """The row of the stage numbered ``key``."""
         e = self.records[key].event
-        self.add_row(
-            key, e.stage, f"{e.before_chars:>7,}→{e.after_chars:<7,}",
-            f"{e.before_messages}→{e.after_messages}", str(len(e.files)),
-            self.hint_cell(key), key=key,
-        )
+        return (key, e.stage, f"{e.before_chars:>7,}→{e.after_chars:<7,}",
+                f"{e.before_messages}→{e.after_messages}", str(len(e.files)),
+                self.hint_cell(key))
 
     # -- the filter ---------------------------------------------------------------------------
 
@@ -190,9 +188,8 @@ class StageTimeline(Routed, FixedWidthTable[str | Content]):
         current = self.current_record()
         self.clear()
         self._unlisted.clear()
-        for key, record in self.records.items():
-            if self.shows(record):
-                self.add_record_row(key)
+        self.add_keyed_rows([(key, self.cells(key)) for key, record in self.records.items()
+                             if self.shows(record)])
         if current is not None and str(current.index) in self.rows:
             self.move_cursor(row=self.get_row_index(str(current.index)))
         elif self.row_count:

@@ -148,8 +148,8 @@ class TranscriptList(Routed, FixedWidthTable[Any]):
                 self.add_newest(rows[:new], [row[3] for row in rows])
             else:
                 self.clear()
-                for name, size, writer, rel in rows:
-                    self.add_row(name, size, writer, key=rel)
+                self.add_keyed_rows([(rel, (name, size, writer))
+                                     for name, size, writer, rel in rows])
             self._shown = rows
         kinds = [file.kind for file in self.files.values()]
         # files written beside the archive (another agent's summary) are "other"
@@ -165,8 +165,7 @@ class TranscriptList(Routed, FixedWidthTable[Any]):
         a long replay's list cost more with each file. ``order`` is every row's key, top
         first: the table's own ``sort`` orders by cell values, which do not say which file
         is newer, so the new order is given as ``sort`` gives it, by the rows' places."""
-        for name, size, writer, rel in rows:
-            self.add_row(name, size, writer, key=rel)
+        self.add_keyed_rows([(rel, (name, size, writer)) for name, size, writer, rel in rows])
         self._row_locations = TwoWayDict({RowKey(key): n for n, key in enumerate(order)})
         self._update_count += 1
         self.refresh()
