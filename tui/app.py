@@ -25,7 +25,7 @@ from textual.app import App, ComposeResult
 from textual.containers import Horizontal, Vertical
 from textual.css.query import NoMatches
 from textual.widget import Widget
-from textual.widgets import Footer, Header, Input, TabbedContent, TabPane
+from textual.widgets import Header, Input, TabbedContent, TabPane
 from textual.worker import Worker, WorkerCancelled, WorkerFailed, WorkerState
 
 from core import events as ev
@@ -53,6 +53,7 @@ from tui.routing import Routed, RunInfo, handles
 from tui.source_views import SourceView, view_for
 from tui.themes import DEFAULT_THEME, VARIABLE_DEFAULTS, load_themes
 from tui.wide_chars import keep_wide_characters_whole
+from tui.widgets.keys_footer import KeysFooter
 from tui.widgets.memory_catalog import MemoryCatalog
 from tui.widgets.model_view import ModelView
 from tui.widgets.run_status import RunStatus
@@ -125,7 +126,7 @@ class CtxlabApp(Routed, PacedRouting, NavActions, LearnerActions, PanelActions,
                 yield from self.boxed(panels.placed("right"))
                 with Horizontal(id="bottom-row"):
                     yield from self.boxed(panels.placed("bottom"))
-        yield Footer()
+        yield KeysFooter()
 
     def boxed(self, rows: list[panels.Panel]) -> Iterator[Widget]:
         """The right column's widgets; a keyed one gets the titled box every panel has."""

@@ -23,7 +23,7 @@ from textual.containers import Horizontal, VerticalScroll
 from textual.content import Content
 from textual.message import Message
 from textual.screen import Screen
-from textual.widgets import DataTable, Footer, ProgressBar, Static
+from textual.widgets import DataTable, ProgressBar, Static
 
 from core.compare import STRATEGIES, Strategy, StrategyResult, compare_sync
 from core.config import Thresholds, scenario_thresholds
@@ -32,6 +32,7 @@ from tui.compare_columns import COLUMNS, Column, strategy_names
 from tui.i18n import has, localize_bindings, t
 from tui.managers import manager_label
 from tui.widgets.compare_chart import CompareChart
+from tui.widgets.keys_footer import KeysFooter
 
 
 def strategies() -> list[Strategy]:
@@ -99,7 +100,7 @@ class CompareScreen(Screen[None]):
                                                         zebra_stripes=True)
             yield table
             yield Static(id="compare-notes")
-        yield Footer()
+        yield KeysFooter()
 
     def on_mount(self) -> None:
         table = self.query_one(DataTable)

@@ -28,7 +28,7 @@ from textual.content import Content
 from textual.css.query import QueryType
 from textual.screen import Screen
 from textual.widget import Widget
-from textual.widgets import DataTable, Footer, Static
+from textual.widgets import DataTable, Static
 
 from core.config import Thresholds
 from core.events import Manager
@@ -38,6 +38,7 @@ from tui.messages import OpenFile, OpenText
 from tui.screens.stage_export import export_name, stage_markdown, write_export
 from tui.stage_diff import Row, Side, StageRecord, diff_rows, fold, side_rows, sides
 from tui.why import stage_hint, stage_rule, thresholds_in_force, what_it_did, why_fired
+from tui.widgets.keys_footer import KeysFooter
 from tui.widgets.readable import readable_message
 from tui.widgets.render import message_content, size_label
 
@@ -127,7 +128,7 @@ class Inspector(Screen[None]):
         ledger: DataTable[str | Content] = DataTable(id="inspector-ledger", cursor_type="row")
         ledger.border_title = t("inspector.ledger_title")
         yield ledger
-        yield Footer()
+        yield KeysFooter()
 
     @staticmethod
     def side_list(id: str) -> VerticalScroll:

@@ -13,11 +13,12 @@ from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Vertical
 from textual.screen import ModalScreen
-from textual.widgets import Footer, Static
+from textual.widgets import Static
 
 from core.views.items import Item
 from tui.i18n import localize_bindings
 from tui.widgets.items_panel import ItemsTable
+from tui.widgets.keys_footer import KeysFooter
 
 
 class ItemsScreen(ModalScreen[None]):
@@ -42,7 +43,7 @@ class ItemsScreen(ModalScreen[None]):
             box.border_title = self.title_text
             yield Static(self.note, id="items-note", markup=False)
             yield ItemsTable(id="items-table")
-        yield Footer()
+        yield KeysFooter()
 
     def on_mount(self) -> None:
         table = self.query_one(ItemsTable)

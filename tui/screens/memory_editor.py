@@ -21,10 +21,11 @@ from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Vertical
 from textual.screen import ModalScreen
-from textual.widgets import Footer, Static, TextArea
+from textual.widgets import Static, TextArea
 
 from core.memory import FrontmatterError, MemoryStore, MemoryStoreError, record_from_text
 from tui.i18n import localize_bindings, t
+from tui.widgets.keys_footer import KeysFooter
 
 # The frontmatter keys and the type value are the store's format: never translated.
 NEW_RECORD = """---
@@ -76,7 +77,7 @@ class MemoryEditor(ModalScreen[str | None]):
             yield RecordArea.code_editor(self.text, language="markdown", id="editor-text",
                                          soft_wrap=True)
             yield Static("", id="editor-error")
-        yield Footer()
+        yield KeysFooter()
 
     def on_mount(self) -> None:
         self.query_one(TextArea).focus()

@@ -19,10 +19,11 @@ from textual.binding import Binding, BindingType
 from textual.containers import VerticalScroll
 from textual.content import Content
 from textual.screen import Screen
-from textual.widgets import Collapsible, Footer, Static
+from textual.widgets import Collapsible, Static
 
 from core.events import SystemPrompt
 from tui.i18n import localize_bindings, t
+from tui.widgets.keys_footer import KeysFooter
 
 CATEGORY_STYLE = {"system": "bold $primary", "memory": "bold $recalled",
                   "pinned": "bold $accent"}
@@ -95,7 +96,7 @@ class SystemPromptScreen(Screen[None]):
                 yield Static(t("sysprompt.empty"), id="sysprompt-empty")
             for section in self.sections:
                 yield SectionBlock(section)
-        yield Footer()
+        yield KeysFooter()
 
     def summary(self) -> Content:
         totals: dict[str, int] = {}

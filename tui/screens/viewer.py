@@ -20,10 +20,11 @@ from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Vertical
 from textual.screen import ModalScreen
-from textual.widgets import Footer, Static, TextArea
+from textual.widgets import Static, TextArea
 
 from tui.i18n import localize_bindings, t
 from tui.text_pages import PART_CHARS, Parts, file_parts, text_parts
+from tui.widgets.keys_footer import KeysFooter
 from tui.widgets.readable import readable_message
 
 MAX_CHARS = PART_CHARS  # the most the TextArea holds at once
@@ -104,7 +105,7 @@ class Viewer(ModalScreen[None]):
                 except Exception:  # grammar missing: plain text is fine
                     pass
             yield area
-        yield Footer()
+        yield KeysFooter()
 
     def note_text(self) -> str:
         if self.parts is None:

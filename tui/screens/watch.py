@@ -27,7 +27,7 @@ from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical
 from textual.screen import Screen
-from textual.widgets import DataTable, Footer, Static, TabbedContent, TabPane
+from textual.widgets import DataTable, Static, TabbedContent, TabPane
 
 from core.events import Error, Event, Stage, WatchRequest, WatchResponse, WatchStart
 from core.views.items import Ages, Item, largest
@@ -38,6 +38,7 @@ from tui.notices import Area, keep_notices_over
 from tui.routing import Routed, handles
 from tui.screens.items import ItemsScreen
 from tui.screens.viewer import Viewer
+from tui.widgets.keys_footer import KeysFooter
 from tui.widgets.watch_detail import RequestDetail, changes_content, stage_lines
 from tui.widgets.watch_requests import RequestTable
 from tui.widgets.watch_timeline import WatchTimeline
@@ -103,7 +104,7 @@ class WatchScreen(Routed, Screen[None]):
                 stages = Static(t("watch.no_stage"), id="watch-stages", markup=False)
                 stages.border_title = t("watch.stages")
                 yield stages
-        yield Footer()
+        yield KeysFooter()
 
     def on_mount(self) -> None:
         # never over the selected request: over the requests' column, the full height

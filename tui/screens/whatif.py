@@ -27,13 +27,14 @@ from textual.containers import Horizontal, VerticalScroll
 from textual.content import Content
 from textual.message import Message
 from textual.screen import Screen
-from textual.widgets import DataTable, Footer, ProgressBar, Static
+from textual.widgets import DataTable, ProgressBar, Static
 from textual.worker import get_current_worker
 
 from core.whatif.columns import RUN_COLUMNS, cell
 from core.whatif.model import TRAJECTORY_NOTE, StrategyRun, WhatIf
 from core.whatif.palette import colour_of
 from tui.i18n import localize_bindings, t
+from tui.widgets.keys_footer import KeysFooter
 from tui.widgets.whatif_plot import WhatIfPlot, legend
 
 if TYPE_CHECKING:
@@ -176,7 +177,7 @@ class WhatIfScreen(Screen[None]):
             yield Static(id="whatif-facts")
             yield Static(id="whatif-legend")
             yield Static(id="whatif-lessons")
-        yield Footer()
+        yield KeysFooter()
 
     def on_mount(self) -> None:
         table = self.query_one(DataTable)
