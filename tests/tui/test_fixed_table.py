@@ -3,7 +3,10 @@ draws its rows (tui/widgets/fixed_table.py)."""
 
 from __future__ import annotations
 
+from typing import cast
+
 import pytest
+from rich.text import Text
 from textual.app import App, ComposeResult
 from textual.content import Content
 from textual.coordinate import Coordinate
@@ -132,7 +135,7 @@ async def test_a_cell_is_drawn_as_datatable_draws_it() -> None:
     async with app.run_test(size=(100, 20)) as pilot:
         tables = [app.query_one("#fixed", FixedWidthTable), app.query_one("#plain", DataTable)]
         for table in tables:
-            table.styles.height = 9  # each as tall: both scroll
+            table.styles.height = 9  # each as tall: the same rows shown
             table.cursor_type = "row"
             table.zebra_stripes = True
             for n, width in enumerate((3, 7, 12, 1)):
@@ -153,6 +156,39 @@ async def test_a_cell_is_drawn_as_datatable_draws_it() -> None:
                     fixed._clear_caches()
                     assert drawn(fixed) == views[0]
             assert views[0] == views[1]
+
+
+async def test_a_scrolled_table_is_drawn_as_datatable_draws_it() -> None:
+    """Scrolled down and right, with fixed rows and columns, cell padding of 0 and 2, and
+    a cell whose text may overflow: the same segments as DataTable's."""
+    app = Host()
+    async with app.run_test(size=(100, 24)) as pilot:
+        app.set_focus(None)
+        tables = [app.query_one("#fixed", FixedWidthTable), app.query_one("#plain", DataTable)]
+        for table in tables:
+            table.styles.height = 10
+            table.styles.width = 24
+            table.cursor_type = "row"
+            for n, width in enumerate((3, 9, 12, 8)):
+                table.add_column(f"c{n}", key=f"c{n}", width=width)
+            for n in range(30):
+                cell = CELLS[n % len(CELLS)]
+                table.add_row(str(n), cell, Text(f"{n} {cell} past the edge", overflow="ignore"),
+                              cell, key=str(n))
+            table.move_cursor(row=12)
+        steps: list[tuple[str, object]] = [
+            ("scroll", (9, 0)), ("scroll", (0, 7)), ("scroll", (5, 11)),
+            ("fixed_columns", 1), ("fixed_rows", 2), ("cell_padding", 0), ("cell_padding", 2)]
+        for what, value in steps:
+            for table in tables:
+                if what == "scroll":
+                    x, y = cast("tuple[int, int]", value)
+                    table.scroll_to(x=x, y=y, animate=False)
+                else:
+                    setattr(table, what, value)
+            await pilot.pause()
+            assert tables[0].scroll_offset == tables[1].scroll_offset, what
+            assert drawn(tables[0]) == drawn(tables[1]), (what, value)
 
 
 class Pair(App[None]):
@@ -197,7 +233,9 @@ async def test_rows_added_together_are_the_rows_added_one_by_one() -> None:
             assert one.cursor_coordinate == together.cursor_coordinate
             assert one.virtual_size == together.virtual_size and drawn(one) == drawn(together)
         assert sorted(map(str, app.highlighted)) == ["one-by-one", "together"]
-        with pytest.raises(DuplicateKey):
-            together.add_keyed_rows([("30", ("30",)), ("3", ("3",))])
-        with pytest.raises(ValueError, match="More values"):
-            together.add_keyed_rows([("31", ("a", "b", "c", "d"))])
+        for refused, error in (([("30", ("30",)), ("3", ("3",))], DuplicateKey),
+                               ([("30", ("30",)), ("30", ("again",))], DuplicateKey),
+                               ([("30", ("30",)), ("31", ("a", "b", "c", "d"))], ValueError)):
+            with pytest.raises(error):
+                together.add_keyed_rows(refused)
+            assert together.row_count == 30 and "30" not in together.rows  # none added

@@ -41,8 +41,9 @@ KEPT_ROWS = 1000  # rendered rows kept (DataTable keeps as many of its own)
 
 def one_line(cell: Text) -> bool:
     """A cell the short way draws as DataTable would: Rich text of one line, left-aligned,
-    no tabs, no style of its own (DataTable pads a cell's text with an unstyled space)."""
-    return not cell.style and \
+    no tabs, no style of its own (DataTable pads a cell's text with an unstyled space), cut
+    at its column's edge (text that may overflow it is left to DataTable)."""
+    return not cell.style and cell.overflow != "ignore" and \
         cell.justify in (None, "default", "left") and \
         "\n" not in cell.plain and "\t" not in cell.plain
 
@@ -130,11 +131,11 @@ class FixedWidthTable(DataTable[CellType]):
                 False, False, False, hover, cursor, self.show_cursor, self._show_hover_cursor,
                 self.cursor_foreground_priority == "css",
                 self.cursor_background_priority == "css")
-            pad = Segment(" " * self.cell_padding)
+            pad = [Segment(" " * self.cell_padding)] if self.cell_padding > 0 else []
             text = cell.copy()
             text.truncate(max(0, width - 2 * self.cell_padding), pad=True)
             self._cell_render_cache[key] = kept = [list(Segment.apply_style(
-                [pad, *text.render(self.app.console), pad], style + component, post))]
+                [*pad, *text.render(self.app.console), *pad], style + component, post))]
         return kept
 
     def _get_row_style(self, row_index: int, base_style: Style) -> Style:
@@ -180,29 +181,31 @@ class FixedWidthTable(DataTable[CellType]):
         """``add_row(*cells, key=key)`` for each ``(key, cells)``, in order, with what
         ``add_row`` redoes for every row done once: the columns put in order, the cursor
         checked again (and its watchers run), the idle check. A fast replay's routing lists
-        hundreds of stages, and that was most of the time each one took."""
+        hundreds of stages, and that was most of the time each one took. Every row is
+        checked first: a key taken (or given twice) or too many cells add none of them."""
         columns = [column.key for column in self.ordered_columns]
-        added: list[RowKey] = []
-        for key, cells in rows:
-            row_key = RowKey(key)
-            if row_key in self._row_locations:
+        batch = [(RowKey(key), cells) for key, cells in rows]
+        taken: set[RowKey] = set()
+        for row_key, cells in batch:
+            if row_key in self._row_locations or row_key in taken:
                 raise DuplicateKey(f"The row key {row_key!r} already exists.")
             if len(cells) > len(columns):
                 raise ValueError("More values provided than there are columns.")
+            taken.add(row_key)
+        for row_key, cells in batch:
             self._row_locations[row_key] = len(self.rows)
             self._data[row_key] = dict(zip_longest(columns, cells))
             self.rows[row_key] = Row(row_key, 1)
             self._new_rows.add(row_key)
-            added.append(row_key)
-        if added:
+        if batch:
             self._require_update_dimensions = True
             self.cursor_coordinate = self.cursor_coordinate
-            if len(self.rows) == len(added) and self.columns and self.show_cursor \
+            if len(self.rows) == len(batch) and self.columns and self.show_cursor \
                     and self.cursor_type != "none":  # the first rows: a cell to highlight
                 self._highlight_cursor()
             self._update_count += 1
             self.check_idle()
-        return added
+        return [row_key for row_key, _ in batch]
 
     def update_cell(self, row_key: RowKey | str, column_key: ColumnKey | str,
                     value: CellType, *, update_width: bool = False) -> None:
