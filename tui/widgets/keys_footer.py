@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Hashable
 
+from textual.binding import Binding
 from textual.widgets import Footer
 
 
@@ -21,17 +22,21 @@ class KeysFooter(Footer):
     _shown: Hashable | None = None
 
     def shown_keys(self) -> Hashable:
-        """Everything ``Footer.compose`` reads to draw the keys, in its order: each binding
-        shown (key, its display, label, action, group, enabled, tooltip) and the palette's."""
+        """Everything ``Footer.compose`` reads to draw the keys: each binding shown (key,
+        its display, label, action, group, enabled, tooltip), and the command palette's
+        binding, which it draws whether or not that binding is shown."""
         app = self.app
-        keys = tuple(
-            (binding.key, app.get_key_display(binding), binding.description, binding.action,
-             (binding.group.description, binding.group.compact) if binding.group else None,
-             enabled, tooltip, binding.tooltip)
-            for _node, binding, enabled, tooltip in self.screen.active_bindings.values()
-            if binding.show)
-        return keys, self.show_command_palette, app.ENABLE_COMMAND_PALETTE, \
-            app.COMMAND_PALETTE_BINDING
+        active = self.screen.active_bindings
+
+        def drawn(binding: Binding, enabled: bool, tooltip: str) -> Hashable:
+            return (binding.key, app.get_key_display(binding), binding.description,
+                    binding.action, binding.group, enabled, tooltip, binding.tooltip)
+
+        keys = tuple(drawn(binding, enabled, tooltip)
+                     for _node, binding, enabled, tooltip in active.values() if binding.show)
+        palette = active.get(app.COMMAND_PALETTE_BINDING)
+        return (keys, drawn(*palette[1:]) if palette else None, self.show_command_palette,
+                app.ENABLE_COMMAND_PALETTE)
 
     async def recompose(self) -> None:
         if not self.is_attached or not self._bindings_ready:
