@@ -79,9 +79,10 @@ def side_of(stage: ev.Stage, watching: bool) -> Side:
 
 def changed(point: RequestPoint, **changes: Any) -> RequestPoint:
     """``dataclasses.replace`` for a point, without running ``__init__`` again: the fold
-    updates a request three times (its answer, its replay step), for thousands of requests
-    on every routing of a fast replay, and the point has no checks or derived fields that
-    ``__init__`` would redo. The point given is left as it was."""
+    replaces a request's point when its answer comes and again when its replay step does,
+    for thousands of requests on every routing of a fast replay, and the point has no
+    checks or derived fields that ``__init__`` would redo. The point given is left as it
+    was."""
     new = object.__new__(RequestPoint)
     fields = new.__dict__
     fields.update(point.__dict__)
