@@ -23,6 +23,7 @@ back as the reader goes back (:mod:`tui.widgets.history_window`).
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Callable
 from typing import ClassVar
 
@@ -47,6 +48,23 @@ from tui.widgets.tool_block import Lookup, ToolBlock
 MAX_WIDGETS = 400  # a long live session keeps the newest; the transcripts keep the rest
 FLUSH_SECONDS = 0.03
 Explain = Callable[[Stage], str]  # a stage event -> why it fired, in one line
+
+
+async def stop_stream(stream: MarkdownStream) -> None:
+    """Stop an answer's stream, and wait for its last text to be written.
+
+    ``MarkdownStream.stop`` cancels the stream's task and awaits it. A task cancelled before
+    its first step never reaches its own handler for the cancellation: it ends cancelled, and
+    awaiting it raises ``CancelledError`` in the caller. Here the caller is most often the
+    app's own message loop (an answer ends during a routing), which takes that error for its
+    own cancellation and stops for good: the workbench would draw nothing more and take no
+    key. So only a cancellation of the calling task itself goes on."""
+    try:
+        await stream.stop()
+    except asyncio.CancelledError:
+        task = asyncio.current_task()
+        if task is not None and task.cancelling():
+            raise
 
 
 class Conversation(Routed, VerticalScroll, can_focus_children=False):
@@ -254,7 +272,7 @@ class Conversation(Routed, VerticalScroll, can_focus_children=False):
         md, self._md = self._md, None
         stream, self._stream = self._stream, None
         if stream is not None:
-            await stream.stop()
+            await stop_stream(stream)
             text = "".join(self._md_text)
             # a stream stopped before its task first ran drops what was written to it
             if md is not None and md.source != text:
