@@ -45,7 +45,12 @@ from core.messages import Violation
 
 COMPACT_TOOL_RESULT = "Compaction requested after this tool batch."
 LIGHT_NEW_CHARS = 20_000  # new chars a call may bring and still run without a thread
-LIGHT_SNIP_CHARS = 200_000  # a history this short may be snipped without a thread
+# A history this short runs every local stage without a thread: snipping it (its
+# transcript's lines are kept encoded between calls), micro-compacting and fitting it
+# are each a pass over at most this much, a few milliseconds, where the thread costs more
+# than it spares: a drawing loop and the thread share one interpreter lock, and a call
+# handed over ran two to three times as long as inline.
+LIGHT_HISTORY_CHARS = 1_000_000
 INLINE_SAVE_CHARS = 2_000_000  # fresh results this long in all are saved without a thread
 
 T = TypeVar("T")
@@ -153,22 +158,22 @@ class Compactor:
         return tuple(self.sizes.size(message) for message in messages)
 
     def _light(self, messages: list[dict]) -> bool:
-        """Is this call's work small enough to run inline? Most turns add a
-        message or two to a history measured last time, and handing that to a thread costs
-        more than the call. Light means: no micro or fit (under the trigger), nothing new a
-        budget could persist (under ``LIGHT_NEW_CHARS``), and no snip (few messages) or one
-        whose transcript is short (``LIGHT_SNIP_CHARS``): a long session under the trigger
-        snips at every turn, and its transcript's lines are kept encoded between calls."""
+        """Is this call's work small enough to run inline? Most turns add a message or two
+        to a history measured last time. Light means: nothing new a budget could persist
+        (under ``LIGHT_NEW_CHARS``, or a small save: see :meth:`_small_save`), and a
+        history the stages can walk within a frame (``LIGHT_HISTORY_CHARS``) or too short
+        for any stage to act (few messages, under the trigger). A long session snips at
+        every turn and, past the trigger, micro-compacts at every turn: a replay's calls
+        are nearly all such, and handing each to a thread tripled their cost."""
         limits = self.ctx.thresholds
         if self.ctx.breaks:
             return False
         total = self.sizes.light_total(messages, min(LIGHT_NEW_CHARS, limits.large_result))
         if total is None:
             return self._small_save(messages)
-        if total > limits.context_limit:
-            return False
-        # A snip writes the whole list to a transcript: inline only while that is short
-        return len(messages) <= limits.max_messages or total <= LIGHT_SNIP_CHARS
+        if total <= LIGHT_HISTORY_CHARS:
+            return True
+        return total <= limits.context_limit and len(messages) <= limits.max_messages
 
     def _small_save(self, messages: list[dict]) -> bool:
         """Is the call's only new weight its last message, of at most

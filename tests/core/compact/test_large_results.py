@@ -12,7 +12,8 @@ from blake3 import blake3
 
 from core.archive.store import STREAMED_CHARS, Archive
 from core.archive.streamed_write import SLICE
-from core.compact.pipeline import INLINE_SAVE_CHARS, Compactor
+from core.compact.pipeline import INLINE_SAVE_CHARS, LIGHT_HISTORY_CHARS, Compactor
+from core.config import Thresholds
 from core.measure import json_chars
 
 
@@ -115,7 +116,6 @@ def test_a_failed_large_write_leaves_no_file_no_entry_and_no_temp(tmp_path: Path
 def test_the_budget_keeps_a_result_whose_wrapper_would_not_be_shorter(tmp_path: Path) -> None:
     """With a preview as long as the result, no name can make the wrapper shorter: nothing
     is written, whatever the length of the name the file would get."""
-    from core.config import Thresholds
 
     content = _big(40_000)
     messages = [{"role": "user", "content": [
@@ -157,7 +157,7 @@ def test_a_call_that_can_compact_nothing_runs_without_a_thread(tmp_path: Path,
     assert len(hops) == 1  # past INLINE_SAVE_CHARS it is saved in a worker thread
 
 
-def test_a_short_history_past_the_message_limit_is_snipped_without_a_thread(
+def test_a_short_history_is_compacted_without_a_thread(
         tmp_path: Path, monkeypatch) -> None:
     import core.compact.pipeline as pipeline
 
@@ -173,9 +173,28 @@ def test_a_short_history_past_the_message_limit_is_snipped_without_a_thread(
     assert hops == []
     assert len(sent) < len(many)  # snipped, its transcript written inline
     assert [e.stage for e in events if getattr(e, "stage", None)] == ["snip_compact"]
-    long_messages = [{**m, "content": m["content"] + " " + "x" * 4_000} for m in many]
-    asyncio.run(Compactor(tmp_path / "long", emit=events.append).prepare(long_messages, "r"))
-    assert len(hops) == 1  # past the trigger (and a long transcript): in a worker thread
+    # past the trigger at every call (a replay's steady state): micro-compacted inline
+    pairs: list[dict] = []
+    for i in range(30):
+        use = {"type": "tool_use", "id": f"toolu_{i}", "name": "read", "input": {}}
+        result = {"type": "tool_result", "tool_use_id": f"toolu_{i}", "content": "x" * 3_000}
+        pairs += [{"role": "assistant", "content": [use]}, {"role": "user", "content": [result]}]
+    past = Compactor(tmp_path / "past", emit=events.append)
+    sent = asyncio.run(past.prepare(pairs, "r"))
+    assert len(hops) == 1  # all of it new, to be measured: in a worker thread
+    events.clear()
+    turn = [{"role": "assistant", "content": "ok"}, {"role": "user", "content": "y" * 15_000}]
+    asyncio.run(past.prepare([*sent, *turn], "r"))
+    assert len(hops) == 1  # measured last time, and short: the stages ran inline
+    assert "micro_compact" in [e.stage for e in events if getattr(e, "stage", None)]
+    # a long history, even one measured last time, is still handed to a thread
+    roomy = Thresholds(context_limit=10 * LIGHT_HISTORY_CHARS)
+    long = Compactor(tmp_path / "long", thresholds=roomy, emit=events.append)
+    chars = LIGHT_HISTORY_CHARS // 40  # what snip keeps (50 messages) is still longer
+    long_messages = [{**m, "content": m["content"] + " " + "x" * chars} for m in many]
+    sent = asyncio.run(long.prepare(long_messages, "r"))
+    asyncio.run(long.prepare([*sent, *turn[:1]], "r"))
+    assert len(hops) == 3  # both snips of a history past LIGHT_HISTORY_CHARS
 
 
 def _odd_text(chars: int) -> str:
@@ -204,7 +223,6 @@ def test_a_streamed_save_is_byte_exact_and_counted_exactly(tmp_path: Path) -> No
 def test_a_save_started_early_that_no_stage_uses_leaves_nothing(tmp_path: Path) -> None:
     """A preview as long as the result makes the budget keep it inline: the save started
     before measuring is dropped, temporary file and all."""
-    from core.config import Thresholds
 
     content = _big(SLICE + 5)
     messages = [{"role": "user", "content": [
