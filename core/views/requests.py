@@ -20,6 +20,7 @@ client's are inferred from the request that shows them, so they arrive just afte
 
 from __future__ import annotations
 
+from collections import deque
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -257,3 +258,28 @@ def fold(events: Any) -> RequestLog:
     for event in events:
         log.see(event)
     return log
+
+
+class LaterLog:
+    """A :class:`RequestLog` folded when it is read. A view that is not shown hands it
+    every event and reads it only to draw: a long replay at full speed then costs it an
+    append per event, and the fold runs, in order, when the view is next drawn or asked."""
+
+    def __init__(self) -> None:
+        self._log = RequestLog()
+        self._waiting: deque[ev.Event] = deque()
+
+    def add(self, event: ev.Event) -> None:
+        if type(event) not in _HANDLERS:
+            return
+        if isinstance(event, ev.RunStart):  # it starts the log over: what came is moot
+            self._waiting.clear()
+        self._waiting.append(event)
+
+    @property
+    def log(self) -> RequestLog:
+        """The log with every event added so far folded in."""
+        waiting, see = self._waiting, self._log.see
+        while waiting:
+            see(waiting.popleft())
+        return self._log

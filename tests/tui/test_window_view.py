@@ -87,6 +87,21 @@ async def test_a_demo_runs_window_is_its_last_main_request(make_app, routed):
         assert view.windows()[0].index == len(mains)
 
 
+async def test_a_closed_window_tab_folds_and_draws_only_when_opened(make_app, routed):
+    app = make_app()
+    async with app.run_test(size=(160, 48)) as pilot:
+        await play_to_end(pilot)  # the History shown: the Window tab stays closed
+        view = app.query_one(WindowView)
+        before = text_of(view)
+        assert view._requests._waiting, "a closed tab only keeps the events"
+        await pilot.press("7")
+        await pilot.pause()
+        [window] = view.windows()
+        assert window == window_of(fold(routed), "ctxlab", limits=app.limits())
+        assert text_of(view) != before
+        drawn(view, window)
+
+
 async def test_a_replay_draws_the_original_above_ctxlabs(tmp_path: Path, routed):
     def make(workspace: Path) -> ReplaySource:
         return ReplaySource(load_recording(CLAUDE), ReplayOptions(workdir=workspace,
@@ -128,6 +143,8 @@ async def test_the_watch_screen_shows_the_selected_requests_window(tmp_path: Pat
         assert window.tokens == response.context_tokens and window.counted
         assert {p.category: p.chars for p in window.parts} == \
             {k: v for k, v in request.breakdown.items() if v}
+        screen.query_one("#watch-views", TabbedContent).active = "watch-window-pane"
+        await pilot.pause()  # a closed tab draws when it is opened
         drawn(view, window)
         await pilot.press("up")
         await wait_for(pilot, lambda: view.windows()[0].index == 2)

@@ -1,9 +1,10 @@
 """The "Timeline" tab: how full the context was at every request, and going to one.
 
-It folds the run's events into requests (:class:`core.views.requests.RequestLog`) and
-draws :func:`core.views.timeline.build` of them on a plot (:mod:`tui.widgets.timeline_plot`):
-a replay's recorded original and ctxlab's side, ctxlab's own run, or a watched client; each
-side's trigger; a mark at every compaction; cache reads shaded. Over the plot one line
+It folds the run's events into requests (:class:`core.views.requests.RequestLog`; when it
+draws them: a closed tab only keeps the events) and draws :func:`core.views.timeline.build`
+of them on a plot (:mod:`tui.widgets.timeline_plot`): a replay's recorded original and
+ctxlab's side, ctxlab's own run, or a watched client; each side's trigger; a mark at every
+compaction; cache reads shaded. Over the plot one line
 says what the selected request was, in the events' own figures.
 
 Keys: ←/→ move the cursor a request, Home/End to the first and the newest (End follows
@@ -30,7 +31,7 @@ from textual.widgets import Static
 
 from core import events as ev
 from core.config import Thresholds
-from core.views.requests import RequestLog, Side
+from core.views.requests import LaterLog, RequestLog, Side
 from core.views.timeline import Mark, Timeline, build
 from tui.i18n import localize_bindings, t
 from tui.routing import Routed, RunInfo, handles
@@ -85,12 +86,16 @@ class TimelinePanel(Routed, Vertical, can_focus=True):
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(id=id)
         localize_bindings(self)
-        self.requests = RequestLog()
+        self._requests = LaterLog()  # folded when the plot is built (or asked)
         self.limits: Thresholds | None = None  # ctxlab's thresholds, as run.limits
         self.total = 0  # a replay's requests, as replay_start said (the x axis' length)
         self.selected: int | None = None  # None: follow the newest request
         self.timeline = Timeline(())
         self._stale = False
+
+    @property
+    def requests(self) -> RequestLog:
+        return self._requests.log
 
     def compose(self) -> ComposeResult:
         yield Static(id="timeline-caption", markup=False)
@@ -105,20 +110,20 @@ class TimelinePanel(Routed, Vertical, can_focus=True):
 
     @handles(*FOLDED)
     def fold(self, event: ev.Event) -> None:
-        self.requests.see(event)
+        self._requests.add(event)
         if isinstance(event, ev.ReplayStart):
             self.total = event.requests
         self.redraw_once(self.changed)
 
     @handles(ev.Rewind)
     def rewound(self, event: ev.Rewind) -> None:
-        self.requests.see(event)
+        self._requests.add(event)
         self.redraw_once(self.changed)
 
     def reset(self, run: RunInfo) -> None:
         """A new run, or a replay going back: no requests yet (what the replay is, its
         ratio and window, stays until the next ``run_start``)."""
-        self.requests.see(ev.Rewind(position=0))
+        self._requests.add(ev.Rewind(position=0))
         self.limits = run.limits
         self.changed()
 

@@ -29,12 +29,12 @@ from textual.widgets import Static
 
 from core import events as ev
 from core.config import Thresholds
-from core.views.requests import RequestLog, Side
+from core.views.requests import LaterLog, RequestLog, Side
 from core.views.window import PER_CALL, Window, ordered, window_of
 from tui.i18n import t
 from tui.routing import Routed, RunInfo, handles
 from tui.widgets.meter_marks import LIGHT, MarkStyle, mark_style, named_rows
-from tui.widgets.redraw import update_if_changed
+from tui.widgets.redraw import shown, update_if_changed
 
 BAR_ROWS = 2
 LABEL_CELLS = 34  # the legend's label column at most…
@@ -162,7 +162,10 @@ def draw(window: Window, width: int, style: MarkStyle = LIGHT) -> list[Content]:
 
 
 class WindowView(Routed, VerticalScroll, can_focus=True):
-    """The window of the request shown, per side; the latest unless :meth:`show` chose."""
+    """The window of the request shown, per side; the latest unless :meth:`show` chose.
+
+    It draws only while it is shown, and folds the requests only to draw them (or when
+    asked): a replay at full speed with the tab closed costs it an append per event."""
 
     DEFAULT_CSS = """
     WindowView { padding: 0 1; scrollbar-size-vertical: 1; }
@@ -170,9 +173,14 @@ class WindowView(Routed, VerticalScroll, can_focus=True):
 
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(id=id)
-        self.requests = RequestLog()
+        self._requests = LaterLog()
         self.limits: Thresholds | None = None
         self.chosen: tuple[Side, int] | None = None  # None: follow the latest
+        self._stale = False  # something changed while the tab was not shown
+
+    @property
+    def requests(self) -> RequestLog:
+        return self._requests.log
 
     def compose(self) -> ComposeResult:
         yield Static(id="window-body")
@@ -184,11 +192,16 @@ class WindowView(Routed, VerticalScroll, can_focus=True):
     def on_resize(self, _: events.Resize) -> None:
         self.redraw()
 
+    def watch_show_vertical_scrollbar(self) -> None:
+        """The bars are cut to the width left beside the scrollbar, which comes and goes
+        with the body's length, not with the view's size."""
+        self.redraw()
+
     def reset(self, run: RunInfo) -> None:
         """A new run, or a source going back: no requests yet, but what the run is (its
         model, a replay's ratio and window) stays until the next ``run_start`` — a rewind
         does not say it again."""
-        self.requests.see(ev.Rewind(position=0))
+        self._requests.add(ev.Rewind(position=0))
         self.limits = run.limits
         self.chosen = None
         self.redraw()
@@ -205,7 +218,7 @@ class WindowView(Routed, VerticalScroll, can_focus=True):
     def see(self, event: ev.Event) -> None:
         """Fold one event (a screen that is not routed by the app feeds it this way); a
         stage redraws too, since a recorded agent's compaction moves the marks."""
-        self.requests.see(event)
+        self._requests.add(event)
         self.redraw_once(self.redraw)
 
     def show(self, side: Side | None = None, index: int | None = None) -> None:
@@ -225,9 +238,15 @@ class WindowView(Routed, VerticalScroll, can_focus=True):
             found = [window_of(self.requests, s, limits=self.limits) for s in sides]
         return [w for w in found if w is not None]
 
+    def on_show(self) -> None:
+        if self._stale:
+            self.redraw()
+
     def redraw(self) -> None:
-        if not self.is_mounted:
+        if not self.is_mounted or not shown(self):
+            self._stale = True
             return
+        self._stale = False
         width = max(10, (self.scrollable_content_region.width or 60))
         windows = self.windows()
         if not windows:

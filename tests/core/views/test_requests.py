@@ -12,7 +12,7 @@ import pytest
 
 from core import events as ev
 from core.events import event_from_json
-from core.views.requests import RequestLog, RequestPoint, changed, fold
+from core.views.requests import LaterLog, RequestLog, RequestPoint, changed, fold
 from tests.core.sources.replay.conftest import CLAUDE
 from tests.core.sources.replay.test_source import replay
 
@@ -60,6 +60,25 @@ def test_a_replay_gives_both_sides_numbered_by_its_steps(tmp_path):
     recorded = [e for e in recorder.events if isinstance(e, ev.Stage) and e.by != "ctxlab"]
     assert [s for p in original for s in p.stages] == recorded
     assert all(s.by == "ctxlab" for p in ours for s in p.stages)
+
+
+def test_a_log_folded_when_read_is_the_log_folded_as_the_events_came(tmp_path):
+    ok, recorder, _ = replay(CLAUDE, tmp_path)
+    assert ok
+    events = recorder.events
+    later = LaterLog()
+    half = len(events) // 2
+    for event in events[:half]:
+        later.add(event)
+    assert later.log.side("original") == fold(events[:half]).side("original")  # read midway
+    for event in [*events[half:], ev.Rewind(position=0), *events]:
+        later.add(event)
+    twice = fold([*events, ev.Rewind(position=0), *events])
+    assert later.log.points == twice.points and later.log.pending == twice.pending
+    assert vars(later.log) == vars(twice)
+    start = ev.RunStart(provider="scripted", workspace=".", model="m")
+    later.add(start)  # it starts the log over
+    assert vars(later.log) == vars(fold([start]))
 
 
 def test_a_rewind_starts_the_sides_over_and_keeps_what_the_replay_is():
