@@ -60,7 +60,8 @@ class CacheLine(Static):
         if main:
             self.last = tokens.billed()
             self.shares.append(tokens.cache_share)
-        self.display = True
+        if not self.display:  # set once: the setter goes through the style rules each time
+            self.display = True
         if draw:
             self.redraw()
 

@@ -125,10 +125,12 @@ class ContextMeter(Routed, Vertical, can_focus=True):
         self.history: list[int] = []
         self.breakdown: dict[str, Any] = {}  # the last main request's, as it carried it
         self.recorded = False  # usage_tokens came from a recording, not a live answer
+        # kept, not queried: every answer of a replay reaches it
+        self.cache_line = CacheLine()  # hidden until a real model reports usage
 
     def compose(self) -> ComposeResult:
         yield Static(id="meter-figures")
-        yield CacheLine()  # hidden until a real model reports usage
+        yield self.cache_line
         yield Static(id="meter-spark")
         yield Static(id="meter-breakdown")
 
@@ -170,7 +172,7 @@ class ContextMeter(Routed, Vertical, can_focus=True):
         tokens = event.tokens
         if tokens is None:
             return
-        cache = self.query_one(CacheLine)
+        cache = self.cache_line
         cache.usage(tokens, main=event.purpose in ("main", "original"), draw=False)
         self.redraw_once(cache.redraw)
         if event.purpose == "main":
@@ -179,11 +181,11 @@ class ContextMeter(Routed, Vertical, can_focus=True):
 
     @handles(ev.RunStart)
     def price_for(self, event: ev.RunStart) -> None:
-        self.query_one(CacheLine).set_model(event.model)
+        self.cache_line.set_model(event.model)
 
     @handles(ev.TurnStart)
     def new_turn(self, event: ev.TurnStart) -> None:
-        cache = self.query_one(CacheLine)
+        cache = self.cache_line
         cache.turn_start(draw=False)
         self.redraw_once(cache.redraw)
 
@@ -197,7 +199,7 @@ class ContextMeter(Routed, Vertical, can_focus=True):
         self.history = []
         self.breakdown = {}
         self.recorded = False
-        self.query_one(CacheLine).reset()
+        self.cache_line.reset()
         self.redraw()
 
     def set_limits(self, limits: Thresholds) -> None:
