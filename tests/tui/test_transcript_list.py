@@ -11,13 +11,16 @@ from typing import Any
 import pytest
 from textual.app import App, ComposeResult
 from textual.coordinate import Coordinate
+from textual.widgets.data_table import ColumnKey
 
 from core.archive.store import RESULTS_DIR, TRANSCRIPT_DIR
 from core.events import ArchiveListing, Stage
 from tests.tui.conftest import play_to_end
 from tui.app import CtxlabApp
 from tui.routing import route_batch
-from tui.widgets.transcript_list import TranscriptList
+from tui.widgets.columns import cut
+from tui.widgets.render import short_size
+from tui.widgets.transcript_list import TranscriptList, display_name
 
 pytestmark = pytest.mark.anyio
 RESULTS = RESULTS_DIR.as_posix()
@@ -118,3 +121,47 @@ async def test_a_scenario_run_again_in_its_workspace_lists_the_first_runs_files(
                    for folder, pattern in ((TRANSCRIPT_DIR, "*.jsonl"), (RESULTS_DIR, "*.txt"))
                    for p in (tmp_path / "ws" / folder).glob(pattern)}
         assert set(files) == on_disk
+
+
+def listed_afresh(widget: TranscriptList) -> list[tuple[str, str, str]]:
+    """The rows as the whole listing gives them, made from the files alone, cut to the
+    columns' widths now."""
+    numbers: dict[str, int] = {}
+    for file in widget.files.values():
+        if file.kind == "transcript":
+            numbers[file.rel] = len(numbers) + 1
+    widths = [widget.columns[ColumnKey(key)].width for key in ("file", "size", "stage")]
+    return [(cut(display_name(file, numbers.get(file.rel, 0)), widths[0]),
+             cut(short_size(file.chars) if file.chars is not None else "—", widths[1]),
+             cut(file.writer or "(earlier run)", widths[2]))
+            for file in reversed(widget.files.values())]
+
+
+async def test_rows_kept_batch_by_batch_are_the_rows_listed_afresh() -> None:
+    """The panel keeps each file's row as it comes (a routing works on its new files
+    only); after every batch — new files, a longer name that moves the columns, an earlier
+    run's file written again — the table shows what a listing from scratch shows."""
+    def result(name: str, chars: int = 10) -> dict[str, Any]:
+        return record(f"{RESULTS}/{name}.txt", "result", chars, name)
+
+    old = record(f"{TRANSCRIPTS}/transcript_aa.jsonl", "transcript", 12_000)
+    batches = [
+        [ArchiveListing(files=(old, result("toolu_old")))],
+        [stage("snip_compact", record(f"{TRANSCRIPTS}/transcript_{i}.jsonl", "transcript", i))
+         for i in range(5)],
+        [stage("micro_compact", result(f"toolu_{i}", 40_000 * i)) for i in range(30)],
+        [stage("fit_tool_results", result("toolu_" + "very_long_identifier_" * 3))],
+        [stage("tool_result_budget", result("toolu_old"))],  # written again: its writer
+        [stage("auto_compact", extra=(".replay/c/001.md",))],
+    ]
+    async with Host().run_test(size=(60, 20)) as pilot:
+        widget = pilot.app.query_one(TranscriptList)
+        for batch in batches:
+            await route_batch([widget], batch)
+            rows = [tuple(str(cell) for cell in widget.get_row_at(i))
+                    for i in range(widget.row_count)]
+            assert rows == listed_afresh(widget)
+        assert rows[-2] == (cut("toolu_old", widget.columns[ColumnKey("file")].width),
+                            "10", cut("tool_result_budget",
+                                      widget.columns[ColumnKey("stage")].width))
+        assert widget.border_subtitle == "6 transcripts · 32 result files · 1 other file"

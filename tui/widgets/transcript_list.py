@@ -65,12 +65,10 @@ def display_name(file: Listed, transcript_number: int) -> str:
         else Path(file.rel).name
 
 
-def column_widths(space: int, names: list[str], writers: list[str]) -> tuple[int, int, int]:
+def column_widths(space: int, file_want: int, writer_want: int) -> tuple[int, int, int]:
     """``(file, size, writer)`` widths in ``space`` cells: each column as wide as its widest
-    cell when they fit (the writer takes what is left over); otherwise the file column
-    first, the writer what remains."""
-    file_want = max(map(cell_len, names), default=0)
-    writer_want = max(map(cell_len, writers), default=0)
+    cell (``file_want``, ``writer_want``) when they fit (the writer takes what is left
+    over); otherwise the file column first, the writer what remains."""
     rest = max(space - SIZE_CELLS, 2)
     file = min(file_want, max(rest - WRITER_MIN, rest // 2))
     if file_want + writer_want <= rest:
@@ -91,6 +89,16 @@ class TranscriptList(Routed, FixedWidthTable[Any]):
         self.border_title = t("panel.transcripts")
         self.files: dict[str, Listed] = {}  # in the order they were reported
         self._shown: list[tuple[str, str, str, str]] = []  # the rows on screen
+        # Kept as the files come, oldest first, so a routing works on its new files only
+        # (a long replay's archive holds thousands): each file's row, the widest name and
+        # writer, the count of each kind, and the rows as last cut to the columns.
+        self._rows: list[tuple[str, str, str, str]] = []
+        self._widest = (0, 0)
+        self._kinds: dict[str, int] = {}
+        self._cut: list[tuple[str, str, str, str]] = []
+        self._cut_widths: tuple[int, int, int] | None = None
+        self._transcripts = 0  # transcripts listed: each is named by its number
+        self._earlier = t("tx.earlier")  # the writer of a file an earlier run wrote
 
     def on_mount(self) -> None:
         self.add_column(t("tx.col.file"), key="file", width=12)
@@ -104,14 +112,38 @@ class TranscriptList(Routed, FixedWidthTable[Any]):
     def reset(self, run: RunInfo | None = None) -> None:
         """A new run: nothing listed until its events say what its archive holds."""
         self.files.clear()
+        self._list_again()
         self.refresh_files()
+
+    def _add(self, file: Listed) -> None:
+        """A file reported for the first time: its row joins the kept ones."""
+        self.files[file.rel] = file
+        if file.kind == "transcript":
+            self._transcripts += 1
+        row = (display_name(file, self._transcripts),
+               short_size(file.chars) if file.chars is not None else "—",
+               file.writer or self._earlier, file.rel)
+        self._rows.append(row)
+        names, writers = self._widest
+        self._widest = (max(names, cell_len(row[0])), max(writers, cell_len(row[2])))
+        self._kinds[file.kind] = self._kinds.get(file.kind, 0) + 1
+
+    def _list_again(self) -> None:
+        """Every kept row made again from :attr:`files` (a file's writer changed)."""
+        files = list(self.files.values())
+        self.files.clear()
+        self._rows, self._widest, self._kinds, self._transcripts = [], (0, 0), {}, 0
+        self._earlier = t("tx.earlier")
+        self._cut, self._cut_widths = [], None
+        for file in files:
+            self._add(file)
 
     @handles(ArchiveListing)
     def note_listing(self, event: ArchiveListing) -> None:
         for record in event.files:
             rel = str(record.get("path", ""))
             if rel and rel not in self.files:
-                self.files[rel] = listed(rel, record)
+                self._add(listed(rel, record))
         self.redraw_once(self.refresh_files)
 
     @handles(Stage)
@@ -122,26 +154,20 @@ class TranscriptList(Routed, FixedWidthTable[Any]):
         for rel in event.files:
             known = self.files.get(rel)
             if known is None:
-                self.files[rel] = listed(rel, records.get(rel), event.stage)
+                self._add(listed(rel, records.get(rel), event.stage))
             elif not known.writer:  # an earlier run's file this run wrote again
                 self.files[rel] = replace(known, writer=event.stage)
+                self._list_again()  # (in place: the dict keeps its order)
         self.redraw_once(self.refresh_files)
 
     def listing_rows(self) -> list[tuple[str, str, str, str]]:
         """``(name, size, writer, path)`` per file, newest first."""
-        numbers: dict[str, int] = {}
-        for file in self.files.values():
-            if file.kind == "transcript":
-                numbers[file.rel] = len(numbers) + 1
-        return [(display_name(file, numbers.get(file.rel, 0)),
-                 short_size(file.chars) if file.chars is not None else "—",
-                 file.writer or t("tx.earlier"), file.rel)
-                for file in reversed(self.files.values())]
+        return self._rows[::-1]
 
     def refresh_files(self) -> None:
         if not self.is_mounted:
             return
-        rows = self.fitted(self.listing_rows())
+        rows = self.fitted()
         if rows != self._shown:  # a rebuilt table re-renders every line from scratch
             new = len(rows) - len(self._shown)
             if new > 0 and rows[new:] == self._shown:  # only newer files: add just those
@@ -151,9 +177,9 @@ class TranscriptList(Routed, FixedWidthTable[Any]):
                 self.add_keyed_rows([(rel, (name, size, writer))
                                      for name, size, writer, rel in rows])
             self._shown = rows
-        kinds = [file.kind for file in self.files.values()]
+        kinds = self._kinds
         # files written beside the archive (another agent's summary) are "other"
-        counts = [t(key, n=kinds.count(kind)) for key, kind in (
+        counts = [t(key, n=kinds.get(kind, 0)) for key, kind in (
             ("tx.transcripts", "transcript"), ("tx.results", "result"), ("tx.other", ""))]
         shown = [text for text, kind in zip(counts, ("transcript", "result", ""), strict=True)
                  if kind in kinds]
@@ -170,17 +196,23 @@ class TranscriptList(Routed, FixedWidthTable[Any]):
         self._update_count += 1
         self.refresh()
 
-    def fitted(self, rows: list[tuple[str, str, str, str]]) -> list[tuple[str, str, str, str]]:
-        """The rows cut to column widths that share the panel's width (headers included)."""
+    def fitted(self) -> list[tuple[str, str, str, str]]:
+        """The rows, newest first, cut to column widths that share the panel's width
+        (headers included). Rows cut before are kept while the widths hold."""
+        rows = self._rows
         space = room(self, self.size.width, len(rows) + 1 > self.size.height, 3)
         if space <= 0:
-            return rows
-        file, size, writer = column_widths(
-            space, [t("tx.col.file"), *(r[0] for r in rows)],
-            [t("tx.col.stage"), *(r[2] for r in rows)])
+            return rows[::-1]
+        names, writers = self._widest
+        widths = column_widths(space, max(names, cell_len(t("tx.col.file"))),
+                               max(writers, cell_len(t("tx.col.stage"))))
+        file, size, writer = widths
         set_widths(self, {"file": file, "size": size, "stage": writer})
-        return [(cut(name, file), cut(n, size), cut(who, writer), rel)
-                for name, n, who, rel in rows]
+        if widths != self._cut_widths:
+            self._cut, self._cut_widths = [], widths
+        self._cut.extend((cut(name, file), cut(n, size), cut(who, writer), rel)
+                         for name, n, who, rel in rows[len(self._cut):])
+        return self._cut[::-1]
 
     def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
         event.stop()
