@@ -133,8 +133,9 @@ class Compactor:
 
         The synchronous stages (measuring, hashing and saving results: tens of milliseconds
         for a 10 MB result) run in a worker thread so an event loop driving a UI keeps
-        drawing (unless :attr:`stages_in_thread` is off); their events are emitted from that
-        thread. The summary, a model call, runs back on the loop.
+        drawing (unless :attr:`stages_in_thread` is off, or the call is light: see
+        :meth:`_light`); their events are emitted from that thread. The summary, a model
+        call, runs back on the loop.
         """
         return (await self.prepare_measured(messages, active_request)).messages
 
