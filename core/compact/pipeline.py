@@ -51,6 +51,10 @@ LIGHT_NEW_CHARS = 20_000  # new chars a call may bring and still run without a t
 # than it spares: a drawing loop and the thread share one interpreter lock, and a call
 # handed over ran two to three times as long as inline.
 LIGHT_HISTORY_CHARS = 1_000_000
+# Past the trigger, micro and fit save about what lies above the target, a file per result:
+# a call each turn sheds a result or two, but a history far past it (the limits lowered
+# mid-run) may write hundreds of files, and that still goes to the thread.
+LIGHT_SHED_CHARS = 200_000
 INLINE_SAVE_CHARS = 2_000_000  # fresh results this long in all are saved without a thread
 
 T = TypeVar("T")
@@ -162,19 +166,21 @@ class Compactor:
         """Is this call's work small enough to run inline? Most turns add a message or two
         to a history measured last time. Light means: nothing new a budget could persist
         (under ``LIGHT_NEW_CHARS``, or a small save: see :meth:`_small_save`), and a
-        history the stages can walk within a frame (``LIGHT_HISTORY_CHARS``) or too short
-        for any stage to act (few messages, under the trigger). A long session snips at
-        every turn and, past the trigger, micro-compacts at every turn: a replay's calls
-        are nearly all such, and handing each to a thread tripled their cost."""
+        history the stages can walk within a frame (``LIGHT_HISTORY_CHARS``; past the
+        trigger, with no more than ``LIGHT_SHED_CHARS`` above the target to save) or too
+        short for any stage to act (few messages, under the trigger). A long session
+        snips at every turn and, past the trigger, micro-compacts at every turn: a
+        replay's calls are nearly all such, and handing each to a thread tripled their
+        cost."""
         limits = self.ctx.thresholds
         if self.ctx.breaks:
             return False
         total = self.sizes.light_total(messages, min(LIGHT_NEW_CHARS, limits.large_result))
         if total is None:
             return self._small_save(messages)
-        if total <= LIGHT_HISTORY_CHARS:
-            return True
-        return total <= limits.context_limit and len(messages) <= limits.max_messages
+        if total <= limits.context_limit:
+            return total <= LIGHT_HISTORY_CHARS or len(messages) <= limits.max_messages
+        return total <= LIGHT_HISTORY_CHARS and total - limits.target <= LIGHT_SHED_CHARS
 
     def _small_save(self, messages: list[dict]) -> bool:
         """Is the call's only new weight its last message, of at most

@@ -12,7 +12,12 @@ from blake3 import blake3
 
 from core.archive.store import STREAMED_CHARS, Archive
 from core.archive.streamed_write import SLICE
-from core.compact.pipeline import INLINE_SAVE_CHARS, LIGHT_HISTORY_CHARS, Compactor
+from core.compact.pipeline import (
+    INLINE_SAVE_CHARS,
+    LIGHT_HISTORY_CHARS,
+    LIGHT_SHED_CHARS,
+    Compactor,
+)
 from core.config import Thresholds
 from core.measure import json_chars
 
@@ -157,6 +162,16 @@ def test_a_call_that_can_compact_nothing_runs_without_a_thread(tmp_path: Path,
     assert len(hops) == 1  # past INLINE_SAVE_CHARS it is saved in a worker thread
 
 
+def tool_pairs(n: int) -> list[dict]:
+    """``n`` calls of a tool, each answered with a 3,000-char result."""
+    pairs: list[dict] = []
+    for i in range(n):
+        use = {"type": "tool_use", "id": f"toolu_{i}", "name": "read", "input": {}}
+        result = {"type": "tool_result", "tool_use_id": f"toolu_{i}", "content": "x" * 3_000}
+        pairs += [{"role": "assistant", "content": [use]}, {"role": "user", "content": [result]}]
+    return pairs
+
+
 def test_a_short_history_is_compacted_without_a_thread(
         tmp_path: Path, monkeypatch) -> None:
     import core.compact.pipeline as pipeline
@@ -173,12 +188,9 @@ def test_a_short_history_is_compacted_without_a_thread(
     assert hops == []
     assert len(sent) < len(many)  # snipped, its transcript written inline
     assert [e.stage for e in events if getattr(e, "stage", None)] == ["snip_compact"]
+
     # past the trigger at every call (a replay's steady state): micro-compacted inline
-    pairs: list[dict] = []
-    for i in range(30):
-        use = {"type": "tool_use", "id": f"toolu_{i}", "name": "read", "input": {}}
-        result = {"type": "tool_result", "tool_use_id": f"toolu_{i}", "content": "x" * 3_000}
-        pairs += [{"role": "assistant", "content": [use]}, {"role": "user", "content": [result]}]
+    pairs = tool_pairs(30)
     past = Compactor(tmp_path / "past", emit=events.append)
     sent = asyncio.run(past.prepare(pairs, "r"))
     assert len(hops) == 1  # all of it new, to be measured: in a worker thread
@@ -187,14 +199,24 @@ def test_a_short_history_is_compacted_without_a_thread(
     asyncio.run(past.prepare([*sent, *turn], "r"))
     assert len(hops) == 1  # measured last time, and short: the stages ran inline
     assert "micro_compact" in [e.stage for e in events if getattr(e, "stage", None)]
+
+    # the limits lowered mid-run: far past the new target, hundreds of results to save
+    roomy = Thresholds(context_limit=10**7, max_messages=1_000)
+    lowered = Compactor(tmp_path / "lowered", thresholds=roomy)
+    kept = asyncio.run(lowered.prepare(tool_pairs(120), "r"))
+    assert len(hops) == 2 and len(json.dumps(kept)) > Thresholds().target + LIGHT_SHED_CHARS
+    lowered.thresholds = Thresholds()
+    asyncio.run(lowered.prepare([*kept, *turn], "r"))
+    assert len(hops) == 3  # more than LIGHT_SHED_CHARS past the target: in a worker thread
+
     # a long history, even one measured last time, is still handed to a thread
-    roomy = Thresholds(context_limit=10 * LIGHT_HISTORY_CHARS)
-    long = Compactor(tmp_path / "long", thresholds=roomy, emit=events.append)
+    long = Compactor(tmp_path / "long", thresholds=Thresholds(context_limit=10**7),
+                     emit=events.append)
     chars = LIGHT_HISTORY_CHARS // 40  # what snip keeps (50 messages) is still longer
     long_messages = [{**m, "content": m["content"] + " " + "x" * chars} for m in many]
     sent = asyncio.run(long.prepare(long_messages, "r"))
     asyncio.run(long.prepare([*sent, *turn[:1]], "r"))
-    assert len(hops) == 3  # both snips of a history past LIGHT_HISTORY_CHARS
+    assert len(hops) == 5  # both snips of a history past LIGHT_HISTORY_CHARS
 
 
 def _odd_text(chars: int) -> str:
