@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from core.archive.listing import archive_listing, holds_a_manifest
-from core.archive.store import Archive
+from core.archive.store import EARLIER_PREFIX, WRAPPER_HEAD, Archive, content_size
 from core.compact.breakdown import BreakdownCache
 from core.compact.budget import save_early
 from core.compact.context import CompactContext, StageRun, finish_after
@@ -41,7 +41,7 @@ from core.compact.summary import compact_history
 from core.config import Thresholds
 from core.events import ArchiveListing, Event
 from core.measure import Measured, SizeCache, text_length
-from core.messages import Violation
+from core.messages import Violation, iter_tool_results
 
 COMPACT_TOOL_RESULT = "Compaction requested after this tool batch."
 LIGHT_NEW_CHARS = 20_000  # new chars a call may bring and still run without a thread
@@ -53,11 +53,31 @@ LIGHT_NEW_CHARS = 20_000  # new chars a call may bring and still run without a t
 LIGHT_HISTORY_CHARS = 1_000_000
 # Past the trigger, micro and fit save about what lies above the target, a file per result:
 # a call each turn sheds a result or two, but a history far past it (the limits lowered
-# mid-run) may write hundreds of files, and that still goes to the thread.
+# mid-run), or one whose excess is in many short results, may write hundreds of files,
+# and that still goes to the thread (:func:`files_to_shed` estimates how many).
 LIGHT_SHED_CHARS = 200_000
+LIGHT_SHED_FILES = 64
 INLINE_SAVE_CHARS = 2_000_000  # fresh results this long in all are saved without a thread
 
 T = TypeVar("T")
+
+
+def files_to_shed(messages: list[dict], short: int, shed: int, most: int) -> int:
+    """About how many files micro-compaction writes to take ``shed`` chars out: results
+    not behind a pointer yet and longer than ``short``, oldest first, each taking out its
+    length less about a pointer's (``short``) — counted up to one past ``most``."""
+    count = freed = 0
+    for _, _, block in iter_tool_results(messages):
+        if freed >= shed or count > most:
+            break
+        content = block.get("content", "")
+        if isinstance(content, str) and content.startswith((EARLIER_PREFIX, WRAPPER_HEAD)):
+            continue
+        size = content_size(content)
+        if size > short:
+            count += 1
+            freed += size - short
+    return count
 
 
 class Compactor:
@@ -167,11 +187,11 @@ class Compactor:
         to a history measured last time. Light means: nothing new a budget could persist
         (under ``LIGHT_NEW_CHARS``, or a small save: see :meth:`_small_save`), and a
         history the stages can walk within a frame (``LIGHT_HISTORY_CHARS``; past the
-        trigger, with no more than ``LIGHT_SHED_CHARS`` above the target to save) or too
-        short for any stage to act (few messages, under the trigger). A long session
-        snips at every turn and, past the trigger, micro-compacts at every turn: a
-        replay's calls are nearly all such, and handing each to a thread tripled their
-        cost."""
+        trigger, with at most ``LIGHT_SHED_CHARS`` above the target, to be saved in at
+        most ``LIGHT_SHED_FILES`` files) or too short for any stage to act (few
+        messages, under the trigger). A long session snips at every turn and, past the
+        trigger, micro-compacts at every turn: a replay's calls are nearly all such, and
+        handing each to a thread tripled their cost."""
         limits = self.ctx.thresholds
         if self.ctx.breaks:
             return False
@@ -180,7 +200,10 @@ class Compactor:
             return self._small_save(messages)
         if total <= limits.context_limit:
             return total <= LIGHT_HISTORY_CHARS or len(messages) <= limits.max_messages
-        return total <= LIGHT_HISTORY_CHARS and total - limits.target <= LIGHT_SHED_CHARS
+        shed = total - limits.target
+        return total <= LIGHT_HISTORY_CHARS and shed <= LIGHT_SHED_CHARS and \
+            files_to_shed(messages, limits.micro_short, shed, LIGHT_SHED_FILES) \
+            <= LIGHT_SHED_FILES
 
     def _small_save(self, messages: list[dict]) -> bool:
         """Is the call's only new weight its last message, of at most

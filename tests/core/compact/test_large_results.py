@@ -17,6 +17,7 @@ from core.compact.pipeline import (
     LIGHT_HISTORY_CHARS,
     LIGHT_SHED_CHARS,
     Compactor,
+    files_to_shed,
 )
 from core.config import Thresholds
 from core.measure import json_chars
@@ -162,12 +163,12 @@ def test_a_call_that_can_compact_nothing_runs_without_a_thread(tmp_path: Path,
     assert len(hops) == 1  # past INLINE_SAVE_CHARS it is saved in a worker thread
 
 
-def tool_pairs(n: int) -> list[dict]:
-    """``n`` calls of a tool, each answered with a 3,000-char result."""
+def tool_pairs(n: int, chars: int = 3_000) -> list[dict]:
+    """``n`` calls of a tool, each answered with a result of ``chars`` chars."""
     pairs: list[dict] = []
     for i in range(n):
         use = {"type": "tool_use", "id": f"toolu_{i}", "name": "read", "input": {}}
-        result = {"type": "tool_result", "tool_use_id": f"toolu_{i}", "content": "x" * 3_000}
+        result = {"type": "tool_result", "tool_use_id": f"toolu_{i}", "content": "x" * chars}
         pairs += [{"role": "assistant", "content": [use]}, {"role": "user", "content": [result]}]
     return pairs
 
@@ -208,6 +209,13 @@ def test_a_short_history_is_compacted_without_a_thread(
     lowered.thresholds = Thresholds()
     asyncio.run(lowered.prepare([*kept, *turn], "r"))
     assert len(hops) == 3  # more than LIGHT_SHED_CHARS past the target: in a worker thread
+    # not far past it, but in hundreds of short results: as many files to write
+    short = Compactor(tmp_path / "short", thresholds=roomy)
+    kept = asyncio.run(short.prepare(tool_pairs(400, chars=200), "r"))
+    short.thresholds = Thresholds()
+    assert len(json.dumps(kept)) - Thresholds().target < LIGHT_SHED_CHARS
+    asyncio.run(short.prepare([*kept, *turn], "r"))
+    assert len(hops) == 5  # the new history, then more than LIGHT_SHED_FILES files to write
 
     # a long history, even one measured last time, is still handed to a thread
     long = Compactor(tmp_path / "long", thresholds=Thresholds(context_limit=10**7),
@@ -216,7 +224,7 @@ def test_a_short_history_is_compacted_without_a_thread(
     long_messages = [{**m, "content": m["content"] + " " + "x" * chars} for m in many]
     sent = asyncio.run(long.prepare(long_messages, "r"))
     asyncio.run(long.prepare([*sent, *turn[:1]], "r"))
-    assert len(hops) == 5  # both snips of a history past LIGHT_HISTORY_CHARS
+    assert len(hops) == 7  # both snips of a history past LIGHT_HISTORY_CHARS
 
 
 def _odd_text(chars: int) -> str:
@@ -256,3 +264,13 @@ def test_a_save_started_early_that_no_stage_uses_leaves_nothing(tmp_path: Path) 
     assert sent[0]["content"][0]["content"] == content
     folder = tmp_path / ".task_outputs" / "tool-results"
     assert not folder.exists() or list(folder.iterdir()) == []
+
+
+def test_the_files_to_shed_are_counted_oldest_first_and_pointers_are_not() -> None:
+    history = tool_pairs(10, chars=1_120)
+    assert files_to_shed(history, 120, 2_500, 64) == 3  # 1,000 chars out per file
+    assert files_to_shed(history, 120, 10**6, 4) == 5  # counted one past ``most``
+    history[1]["content"][0]["content"] = "[Earlier tool result saved at /w/r.txt]"
+    history[3]["content"][0]["content"] = "short"
+    assert files_to_shed(history, 120, 2_500, 64) == 3  # neither saves anything
+    assert files_to_shed(history, 120, 0, 64) == 0
