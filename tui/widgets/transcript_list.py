@@ -93,6 +93,7 @@ class TranscriptList(Routed, FixedWidthTable[Any]):
         # (a long replay's archive holds thousands): each file's row, the widest name and
         # writer, the count of each kind, and the rows as last cut to the columns.
         self._rows: list[tuple[str, str, str, str]] = []
+        self._at: dict[str, int] = {}  # a file's place in ``_rows``
         self._widest = (0, 0)
         self._kinds: dict[str, int] = {}
         self._cut: list[tuple[str, str, str, str]] = []
@@ -112,7 +113,7 @@ class TranscriptList(Routed, FixedWidthTable[Any]):
     def reset(self, run: RunInfo | None = None) -> None:
         """A new run: nothing listed until its events say what its archive holds."""
         self.files.clear()
-        self._list_again()
+        self._forget_rows()
         self.refresh_files()
 
     def _add(self, file: Listed) -> None:
@@ -123,20 +124,29 @@ class TranscriptList(Routed, FixedWidthTable[Any]):
         row = (display_name(file, self._transcripts),
                short_size(file.chars) if file.chars is not None else "—",
                file.writer or self._earlier, file.rel)
+        self._at[file.rel] = len(self._rows)
         self._rows.append(row)
         names, writers = self._widest
         self._widest = (max(names, cell_len(row[0])), max(writers, cell_len(row[2])))
         self._kinds[file.kind] = self._kinds.get(file.kind, 0) + 1
 
-    def _list_again(self) -> None:
-        """Every kept row made again from :attr:`files` (a file's writer changed)."""
-        files = list(self.files.values())
-        self.files.clear()
+    def _rewrite(self, rel: str, writer: str) -> None:
+        """A listed file's writer changed: its row, and its cut row while the columns
+        hold (a file cut longer than they allow moves them, and every row is cut again)."""
+        at = self._at[rel]
+        name, size, _, _ = self._rows[at]
+        self._rows[at] = (name, size, writer, rel)
+        names, writers = self._widest
+        self._widest = (names, max(writers, cell_len(writer)))
+        if at < len(self._cut) and self._cut_widths is not None:
+            file, size_cells, writer_cells = self._cut_widths
+            self._cut[at] = (cut(name, file), cut(size, size_cells), cut(writer, writer_cells),
+                             rel)
+
+    def _forget_rows(self) -> None:
         self._rows, self._widest, self._kinds, self._transcripts = [], (0, 0), {}, 0
-        self._earlier = t("tx.earlier")
+        self._at = {}
         self._cut, self._cut_widths = [], None
-        for file in files:
-            self._add(file)
 
     @handles(ArchiveListing)
     def note_listing(self, event: ArchiveListing) -> None:
@@ -157,7 +167,7 @@ class TranscriptList(Routed, FixedWidthTable[Any]):
                 self._add(listed(rel, records.get(rel), event.stage))
             elif not known.writer:  # an earlier run's file this run wrote again
                 self.files[rel] = replace(known, writer=event.stage)
-                self._list_again()  # (in place: the dict keeps its order)
+                self._rewrite(rel, event.stage)
         self.redraw_once(self.refresh_files)
 
     def listing_rows(self) -> list[tuple[str, str, str, str]]:
