@@ -24,10 +24,13 @@ import time
 from collections.abc import Awaitable, Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, ClassVar, TypeVar
+from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
 
 from core.config import Thresholds
 from core.events import Event
+
+if TYPE_CHECKING:
+    from core.views.requests import LaterLog
 
 F = TypeVar("F", bound=Callable[..., Any])
 _MARK = "_ctxlab_handles"
@@ -36,6 +39,8 @@ _MARK = "_ctxlab_handles"
 # frame at 60 Hz is about 17 ms). Keys still wait for the batch's end: they come through
 # the app's message queue, which is routing it.
 SLICE = 0.008
+FOLD_SLICE = 256  # events a waiting request log folds between two looks at the clock
+FOLD_AT_ONCE = 2_000  # events a tab opened folds at once; more: in slices, then drawn
 
 
 class Turns:
@@ -52,6 +57,14 @@ class Turns:
         await asyncio.sleep(0)
         self.due = time.perf_counter() + SLICE
         return True
+
+
+async def fold_in_slices(log: LaterLog) -> None:
+    """Fold what waits in ``log`` a slice at a time, giving the loop its turns: a tab
+    opened after a long replay finds tens of thousands of events to fold."""
+    turns = Turns()
+    while log.fold(FOLD_SLICE):
+        await turns.give()
 
 
 def handles(*types: type[Event]) -> Callable[[F], F]:

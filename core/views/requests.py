@@ -263,7 +263,8 @@ def fold(events: Any) -> RequestLog:
 class LaterLog:
     """A :class:`RequestLog` folded when it is read. A view that is not shown hands it
     every event and reads it only to draw: a long replay at full speed then costs it an
-    append per event, and the fold runs, in order, when the view is next drawn or asked."""
+    append per event, and the fold runs, in order, when the view is next drawn or asked
+    (or a slice at a time: :meth:`fold`)."""
 
     def __init__(self) -> None:
         self._log = RequestLog()
@@ -274,12 +275,27 @@ class LaterLog:
             return
         if isinstance(event, ev.RunStart):  # it starts the log over: what came is moot
             self._waiting.clear()
+        elif isinstance(event, ev.Rewind):  # only what a source said it is outlives it
+            self._waiting = deque(e for e in self._waiting if isinstance(e, _OUTLIVE_REWIND))
         self._waiting.append(event)
+
+    @property
+    def waiting(self) -> int:
+        return len(self._waiting)
+
+    def fold(self, count: int) -> bool:
+        """Fold up to ``count`` of the events waiting; whether any still wait."""
+        waiting, see = self._waiting, self._log.see
+        for _ in range(min(count, len(waiting))):
+            see(waiting.popleft())
+        return bool(waiting)
 
     @property
     def log(self) -> RequestLog:
         """The log with every event added so far folded in."""
-        waiting, see = self._waiting, self._log.see
-        while waiting:
-            see(waiting.popleft())
+        self.fold(len(self._waiting))
         return self._log
+
+
+# What a rewind keeps (what the source is, said once at its start); it clears the rest.
+_OUTLIVE_REWIND = (ev.RunStart, ev.ReplayStart, ev.WatchStart)

@@ -102,6 +102,34 @@ async def test_a_closed_window_tab_folds_and_draws_only_when_opened(make_app, ro
         drawn(view, window)
 
 
+async def test_a_tab_opened_late_folds_its_many_events_in_slices_then_draws(
+        make_app, routed, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Past FOLD_AT_ONCE events waiting (a long replay's), opening the Window or the
+    Timeline tab folds them a slice at a time, giving the loop its turns, then draws."""
+    import tui.routing
+    import tui.widgets.timeline as timeline
+    import tui.widgets.window_view as window_view
+    from tui.widgets.timeline import TimelinePanel
+
+    for module in (window_view, timeline):
+        monkeypatch.setattr(module, "FOLD_AT_ONCE", 0)
+    monkeypatch.setattr(tui.routing, "FOLD_SLICE", 3)
+    app = make_app()
+    async with app.run_test(size=(160, 48)) as pilot:
+        await play_to_end(pilot)
+        view, panel = app.query_one(WindowView), app.query_one(TimelinePanel)
+        assert view._requests.waiting > 3 and panel._requests.waiting > 3
+        await pilot.press("7")
+        await wait_for(pilot, lambda: view._requests.waiting == 0 and "request" in
+                       text_of(view))
+        [window] = view.windows()
+        assert window == window_of(fold(routed), "ctxlab", limits=app.limits())
+        drawn(view, window)
+        await pilot.press(keys()["timeline"])
+        await wait_for(pilot, lambda: panel._requests.waiting == 0 and
+                       len(panel.timeline.requests) == len(fold(routed).side("ctxlab")))
+
+
 async def test_a_replay_draws_the_original_above_ctxlabs(tmp_path: Path, routed):
     def make(workspace: Path) -> ReplaySource:
         return ReplaySource(load_recording(CLAUDE), ReplayOptions(workdir=workspace,
