@@ -73,6 +73,11 @@ class StageTimeline(Routed, FixedWidthTable[str | Content]):
         self.only: str | None = None  # the one stage name shown; None: every stage
         self.search = Query()  # the search box's query: rows that do not match are hidden
         self.records: dict[str, StageRecord] = {}
+        # kept as the stages come, so the footer is not a walk of every record per routing
+        # (a long replay lists thousands): chars saved, lost outputs, names in firing order
+        self._saved = 0
+        self._lost = 0
+        self._names: dict[str, None] = {}
         self.violations: dict[str, int] = {}  # row key → violations traced to that stage
         self.untraced = 0  # violations no stage is known to have caused
         self._unlisted: list[str] = []  # rows of this batch's stages, added at its end
@@ -113,6 +118,8 @@ class StageTimeline(Routed, FixedWidthTable[str | Content]):
         self.clear()
         self._unlisted.clear()
         self.records.clear()
+        self._saved = self._lost = 0
+        self._names.clear()
         self.violations.clear()
         self.untraced = 0
         self.only = None
@@ -128,6 +135,9 @@ class StageTimeline(Routed, FixedWidthTable[str | Content]):
         record = StageRecord(len(self.records) + 1, event)
         key = str(record.index)
         self.records[key] = record
+        self._saved += event.before_chars - event.after_chars
+        self._lost += lost_count(record)
+        self._names.setdefault(event.stage, None)
         self.widen_number(len(key))
         if self.shows(record):
             self._unlisted.append(key)
@@ -153,7 +163,7 @@ class StageTimeline(Routed, FixedWidthTable[str | Content]):
 
     def stage_names(self) -> list[str]:
         """Every stage name shown so far, in the order each first fired."""
-        return list(dict.fromkeys(r.event.stage for r in self.records.values()))
+        return list(self._names)
 
     def action_cycle_filter(self) -> None:
         self.set_filter(next_filter(self.only, self.stage_names()))
@@ -236,9 +246,8 @@ class StageTimeline(Routed, FixedWidthTable[str | Content]):
         return Content.assemble(*harm, hint) if harm else hint
 
     def update_subtitle(self) -> None:
-        saved = sum(r.event.before_chars - r.event.after_chars for r in self.records.values())
-        parts = [t("stages.subtitle", n=len(self.records), saved=saved)]
-        lost = sum(lost_count(r) for r in self.records.values())
+        parts = [t("stages.subtitle", n=len(self.records), saved=self._saved)]
+        lost = self._lost
         bad = sum(self.violations.values()) + self.untraced
         if lost:
             parts.append(f"{t('lost')} {lost}")
