@@ -25,7 +25,9 @@ def test_the_hooks_it_overrides_are_datatables() -> None:
                  "_row_render_cache", "_update_count", "_row_locations", "_render_cell",
                  "_render_line", "render_line", "_get_row_style", "_get_styles_to_render_cell",
                  "_cell_render_cache", "_get_row_renderables", "_get_offsets", "_data",
-                 "_new_rows", "_highlight_cursor", "_require_update_dimensions"):
+                 "_new_rows", "_highlight_cursor", "_require_update_dimensions",
+                 "ordered_rows", "_y_offsets", "_get_row_region", "_total_row_height",
+                 "_offset_cache"):
         assert name in vars(DataTable) or name in DataTable().__dict__, name
 
 
@@ -239,3 +241,54 @@ async def test_rows_added_together_are_the_rows_added_one_by_one() -> None:
             with pytest.raises(error):
                 together.add_keyed_rows(refused)
             assert together.row_count == 30 and "30" not in together.rows  # none added
+
+
+async def test_where_a_row_is_is_what_datatable_works_out() -> None:
+    """Rows of one line: the rows in order, each line's row, a row's region and the
+    virtual size are DataTable's own after every kind of change — rows appended one by one
+    and together, removed, sorted, reordered as the Transcripts panel puts newer files on
+    top, cleared — and a taller row hands the table back to DataTable's ways."""
+    from textual._two_way_dict import TwoWayDict
+
+    async def same(table: FixedWidthTable[str], what: str) -> None:
+        await pilot.pause()  # the virtual size is worked out on the next idle
+        ordered = DataTable.ordered_rows.fget(table)  # type: ignore[attr-defined]
+        assert table.ordered_rows == ordered, what
+        assert [table._y_offsets[y] for y in range(len(table._y_offsets))] == \
+            DataTable._y_offsets.fget(table), what  # type: ignore[attr-defined]
+        assert table._total_row_height == sum(row.height for row in ordered), what
+        for index in range(-1, table.row_count + 1):
+            assert table._get_row_region(index) == DataTable._get_row_region(table, index)
+        assert table.virtual_size == table.virtual_size.with_height(
+            table.header_height + sum(row.height for row in ordered)), what
+
+    app = Host()
+    async with app.run_test(size=(80, 20)) as pilot:
+        table = app.query_one("#fixed", FixedWidthTable)
+        table.add_column("n", key="n", width=4)
+        table.add_column("name", key="name", width=20)
+        await same(table, "empty")
+        for n in range(5):
+            table.add_row(str(n), f"row {n}", key=str(n))
+        await same(table, "added one by one")
+        table.add_keyed_rows([(str(n), (str(n), f"row {n}")) for n in range(5, 40)])
+        await same(table, "added together")
+        assert not table._tall  # the shortcuts, not DataTable's walks, were compared
+        table.remove_row("3")
+        await same(table, "a row removed")
+        table.add_keyed_rows([("40", ("40", "row 40"))])
+        table.sort("name", reverse=True)
+        await same(table, "sorted")
+        order = ["41", *(str(row.key.value) for row in table.ordered_rows)]
+        table.add_keyed_rows([("41", ("41", "newest"))])
+        table._row_locations = TwoWayDict({RowKey(k): n for n, k in enumerate(order)})
+        table._update_count += 1
+        await same(table, "a newer row put on top")
+        assert table.get_row_at(0) == ["41", "newest"]
+        table.add_row("42", "two lines\nof text", key="42", height=2)
+        await same(table, "a taller row")
+        assert table._tall
+        table.clear()
+        await same(table, "cleared")
+        table.add_keyed_rows([(str(n), (str(n), f"again {n}")) for n in range(3)])
+        await same(table, "added after the clear")
