@@ -130,7 +130,11 @@ class Usage:
         return self.input + self.cache_write + self.cache_read
 
     def billed(self) -> Usage:
-        """Every billed token of the call by kind, the steps outside the top level added."""
+        """Every billed token of the call by kind, the steps outside the top level added.
+        A tally (no window, no steps) is its own: it is immutable, and a replay's meter
+        adds every answer to two of them."""
+        if self.window is None and not self.steps:
+            return self
         total = Usage(self.input, self.cache_write_5m, self.cache_write_1h, self.cache_read,
                       self.output)
         for step in self.steps:

@@ -89,6 +89,8 @@ def test_calls_add_up_to_the_billed_tally_of_both():
     total = first + second
     assert total.billed_input == first.billed_input + second.billed_input
     assert total.output == 1_520 + 8 and total.steps == () and total.window is None
+    assert total.billed() is total  # a tally is its own billed tally
+    assert (total + second).billed_input == total.billed_input + second.billed_input
 
 
 # -- any recorded object ---------------------------------------------------------------------
