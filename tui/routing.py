@@ -30,6 +30,8 @@ from core.config import Thresholds
 from core.events import Event
 
 if TYPE_CHECKING:
+    from textual.widget import Widget
+
     from core.views.requests import LaterLog
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -65,6 +67,22 @@ async def fold_in_slices(log: LaterLog) -> None:
     turns = Turns()
     while log.fold(FOLD_SLICE):
         await turns.give()
+
+
+def draw_shown(widget: Widget, log: LaterLog, draw: Callable[[], object],
+               stale: bool) -> None:
+    """A tab that folds ``log`` when it draws was just shown: draw it if it is ``stale``,
+    after folding in slices (in a worker) when more than :data:`FOLD_AT_ONCE` wait."""
+    if log.waiting <= FOLD_AT_ONCE:
+        if stale:
+            draw()
+        return
+
+    async def fold_then_draw() -> None:
+        await fold_in_slices(log)
+        draw()
+
+    widget.run_worker(fold_then_draw(), group="fold", exclusive=True)
 
 
 def handles(*types: type[Event]) -> Callable[[F], F]:

@@ -107,12 +107,9 @@ async def test_a_tab_opened_late_folds_its_many_events_in_slices_then_draws(
     """Past FOLD_AT_ONCE events waiting (a long replay's), opening the Window or the
     Timeline tab folds them a slice at a time, giving the loop its turns, then draws."""
     import tui.routing
-    import tui.widgets.timeline as timeline
-    import tui.widgets.window_view as window_view
     from tui.widgets.timeline import TimelinePanel
 
-    for module in (window_view, timeline):
-        monkeypatch.setattr(module, "FOLD_AT_ONCE", 0)
+    monkeypatch.setattr(tui.routing, "FOLD_AT_ONCE", 0)
     monkeypatch.setattr(tui.routing, "FOLD_SLICE", 3)
     app = make_app()
     async with app.run_test(size=(160, 48)) as pilot:

@@ -34,7 +34,7 @@ from core.config import Thresholds
 from core.views.requests import LaterLog, RequestLog, Side
 from core.views.timeline import Mark, Timeline, build
 from tui.i18n import localize_bindings, t
-from tui.routing import FOLD_AT_ONCE, Routed, RunInfo, fold_in_slices, handles
+from tui.routing import Routed, RunInfo, draw_shown, handles
 from tui.widgets.redraw import shown, update_if_changed
 from tui.widgets.timeline_plot import CURSOR, SIDE_COLOURS, TRIGGER, TimelinePlot, View
 
@@ -174,14 +174,7 @@ class TimelinePanel(Routed, Vertical, can_focus=True):
     # -- drawing ----------------------------------------------------------------------------
 
     def on_show(self) -> None:
-        if self._requests.waiting > FOLD_AT_ONCE:  # a long replay's: folded in slices first
-            self.run_worker(self._fold_and_draw(), group="fold", exclusive=True)
-        elif self._stale:
-            self.redraw_now()
-
-    async def _fold_and_draw(self) -> None:
-        await fold_in_slices(self._requests)
-        self.redraw_now()
+        draw_shown(self, self._requests, self.redraw_now, self._stale)
 
     def changed(self) -> None:
         """New data: the caption at once, the plot within its redraw period."""

@@ -32,7 +32,7 @@ from core.config import Thresholds
 from core.views.requests import LaterLog, RequestLog, Side
 from core.views.window import PER_CALL, Window, ordered, window_of
 from tui.i18n import t
-from tui.routing import FOLD_AT_ONCE, Routed, RunInfo, fold_in_slices, handles
+from tui.routing import Routed, RunInfo, draw_shown, handles
 from tui.widgets.meter_marks import LIGHT, MarkStyle, mark_style, named_rows
 from tui.widgets.redraw import shown, update_if_changed
 
@@ -239,14 +239,7 @@ class WindowView(Routed, VerticalScroll, can_focus=True):
         return [w for w in found if w is not None]
 
     def on_show(self) -> None:
-        if self._requests.waiting > FOLD_AT_ONCE:  # a long replay's: folded in slices first
-            self.run_worker(self._fold_and_draw(), group="fold", exclusive=True)
-        elif self._stale:
-            self.redraw()
-
-    async def _fold_and_draw(self) -> None:
-        await fold_in_slices(self._requests)
-        self.redraw()
+        draw_shown(self, self._requests, self.redraw, self._stale)
 
     def redraw(self) -> None:
         if not self.is_mounted or not shown(self):
