@@ -11,6 +11,7 @@ drawing happens later, in the ordinary message handlers.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -104,8 +105,11 @@ class LearnerActions(App[int]):
         self._pause_notice.show(self, pause, event.stage, why_fired(event, self.limits()))
         self.update_status()
 
-    def stage_why(self, event: ev.Stage) -> str:
-        return why_fired(event, self.limits())
+    def stage_why(self, event: ev.Stage) -> Callable[[], str]:
+        """Why the stage fired under the limits in force now, worked out when a History
+        mark is built (a fast replay's marks mostly never are)."""
+        limits = self.limits()
+        return lambda: why_fired(event, limits)
 
     def action_toggle_auto_pause(self) -> None:
         self.config.auto_pause = not self.config.auto_pause

@@ -90,6 +90,20 @@ async def test_auto_pause_stops_at_each_new_kind_of_stage_and_says_why(
         assert all("why:" in str(m.render()) for m in marks)
 
 
+async def test_a_stage_marks_why_is_told_under_the_limits_in_force_when_it_came(
+        make_app: Callable[..., CtxlabApp]) -> None:
+    """A History mark is built when it is first shown (most of a fast replay's never are),
+    but its "why" states the limits in force when the stage came, not when it is drawn."""
+    app = make_app(paused=True)
+    async with app.run_test(size=(120, 40)):
+        event, before = stage("micro_compact"), app.limits()
+        why = app.stage_why(event)
+        assert app.source is not None
+        app.source.set_thresholds(replace(before, context_limit=before.context_limit * 2))
+        assert app.limits() != before
+        assert why() == why_fired(event, before) != why_fired(event, app.limits())
+
+
 async def test_a_new_session_starts_under_a_divider(make_app: Callable[..., CtxlabApp]) -> None:
     app = make_app(scenario=SESSIONS)
     async with app.run_test(size=(200, 55)) as pilot:

@@ -47,7 +47,9 @@ from tui.widgets.tool_block import Lookup, ToolBlock
 
 MAX_WIDGETS = 400  # a long live session keeps the newest; the transcripts keep the rest
 FLUSH_SECONDS = 0.03
-Explain = Callable[[Stage], str]  # a stage event -> why it fired, in one line
+# a stage event -> why it fired, in one line, worked out when asked (under the limits in
+# force when the stage came: most marks of a fast replay are never drawn)
+Explain = Callable[[Stage], Callable[[], str]]
 
 
 async def stop_stream(stream: MarkdownStream) -> None:
@@ -300,9 +302,9 @@ class Conversation(Routed, VerticalScroll, can_focus_children=False):
 
     @handles(Stage)
     async def stage(self, event: Stage) -> None:
-        why = self.explain(event) if self.explain is not None else ""  # the limits in force now
+        why = self.explain(event) if self.explain is not None else (lambda: "")
         await self.end_assistant()
-        self._add(Later(lambda: StageMark(stage_line(event, why), event)))
+        self._add(Later(lambda: StageMark(stage_line(event, why()), event)))
 
     @handles(ev.SessionStart)
     async def divider(self, event: ev.SessionStart) -> None:
