@@ -4,8 +4,8 @@ It folds the run's events into requests (:class:`core.views.requests.RequestLog`
 draws them: a closed tab only keeps the events) and draws :func:`core.views.timeline.build`
 of them on a plot (:mod:`tui.widgets.timeline_plot`): a replay's recorded original and
 ctxlab's side, ctxlab's own run, or a watched client; each side's trigger; a mark at every
-compaction; cache reads shaded. Over the plot one line
-says what the selected request was, in the events' own figures.
+compaction; cache reads shaded. Over the plot one line says what the selected request was,
+in the events' own figures.
 
 Keys: ←/→ move the cursor a request, Home/End to the first and the newest (End follows
 the newest again), Enter shows the selected request everywhere: the panel posts
