@@ -79,16 +79,19 @@ async def test_results_and_transcripts_open_in_the_viewer(
     app = make_app()
     async with app.run_test(size=(200, 55)) as pilot:
         await play_to_end(pilot)
-        block = next(b for b in app.query(ToolBlock) if b.tool_name == "read_file")
-        app.query_one(Conversation).select(block)  # stop following the end, show the block
+        history = app.query_one(Conversation)
+        block = next(b for b in history.all_items()
+                     if isinstance(b, ToolBlock) and b.tool_name == "read_file")
+        history.select(block)  # stop following the end, show the block
         await pilot.pause(0.1)
-        await pilot.click(block, offset=(2, 0))  # a click on the call's line opens it
+        run, top = block.run, block.run.region_of(block).y
+        await pilot.click(run, offset=(4, top))  # a click on the call's line opens it
         await pilot.pause(0.1)
         assert not block.collapsed
         lines = str(block.render()).splitlines()
         assert "6,000 chars" in lines[1]
         link = next(n for n, line in enumerate(lines) if line.strip() == "Open in viewer")
-        await pilot.click(block, offset=(4, link))  # the link under the preview
+        await pilot.click(run, offset=(6, top + link))  # the link under the preview
         await pilot.pause(0.1)
         assert isinstance(app.screen, Viewer)
         assert app.screen.text == app.lookup_result(block.tool_use_id)

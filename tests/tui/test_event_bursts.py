@@ -70,9 +70,9 @@ async def test_a_burst_of_events_redraws_each_panel_once(
         assert app.bridge is not None
         for event in burst():  # as the engine emits them: synchronously, in one go
             app.bridge(event)
-        # (the History keeps every item, the older ones parked: tui/widgets/history_window)
+        # (the History keeps every item, as lines of a run: tui/widgets/item_run)
         await wait_for(pilot, lambda: timeline.row_count == N and sum(
-            isinstance(w, StageMark) for w in conversation.window.widgets()) == N)
+            isinstance(w, StageMark) for w in conversation.all_items()) == N)
         await pilot.pause(0.1)
         # Every event was handled, in order…
         assert [timeline.get_row_at(i)[0] for i in range(N)] == [str(i + 1) for i in range(N)]

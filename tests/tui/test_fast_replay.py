@@ -1,5 +1,5 @@
 """A replay played at top speed draws far fewer frames than it has requests (the pacer routes
-its bursts together, the History lays out only its newest items), but what the workbench
+its bursts together, the History draws only the lines on screen), but what the workbench
 ends on is exactly what the events say: the same run replayed headless gives the figures
 the meter, the Stages, the History and the Replay panel must show."""
 
@@ -19,7 +19,6 @@ from tests.tui.conftest import wait_for
 from tui.app import AppConfig, CtxlabApp
 from tui.widgets.context_meter import ContextMeter
 from tui.widgets.conversation import Conversation
-from tui.widgets.history_window import BURST, WINDOW, parked
 from tui.widgets.replay_panel import ReplayPanel
 from tui.widgets.stage_mark import StageMark
 from tui.widgets.stage_timeline import StageTimeline
@@ -86,7 +85,7 @@ async def test_the_screen_after_a_top_speed_replay_is_what_the_events_say(
     mains = [e for e in events if isinstance(e, ev.ModelRequest) and e.purpose == "main"]
     calls = [e for e in events if isinstance(e, ev.ToolCall)]
     steps = [e for e in events if isinstance(e, ev.ReplayStep)]
-    assert len(stages) > WINDOW and len(calls) > WINDOW  # more than the History lays out
+    assert len(stages) > 100 and len(calls) > 100  # more than a screenful, many times over
 
     app = replay_app(path, tmp_path)
     async with app.run_test(size=(200, 55)) as pilot:
@@ -108,38 +107,40 @@ async def test_the_screen_after_a_top_speed_replay_is_what_the_events_say(
         assert panel.step is not None and panel.step.index == steps[-1].index == len(steps)
 
         history = app.query_one(Conversation)
-        items = history.window.widgets()
+        items = history.all_items()  # every call and every stage, in order, each once
         assert [w.tool_use_id for w in items if isinstance(w, ToolBlock)] == [
-            e.id for e in calls][-len([w for w in items if isinstance(w, ToolBlock)]):]
+            e.id for e in calls]
         assert [w.event.stage for w in items if isinstance(w, StageMark)] == [
-            e.stage for e in stages][-len([w for w in items if isinstance(w, StageMark)]):]
-        shown = [w for w in history.children if w.display]
-        # the newest, in order, the rest parked: a full-speed burst leaves its newest BURST
-        assert BURST <= len(shown) <= WINDOW and shown == items[-len(shown):]
-        assert all(parked(w) for w in items[:-len(shown)])
+            e.stage for e in stages]
+        assert history.items() == items  # all shown, as lines of a few widgets
+        assert len(history.children) < 10 and len(history.runs()) == 1
+        assert history.max_scroll_y == history.scroll_y > 0  # it followed to the end
 
 
-async def test_going_back_in_the_history_brings_the_parked_items_back_in_order(
+async def test_the_item_cursor_reaches_the_oldest_item_of_a_long_replay(
         tmp_path: Path) -> None:
+    """Every item stays reachable: ↑ from the newest walks back, the oldest is scrolled
+    into view when selected, and Enter opens a call where it is."""
     path = session(tmp_path, 900_000)
     app = replay_app(path, tmp_path)
     async with app.run_test(size=(160, 48)) as pilot:
         await play_to_the_end(app, pilot)
         history = app.query_one(Conversation)
-        items = history.window.widgets()
-        assert any(parked(w) for w in items)
         history.focus()
-        first = history.items()[0]
+        await pilot.press("up")
+        items = history.items()
+        assert history.item_cursor is items[-1]
+        await pilot.press("up")
+        assert history.item_cursor is items[-2]
+        first = next(item for item in items if isinstance(item, ToolBlock))
         history.select(first)
-        await pilot.pause()
-        await pilot.press("up")  # above the first item shown: the page before comes back
-        await pilot.pause(0.2)
-        assert history.item_cursor is not first and history.item_cursor in items
-        assert items.index(history.item_cursor) < items.index(first)
-        assert list(history.children) == [w for w in items if w.parent is not None]
-        mounted = [w for w in items if w.parent is not None]
-        assert [w for w in history.children] == mounted  # the DOM keeps the items' order
-        history.scroll_home(animate=False)  # the top: another page back
-        await pilot.pause(0.3)
-        assert sum(not parked(w) for w in items) > WINDOW + 1
-        assert list(history.children) == [w for w in items if w.parent is not None]
+        await pilot.pause(0.1)
+        run = first.run
+        assert run is not None
+        region = run.region_of(first)
+        assert region is not None
+        top = run.virtual_region.y + region.y
+        assert history.scroll_y <= top < history.scroll_y + history.scrollable_content_region.height
+        await pilot.press("enter")
+        await pilot.pause(0.1)
+        assert not first.collapsed and run.region_of(first).height > 1

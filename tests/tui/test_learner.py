@@ -86,8 +86,9 @@ async def test_auto_pause_stops_at_each_new_kind_of_stage_and_says_why(
             kinds |= {r.event.stage for r in app.query_one(StageTimeline).stages}
         # Paused once per kind (the gate is closed only at a kind's first firing).
         assert len(kinds) >= 3
-        marks = [w for w in app.query_one(Conversation).children if isinstance(w, StageMark)]
-        assert all("why:" in str(m.render()) for m in marks)
+        marks = [w for w in app.query_one(Conversation).all_items()
+                 if isinstance(w, StageMark)]
+        assert marks and all("why:" in str(m.render()) for m in marks)
 
 
 async def test_a_stage_marks_why_is_told_under_the_limits_in_force_when_it_came(

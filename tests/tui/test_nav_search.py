@@ -21,6 +21,7 @@ from tui.i18n import t
 from tui.nav_search import parse
 from tui.widgets.conversation import Conversation, StageMark
 from tui.widgets.history_window import WINDOW
+from tui.widgets.item_run import ItemRun
 from tui.widgets.search_box import SearchBox
 from tui.widgets.stage_timeline import StageTimeline
 from tui.widgets.tool_block import ToolBlock
@@ -37,7 +38,12 @@ def test_a_query_is_a_tool_a_stage_kind_or_text() -> None:
 
 
 def shown(app: CtxlabApp) -> list[object]:
-    return [w for w in app.query_one(Conversation).children if w.display]
+    """What the History shows: its entries, and the items of its runs."""
+    out: list[object] = []
+    for widget in app.query_one(Conversation).children:
+        if widget.display:
+            out.extend(widget.shown if isinstance(widget, ItemRun) else [widget])
+    return out
 
 
 async def search(pilot, text: str) -> None:  # type: ignore[no-untyped-def]
@@ -70,7 +76,7 @@ async def test_search_narrows_history_and_stages_in_the_demo(
         assert count(app) == t("search.count", history=3, stages=3)
 
         await search(pilot, "tool:READ_FILE")
-        blocks = [w for w in app.query_one(Conversation).children
+        blocks = [w for w in app.query_one(Conversation).all_items()
                   if isinstance(w, ToolBlock) and w.tool_name == "read_file"]
         assert shown(app) == blocks and timeline.row_count == 0
         assert count(app) == t("search.count", history=len(blocks), stages=0)
@@ -87,8 +93,10 @@ async def test_search_narrows_history_and_stages_in_the_demo(
         assert not app.query_one(SearchBox).display
         assert timeline.row_count == total
         # every item is still there; the History follows the run again: the newest shown
-        entries = app.query_one(Conversation).window.widgets()
-        assert shown(app) == entries[-WINDOW:]
+        history = app.query_one(Conversation)
+        entries = history.window.widgets()
+        assert [w for w in history.children if w.display] == entries[-WINDOW:]
+        assert all(run.shown == run.items for run in history.runs())  # every item again
 
 
 async def test_search_narrows_a_replay(tmp_path: Path) -> None:
@@ -128,7 +136,8 @@ async def test_two_hundred_stage_rows_stay_responsive_while_typing(
             await history.stage(stage)
         await history.flush()
         await pilot.pause(0.2)
-        before = history.window.widgets()  # the items, shown or parked
+        before = history.window.widgets()  # the entries, shown or parked
+        items = history.all_items()
         slowest = 0.0
         query = "stage:micro"
         for end in range(1, len(query) + 1):
@@ -138,4 +147,5 @@ async def test_two_hundred_stage_rows_stay_responsive_while_typing(
         assert timeline.row_count == 68
         # hidden, never rebuilt: the search looks through every item, the parked ones too
         assert list(history.children) == history.window.widgets() == before
+        assert history.all_items() == items and len(history.items()) == 68
         assert slowest < 0.5, f"one key took {slowest:.2f}s"

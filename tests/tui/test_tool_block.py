@@ -1,6 +1,7 @@
-"""One tool call in the History (tui/widgets/tool_block.py): a click anywhere on the call's
-line opens and closes it, even wrapped on a narrow screen; the link under the preview opens
-the viewer; an error colours the call's line only."""
+"""One tool call in the History (tui/widgets/tool_block.py), drawn by a run of items
+(tui/widgets/item_run.py): a click anywhere on the call's line opens and closes it, even
+wrapped on a narrow screen; the link under the preview opens the viewer; an error colours
+the call's line only; the pointer and the cursor give the call a background."""
 
 from __future__ import annotations
 
@@ -9,6 +10,8 @@ from textual.app import App, ComposeResult
 from textual.containers import VerticalScroll
 
 from tui.messages import OpenText
+from tui.widgets.item_run import ItemRun
+from tui.widgets.stage_mark import StageMark
 from tui.widgets.tool_block import ToolBlock
 
 pytestmark = pytest.mark.anyio
@@ -27,25 +30,33 @@ class Host(App[None]):
         self.opened.append(message)
 
 
+async def run_of(app: Host, *items: ToolBlock | StageMark) -> ItemRun:
+    run = ItemRun()
+    run.add(items)
+    await app.query_one("#view").mount(run)
+    return run
+
+
 async def test_a_click_on_a_wrapped_calls_line_toggles_and_the_link_opens_the_viewer() -> None:
     app = Host()
     async with app.run_test(size=(50, 30)) as pilot:
         block = ToolBlock("t1", "read_file", {"path": "a/very/long/path/to/some/file.py"},
                           lambda _id: RESULT)
-        await app.query_one("#view").mount(block)
+        run = await run_of(app, block)
         block.set_result(len(RESULT), False)
         await pilot.pause()
-        assert block.size.height > 1  # the call's line wraps at this width
-        await pilot.click(block, offset=(2, block.size.height - 1))  # its last line
+        assert run.size.height > 1  # the call's line wraps at this width
+        await pilot.click(run, offset=(4, run.size.height - 1))  # its last line
         await pilot.pause()
         assert not block.collapsed
         lines = str(block.render()).splitlines()
         link = next(n for n, line in enumerate(lines) if line.strip() == "Open in viewer")
-        wrapped = len(block.render().split("\n")[0].wrap(block.content_size.width)) - 1
-        await pilot.click(block, offset=(4, link + wrapped))  # below the wrapped call line
+        wrapped = len(block.render().split("\n")[0].wrap(run.content_size.width - 2)) - 1
+        await pilot.click(run, offset=(6, link + wrapped))  # below the wrapped call line
         await pilot.pause()
         assert not block.collapsed and len(app.opened) == 1  # the link, not a toggle
-        await pilot.click(block, offset=(2, 0))
+        assert app.opened[0].text == RESULT
+        await pilot.click(run, offset=(4, 0))
         await pilot.pause()
         assert block.collapsed
 
@@ -54,7 +65,7 @@ async def test_an_error_colours_the_calls_line_not_its_preview() -> None:
     app = Host()
     async with app.run_test(size=(80, 30)) as pilot:
         block = ToolBlock("t1", "bash", {"command": "false"}, lambda _id: RESULT)
-        await app.query_one("#view").mount(block)
+        await run_of(app, block)
         block.set_result(12, True)
         block.collapsed = False
         await pilot.pause()

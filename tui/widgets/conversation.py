@@ -16,9 +16,10 @@ line saying whether a fact stated early is still visible to the model.
 The keyboard moves through the history's *items* — tool calls and stage marks — with ↑/↓,
 instead of making each of dozens of tool calls a Tab stop (the panel is one stop). Enter
 opens or closes a tool call, or opens the inspector on a stage mark; ``r`` shows a tool's
-whole result. A new session of the scenario starts under a divider. Only the newest items
-take part in the layout while the History follows the run; older ones are parked and come
-back as the reader goes back (:mod:`tui.widgets.history_window`).
+whole result. A new session of the scenario starts under a divider. The items between two
+other entries are lines of one widget (:mod:`tui.widgets.item_run`), and only the newest
+entries take part in the layout while the History follows the run; older ones are parked
+and come back as the reader goes back (:mod:`tui.widgets.history_window`).
 """
 
 from __future__ import annotations
@@ -41,14 +42,16 @@ from tui.i18n import localize_bindings, t
 from tui.nav_search import Query
 from tui.routing import Routed, RunInfo, handles
 from tui.widgets.history_search import item_matches
-from tui.widgets.history_window import HistoryWindow, Item, Later, build, parked
+from tui.widgets.history_window import HistoryWindow, parked
+from tui.widgets.item_run import HistoryItem, ItemRun
 from tui.widgets.stage_mark import StageMark
 from tui.widgets.tool_block import Lookup, ToolBlock
 
 MAX_WIDGETS = 400  # a long live session keeps the newest; the transcripts keep the rest
+Entry = Widget | HistoryItem  # what the History is given: a widget, or an item of a run
 FLUSH_SECONDS = 0.03
 # a stage event -> why it fired, in one line, worked out when asked (under the limits in
-# force when the stage came: most marks of a fast replay are never drawn)
+# force when the stage came: most marks of a fast replay are never measured)
 Explain = Callable[[Stage], Callable[[], str]]
 
 
@@ -92,13 +95,14 @@ class Conversation(Routed, VerticalScroll, can_focus_children=False):
         localize_bindings(self)
         self.lookup = lookup
         self.explain = explain  # a stage's "why it fired" line (None: no line)
-        self.item_cursor: Widget | None = None
-        self._pending: list[Item] = []
+        self.item_cursor: HistoryItem | None = None
+        self._pending: list[Entry] = []
         self._flush_due = False
         self._md: Markdown | None = None  # the assistant answer being written
         self._md_text: list[str] = []
         self._stream: MarkdownStream | None = None
-        self._tools: dict[str, Later[ToolBlock]] = {}
+        self._tools: dict[str, ToolBlock] = {}
+        self._run: ItemRun | None = None  # the run new items join (None: a new one)
         self.search = Query()  # the search in force: items that do not match are hidden
         self.window = HistoryWindow(self, MAX_WIDGETS)  # which items are laid out
 
@@ -106,15 +110,24 @@ class Conversation(Routed, VerticalScroll, can_focus_children=False):
         await self.end_assistant()
         self._pending.clear()
         self._tools.clear()
+        self._run = None
         self.item_cursor = None
         self.window.clear()
         await self.remove_children()
 
     # -- the keyboard: an item cursor -------------------------------------------------------
 
-    def items(self) -> list[Widget]:
-        return [w for w in self.children
-                if isinstance(w, ToolBlock | StageMark) and w.display]
+    def runs(self) -> list[ItemRun]:
+        return [w for w in self.children if isinstance(w, ItemRun)]
+
+    def items(self) -> list[HistoryItem]:
+        """The items shown (the search's matches), oldest first."""
+        return [item for run in self.runs() if run.display for item in run.shown]
+
+    def all_items(self) -> list[HistoryItem]:
+        """Every item kept, shown or not, oldest first."""
+        return [item for run in self.window.entries if isinstance(run, ItemRun)
+                for item in run.items]
 
     def narrow(self, query: Query) -> int:
         """Show only the items matching ``query`` (all, when empty); how many match. The
@@ -127,7 +140,8 @@ class Conversation(Routed, VerticalScroll, can_focus_children=False):
         for widget in self.children:
             shown = self.matches(widget) and not parked(widget)
             widget.display = shown
-            matches += shown
+            if shown:
+                matches += len(widget.shown) if isinstance(widget, ItemRun) else 1
         if not query.empty:
             self.release_anchor()
             self.scroll_home(animate=False)
@@ -138,6 +152,11 @@ class Conversation(Routed, VerticalScroll, can_focus_children=False):
         return matches
 
     def matches(self, widget: Widget) -> bool:
+        """Whether an entry shows under the search in force (a run: any item of it, and it
+        shows only those)."""
+        if isinstance(widget, ItemRun):
+            search = self.search
+            return widget.narrow(lambda item: item_matches(item, search)) > 0
         return item_matches(widget, self.search)
 
     def action_cursor(self, step: int) -> None:
@@ -166,18 +185,46 @@ class Conversation(Routed, VerticalScroll, can_focus_children=False):
             if self.window.bring_back(self.matches) and first is not None:
                 self.call_after_refresh(self.scroll_to_widget, first, animate=False, top=True)
 
-    def select(self, item: Widget) -> None:
-        if self.item_cursor is not None:
-            self.item_cursor.remove_class("-cursor")
-        self.item_cursor = item
-        item.add_class("-cursor")
+    def select(self, item: HistoryItem) -> None:
+        old, self.item_cursor = self.item_cursor, item
+        if old is not None and old.run is not None and old.run is not item.run:
+            old.run.set_cursor(None)
+        if item.run is not None:
+            item.run.set_cursor(item)
         self.release_anchor()
-        self.scroll_to_widget(item, animate=False)
+        self.show_item(item)
+
+    def show_item(self, item: HistoryItem, tries: int = 2) -> None:
+        """Scroll so the item is in view, once its run is laid out at the item's height (an
+        item just opened is taller than the run laid out before: it tries again after the
+        next refresh)."""
+        run = item.run
+        if run is None or run.parent is not self:
+            return
+        region = run.region_of(item) if run.size.height else None
+        if region is not None and region.bottom <= run.size.height:
+            self.scroll_to_region(region.translate(run.virtual_region.offset),
+                                  animate=False, immediate=True)
+        elif tries:
+            self.call_after_refresh(self.show_item, item, tries - 1)
+
+    def _on_focus_change(self) -> None:
+        """The cursor is brighter while the History has the focus."""
+        run = self.item_cursor.run if self.item_cursor is not None else None
+        if run is not None:
+            run.refresh()
+
+    def on_focus(self) -> None:
+        self._on_focus_change()
+
+    def on_blur(self) -> None:
+        self._on_focus_change()
 
     def action_activate(self) -> None:
         item = self.item_cursor if self.item_cursor in self.items() else None
         if isinstance(item, ToolBlock):
             item.collapsed = not item.collapsed
+            self.show_item(item)
         elif isinstance(item, StageMark):
             self.post_message(self.InspectStage(item.event))
         else:
@@ -187,7 +234,8 @@ class Conversation(Routed, VerticalScroll, can_focus_children=False):
         if isinstance(self.item_cursor, ToolBlock):
             self.item_cursor.open_result()
 
-    def _add(self, item: Item) -> None:
+    def _add(self, item: Entry) -> None:
+        """A widget, or an item of a run, after the others (mounted with the next flush)."""
         self._pending.append(item)
         if self._redraws is not None:  # within a batch: mounted once, right after it
             self.redraw_once(self.flush)
@@ -207,16 +255,36 @@ class Conversation(Routed, VerticalScroll, can_focus_children=False):
         items, self._pending = self._pending, []
         if items:
             following = self.item_cursor is None and self.search.empty
+            widgets = self._into_runs(items)
             if not self.search.empty:  # a search in force hides what does not match
-                for item in items:
-                    widget = build(item)
-                    widget.display = item_matches(widget, self.search)
-            await self.window.add(items, following)
+                for widget in widgets:
+                    widget.display = self.matches(widget)
+            await self.window.add(widgets, following)
             if self.item_cursor is None:  # follow the stream unless the reader is on an item
                 self.anchor()
         if self._md is not None and self._md.is_mounted and self._stream is None:
             self._stream = Markdown.get_stream(self._md)
             await self._stream.write("".join(self._md_text))
+
+    def _into_runs(self, entries: list[Entry]) -> list[Widget]:
+        """The widgets to mount for these entries: items join the run the last items
+        joined, unless a widget came between them (then a new run starts)."""
+        widgets: list[Widget] = []
+        batch: list[HistoryItem] = []
+        for entry in entries:
+            if isinstance(entry, HistoryItem):
+                if self._run is None:
+                    self._run = ItemRun(focused=lambda: self.has_focus)
+                    widgets.append(self._run)
+                batch.append(entry)
+                continue
+            if batch and self._run is not None:
+                self._run.add(batch)
+            batch, self._run = [], None
+            widgets.append(entry)
+        if batch and self._run is not None:
+            self._run.add(batch)
+        return widgets
 
     # -- the events it draws ------------------------------------------------------------------
 
@@ -289,8 +357,7 @@ class Conversation(Routed, VerticalScroll, can_focus_children=False):
     @handles(ToolCall)
     async def tool_call(self, event: ToolCall) -> None:
         await self.end_assistant()
-        lookup = self.lookup
-        block = Later(lambda: ToolBlock(event.id, event.name, event.input, lookup))
+        block = ToolBlock(event.id, event.name, event.input, self.lookup)
         self._tools[event.id] = block
         self._add(block)
 
@@ -298,13 +365,13 @@ class Conversation(Routed, VerticalScroll, can_focus_children=False):
     def tool_result(self, event: ToolResult) -> None:
         block = self._tools.get(event.id)
         if block is not None:
-            block.apply(lambda tool: tool.set_result(event.chars, event.is_error))
+            block.set_result(event.chars, event.is_error)
 
     @handles(Stage)
     async def stage(self, event: Stage) -> None:
         why = self.explain(event) if self.explain is not None else (lambda: "")
         await self.end_assistant()
-        self._add(Later(lambda: StageMark(stage_line(event, why()), event)))
+        self._add(StageMark(event, why))
 
     @handles(ev.SessionStart)
     async def divider(self, event: ev.SessionStart) -> None:
@@ -345,19 +412,3 @@ class Conversation(Routed, VerticalScroll, can_focus_children=False):
         await self.end_assistant()
         self._add(Static(Content.styled(text, style), classes=classes))
 
-
-def stage_line(event: Stage, why: str) -> Content:
-    """A stage mark's text: the stage, chars and messages before → after, files written,
-    and (when given) why it fired."""
-    saved = event.before_chars - event.after_chars
-    line = Content.assemble(
-        ("▌ ", "$warning"), (event.stage, "bold $warning"),
-        "  ", t("conv.stage_chars", before=event.before_chars, after=event.after_chars),
-        " ", (f"(−{saved:,})" if saved >= 0 else f"(+{-saved:,})", "dim"),
-        "  ", t("conv.stage_msgs", before=event.before_messages, after=event.after_messages,
-                 n=event.after_messages),
-        (t("conv.files_written", n=len(event.files)) if event.files else "", "dim"),
-    )
-    if why:
-        line = Content.assemble(line, "\n", ("  " + t("conv.why", why=why), "dim italic"))
-    return line

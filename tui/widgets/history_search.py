@@ -8,6 +8,7 @@ from textual.widget import Widget
 from textual.widgets import Markdown, Static
 
 from tui.nav_search import Query
+from tui.widgets.item_run import HistoryItem
 from tui.widgets.render import as_text
 from tui.widgets.stage_mark import StageMark
 from tui.widgets.tool_block import ToolBlock
@@ -26,8 +27,9 @@ def result_text(block: ToolBlock) -> str:
     return text
 
 
-def item_matches(widget: Widget, query: Query) -> bool:
-    """One child of the History against ``query`` (an empty query matches everything)."""
+def item_matches(widget: Widget | HistoryItem, query: Query) -> bool:
+    """One entry or item of the History against ``query`` (an empty query matches
+    everything)."""
     if query.empty:
         return True
     if isinstance(widget, ToolBlock):

@@ -1,25 +1,20 @@
-"""Which History items take part in the layout: the newest few while the reader follows.
+"""Which History entries take part in the layout: the newest few while the reader follows.
 
 Textual lays out every displayed child of a scroll view on each frame that changes any
-widget, and styles every widget it mounts, so a History holding hundreds of tool calls and
-stage marks made each frame of a long replay cost in proportion to the whole history. The
-items stay (nothing is rebuilt or lost, a tool call keeps its state), in order, but only the
-newest :data:`WINDOW` are shown while the History follows the run. The others are *parked*:
-either mounted and not displayed (the layout skips them), or — the older items of a burst
-that arrived all at once — not mounted at all until the reader goes back to them. Scrolling
-to the top, or moving the item cursor above the first shown item, brings back the
-:data:`PAGE` parked items just before it; a search looks through every item.
-
-An item of a burst that goes straight to the parked past need not even be built: a tool
-call or a stage mark comes as a :class:`Later`, which builds its widget (about a tenth of a
-millisecond each, hundreds per routing of a fast replay) only when it is first mounted —
-the reader going back to it, or a search looking through it.
+widget, and styles every widget it mounts, so a History holding hundreds of entries made
+each frame of a long session cost in proportion to the whole history. (Tool calls and stage
+marks, the bulk of them, are lines of one widget: :mod:`tui.widgets.item_run`.) The entries
+stay (nothing is rebuilt or lost), in order, but only the newest :data:`WINDOW` are shown
+while the History follows the run. The others are *parked*: either mounted and not
+displayed (the layout skips them), or — the older entries of a burst that arrived all at
+once — not mounted at all until the reader goes back to them. Scrolling to the top, or
+moving the item cursor above the first shown entry, brings back the :data:`PAGE` parked
+entries just before it; a search looks through every entry.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any, Generic, TypeVar
 
 from textual.containers import ScrollableContainer
 from textual.widget import Widget
@@ -33,52 +28,12 @@ PAGE = 100  # items brought back at a time when the reader goes further back
 # read at that pace. The reader going back brings the rest back a page at a time.
 BURST = 40
 Shows = Callable[[Widget], bool]
-W = TypeVar("W", bound=Widget)
-
-
-class Later(Generic[W]):
-    """A History item whose widget is built when it is first needed; changes made before
-    that (a tool call's result arriving) are kept and applied to it when it is built."""
-
-    __slots__ = ("changes", "make", "widget")
-
-    def __init__(self, make: Callable[[], W]) -> None:
-        self.make = make
-        self.widget: W | None = None
-        self.changes: list[Callable[[W], object]] = []
-
-    def build(self) -> W:
-        if self.widget is None:
-            self.widget = widget = self.make()
-            for change in self.changes:
-                change(widget)
-            self.changes.clear()
-        return self.widget
-
-    def apply(self, change: Callable[[W], object]) -> None:
-        """``change(widget)`` now if the widget exists, else when it is built."""
-        if self.widget is None:
-            self.changes.append(change)
-        else:
-            change(self.widget)
-
-
-Item = Widget | Later[Any]  # any widget type: a tool call, a stage mark
-
-
-def built(item: Item) -> Widget | None:
-    """The item's widget, None while it is a :class:`Later` not built yet."""
-    return item.widget if isinstance(item, Later) else item
-
-
-def build(item: Item) -> Widget:
-    return item.build() if isinstance(item, Later) else item
+Item = Widget
 
 
 def parked(item: Item) -> bool:
-    """Kept and not shown: parked, not mounted, or not even built."""
-    widget = built(item)
-    return widget is None or widget.parent is None or widget.has_class(PARKED)
+    """Kept and not shown: parked, or not mounted."""
+    return item.parent is None or item.has_class(PARKED)
 
 
 def park(widget: Widget) -> None:
@@ -89,11 +44,10 @@ def park(widget: Widget) -> None:
 
 
 def park_all(items: list[Item]) -> None:
-    """Park every built item not parked yet (one not built is parked as it is)."""
+    """Park every item not parked yet."""
     for item in items:
-        widget = built(item)
-        if widget is not None and not widget.has_class(PARKED):
-            park(widget)
+        if not item.has_class(PARKED):
+            park(item)
 
 
 class HistoryWindow:
@@ -113,23 +67,22 @@ class HistoryWindow:
 
     @staticmethod
     def mounted(item: Item) -> bool:
-        widget = built(item)
-        return widget is not None and widget.parent is not None
+        return item.parent is not None
 
     def widgets(self) -> list[Widget]:
-        """Every item's widget, oldest first (building those not built yet)."""
-        return [build(item) for item in self.entries]
+        """Every entry, oldest first."""
+        return list(self.entries)
 
     async def add(self, items: list[Item], following: bool) -> None:
         """New items after the others. Following the run, only the newest ``window`` are
         shown (after a burst of more than ``burst`` items, its newest ``burst``) and the
-        rest parked (those of this burst left unmounted, and unbuilt when they can be);
+        rest parked (those of this burst left unmounted);
         the oldest past ``limit`` are removed."""
         self.entries.extend(items)
         extra = len(self.entries) - self.limit
         if extra > 0:
             gone, self.entries = self.entries[:extra], self.entries[extra:]
-            await self.view.remove_children([build(w) for w in gone if self.mounted(w)])
+            await self.view.remove_children([w for w in gone if self.mounted(w)])
         kept = {id(w) for w in self.entries[-len(items):]} if items else set()
         fresh = [w for w in items if id(w) in kept]
         if following:  # a burst larger than ``burst`` (a replay at full speed) shows less
@@ -139,7 +92,7 @@ class HistoryWindow:
             shown = {id(w) for w in self.entries[cut:]}
             fresh = [w for w in fresh if id(w) in shown]
         if fresh:  # all registered at once, in order, whatever runs while it mounts
-            await self.view.mount_all([build(w) for w in fresh])
+            await self.view.mount_all(fresh)
 
     def first_shown(self) -> int:
         """The index of the first entry shown (len(entries): none)."""
@@ -157,24 +110,23 @@ class HistoryWindow:
         self.unpark([w for w in self.entries if parked(w)], shows)
 
     def unpark(self, items: list[Item], shows: Shows) -> list[Widget]:
-        """Show these parked entries (in order), built if they were not; mount those never
-        mounted, each before the next mounted entry (Textual adds a widget to the view at
-        once and finishes mounting it in the background, so the order is right when this
-        returns). The widgets, oldest first."""
-        widgets = [build(item) for item in items]
-        for widget in widgets:
+        """Show these parked entries (in order); mount those never mounted, each before the
+        next mounted entry (Textual adds a widget to the view at once and finishes mounting
+        it in the background, so the order is right when this returns). The entries, oldest
+        first."""
+        for widget in items:
             widget.remove_class(PARKED, update=False)
             widget.display = shows(widget)
-        for item, widget in zip(reversed(items), reversed(widgets), strict=True):
+        for widget in reversed(items):
             if widget.parent is not None:
                 continue
-            at = self.entries.index(item)
-            after = next((built(w) for w in self.entries[at + 1:] if self.mounted(w)), None)
+            at = self.entries.index(widget)
+            after = next((w for w in self.entries[at + 1:] if self.mounted(w)), None)
             if after is None:
                 self.view.mount(widget)
             else:
                 self.view.mount(widget, before=after)
-        return widgets
+        return list(items)
 
     def park_older(self) -> None:
         """Back to following: only the newest ``window`` shown."""

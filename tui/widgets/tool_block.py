@@ -6,10 +6,10 @@ and a link to the viewer for the rest. The result text is not in the ``tool_resu
 (only its size is), so it is looked up on demand in the agent's full history — the one list
 the engine never compacts.
 
-A History holds hundreds of these and a fast replay adds dozens a frame, so a block is one
-widget drawing its own lines (a ``Collapsible`` is four: each styled on mount, each laid
-out on every frame): the title line toggles it on a click, Enter toggles it from the
-History, and the link (or ``r``) opens the whole result.
+A History holds thousands of these and a fast replay adds hundreds at a time, so a block is
+not a widget but lines of an :class:`~tui.widgets.item_run.ItemRun`: a click on the call's
+line toggles it, Enter toggles it from the History, and the link (or ``r``) opens the whole
+result.
 """
 
 from __future__ import annotations
@@ -18,15 +18,12 @@ import json
 from collections.abc import Callable
 from typing import Any
 
-from textual import events
 from textual.content import Content
-from textual.reactive import reactive
-from textual.widgets import Static
 
 from tui.i18n import t
 from tui.messages import OpenText
+from tui.widgets.item_run import HistoryItem
 from tui.widgets.readable import content_text
-from tui.widgets.redraw import update_in_place
 from tui.widgets.render import as_text, head_lines, size_label
 
 Lookup = Callable[[str], Any]
@@ -34,26 +31,55 @@ PREVIEW_LINES = 12
 INDENT = "  "
 
 
-class ToolBlock(Static):
+class ToolBlock(HistoryItem):
     """``▶ ⚙ name input → result size``; opened, a preview and a link to the viewer."""
 
-    collapsed: reactive[bool] = reactive(True, init=False)
+    INDENT = 2
+    COMPONENT = "item-run--tool"
+    HOVERS = True
 
     def __init__(self, tool_use_id: str, name: str, data: dict[str, Any],
                  lookup: Lookup) -> None:
+        super().__init__()
         self.tool_use_id = tool_use_id
         self.tool_name = name
-        self.args = json.dumps(data, ensure_ascii=False)
+        self.data = data
+        self._args: str | None = None
         self.lookup = lookup
         self.result_label = t("tool.running")
         self.failed = False  # the tool reported an error: the call's line in that colour
-        super().__init__(self._title(collapsed=True), classes="tool-block")
+        self._collapsed = True
 
-    def _title(self, collapsed: bool) -> Content:
+    @property
+    def args(self) -> str:
+        """The call's input as JSON (written when first shown or searched: an input can be a
+        whole file, and most calls of a fast replay are never shown)."""
+        if self._args is None:
+            self._args = json.dumps(self.data, ensure_ascii=False)
+        return self._args
+
+    @property
+    def collapsed(self) -> bool:
+        return self._collapsed
+
+    @collapsed.setter
+    def collapsed(self, value: bool) -> None:
+        if value != self._collapsed:
+            self._collapsed = value
+            self.changed()
+
+    def _title_text(self, collapsed: bool) -> str:
         args = self.args if len(self.args) <= 60 else self.args[:59] + "…"
         symbol = "▶" if collapsed else "▼"
-        line = f"{symbol} ⚙ {self.tool_name} {args}  →  {self.result_label}"
+        return f"{symbol} ⚙ {self.tool_name} {args}  →  {self.result_label}"
+
+    def _title(self, collapsed: bool) -> Content:
+        line = self._title_text(collapsed)
         return Content.styled(line, "$error") if self.failed else Content(line)
+
+    def plain(self) -> str:
+        """The closed call's line is measured as text (most calls are never drawn)."""
+        return self._title_text(True) if self.collapsed else super().plain()
 
     def body(self) -> Content:
         """The opened block's lines under the title: the result's size and first lines and
@@ -70,39 +96,32 @@ class ToolBlock(Static):
             INDENT, (t("tool.size_lines", size=size_label(len(text)), lines=lines), "bold"),
             t("tool.first_lines"), "\n", (preview, "dim"), "\n", INDENT, link)
 
-    def redraw(self) -> None:
+    def make(self) -> Content:
         title = self._title(self.collapsed)
-        update_in_place(self, title if self.collapsed
-                        else Content.assemble(title, "\n", self.body()))
+        return title if self.collapsed else Content.assemble(title, "\n", self.body())
 
     def set_result(self, chars: int, is_error: bool) -> None:
         self.result_label = (t("tool.error_prefix") if is_error else "") + size_label(chars)
         self.failed = is_error
-        self.redraw()
+        self.changed()
 
-    def watch_collapsed(self) -> None:
-        self.redraw()
-        if self.is_mounted:
-            self.call_after_refresh(self.scroll_visible)
-
-    def on_click(self, event: events.Click) -> None:
+    def on_click(self, y: int, width: int) -> bool:
         """A click on the call's line (wrapped on a narrow screen) opens or closes the
-        block; the link under the preview opens the viewer (its own action)."""
-        width = self.content_size.width
-        title = self._title(self.collapsed)
-        if event.y < (len(title.wrap(width)) if width > 0 else 1):
-            event.stop()
+        block; the link under the preview opens the viewer (the run's action)."""
+        if y < len(self._title(self.collapsed).wrap(max(1, width))):
             self.collapsed = not self.collapsed
-
-    def action_open_result(self) -> None:
-        self.open_result()
+            return True
+        return False
 
     def open_result(self) -> None:
         """The whole result in the viewer (the link, or ``r`` on the selected call)."""
+        run = self.run
+        if run is None:
+            return
         content = self.lookup(self.tool_use_id)
         if content is None:
-            self.app.notify(t("tool.not_yet"))
+            run.app.notify(t("tool.not_yet"))
             return
-        self.post_message(OpenText(t("tool.result_title", name=self.tool_name,
-                                     id=self.tool_use_id),
-                                   content_text(content)))
+        run.post_message(OpenText(t("tool.result_title", name=self.tool_name,
+                                    id=self.tool_use_id),
+                                  content_text(content)))

@@ -1,0 +1,141 @@
+"""A run of History items (tui/widgets/item_run.py): each item's lines where its place
+says, measured from its text exactly as drawn, redrawn when it changes; the oldest dropped
+past the limit without measuring the rest again; the run's text selectable."""
+
+from __future__ import annotations
+
+import pytest
+from textual.app import App, ComposeResult
+from textual.containers import VerticalScroll
+from textual.content import Content
+from textual.geometry import Offset
+from textual.selection import Selection
+from textual.strip import Strip
+from textual.visual import Visual
+
+from core.events import Stage
+from tui.widgets import item_run
+from tui.widgets.item_run import ItemRun, height_of
+from tui.widgets.stage_mark import StageMark
+from tui.widgets.tool_block import ToolBlock
+
+pytestmark = pytest.mark.anyio
+RESULT = "line\n" * 30
+
+
+class Host(App[None]):
+    def compose(self) -> ComposeResult:
+        yield VerticalScroll(id="view")
+
+
+async def run_of(app: Host, *items: ToolBlock | StageMark) -> ItemRun:
+    run = ItemRun()
+    run.add(items)
+    await app.query_one("#view").mount(run)
+    return run
+
+
+async def test_items_are_drawn_where_they_are_and_redrawn_when_they_change() -> None:
+    """Each item's lines in order (a call indented, a mark not), the height of the run their
+    sum; a result arriving, a call opened, the pointer and the cursor redraw the call."""
+    app = Host()
+    async with app.run_test(size=(80, 30)) as pilot:
+        calls = [ToolBlock(f"t{n}", "read_file", {"path": f"f{n}.py"}, lambda _id: RESULT)
+                 for n in range(3)]
+        stage = Stage(stage="snip_compact", before_chars=9_000, after_chars=4_000,
+                      before_messages=9, after_messages=5)
+        mark = StageMark(stage)
+        run = await run_of(app, calls[0], mark, calls[1], calls[2])
+        await pilot.pause()
+        assert run.size.height == 4
+        lines = [run.render_line(y).text for y in range(4)]
+        assert lines[0].startswith("  ▶ ⚙ read_file") and "running" in lines[0]
+        assert lines[1].startswith("▌ snip_compact")
+        calls[1].set_result(120, False)
+        calls[1].collapsed = False
+        await pilot.pause()
+        assert run.size.height == 4 + len(calls[1].body().split("\n"))
+        assert run.item_at(2) is calls[1] and run.region_of(calls[2]).y == run.size.height - 1
+        assert "120 chars" in run.render_line(2).text
+        plain = run.render_line(0)
+        await pilot.hover(run, offset=(4, 0))
+        await pilot.pause()
+        assert run.hover is calls[0] and run.render_line(0) != plain
+        run.set_cursor(mark)
+        await pilot.pause()
+        assert run.render_line(1).text == lines[1]
+        assert run.render_line(1) != drawn_without_cursor(run, mark)
+
+
+def drawn_without_cursor(run: ItemRun, mark: StageMark) -> Strip:
+    region = run.region_of(mark)
+    assert region is not None
+    run.cursor = None
+    try:
+        return run.render_line(region.y)
+    finally:
+        run.cursor = mark
+
+
+@pytest.mark.parametrize("width", [1, 2, 5, 9, 17, 40])
+@pytest.mark.parametrize("text", [
+    "", "one line", "a line that is longer than the narrow widths by far",
+    "two\nlines", "  why: 16,655 chars still > trigger 12,000 after micro_compact: results",
+    "字符很宽的一行文字，还有命令", "averyveryverylongwordwithnobreaks and more", "trailing   ",
+    "▶ ⚙ read_file {\"path\": \"a/very/long/path/to/some/file.py\"}  →  1,234 chars",
+    "tab\tin it", "\n\nblank lines\n"])
+async def test_an_items_height_is_the_lines_it_is_drawn_in(text: str, width: int) -> None:
+    """Items are measured from their text alone (most are never drawn): exactly as many
+    lines as drawing them gives."""
+    app = Host()
+    async with app.run_test(size=(60, 10)):
+        run = ItemRun()
+        await app.query_one("#view").mount(run)
+        drawn = Visual.to_strips(run, Content(text), width, None, run.visual_style)
+        assert height_of(text, width) == len(drawn)
+
+
+async def test_the_runs_text_can_be_selected_and_copied() -> None:
+    """The pointer's place is a place in the run's text (every item's, one after the other),
+    the selection is drawn there, and copying gives that text."""
+    app = Host()
+    async with app.run_test(size=(80, 20)) as pilot:
+        calls = [ToolBlock(f"t{n}", "read_file", {"path": f"f{n}.py"}, lambda _id: RESULT)
+                 for n in range(3)]
+        run = await run_of(app, *calls)
+        await pilot.pause()
+        x, y = run.region.offset
+        widget, offset = app.screen.get_widget_and_offset_at(x + 2 + 4, y + 2)
+        assert widget is run and offset == Offset(4, 2)  # the third call's line, 2 cells in
+        plain = run.render_line(1)
+        app.screen.selections = {run: Selection(Offset(2, 1), Offset(11, 2))}
+        await pilot.pause()
+        assert app.screen.get_selected_text() == \
+            calls[1].plain()[2:] + "\n" + calls[2].plain()[:11]
+        assert run.render_line(1).text == plain.text and run.render_line(1) != plain
+        app.screen.selections = {}
+        await pilot.pause()
+        assert run.render_line(1) == plain
+
+
+async def test_the_oldest_items_go_past_the_limit_and_the_rest_keep_their_places(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(item_run, "MAX_ITEMS", 5)
+    app = Host()
+    async with app.run_test(size=(80, 20)) as pilot:
+        calls = [ToolBlock(f"t{n}", "read_file", {"path": f"f{n}.py"}, lambda _id: RESULT)
+                 for n in range(4)]
+        run = await run_of(app, *calls)
+        calls[3].set_result(len(RESULT), False)
+        calls[3].collapsed = False  # a taller item, measured where it is
+        await pilot.pause()
+        tall = run.size.height
+        more = [ToolBlock(f"u{n}", "bash", {"command": f"ls {n}"}, lambda _id: RESULT)
+                for n in range(3)]
+        run.add(more)
+        await pilot.pause()
+        assert run.items == run.shown == calls[2:] + more
+        assert all(call.run is None for call in calls[:2])
+        assert run.size.height == tall - 2 + 3
+        assert run.item_at(run.size.height - 1) is more[-1]
+        assert "ls 2" in run.render_line(run.size.height - 1).text

@@ -1,0 +1,382 @@
+"""A run of History items — tool calls and stage marks — drawn as lines of one widget.
+
+A replay at top speed adds hundreds of tool calls and stage marks to the History at each
+routing. As widgets of their own, each one was styled when mounted, laid out on every frame
+and removed again once the History had too many: the History's share of a replay was most
+of what the workbench added to the engine's time, and its frames the longest stalls. Here
+the items between two other entries of the History (a request, an answer, a notice) are
+records in one widget that draws only the lines on screen: adding items measures their
+height, nothing more, and an item is rendered (its lines kept until it changes) only when
+it comes into view.
+
+Each item says what it shows (:meth:`HistoryItem.make`), how far it is indented and which
+component style colours it; the run adds the cursor's and the pointer's backgrounds. A click
+on a tool call's line opens or closes it; the link under an opened call's preview opens the
+whole result (the item under the pointer is the one asked).
+"""
+
+from __future__ import annotations
+
+from bisect import bisect_right
+from collections.abc import Callable, Iterable
+from typing import ClassVar
+
+from rich._wrap import divide_line
+from rich.cells import cell_len
+from rich.segment import Segment
+from rich.style import Style as RichStyle
+from textual import events
+from textual.content import Content
+from textual.css.styles import RenderStyles
+from textual.geometry import Region, Size
+from textual.selection import Selection
+from textual.strip import Strip
+from textual.style import Style
+from textual.visual import RenderOptions
+from textual.widget import Widget
+
+MAX_ITEMS = 10_000  # items kept in a run: a long live session keeps the newest
+
+
+class HistoryItem:
+    """One History entry drawn by an :class:`ItemRun`: it says what it shows; changing it
+    (:meth:`changed`) redraws only its lines."""
+
+    INDENT = 0  # cells before the item's lines
+    COMPONENT = "item-run--mark"  # the component style of its text
+    HOVERS = False  # whether the pointer over it gives it a background (it takes clicks)
+
+    def __init__(self) -> None:
+        self.run: ItemRun | None = None
+        self.version = 0
+        self._content: Content | None = None
+
+    def make(self) -> Content:
+        """What the item shows now (every line of it)."""
+        raise NotImplementedError
+
+    def content(self) -> Content:
+        if self._content is None:
+            self._content = self.make()
+        return self._content
+
+    def plain(self) -> str:
+        """What the item shows, as text (measured without its styles)."""
+        return self.content().plain
+
+    def render(self) -> Content:
+        """What the item shows (as a ``Static``'s ``render`` would say)."""
+        return self.content()
+
+    def changed(self) -> None:
+        self.version += 1
+        self._content = None
+        if self.run is not None:
+            self.run.item_changed(self)
+
+    def on_click(self, y: int, width: int) -> bool:
+        """A click on line ``y`` of the item, drawn ``width`` cells wide; whether it acted."""
+        return False
+
+
+def height_of(plain: str, width: int) -> int:
+    """The lines text takes at ``width`` cells, as ``Content`` wraps it to draw it (each
+    line divided where Rich divides it), worked out from the text alone: a fast replay
+    measures hundreds of items that are never drawn."""
+    if "\t" in plain:  # as drawn: tabs first
+        plain = plain.expandtabs(8)
+    if "\n" not in plain and cell_len(plain) <= width:
+        return 1
+    return sum(1 if cell_len(line) <= width else len(divide_line(line, width, fold=True)) + 1
+               for line in plain.split("\n"))
+
+
+def own_style(styles: RenderStyles) -> Style:
+    """The colours a component's rules set (``Style.from_styles`` would also give the
+    colours it does not set, the defaults, over the widget's own)."""
+    return Style(styles.background if styles.has_rule("background") else None,
+                 styles.color if styles.has_rule("color") else None)
+
+
+def moved_up(starts: list[int], count: int) -> list[int]:
+    """Where things start once the first ``count`` are gone (as far as measured)."""
+    if len(starts) <= count:
+        return [0]
+    first = starts[count]
+    return [start - first for start in starts[count:]]
+
+
+class Shifted:
+    """A selection as one item sees it: the item's text starts at line ``first`` of the
+    run's."""
+
+    __slots__ = ("first", "selection")
+
+    def __init__(self, selection: Selection, first: int) -> None:
+        self.selection = selection
+        self.first = first
+
+    def get_span(self, y: int) -> tuple[int, int] | None:
+        return self.selection.get_span(y + self.first)
+
+
+def renumbered(strip: Strip, first: int) -> Strip:
+    """The strip with the text lines its segments point to (their ``offset``, which a
+    selection follows) moved down by ``first``."""
+    if not first:
+        return strip
+    segments = []
+    for text, style, control in strip:
+        if style is not None and style._meta is not None:
+            meta = style.meta
+            offset = meta.get("offset")
+            if offset is not None and offset[1] is not None:
+                style = style + RichStyle.from_meta({"offset": (offset[0], offset[1] + first)})
+        segments.append(Segment(text, style, control))
+    return Strip(segments, strip.cell_length)
+
+
+class ItemRun(Widget):
+    """Consecutive History items, oldest first; ``shown`` are those the search keeps."""
+
+    DEFAULT_CSS = """
+    ItemRun { height: auto; width: 1fr; }
+    ItemRun > .item-run--tool { color: $text-muted; }
+    ItemRun > .item-run--hover { background: $block-hover-background; }
+    ItemRun > .item-run--cursor { background: $accent 25%; }
+    ItemRun > .item-run--cursor-focus { background: $accent 40%; }
+    """
+    COMPONENT_CLASSES: ClassVar[set[str]] = {
+        "item-run--tool", "item-run--mark", "item-run--hover", "item-run--cursor",
+        "item-run--cursor-focus"}
+
+    def __init__(self, focused: Callable[[], bool] = lambda: False) -> None:
+        super().__init__()
+        self.focused = focused  # whether the History has the focus (the cursor is brighter)
+        self.items: list[HistoryItem] = []
+        self.shown: list[HistoryItem] = []
+        self.keeps: Callable[[HistoryItem], bool] = lambda _item: True
+        self.cursor: HistoryItem | None = None
+        self.hover: HistoryItem | None = None
+        self.pressed: HistoryItem | None = None  # under the pointer at the last press
+        # per width measured (with and without a scrollbar beside): where each shown item
+        # starts, as far as measured, and the total last
+        self._tops: dict[int, list[int]] = {}
+        self._starts: list[int] = [0]  # each shown item's first line of the run's text
+        self._styles: dict[tuple[str, ...], Style] = {}
+        self._kept: dict[int, tuple[tuple[object, ...], list[Strip]]] = {}
+
+    # -- the items -----------------------------------------------------------------------
+
+    def add(self, items: Iterable[HistoryItem]) -> None:
+        """New items after the others (the oldest past :data:`MAX_ITEMS` are dropped)."""
+        new = list(items)
+        for item in new:
+            item.run = self
+        self.items.extend(new)
+        self.shown.extend(item for item in new if self.keeps(item))
+        if len(self.items) > MAX_ITEMS:
+            self._drop(len(self.items) - MAX_ITEMS)
+        self.refresh(layout=True)
+
+    def _drop(self, count: int) -> None:
+        """The oldest ``count`` items go; where the others are is moved up, not measured
+        again."""
+        gone, self.items = self.items[:count], self.items[count:]
+        for item in gone:
+            item.run = None
+            self._kept.pop(id(item), None)
+        if self.cursor in gone:
+            self.cursor = None
+        shown = 0  # the shown items among those gone: the first ones shown
+        while shown < len(self.shown) and self.shown[shown].run is None:
+            shown += 1
+        del self.shown[:shown]
+        for width, tops in self._tops.items():
+            self._tops[width] = moved_up(tops, shown)
+        self._starts = moved_up(self._starts, shown)
+
+    def narrow(self, keeps: Callable[[HistoryItem], bool]) -> int:
+        """Show only the items ``keeps`` keeps; how many it keeps."""
+        self.keeps = keeps
+        self.shown = [item for item in self.items if keeps(item)]
+        self._tops.clear()
+        del self._starts[1:]
+        self.refresh(layout=True)
+        return len(self.shown)
+
+    def item_changed(self, item: HistoryItem) -> None:
+        """An item shows something else: its height may change (the items after it are
+        measured again from there), its lines do. Most changes are to the newest items (a
+        result arriving), so the item is looked for from the end."""
+        shown = self.shown
+        at = next((n for n in range(len(shown) - 1, -1, -1) if shown[n] is item), None)
+        if at is not None:
+            for tops in self._tops.values():
+                del tops[at + 1:]
+            del self._starts[at + 1:]
+        self.refresh(layout=True)
+
+    def set_cursor(self, item: HistoryItem | None) -> None:
+        self.cursor = item
+        self.refresh()
+
+    # -- where the items are ---------------------------------------------------------------
+
+    def _measure(self, width: int) -> list[int]:
+        """Where each shown item starts at ``width``, and the total last (measuring only the
+        items not measured at that width yet)."""
+        tops = self._tops.get(width)
+        if tops is None:
+            if len(self._tops) > 3:  # widths of an earlier size of the screen
+                self._tops.clear()
+            tops = self._tops[width] = [0]
+        for item in self.shown[len(tops) - 1:]:
+            tops.append(tops[-1] + height_of(item.plain(), max(1, width - item.INDENT)))
+        return tops
+
+    def get_content_height(self, container: Size, viewport: Size, width: int) -> int:
+        return self._measure(width)[-1]
+
+    def _size_updated(self, size: Size, virtual_size: Size, container_size: Size,
+                      layout: bool = True) -> bool:
+        """A run's size is what its parent's layout gave it, and nothing in it is laid out:
+        a new size (the run grew) is drawn in the frame that laid it out, with no second
+        layout (``Widget`` asks for one whenever a widget's virtual size changes, and a
+        fast replay's History grows at every routing)."""
+        return super()._size_updated(size, virtual_size, container_size, layout=False)
+
+    def index_at(self, y: int) -> int | None:
+        """The index in ``shown`` of the item on line ``y`` (None: no item there)."""
+        tops = self._measure(self.content_size.width)
+        at = bisect_right(tops, y) - 1
+        return at if y >= 0 and at < len(self.shown) else None
+
+    def top_of(self, at: int) -> int:
+        """The first line of the ``at``-th shown item."""
+        return self._measure(self.content_size.width)[at]
+
+    def item_at(self, y: int) -> HistoryItem | None:
+        at = self.index_at(y)
+        return None if at is None else self.shown[at]
+
+    def region_of(self, item: HistoryItem) -> Region | None:
+        """The item's lines, in the run's own coordinates (None: not shown)."""
+        try:
+            at = self.shown.index(item)
+        except ValueError:
+            return None
+        tops = self._measure(self.content_size.width)
+        return Region(0, tops[at], self.size.width, tops[at + 1] - tops[at])
+
+    # -- drawing -----------------------------------------------------------------------------
+
+    def _style(self, *names: str) -> Style:
+        style = self._styles.get(names)
+        if style is None:
+            style = self.visual_style
+            for name in names:
+                style += own_style(self.get_component_styles(name))
+            self._styles[names] = style
+        return style
+
+    def _lines(self, at: int, width: int) -> list[Strip]:
+        """The ``at``-th shown item's lines, kept until it, its place, the cursor or the
+        pointer on it changes (a text selection is drawn afresh)."""
+        item = self.shown[at]
+        names = [item.COMPONENT]
+        if item is self.cursor:
+            names.append("item-run--cursor-focus" if self.focused() else "item-run--cursor")
+        elif item is self.hover and item.HOVERS:
+            names.append("item-run--hover")
+        first = self.first_text_line(at)
+        selection = self.text_selection
+        key = (item.version, width, first, *names)
+        kept = self._kept.get(id(item))
+        if kept is not None and kept[0] == key and selection is None:
+            return kept[1]
+        strips = self._draw(item, width, first, self._style(*names), selection)
+        if selection is None:
+            self._kept[id(item)] = (key, strips)
+        return strips
+
+    def _draw(self, item: HistoryItem, width: int, first: int, style: Style,
+              selection: Selection | None) -> list[Strip]:
+        """What ``Visual.to_strips`` draws of the item's content, padded to the width,
+        with its text lines numbered from ``first`` (the run's text is every item's, one
+        after the other: that is what a selection picks from) and the selection on it."""
+        inner = max(1, width - item.INDENT)
+        picked = None if selection is None else Shifted(selection, first)
+        picked_style = None if selection is None else Style.from_styles(
+            self.screen.get_component_styles("screen--selection"))
+        strips = item.content().render_strips(inner, None, style, RenderOptions(
+            self._get_style, self.styles, picked, picked_style))  # type: ignore[arg-type]
+        if self.auto_links and not self.screen._selecting:
+            strips = [strip._apply_link_style(self.link_style) for strip in strips]
+        pad = (style + Style(reverse=False)).rich_style
+        strips = [renumbered(strip.extend_cell_length(inner, pad), first) for strip in strips]
+        if item.INDENT:
+            margin = Strip.blank(item.INDENT, self.visual_style.rich_style)
+            strips = [Strip.join([margin, strip]) for strip in strips]
+        return strips
+
+    def render_line(self, y: int) -> Strip:
+        width = self.content_size.width
+        at = self.index_at(y)
+        if at is None:
+            return Strip.blank(width, self.visual_style.rich_style)
+        lines = self._lines(at, width)
+        line = y - self.top_of(at)
+        return lines[line] if line < len(lines) else Strip.blank(width)
+
+    # -- the run's text: what a selection picks from -----------------------------------------
+
+    def first_text_line(self, at: int) -> int:
+        """The first text line of the ``at``-th shown item: the lines of its text before it
+        (as written, not as wrapped), counted only as far as needed."""
+        starts = self._starts
+        for item in self.shown[len(starts) - 1:at]:
+            starts.append(starts[-1] + item.plain().count("\n") + 1)
+        return starts[at]
+
+    def get_selection(self, selection: Selection) -> tuple[str, str] | None:
+        return selection.extract("\n".join(item.plain() for item in self.shown)), "\n"
+
+    def notify_style_update(self) -> None:
+        super().notify_style_update()
+        self._styles.clear()
+        self._kept.clear()
+
+    # -- the pointer -------------------------------------------------------------------------
+
+    def _repaint(self, *items: HistoryItem | None) -> None:
+        regions = [r for r in (self.region_of(i) for i in items if i is not None) if r]
+        if regions:
+            self.refresh(*regions)
+
+    def on_mouse_move(self, event: events.MouseMove) -> None:
+        item = self.item_at(event.y)
+        if item is not self.hover:
+            old, self.hover = self.hover, item
+            self._repaint(old, item)
+
+    def on_leave(self, event: events.Leave) -> None:
+        old, self.hover = self.hover, None
+        self._repaint(old)
+
+    def on_mouse_down(self, event: events.MouseDown) -> None:
+        self.pressed = self.item_at(event.y)
+
+    def on_click(self, event: events.Click) -> None:
+        at = self.index_at(event.y)
+        if at is None:
+            return
+        item = self.shown[at]
+        if item.on_click(event.y - self.top_of(at), self.content_size.width - item.INDENT):
+            event.stop()
+
+    def action_open_result(self) -> None:
+        """The link under an opened tool call's preview (``[@click=open_result]``)."""
+        opener = getattr(self.pressed, "open_result", None)
+        if opener is not None:
+            opener()
