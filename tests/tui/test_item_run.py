@@ -11,11 +11,11 @@ from textual.content import Content
 from textual.geometry import Offset
 from textual.selection import Selection
 from textual.strip import Strip
-from textual.visual import Visual
+from textual.visual import RenderOptions, Visual
 
 from core.events import Stage
 from tui.widgets import item_run
-from tui.widgets.item_run import ItemRun, height_of
+from tui.widgets.item_run import ItemRun, height_of, renumbered
 from tui.widgets.stage_mark import StageMark
 from tui.widgets.tool_block import ToolBlock
 
@@ -139,3 +139,27 @@ async def test_the_oldest_items_go_past_the_limit_and_the_rest_keep_their_places
         assert run.size.height == tall - 2 + 3
         assert run.item_at(run.size.height - 1) is more[-1]
         assert "ls 2" in run.render_line(run.size.height - 1).text
+
+
+async def test_an_item_of_short_lines_is_drawn_as_content_draws_it() -> None:
+    """The short way for an item whose lines fit gives the very segments ``Content`` gives,
+    down to where each points in the run's text."""
+    app = Host()
+    async with app.run_test(size=(80, 20)):
+        stage = Stage(stage="micro_compact", before_chars=9_000, after_chars=4_000,
+                      before_messages=9, after_messages=5, files=["a.txt"])
+        items: list[ToolBlock | StageMark] = [
+            StageMark(stage), StageMark(stage, lambda: "9,000 chars > trigger 8,000"),
+            ToolBlock("t1", "bash", {"command": "ls -la"}, lambda _id: "x\ny")]
+        run = await run_of(app, *items)
+        items[2].set_result(12, True)  # a styled title
+        for item in items:
+            style = run._style(item.COMPONENT)
+            short = run._short_lines(item, 100, style, 7)
+            drawn = item.content().render_strips(100, None, style,
+                                                 RenderOptions(run._get_style, run.styles))
+            assert short is not None and len(short) == len(drawn)
+            assert [list(s) for s in short] == [list(renumbered(d, 7)) for d in drawn]
+        assert run._short_lines(items[0], 20, run._style("item-run--mark"), 0) is None
+        items[2].collapsed = False  # a link under the preview: drawn the long way
+        assert run._short_lines(items[2], 100, run._style("item-run--tool"), 0) is None

@@ -1,7 +1,7 @@
 """One tool call in the History (tui/widgets/tool_block.py), drawn by a run of items
 (tui/widgets/item_run.py): a click anywhere on the call's line opens and closes it, even
 wrapped on a narrow screen; the link under the preview opens the viewer; an error colours
-the call's line only; the pointer and the cursor give the call a background."""
+the call's line only."""
 
 from __future__ import annotations
 

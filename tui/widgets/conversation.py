@@ -40,7 +40,7 @@ from core import events as ev
 from core.events import PairViolation, ProbeChecked, Stage, ToolCall, ToolResult
 from tui.i18n import localize_bindings, t
 from tui.nav_search import Query
-from tui.routing import Routed, RunInfo, handles
+from tui.routing import Routed, RunInfo, Turns, handles
 from tui.widgets.history_search import item_matches
 from tui.widgets.history_window import HistoryWindow, parked
 from tui.widgets.item_run import HistoryItem, ItemRun
@@ -49,6 +49,7 @@ from tui.widgets.tool_block import Lookup, ToolBlock
 
 MAX_WIDGETS = 400  # a long live session keeps the newest; the transcripts keep the rest
 Entry = Widget | HistoryItem  # what the History is given: a widget, or an item of a run
+MEASURE_AT_ONCE = 100  # new items of a run measured between two looks at the clock
 FLUSH_SECONDS = 0.03
 # a stage event -> why it fired, in one line, worked out when asked (under the limits in
 # force when the stage came: most marks of a fast replay are never measured)
@@ -260,6 +261,10 @@ class Conversation(Routed, VerticalScroll, can_focus_children=False):
                 for widget in widgets:
                     widget.display = self.matches(widget)
             await self.window.add(widgets, following)
+            if self._run is not None:  # measured between turns of the loop, not in a frame
+                turns = Turns()
+                while self._run.measure_some(MEASURE_AT_ONCE):
+                    await turns.give()
             if self.item_cursor is None:  # follow the stream unless the reader is on an item
                 self.anchor()
         if self._md is not None and self._md.is_mounted and self._stream is None:

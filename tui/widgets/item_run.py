@@ -98,6 +98,13 @@ def own_style(styles: RenderStyles) -> Style:
                  styles.color if styles.has_rule("color") else None)
 
 
+def moved_by(starts: list[int], at: int, size: int) -> None:
+    """Item ``at`` now takes ``size`` lines: the items after it move by the difference."""
+    delta = starts[at] + size - starts[at + 1]
+    if delta:
+        starts[at + 1:] = [start + delta for start in starts[at + 1:]]
+
+
 def moved_up(starts: list[int], count: int) -> list[int]:
     """Where things start once the first ``count`` are gone (as far as measured)."""
     if len(starts) <= count:
@@ -164,6 +171,7 @@ class ItemRun(Widget):
         self._tops: dict[int, list[int]] = {}
         self._starts: list[int] = [0]  # each shown item's first line of the run's text
         self._styles: dict[tuple[str, ...], Style] = {}
+        self._link: RichStyle | None = None
         self._kept: dict[int, tuple[tuple[object, ...], list[Strip]]] = {}
 
     # -- the items -----------------------------------------------------------------------
@@ -206,15 +214,19 @@ class ItemRun(Widget):
         return len(self.shown)
 
     def item_changed(self, item: HistoryItem) -> None:
-        """An item shows something else: its height may change (the items after it are
-        measured again from there), its lines do. Most changes are to the newest items (a
-        result arriving), so the item is looked for from the end."""
+        """An item shows something else: its lines do, and its height may change (the
+        items after it then move by as much: they are not measured again). Most changes
+        are to the newest items (a result arriving), so the item is looked for from the
+        end."""
         shown = self.shown
         at = next((n for n in range(len(shown) - 1, -1, -1) if shown[n] is item), None)
         if at is not None:
-            for tops in self._tops.values():
-                del tops[at + 1:]
-            del self._starts[at + 1:]
+            plain = item.plain()
+            for width, tops in self._tops.items():
+                if at + 1 < len(tops):
+                    moved_by(tops, at, height_of(plain, max(1, width - item.INDENT)))
+            if at + 1 < len(self._starts):
+                moved_by(self._starts, at, plain.count("\n") + 1)
         self.refresh(layout=True)
 
     def set_cursor(self, item: HistoryItem | None) -> None:
@@ -223,17 +235,27 @@ class ItemRun(Widget):
 
     # -- where the items are ---------------------------------------------------------------
 
-    def _measure(self, width: int) -> list[int]:
+    def _measure(self, width: int, most: int | None = None) -> list[int]:
         """Where each shown item starts at ``width``, and the total last (measuring only the
-        items not measured at that width yet)."""
+        items not measured at that width yet; at most ``most`` of them)."""
         tops = self._tops.get(width)
         if tops is None:
             if len(self._tops) > 3:  # widths of an earlier size of the screen
                 self._tops.clear()
             tops = self._tops[width] = [0]
-        for item in self.shown[len(tops) - 1:]:
+        end = None if most is None else len(tops) - 1 + most
+        for item in self.shown[len(tops) - 1:end]:
             tops.append(tops[-1] + height_of(item.plain(), max(1, width - item.INDENT)))
         return tops
+
+    def measure_some(self, most: int) -> bool:
+        """Measure up to ``most`` new items at the widths the run was laid out at (before
+        the frame that lays it out next, which then has only what is left); whether any are
+        left."""
+        left = False
+        for width in list(self._tops):
+            left |= len(self._measure(width, most)) - 1 < len(self.shown)
+        return left
 
     def get_content_height(self, container: Size, viewport: Size, width: int) -> int:
         return self._measure(width)[-1]
@@ -306,19 +328,56 @@ class ItemRun(Widget):
         with its text lines numbered from ``first`` (the run's text is every item's, one
         after the other: that is what a selection picks from) and the selection on it."""
         inner = max(1, width - item.INDENT)
-        picked = None if selection is None else Shifted(selection, first)
-        picked_style = None if selection is None else Style.from_styles(
-            self.screen.get_component_styles("screen--selection"))
-        strips = item.content().render_strips(inner, None, style, RenderOptions(
-            self._get_style, self.styles, picked, picked_style))  # type: ignore[arg-type]
-        if self.auto_links and not self.screen._selecting:
-            strips = [strip._apply_link_style(self.link_style) for strip in strips]
         pad = (style + Style(reverse=False)).rich_style
-        strips = [renumbered(strip.extend_cell_length(inner, pad), first) for strip in strips]
+        lines = None if selection is not None else self._short_lines(item, inner, style, first)
+        if lines is not None:
+            strips = [line.extend_cell_length(inner, pad) for line in lines]
+        else:
+            picked = None if selection is None else Shifted(selection, first)
+            picked_style = None if selection is None else Style.from_styles(
+                self.screen.get_component_styles("screen--selection"))
+            strips = item.content().render_strips(inner, None, style, RenderOptions(
+                self._get_style, self.styles, picked, picked_style))  # type: ignore[arg-type]
+            if self.auto_links and not self.screen._selecting:
+                link = self._link_style()
+                strips = [strip._apply_link_style(link) for strip in strips]
+            strips = [renumbered(strip.extend_cell_length(inner, pad), first)
+                      for strip in strips]
         if item.INDENT:
             margin = Strip.blank(item.INDENT, self.visual_style.rich_style)
             strips = [Strip.join([margin, strip]) for strip in strips]
         return strips
+
+    def _short_lines(self, item: HistoryItem, width: int, style: Style,
+                     first: int) -> list[Strip] | None:
+        """An item whose every line fits and holds no tab or link, drawn as ``Content``
+        draws it (its segments pointing to its lines in the run's text, from ``first``)
+        without the wrapping and the links it does not need; None for any other item. Most
+        items of a History are such: a call's line, a stage's two."""
+        plain = item.plain()
+        if "\t" in plain or any(cell_len(line) > width for line in plain.split("\n")):
+            return None
+        content = item.content()
+        lines = content.split("\n", allow_blank=True) if "\n" in plain else [content]
+        strips = []
+        get_style = self._get_style
+        for y, line in enumerate(lines, first):
+            segments = []
+            x = 0
+            for text, text_style in line.render(style, end="", parse_style=get_style):
+                rich = (style + text_style).rich_style_with_offset(x, y)
+                if rich._meta is not None and "@click" in rich.meta:
+                    return None  # a link: styled as links are
+                segments.append(Segment(text, rich))
+                x += len(text)
+            strips.append(Strip(segments, line.cell_length))
+        return strips
+
+    def _link_style(self) -> RichStyle:
+        """The style of a link (worked out once per change of the styles)."""
+        if self._link is None:
+            self._link = self.link_style
+        return self._link
 
     def render_line(self, y: int) -> Strip:
         width = self.content_size.width
@@ -346,6 +405,7 @@ class ItemRun(Widget):
         super().notify_style_update()
         self._styles.clear()
         self._kept.clear()
+        self._link = None
 
     # -- the pointer -------------------------------------------------------------------------
 
