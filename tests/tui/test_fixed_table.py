@@ -63,7 +63,8 @@ def drawn(table: DataTable[str]) -> list[list[tuple[str, object]]]:
 
 async def test_a_kept_row_is_drawn_again_whenever_what_it_shows_changed() -> None:
     """After each step the table draws what it draws with every cache emptied: rows added,
-    the cursor and the hover moved, a cell changed, a column widened, a row removed and its
+    the cursor and the hover moved, a cell changed, a column widened, a column's label
+    replaced as rows came, a row removed and its
     key reused, a sort, a clear with the keys reused, the focus, the theme and the cursor's
     kind changed, a column replaced by another as wide."""
     app = Host()
@@ -97,6 +98,11 @@ async def test_a_kept_row_is_drawn_again_whenever_what_it_shows_changed() -> Non
         table.update_cell("2", "name", "changed")
         await same()
         set_widths(table, {"name": 16})
+        await same()
+        table.columns[ColumnKey("n")].label = Text("N")  # a label replaced as rows come
+        table.add_row("6", "row 6", key="6")  # (the Memory panel's way)
+        await same()
+        table.remove_row("6")
         await same()
         table.remove_row("5")  # the last: the new row takes its key and its place
         table.add_row("5", "back again", key="5")
@@ -292,3 +298,28 @@ async def test_where_a_row_is_is_what_datatable_works_out() -> None:
         await same(table, "cleared")
         table.add_keyed_rows([(str(n), (str(n), f"again {n}")) for n in range(3)])
         await same(table, "added after the clear")
+
+
+async def test_the_header_is_drawn_once_while_rows_come(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Rows added change no label: the header drawn before is kept (a fast replay adds rows
+    at every routing, and drawing the header each time cost as much as a screenful)."""
+    app = Host()
+    async with app.run_test(size=(60, 16)) as pilot:
+        table = app.query_one("#fixed", FixedWidthTable)
+        table.add_column("n", key="n", width=3)
+        for n in range(3):
+            table.add_row(str(n), key=str(n))
+        await pilot.pause()
+        drawn(table)
+        rows: list[RowKey] = []
+        render = DataTable._render_line_in_row
+
+        def spy(self: DataTable[str], row_key: RowKey, *args: object) -> object:
+            rows.append(row_key)
+            return render(self, row_key, *args)  # type: ignore[arg-type]
+
+        monkeypatch.setattr(DataTable, "_render_line_in_row", spy)
+        table.add_row("3", key="3")
+        await pilot.pause()
+        drawn(table)
+        assert rows == [RowKey("3")]

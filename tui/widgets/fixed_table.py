@@ -143,8 +143,10 @@ class FixedWidthTable(DataTable[CellType]):
         if row is None:
             row = -1  # the header
         # the header shows the columns' labels, which change without a row's update_cell
-        version = self._update_count if row_key is self._header_row_key \
-            else self._row_versions.get(row_key, 0)
+        # (a label is replaced, or set to other text); rows added do not change it
+        version = tuple((id(column.label), column.label.plain)
+                        for column in self.ordered_columns) \
+            if row_key is self._header_row_key else self._row_versions.get(row_key, 0)
         widths = self._widths
         if widths is None:
             widths = tuple(column.get_render_width(self) for column in self.ordered_columns)
