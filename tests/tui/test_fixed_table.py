@@ -3,7 +3,7 @@ draws its rows (tui/widgets/fixed_table.py)."""
 
 from __future__ import annotations
 
-from typing import cast
+from typing import Any, cast
 
 import pytest
 from rich.text import Text
@@ -132,13 +132,15 @@ async def test_a_kept_row_is_drawn_again_whenever_what_it_shows_changed() -> Non
 
 CELLS = ["plain", "[bold]markup[/] after", "漢字の列が切れる所",
          "a long cell cut at its column's edge", "", "x", "[reverse]spans[/reverse] [italic]two[/]",
-         "tab\tin", "two\nlines", "ends in 漢"]
+         "tab\tin", "two\nlines", "ends in 漢", "1,234→567 arrows cut at the edge",
+         ":warning: an emoji code", "  spaced  "]
 
 
 async def test_a_cell_is_drawn_as_datatable_draws_it() -> None:
     """The short way a one-line cell is rendered gives the segments DataTable's own way
     gives (text, style, the row and column the mouse reads): markup, wide characters cut at
-    the edge, empty cells, a row under the cursor and the hover, zebra stripes, focus."""
+    the edge, empty cells, a row under the cursor and the hover, zebra stripes, focus, each
+    kind of cursor."""
     app = Host()
     async with app.run_test(size=(100, 20)) as pilot:
         tables = [app.query_one("#fixed", FixedWidthTable), app.query_one("#plain", DataTable)]
@@ -154,16 +156,18 @@ async def test_a_cell_is_drawn_as_datatable_draws_it() -> None:
             table.move_cursor(row=2)
             table.hover_coordinate = Coordinate(4, 1)
         fixed = tables[0]
-        for focused in (False, True):  # each in the same state: a focused table is tinted
-            views = []
-            for table in tables:
-                app.set_focus(table if focused else None)
-                await pilot.pause()
-                views.append(drawn(table))
-                if table is fixed:
-                    fixed._clear_caches()
-                    assert drawn(fixed) == views[0]
-            assert views[0] == views[1]
+        for kind in ("row", "cell", "column"):  # the filler after the cells: each its way
+            for focused in (False, True):  # each in the same state: a focused table is tinted
+                views = []
+                for table in tables:
+                    table.cursor_type = kind
+                    app.set_focus(table if focused else None)
+                    await pilot.pause()
+                    views.append(drawn(table))
+                    if table is fixed:
+                        fixed._clear_caches()
+                        assert drawn(fixed) == views[0]
+                assert views[0] == views[1], (kind, focused)
 
 
 async def test_a_scrolled_table_is_drawn_as_datatable_draws_it() -> None:
@@ -311,14 +315,18 @@ async def test_the_header_is_drawn_once_while_rows_come(monkeypatch: pytest.Monk
             table.add_row(str(n), key=str(n))
         await pilot.pause()
         drawn(table)
-        rows: list[RowKey] = []
-        render = DataTable._render_line_in_row
+        rows: list[RowKey] = []  # the rows drawn, the short way or DataTable's
 
-        def spy(self: DataTable[str], row_key: RowKey, *args: object) -> object:
-            rows.append(row_key)
-            return render(self, row_key, *args)  # type: ignore[arg-type]
+        def spying(render: Any) -> Any:
+            def spy(self: DataTable[str], row_key: RowKey, *args: object) -> object:
+                drawn_row = render(self, row_key, *args)
+                if drawn_row is not None:
+                    rows.append(row_key)
+                return drawn_row
+            return spy
 
-        monkeypatch.setattr(DataTable, "_render_line_in_row", spy)
+        for cls, name in ((DataTable, "_render_line_in_row"), (FixedWidthTable, "_body_row")):
+            monkeypatch.setattr(cls, name, spying(getattr(cls, name)))
         table.add_row("3", key="3")
         await pilot.pause()
         drawn(table)

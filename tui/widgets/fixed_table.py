@@ -34,11 +34,13 @@ from collections.abc import Hashable, Iterable, Sequence
 from itertools import zip_longest
 from typing import Any, TypeVar
 
+from rich.cells import cell_len
 from rich.segment import Segment
 from rich.style import Style
 from rich.text import Text
 from textual._two_way_dict import TwoWayDict
 from textual.cache import LRUCache
+from textual.color import Color
 from textual.coordinate import Coordinate
 from textual.geometry import Region
 from textual.widgets import DataTable
@@ -55,6 +57,13 @@ def one_line(cell: Text) -> bool:
     return not cell.style and cell.overflow != "ignore" and \
         cell.justify in (None, "default", "left") and \
         "\n" not in cell.plain and "\t" not in cell.plain
+
+
+def plain_text(value: str) -> bool:
+    """A cell's string that DataTable shows as it is: one line, no markup (``[``) nor emoji
+    code (``:``) to read, no tab, every character one cell wide (so a cut is a slice)."""
+    return "[" not in value and ":" not in value and "\n" not in value and \
+        "\t" not in value and cell_len(value) == len(value)
 
 
 class OneLineOffsets:
@@ -160,10 +169,51 @@ class FixedWidthTable(DataTable[CellType]):
         key = self._kept_key(row_key, line_no, base_style, cursor_location, hover_location)
         kept = self._kept_rows.get(key)
         if kept is None:
-            kept = super()._render_line_in_row(row_key, line_no, base_style,
-                                               cursor_location, hover_location)
+            kept = self._body_row(row_key, line_no, base_style, cursor_location,
+                                  hover_location) or \
+                super()._render_line_in_row(row_key, line_no, base_style, cursor_location,
+                                            hover_location)
             self._kept_rows[key] = kept
         return kept
+
+    def _body_row(self, row_key: RowKey, line_no: int, base_style: Style,
+                  cursor_location: Coordinate, hover_location: Coordinate) -> Any:
+        """``DataTable._render_line_in_row`` for a body row of a table with no fixed
+        columns nor row labels, within a frame (:meth:`render_lines`): the same cells and
+        the same filler after them, without working out the header's style and the columns'
+        widths again for each row. None for any other row."""
+        widths = self._widths
+        row_index = self._row_locations.get(row_key)
+        if widths is None or row_index is None or self.fixed_columns or \
+                (self._labelled_row_exists and self.show_row_labels):
+            return None
+        cursor_type = self.cursor_type
+        highlight = self._should_highlight
+        row_style = self._get_row_style(row_index, base_style)
+        cells = []
+        for column_index, width in enumerate(widths):
+            at = Coordinate(row_index, column_index)
+            cells.append(self._render_cell(
+                row_index, column_index, row_style, width,
+                cursor=highlight(cursor_location, at, cursor_type),
+                hover=highlight(hover_location, at, cursor_type))[line_no])
+        room = max(0, self.size.width - sum(widths) - self._row_label_column_width)
+        if cursor_type == "row":
+            extend, _ = self._get_styles_to_render_cell(
+                False, False, False,
+                highlight(hover_location, Coordinate(row_index or 0, 0), cursor_type),
+                row_index == cursor_location.row, self.show_cursor, self._show_hover_cursor,
+                False, False)
+            extend = row_style + extend
+        elif row_style.bgcolor is not None:
+            faded = Color.from_rich_color(row_style.bgcolor).blend(
+                self.background_colors[1], factor=0.25)
+            extend = Style.from_color(color=row_style.color, bgcolor=faded.rich_color)
+        else:
+            extend = Style.from_color(row_style.color, row_style.bgcolor)
+        extend += Style.from_meta({"row": row_index, "column": 0, "out_of_bounds": True})
+        cells.append([Segment(" " * room, extend)])
+        return [], cells
 
     def _render_line(self, y: int, x1: int, x2: int, base_style: Style) -> Any:
         try:
@@ -193,20 +243,28 @@ class FixedWidthTable(DataTable[CellType]):
                self._update_count, self._pseudo_class_state)
         kept = self._cell_render_cache.get(key)
         if kept is None:
-            cell = self._get_row_renderables(row_index).cells[column_index]
-            if not (isinstance(cell, Text) and one_line(cell) and self.rows[row_key].height == 1):
-                return super()._render_cell(row_index, column_index, base_style, width,
-                                            cursor, hover)
+            inner = max(0, width - 2 * self.cell_padding)
+            raw = self._data[row_key].get(column_key)
+            if isinstance(raw, str) and plain_text(raw) and self.rows[row_key].height == 1:
+                # what DataTable makes of it, a Text of that text: cut or padded to fit
+                body = [Segment(raw[:inner] if len(raw) > inner else raw.ljust(inner))]
+            else:
+                cell = self._get_row_renderables(row_index).cells[column_index]
+                if not (isinstance(cell, Text) and one_line(cell)
+                        and self.rows[row_key].height == 1):
+                    return super()._render_cell(row_index, column_index, base_style, width,
+                                                cursor, hover)
+                text = cell.copy()
+                text.truncate(inner, pad=True)
+                body = list(text.render(self.app.console))
             style = base_style + Style.from_meta({"row": row_index, "column": column_index})
             component, post = self._get_styles_to_render_cell(
                 False, False, False, hover, cursor, self.show_cursor, self._show_hover_cursor,
                 self.cursor_foreground_priority == "css",
                 self.cursor_background_priority == "css")
             pad = [Segment(" " * self.cell_padding)] if self.cell_padding > 0 else []
-            text = cell.copy()
-            text.truncate(max(0, width - 2 * self.cell_padding), pad=True)
             self._cell_render_cache[key] = kept = [list(Segment.apply_style(
-                [*pad, *text.render(self.app.console), *pad], style + component, post))]
+                [*pad, *body, *pad], style + component, post))]
         return kept
 
     def _get_row_style(self, row_index: int, base_style: Style) -> Style:
