@@ -3,6 +3,7 @@ draws its rows (tui/widgets/fixed_table.py)."""
 
 from __future__ import annotations
 
+import unicodedata
 from typing import Any, cast
 
 import pytest
@@ -133,7 +134,8 @@ async def test_a_kept_row_is_drawn_again_whenever_what_it_shows_changed() -> Non
 CELLS = ["plain", "[bold]markup[/] after", "漢字の列が切れる所",
          "a long cell cut at its column's edge", "", "x", "[reverse]spans[/reverse] [italic]two[/]",
          "tab\tin", "two\nlines", "ends in 漢", "1,234→567 arrows cut at the edge",
-         ":warning: an emoji code", "  spaced  "]
+         ":warning: an emoji code", "  spaced  ",
+         unicodedata.normalize("NFD", "가나다라마.txt")]  # wide and zero-width: as many cells
 
 
 async def test_a_cell_is_drawn_as_datatable_draws_it() -> None:

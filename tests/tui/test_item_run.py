@@ -4,17 +4,23 @@ past the limit without measuring the rest again; the run's text selectable."""
 
 from __future__ import annotations
 
+import asyncio
+
 import pytest
 from textual.app import App, ComposeResult
 from textual.containers import VerticalScroll
 from textual.content import Content
 from textual.geometry import Offset
+from textual.pilot import Pilot
 from textual.selection import Selection
 from textual.strip import Strip
 from textual.visual import RenderOptions, Visual
 
-from core.events import Stage
+from core.events import Stage, ToolCall
+from tui import routing
+from tui.nav_search import parse
 from tui.widgets import item_run
+from tui.widgets.conversation import Conversation
 from tui.widgets.item_run import ItemRun, height_of, renumbered
 from tui.widgets.stage_mark import StageMark
 from tui.widgets.tool_block import ToolBlock
@@ -163,3 +169,94 @@ async def test_an_item_of_short_lines_is_drawn_as_content_draws_it() -> None:
         assert run._short_lines(items[0], 20, run._style("item-run--mark"), 0) is None
         items[2].collapsed = False  # a link under the preview: drawn the long way
         assert run._short_lines(items[2], 100, run._style("item-run--tool"), 0) is None
+
+
+class HistoryHost(App[None]):
+    def compose(self) -> ComposeResult:
+        yield Conversation(lambda _id: RESULT)
+
+
+async def history_of(pilot: Pilot[None], calls: int, mark_at: int = -1) -> Conversation:
+    """A History given ``calls`` tool calls (a stage mark in place of call ``mark_at``)."""
+    history = pilot.app.query_one(Conversation)
+    for n in range(calls):
+        if n == mark_at:
+            await history.stage(Stage(stage="snip_compact", before_chars=9_000,
+                                      after_chars=4_000, before_messages=9,
+                                      after_messages=5))
+        else:
+            await history.tool_call(ToolCall(id=f"t{n}", name="read_file",
+                                             input={"path": f"f{n}.py"}))
+    await history.flush()
+    await pilot.pause()
+    return history
+
+
+async def test_the_pointer_follows_a_scroll_and_shows_a_hand_over_a_call() -> None:
+    """Scrolled under a pointer that did not move, the item under it is the one lit; a
+    call (which takes clicks) shows a hand, a stage mark does not."""
+    app = HistoryHost()
+    async with app.run_test(size=(60, 10)) as pilot:
+        history = await history_of(pilot, 30, mark_at=12)
+        history.scroll_home(animate=False, immediate=True)
+        await pilot.pause()
+        run = history.runs()[0]
+        items = run.items
+        await pilot.hover(run, offset=(4, 2))
+        await pilot.pause()
+        assert run.hover is items[2] and run.styles.pointer == "pointer"
+        history.scroll_to(y=10, animate=False, immediate=True)
+        await pilot.pause()
+        await pilot.pause()
+        assert run.hover is items[12] and run.styles.pointer == "default"
+
+
+async def test_a_click_that_opens_a_call_shows_it_whole() -> None:
+    """As Enter does: the call opened on the last line in view is scrolled into view."""
+    app = HistoryHost()
+    async with app.run_test(size=(60, 10)) as pilot:
+        history = await history_of(pilot, 30)
+        history.release_anchor()
+        history.scroll_to(y=10, animate=False, immediate=True)
+        await pilot.pause()
+        run = history.runs()[0]
+        bottom = history.scroll_y + history.scrollable_content_region.height - 1
+        block = run.item_at(bottom)  # the call on the last line in view
+        assert isinstance(block, ToolBlock)
+        await pilot.click(run, offset=(4, bottom))
+        await pilot.pause()
+        await pilot.pause()
+        assert not block.collapsed
+        region = run.region_of(block)
+        assert region is not None and region.height > history.scrollable_content_region.height
+        assert history.scroll_y == region.y  # taller than the view: from its first line
+
+
+async def test_a_search_shows_a_new_match_in_a_run_it_had_hidden() -> None:
+    app = HistoryHost()
+    async with app.run_test(size=(60, 10)) as pilot:
+        history = await history_of(pilot, 3)
+        assert history.narrow(parse("tool:bash")) == 0
+        await history.tool_call(ToolCall(id="b1", name="bash", input={"command": "ls"}))
+        await history.flush()
+        await pilot.pause()
+        assert [item.tool_name for item in history.items()] == ["bash"]  # type: ignore
+        assert history.runs()[0].display
+
+
+async def test_a_run_replaced_while_it_is_measured_is_left_alone(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """A new run (or a seek back) may reset the History while a routing's items are being
+    measured between turns of the loop: the measuring stops, nothing fails."""
+    monkeypatch.setattr(routing, "SLICE", -1.0)  # a turn of the loop after every step
+    app = HistoryHost()
+    async with app.run_test(size=(60, 10)) as pilot:
+        history = await history_of(pilot, 3)
+        for n in range(500):
+            await history.tool_call(ToolCall(id=f"u{n}", name="bash", input={"n": n}))
+        flushing = asyncio.ensure_future(history.flush())
+        await asyncio.sleep(0)
+        await history.reset()
+        await flushing
+        await pilot.pause()
+        assert history.items() == []

@@ -179,12 +179,19 @@ class Conversation(Routed, VerticalScroll, can_focus_children=False):
 
     def watch_scroll_y(self, old_value: float, new_value: float) -> None:
         super().watch_scroll_y(old_value, new_value)
+        self.call_after_refresh(self._pointer_moved)
         if new_value <= 0 < old_value and self.search.empty and \
                 self.window.first_shown() > 0:
             first = next((w for w in self.children if w.display), None)
             # the page before it, the view kept where the reader was
             if self.window.bring_back(self.matches) and first is not None:
                 self.call_after_refresh(self.scroll_to_widget, first, animate=False, top=True)
+
+    def _pointer_moved(self) -> None:
+        """What is under the pointer changed with the scroll: the hover follows it."""
+        for run in self.runs():
+            if run.hover is not None or run.region.contains_point(self.app.mouse_position):
+                run.pointer_moved()
 
     def select(self, item: HistoryItem) -> None:
         old, self.item_cursor = self.item_cursor, item
@@ -261,9 +268,12 @@ class Conversation(Routed, VerticalScroll, can_focus_children=False):
                 for widget in widgets:
                     widget.display = self.matches(widget)
             await self.window.add(widgets, following)
-            if self._run is not None:  # measured between turns of the loop, not in a frame
+            run = self._run
+            if run is not None:  # measured between turns of the loop, not in a frame
+                if not self.search.empty:  # its new items may be the first it shows
+                    run.display = bool(run.shown)
                 turns = Turns()
-                while self._run.measure_some(MEASURE_AT_ONCE):
+                while run.measure_some(MEASURE_AT_ONCE) and run is self._run:
                     await turns.give()
             if self.item_cursor is None:  # follow the stream unless the reader is on an item
                 self.anchor()
@@ -279,7 +289,7 @@ class Conversation(Routed, VerticalScroll, can_focus_children=False):
         for entry in entries:
             if isinstance(entry, HistoryItem):
                 if self._run is None:
-                    self._run = ItemRun(focused=lambda: self.has_focus)
+                    self._run = ItemRun(focused=lambda: self.has_focus, show=self.show_item)
                     widgets.append(self._run)
                 batch.append(entry)
                 continue

@@ -34,7 +34,6 @@ from collections.abc import Hashable, Iterable, Sequence
 from itertools import zip_longest
 from typing import Any, TypeVar
 
-from rich.cells import cell_len
 from rich.segment import Segment
 from rich.style import Style
 from rich.text import Text
@@ -45,6 +44,8 @@ from textual.coordinate import Coordinate
 from textual.geometry import Region
 from textual.widgets import DataTable
 from textual.widgets.data_table import ColumnKey, DuplicateKey, Row, RowKey
+
+from tui.wide_chars import NARROW
 
 CellType = TypeVar("CellType")
 KEPT_ROWS = 1000  # rendered rows kept (DataTable keeps as many of its own)
@@ -61,9 +62,9 @@ def one_line(cell: Text) -> bool:
 
 def plain_text(value: str) -> bool:
     """A cell's string that DataTable shows as it is: one line, no markup (``[``) nor emoji
-    code (``:``) to read, no tab, every character one cell wide (so a cut is a slice)."""
-    return "[" not in value and ":" not in value and "\n" not in value and \
-        "\t" not in value and cell_len(value) == len(value)
+    code (``:``) to read, every character one cell wide (so a cut is a slice: ``NARROW``
+    knows none wider or narrower, not even in pairs that add up)."""
+    return "[" not in value and ":" not in value and NARROW(value) is not None
 
 
 class OneLineOffsets:

@@ -28,6 +28,7 @@ from rich.style import Style as RichStyle
 from textual import events
 from textual.content import Content
 from textual.css.styles import RenderStyles
+from textual.errors import NoWidget
 from textual.geometry import Region, Size
 from textual.selection import Selection
 from textual.strip import Strip
@@ -157,9 +158,11 @@ class ItemRun(Widget):
         "item-run--tool", "item-run--mark", "item-run--hover", "item-run--cursor",
         "item-run--cursor-focus"}
 
-    def __init__(self, focused: Callable[[], bool] = lambda: False) -> None:
+    def __init__(self, focused: Callable[[], bool] = lambda: False,
+                 show: Callable[[HistoryItem], object] = lambda _item: None) -> None:
         super().__init__()
         self.focused = focused  # whether the History has the focus (the cursor is brighter)
+        self.show = show  # scroll the History so an item (just opened by a click) is in view
         self.items: list[HistoryItem] = []
         self.shown: list[HistoryItem] = []
         self.keeps: Callable[[HistoryItem], bool] = lambda _item: True
@@ -205,12 +208,17 @@ class ItemRun(Widget):
         self._starts = moved_up(self._starts, shown)
 
     def narrow(self, keeps: Callable[[HistoryItem], bool]) -> int:
-        """Show only the items ``keeps`` keeps; how many it keeps."""
+        """Show only the items ``keeps`` keeps; how many it keeps. The same items as
+        before keep their measures (a History brought back, or the search cleared, asks
+        every run again: a long run is not measured again for that)."""
         self.keeps = keeps
-        self.shown = [item for item in self.items if keeps(item)]
-        self._tops.clear()
-        del self._starts[1:]
-        self.refresh(layout=True)
+        shown = [item for item in self.items if keeps(item)]
+        if len(shown) != len(self.shown) or \
+                any(a is not b for a, b in zip(shown, self.shown, strict=True)):
+            self.shown = shown
+            self._tops.clear()
+            del self._starts[1:]
+            self.refresh(layout=True)
         return len(self.shown)
 
     def item_changed(self, item: HistoryItem) -> None:
@@ -414,15 +422,27 @@ class ItemRun(Widget):
         if regions:
             self.refresh(*regions)
 
-    def on_mouse_move(self, event: events.MouseMove) -> None:
-        item = self.item_at(event.y)
+    def _hover(self, item: HistoryItem | None) -> None:
         if item is not self.hover:
             old, self.hover = self.hover, item
             self._repaint(old, item)
+            self.styles.pointer = "pointer" if item is not None and item.HOVERS else "default"
+
+    def on_mouse_move(self, event: events.MouseMove) -> None:
+        self._hover(self.item_at(event.y))
 
     def on_leave(self, event: events.Leave) -> None:
-        old, self.hover = self.hover, None
-        self._repaint(old)
+        self._hover(None)
+
+    def pointer_moved(self) -> None:
+        """The History scrolled under a pointer that did not move: the item under it now
+        (Textual sends no move for that)."""
+        try:
+            under, _ = self.screen.get_widget_at(*self.app.mouse_position)
+        except NoWidget:
+            under = None
+        y = self.app.mouse_position.y - self.content_region.y
+        self._hover(self.item_at(y) if under is self else None)
 
     def on_mouse_down(self, event: events.MouseDown) -> None:
         self.pressed = self.item_at(event.y)
@@ -434,6 +454,7 @@ class ItemRun(Widget):
         item = self.shown[at]
         if item.on_click(event.y - self.top_of(at), self.content_size.width - item.INDENT):
             event.stop()
+            self.show(item)
 
     def action_open_result(self) -> None:
         """The link under an opened tool call's preview (``[@click=open_result]``)."""
