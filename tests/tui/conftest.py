@@ -14,11 +14,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from textual.app import App
 from textual.pilot import Pilot
 from textual.widgets import Input, TextArea
 
 from tui.app import AppConfig, CtxlabApp
 from tui.i18n import set_language
+from tui.widgets.item_run import HistoryItem, ItemRun
 
 FIXTURES = Path(__file__).parent / "fixtures"
 TINY = str(FIXTURES / "tiny.yaml")
@@ -105,3 +107,11 @@ async def play_to_end(pilot: Pilot[Any]) -> CtxlabApp:
 def anyio_backend() -> str:
     """Async tests run on asyncio (Textual's loop), through anyio's pytest plugin."""
     return "asyncio"
+
+
+async def run_of(app: App[Any], *items: HistoryItem) -> ItemRun:
+    """A run of History items mounted in ``app``'s ``#view`` scroll view."""
+    run = ItemRun()
+    run.add(items)
+    await app.query_one("#view").mount(run)
+    return run

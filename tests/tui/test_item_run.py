@@ -17,6 +17,7 @@ from textual.strip import Strip
 from textual.visual import RenderOptions, Visual
 
 from core.events import Stage, ToolCall
+from tests.tui.conftest import run_of
 from tui import routing
 from tui.nav_search import parse
 from tui.widgets import item_run
@@ -32,13 +33,6 @@ RESULT = "line\n" * 30
 class Host(App[None]):
     def compose(self) -> ComposeResult:
         yield VerticalScroll(id="view")
-
-
-async def run_of(app: Host, *items: ToolBlock | StageMark) -> ItemRun:
-    run = ItemRun()
-    run.add(items)
-    await app.query_one("#view").mount(run)
-    return run
 
 
 async def test_items_are_drawn_where_they_are_and_redrawn_when_they_change() -> None:

@@ -9,9 +9,8 @@ import pytest
 from textual.app import App, ComposeResult
 from textual.containers import VerticalScroll
 
+from tests.tui.conftest import run_of
 from tui.messages import OpenText
-from tui.widgets.item_run import ItemRun
-from tui.widgets.stage_mark import StageMark
 from tui.widgets.tool_block import ToolBlock
 
 pytestmark = pytest.mark.anyio
@@ -28,13 +27,6 @@ class Host(App[None]):
 
     def on_open_text(self, message: OpenText) -> None:
         self.opened.append(message)
-
-
-async def run_of(app: Host, *items: ToolBlock | StageMark) -> ItemRun:
-    run = ItemRun()
-    run.add(items)
-    await app.query_one("#view").mount(run)
-    return run
 
 
 async def test_a_click_on_a_wrapped_calls_line_toggles_and_the_link_opens_the_viewer() -> None:
