@@ -10,7 +10,7 @@ import pytest
 from textual.app import App, ComposeResult
 from textual.containers import VerticalScroll
 from textual.content import Content
-from textual.geometry import Offset
+from textual.geometry import Offset, Size
 from textual.pilot import Pilot
 from textual.selection import Selection
 from textual.strip import Strip
@@ -254,3 +254,17 @@ async def test_a_run_replaced_while_it_is_measured_is_left_alone(
         await flushing
         await pilot.pause()
         assert history.items() == []
+
+
+async def test_a_run_not_laid_out_yet_measures_nothing() -> None:
+    """Asked where an item is before the run has a width (the pointer, a selection made
+    before the first layout), it says nowhere, and no width of nothing is kept to measure
+    every new item at."""
+    app = Host()
+    async with app.run_test(size=(60, 10)):
+        run = ItemRun()
+        call = ToolBlock("t1", "bash", {"command": "ls"}, lambda _id: RESULT)
+        run.add([call])
+        assert run.item_at(0) is None and run.region_of(call) is None
+        assert run.get_content_height(Size(0, 0), Size(0, 0), 0) == 0
+        assert run._tops == {} and not run.measure_some(10)

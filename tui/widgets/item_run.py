@@ -266,7 +266,7 @@ class ItemRun(Widget):
         return left
 
     def get_content_height(self, container: Size, viewport: Size, width: int) -> int:
-        return self._measure(width)[-1]
+        return self._measure(width)[-1] if width > 0 else 0
 
     def _size_updated(self, size: Size, virtual_size: Size, container_size: Size,
                       layout: bool = True) -> bool:
@@ -277,8 +277,12 @@ class ItemRun(Widget):
         return super()._size_updated(size, virtual_size, container_size, layout=False)
 
     def index_at(self, y: int) -> int | None:
-        """The index in ``shown`` of the item on line ``y`` (None: no item there)."""
-        tops = self._measure(self.content_size.width)
+        """The index in ``shown`` of the item on line ``y`` (None: no item there, or the run
+        not laid out yet: nothing is measured at no width)."""
+        width = self.content_size.width
+        if width <= 0:
+            return None
+        tops = self._measure(width)
         at = bisect_right(tops, y) - 1
         return at if y >= 0 and at < len(self.shown) else None
 
@@ -291,12 +295,13 @@ class ItemRun(Widget):
         return None if at is None else self.shown[at]
 
     def region_of(self, item: HistoryItem) -> Region | None:
-        """The item's lines, in the run's own coordinates (None: not shown)."""
-        try:
-            at = self.shown.index(item)
-        except ValueError:
+        """The item's lines, in the run's own coordinates (None: not shown, or the run not
+        laid out yet)."""
+        width = self.content_size.width
+        if width <= 0 or item not in self.shown:
             return None
-        tops = self._measure(self.content_size.width)
+        at = self.shown.index(item)
+        tops = self._measure(width)
         return Region(0, tops[at], self.size.width, tops[at + 1] - tops[at])
 
     # -- drawing -----------------------------------------------------------------------------
