@@ -20,7 +20,8 @@ from textual.widgets import Input, TextArea
 
 from tui.app import AppConfig, CtxlabApp
 from tui.i18n import set_language
-from tui.widgets.item_run import HistoryItem, ItemRun
+from tui.widgets.history_item import HistoryItem
+from tui.widgets.item_run import ItemRun
 
 FIXTURES = Path(__file__).parent / "fixtures"
 TINY = str(FIXTURES / "tiny.yaml")

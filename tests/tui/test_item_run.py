@@ -22,7 +22,8 @@ from tui import routing
 from tui.nav_search import parse
 from tui.widgets import item_run
 from tui.widgets.conversation import Conversation
-from tui.widgets.item_run import ItemRun, height_of, renumbered
+from tui.widgets.history_item import height_of
+from tui.widgets.item_run import ItemRun, renumbered
 from tui.widgets.stage_mark import StageMark
 from tui.widgets.tool_block import ToolBlock
 

@@ -8,7 +8,7 @@ from textual.widget import Widget
 from textual.widgets import Markdown, Static
 
 from tui.nav_search import Query
-from tui.widgets.item_run import HistoryItem
+from tui.widgets.history_item import HistoryItem
 from tui.widgets.render import as_text
 from tui.widgets.stage_mark import StageMark
 from tui.widgets.tool_block import ToolBlock

@@ -21,12 +21,10 @@ from bisect import bisect_right
 from collections.abc import Callable, Iterable
 from typing import ClassVar
 
-from rich._wrap import divide_line
 from rich.cells import cell_len
 from rich.segment import Segment
 from rich.style import Style as RichStyle
 from textual import events
-from textual.content import Content
 from textual.css.styles import RenderStyles
 from textual.errors import NoWidget
 from textual.geometry import Region, Size
@@ -36,60 +34,9 @@ from textual.style import Style
 from textual.visual import RenderOptions
 from textual.widget import Widget
 
+from tui.widgets.history_item import HistoryItem, height_of
+
 MAX_ITEMS = 10_000  # items kept in a run: a long live session keeps the newest
-
-
-class HistoryItem:
-    """One History entry drawn by an :class:`ItemRun`: it says what it shows; changing it
-    (:meth:`changed`) redraws only its lines."""
-
-    INDENT = 0  # cells before the item's lines
-    COMPONENT = "item-run--mark"  # the component style of its text
-    HOVERS = False  # whether the pointer over it gives it a background (it takes clicks)
-
-    def __init__(self) -> None:
-        self.run: ItemRun | None = None
-        self.version = 0
-        self._content: Content | None = None
-
-    def make(self) -> Content:
-        """What the item shows now (every line of it)."""
-        raise NotImplementedError
-
-    def content(self) -> Content:
-        if self._content is None:
-            self._content = self.make()
-        return self._content
-
-    def plain(self) -> str:
-        """What the item shows, as text (measured without its styles)."""
-        return self.content().plain
-
-    def render(self) -> Content:
-        """What the item shows (as a ``Static``'s ``render`` would say)."""
-        return self.content()
-
-    def changed(self) -> None:
-        self.version += 1
-        self._content = None
-        if self.run is not None:
-            self.run.item_changed(self)
-
-    def on_click(self, y: int, width: int) -> bool:
-        """A click on line ``y`` of the item, drawn ``width`` cells wide; whether it acted."""
-        return False
-
-
-def height_of(plain: str, width: int) -> int:
-    """The lines text takes at ``width`` cells, as ``Content`` wraps it to draw it (each
-    line divided where Rich divides it), worked out from the text alone: a fast replay
-    measures hundreds of items that are never drawn."""
-    if "\t" in plain:  # as drawn: tabs first
-        plain = plain.expandtabs(8)
-    if "\n" not in plain and cell_len(plain) <= width:
-        return 1
-    return sum(1 if cell_len(line) <= width else len(divide_line(line, width, fold=True)) + 1
-               for line in plain.split("\n"))
 
 
 def own_style(styles: RenderStyles) -> Style:
@@ -298,9 +245,12 @@ class ItemRun(Widget):
         """The item's lines, in the run's own coordinates (None: not shown, or the run not
         laid out yet)."""
         width = self.content_size.width
-        if width <= 0 or item not in self.shown:
+        try:
+            at = self.shown.index(item)
+        except ValueError:
             return None
-        at = self.shown.index(item)
+        if width <= 0:
+            return None
         tops = self._measure(width)
         return Region(0, tops[at], self.size.width, tops[at + 1] - tops[at])
 

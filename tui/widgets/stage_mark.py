@@ -9,7 +9,7 @@ from textual.content import Content
 
 from core.events import Stage
 from tui.i18n import t
-from tui.widgets.item_run import HistoryItem
+from tui.widgets.history_item import HistoryItem
 
 Part = tuple[str, str]  # a piece of the mark's text, and its style
 

@@ -22,7 +22,7 @@ from textual.content import Content
 
 from tui.i18n import t
 from tui.messages import OpenText
-from tui.widgets.item_run import HistoryItem
+from tui.widgets.history_item import HistoryItem
 from tui.widgets.readable import content_text
 from tui.widgets.render import as_text, head_lines, size_label
 
