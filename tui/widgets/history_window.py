@@ -28,10 +28,9 @@ PAGE = 100  # items brought back at a time when the reader goes further back
 # read at that pace. The reader going back brings the rest back a page at a time.
 BURST = 40
 Shows = Callable[[Widget], bool]
-Item = Widget
 
 
-def parked(item: Item) -> bool:
+def parked(item: Widget) -> bool:
     """Kept and not shown: parked, or not mounted."""
     return item.parent is None or item.has_class(PARKED)
 
@@ -43,7 +42,7 @@ def park(widget: Widget) -> None:
     widget.display = False
 
 
-def park_all(items: list[Item]) -> None:
+def park_all(items: list[Widget]) -> None:
     """Park every item not parked yet."""
     for item in items:
         if not item.has_class(PARKED):
@@ -60,20 +59,20 @@ class HistoryWindow:
         self.window = window
         self.page = page
         self.burst = burst
-        self.entries: list[Item] = []
+        self.entries: list[Widget] = []
 
     def clear(self) -> None:
         self.entries.clear()
 
     @staticmethod
-    def mounted(item: Item) -> bool:
+    def mounted(item: Widget) -> bool:
         return item.parent is not None
 
     def widgets(self) -> list[Widget]:
         """Every entry, oldest first."""
         return list(self.entries)
 
-    async def add(self, items: list[Item], following: bool) -> None:
+    async def add(self, items: list[Widget], following: bool) -> None:
         """New items after the others. Following the run, only the newest ``window`` are
         shown (after a burst of more than ``burst`` items, its newest ``burst``) and the
         rest parked (those of this burst left unmounted);
@@ -109,7 +108,7 @@ class HistoryWindow:
         """Every item back (a search looks through them all)."""
         self.unpark([w for w in self.entries if parked(w)], shows)
 
-    def unpark(self, items: list[Item], shows: Shows) -> list[Widget]:
+    def unpark(self, items: list[Widget], shows: Shows) -> list[Widget]:
         """Show these parked entries (in order); mount those never mounted, each before the
         next mounted entry (Textual adds a widget to the view at once and finishes mounting
         it in the background, so the order is right when this returns). The entries, oldest
