@@ -41,9 +41,11 @@ from core.events import PairViolation, ProbeChecked, Stage, ToolCall, ToolResult
 from tui.i18n import localize_bindings, t
 from tui.nav_search import Query
 from tui.routing import Routed, RunInfo, Turns, handles
+from tui.widgets.history_item import HistoryItem
+from tui.widgets.history_news import news_line, probe_line, violation_line
 from tui.widgets.history_search import item_matches
 from tui.widgets.history_window import HistoryWindow, parked
-from tui.widgets.item_run import HistoryItem, ItemRun
+from tui.widgets.item_run import ItemRun
 from tui.widgets.stage_mark import StageMark
 from tui.widgets.tool_block import Lookup, ToolBlock
 
@@ -316,26 +318,9 @@ class Conversation(Routed, VerticalScroll, can_focus_children=False):
              ev.MemoryConsolidated, ev.MemoryConsolidationFailed, ev.Error)
     async def note(self, event: ev.Event) -> None:
         """One line for the events that are news in the conversation."""
-        if isinstance(event, ev.PointerBroken):
-            await self.notice(t("conv.pointer_broken", id=event.tool_use_id, path=event.path),
-                              "bold $warning")
-        elif isinstance(event, ev.Retry):
-            await self.notice(t("conv.retry", purpose=event.purpose, attempt=event.attempt,
-                                reason=event.reason), "$warning")
-        elif isinstance(event, ev.MemorySelected) and event.files:
-            await self.notice(t("conv.recalled", method=event.method,
-                                files=", ".join(event.files)), "$recalled")
-        elif isinstance(event, ev.MemoryWritten):
-            await self.notice(t("conv.memory_written", file=event.file,
-                                type=event.record_type), "bold $recalled")
-        elif isinstance(event, ev.MemoryConsolidated):
-            await self.notice(t("conv.consolidated", before=event.before,
-                                after=event.after, n=event.after), "$recalled")
-        elif isinstance(event, ev.MemoryConsolidationFailed):
-            await self.notice(t("conv.consolidation_failed", reason=event.reason), "$error")
-        elif isinstance(event, ev.Error) and event.kind != "cancelled":
-            await self.notice(t("conv.error", kind=event.kind, message=event.message),
-                              "bold $error")
+        line = news_line(event)
+        if line is not None:
+            await self.notice(*line)
 
     # -- drawing ------------------------------------------------------------------------------
 
@@ -401,27 +386,13 @@ class Conversation(Routed, VerticalScroll, can_focus_children=False):
     async def violation(self, event: PairViolation) -> None:
         """A red marker: this history breaks tool_use/tool_result pairing (a break switch)."""
         await self.end_assistant()
-        kind = t(f"violation.{event.kind}") if event.kind in (
-            "orphan_tool_result", "unanswered_tool_use") else event.kind
-        cause = t("violation.cause", stage=event.stage) if event.stage else \
-            t("violation.no_cause")
-        line = Content.assemble(
-            ("✖ ", "bold $error"), (t("violation.title"), "bold $error"), "  ",
-            (kind, "$error"), " ", (event.tool_use_id, "bold"),
-            (" " + t("violation.at", index=event.message_index), "dim"),
-            "  ", (cause, "$error"))
-        self._add(Static(line, classes="msg-violation"))
+        self._add(Static(violation_line(event), classes="msg-violation"))
 
     @handles(ProbeChecked)
     async def probe(self, event: ProbeChecked) -> None:
         """Could the model still answer a question about something said early on?"""
         await self.end_assistant()
-        where = ", ".join(event.found_in)
-        verdict = (t("probe.ok", where=where), "bold $success") if event.answerable else \
-            (t("probe.lost"), "bold $error")
-        self._add(Static(Content.assemble(("? ", "bold $accent"), (t("probe.title"), "bold"),
-                                          " ", event.ask, "  → ", verdict),
-                         classes="msg-notice"))
+        self._add(Static(probe_line(event), classes="msg-notice"))
 
     async def notice(self, text: str, style: str = "dim", classes: str = "msg-notice") -> None:
         await self.end_assistant()
