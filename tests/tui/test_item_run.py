@@ -17,7 +17,7 @@ from textual.strip import Strip
 from textual.visual import RenderOptions, Visual
 
 from core.events import Stage, ToolCall
-from tests.tui.conftest import run_of
+from tests.tui.conftest import run_of, wait_for
 from tui import routing
 from tui.nav_search import parse
 from tui.widgets import item_run
@@ -47,15 +47,13 @@ async def test_items_are_drawn_where_they_are_and_redrawn_when_they_change() -> 
                       before_messages=9, after_messages=5)
         mark = StageMark(stage)
         run = await run_of(app, calls[0], mark, calls[1], calls[2])
-        await pilot.pause()
-        assert run.size.height == 4
+        await wait_for(pilot, lambda: run.size.height == 4)
         lines = [run.render_line(y).text for y in range(4)]
         assert lines[0].startswith("  ▶ ⚙ read_file") and "running" in lines[0]
         assert lines[1].startswith("▌ snip_compact")
         calls[1].set_result(120, False)
         calls[1].collapsed = False
-        await pilot.pause()
-        assert run.size.height == 4 + len(calls[1].body().split("\n"))
+        await wait_for(pilot, lambda: run.size.height == 4 + len(calls[1].body().split("\n")))
         assert run.item_at(2) is calls[1] and run.region_of(calls[2]).y == run.size.height - 1
         assert "120 chars" in run.render_line(2).text
         plain = run.render_line(0)
@@ -129,15 +127,14 @@ async def test_the_oldest_items_go_past_the_limit_and_the_rest_keep_their_places
         run = await run_of(app, *calls)
         calls[3].set_result(len(RESULT), False)
         calls[3].collapsed = False  # a taller item, measured where it is
-        await pilot.pause()
+        await wait_for(pilot, lambda: run.size.height > 4)  # the layout follows in its time
         tall = run.size.height
         more = [ToolBlock(f"u{n}", "bash", {"command": f"ls {n}"}, lambda _id: RESULT)
                 for n in range(3)]
         run.add(more)
-        await pilot.pause()
         assert run.items == run.shown == calls[2:] + more
         assert all(call.run is None for call in calls[:2])
-        assert run.size.height == tall - 2 + 3
+        await wait_for(pilot, lambda: run.size.height == tall - 2 + 3)
         assert run.item_at(run.size.height - 1) is more[-1]
         assert "ls 2" in run.render_line(run.size.height - 1).text
 
