@@ -41,6 +41,12 @@ _MARK = "_ctxlab_handles"
 # frame at 60 Hz is about 17 ms). Keys still wait for the batch's end: they come through
 # the app's message queue, which is routing it.
 SLICE = 0.008
+# How a slice gives its turn: asleep for a moment rather than ``sleep(0)``. A task woken by
+# the clock (the screen's next frame, any timer) is readied one turn of the loop after its
+# time, behind whatever was ready already; after ``sleep(0)`` the next slice was ready
+# first, so such a task waited for a frame *and* two more slices. Asleep, the slice's own
+# wake-up is a timer due after theirs, and they run first.
+GIVE = 0.0001
 FOLD_SLICE = 256  # events a waiting request log folds between two looks at the clock
 FOLD_AT_ONCE = 2_000  # events a tab opened folds at once; more: in slices, then drawn
 
@@ -56,7 +62,7 @@ class Turns:
         """Yield to the loop if the slice is used up; whether it did."""
         if time.perf_counter() <= self.due:
             return False
-        await asyncio.sleep(0)
+        await asyncio.sleep(GIVE)
         self.due = time.perf_counter() + SLICE
         return True
 

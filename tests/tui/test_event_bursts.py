@@ -195,6 +195,36 @@ async def test_a_long_burst_gives_the_loop_turns_between_events() -> None:
     assert [t.redraws for t in targets] == [1, 1]
 
 
+async def test_a_task_the_clock_woke_runs_before_the_next_slice() -> None:
+    """A task whose timer came due during a slice (the screen's next frame, a timer) runs
+    at the slice's end, before the next slice: not a slice later, behind it."""
+    import time
+
+    from tui.routing import SLICE, Routed, handles, route_batch
+
+    order: list[str] = []
+
+    class Slow(Routed):
+        @handles(ev.ModelRequest)
+        def take(self, event: ev.ModelRequest) -> None:
+            order.append(f"slice {event.chars}")
+            end = time.perf_counter() + SLICE  # each event a slice: a turn after each
+            while time.perf_counter() < end:
+                pass
+
+    async def timer() -> None:
+        await asyncio.sleep(SLICE / 4)  # due during the first slice
+        order.append("timer")
+
+    task = asyncio.create_task(timer())
+    await asyncio.sleep(0)  # the timer set
+    events = [ev.ModelRequest(purpose="main", chars=n, est_tokens=1, messages=1)
+              for n in range(3)]
+    await route_batch([Slow()], events)
+    await task
+    assert order == ["slice 0", "timer", "slice 1", "slice 2"]
+
+
 async def test_a_batch_whose_run_was_replaced_mid_way_drops_the_rest() -> None:
     """A new run can reset the panels while a long batch yields: the old run's remaining
     events must not reach them; the redraws still run (they draw what the panels hold)."""
