@@ -22,6 +22,7 @@ import asyncio
 import inspect
 import time
 from collections.abc import Awaitable, Callable, Iterable, Sequence
+from contextvars import ContextVar
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
@@ -58,6 +59,13 @@ class Turns:
     def __init__(self) -> None:
         self.due = time.perf_counter() + SLICE
 
+    @classmethod
+    def current(cls) -> Turns:
+        """The turns of the batch being routed by this task, else new ones: a redraw that
+        works in slices (the History measuring its new items) goes on with the batch's
+        slice instead of starting a whole one of its own where the batch's ends."""
+        return _batch_turns.get() or cls()
+
     async def give(self) -> bool:
         """Yield to the loop if the slice is used up; whether it did."""
         if time.perf_counter() <= self.due:
@@ -65,6 +73,9 @@ class Turns:
         await asyncio.sleep(GIVE)
         self.due = time.perf_counter() + SLICE
         return True
+
+
+_batch_turns: ContextVar[Turns | None] = ContextVar("batch_turns", default=None)
 
 
 async def fold_in_slices(log: LaterLog) -> None:
@@ -172,6 +183,22 @@ async def route_batch(targets: Sequence[Routed], events: Iterable[Event],
     for target in targets:
         target._open_batch()
     turns = Turns()
+    token = _batch_turns.set(turns)  # the slice a redraw working in slices goes on with
+    try:
+        await _handle_all(targets, events, current, turns)
+        for target in targets:
+            for redraw in target._close_batch():
+                result = redraw()
+                if inspect.isawaitable(result):
+                    await result
+                await turns.give()
+    finally:
+        _batch_turns.reset(token)
+
+
+async def _handle_all(targets: Sequence[Routed], events: Iterable[Event],
+                      current: Callable[[], bool], turns: Turns) -> None:
+    """:func:`route_batch`'s handlers, every event to every target, in slices."""
     # who handles each kind of event, and with what: a batch of thousands of events to a
     # dozen panels calls only the handlers (most panels take few of the kinds)
     routes: dict[type[Event], list[tuple[Routed, tuple[str, ...]]]] = {}
@@ -194,9 +221,3 @@ async def route_batch(targets: Sequence[Routed], events: Iterable[Event],
         for target in targets:  # a handler failed (the app is closing): no half redraws
             target._close_batch()
         raise
-    for target in targets:
-        for redraw in target._close_batch():
-            result = redraw()
-            if inspect.isawaitable(result):
-                await result
-            await turns.give()

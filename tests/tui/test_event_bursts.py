@@ -225,6 +225,38 @@ async def test_a_task_the_clock_woke_runs_before_the_next_slice() -> None:
     assert order == ["slice 0", "timer", "slice 1", "slice 2"]
 
 
+async def test_a_redraw_working_in_slices_goes_on_with_the_batchs_slice() -> None:
+    """A redraw that gives the loop its turns (the History measuring new items) counts the
+    time the batch already took: it does not start a whole slice of its own at the end of
+    the batch's, holding the loop for two slices."""
+    import time
+
+    from tui.routing import SLICE, Routed, Turns, handles, route_batch
+
+    def burn(seconds: float) -> None:
+        end = time.perf_counter() + seconds
+        while time.perf_counter() < end:
+            pass
+
+    gave: list[bool] = []
+
+    class Panel(Routed):
+        @handles(ev.ModelRequest)
+        def take(self, event: ev.ModelRequest) -> None:
+            burn(SLICE * 0.9)  # most of the batch's slice
+            self.redraw_once(self.redraw)
+
+        async def redraw(self) -> None:
+            turns = Turns.current()
+            for _ in range(3):
+                burn(SLICE * 0.3)
+                gave.append(await turns.give())
+
+    await route_batch([Panel()], [ev.ModelRequest(purpose="main", chars=1, est_tokens=1,
+                                                  messages=1)])
+    assert gave[0]  # the batch's slice was used up after the first piece
+
+
 async def test_a_batch_whose_run_was_replaced_mid_way_drops_the_rest() -> None:
     """A new run can reset the panels while a long batch yields: the old run's remaining
     events must not reach them; the redraws still run (they draw what the panels hold)."""

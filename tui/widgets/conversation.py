@@ -274,7 +274,7 @@ class Conversation(Routed, VerticalScroll, can_focus_children=False):
             if run is not None:  # measured between turns of the loop, not in a frame
                 if not self.search.empty:  # its new items may be the first it shows
                     run.display = bool(run.shown)
-                turns = Turns()
+                turns = Turns.current()
                 while run.measure_some(MEASURE_AT_ONCE) and run is self._run:
                     await turns.give()
             if self.item_cursor is None:  # follow the stream unless the reader is on an item
