@@ -64,7 +64,8 @@ class Turns:
         """The turns of the batch being routed by this task, else new ones: a redraw that
         works in slices (the History measuring its new items) goes on with the batch's
         slice instead of starting a whole one of its own where the batch's ends."""
-        return _batch_turns.get() or cls()
+        batch = _batch_turns.get()
+        return batch[0] if batch else cls()
 
     async def give(self) -> bool:
         """Yield to the loop if the slice is used up; whether it did."""
@@ -75,7 +76,9 @@ class Turns:
         return True
 
 
-_batch_turns: ContextVar[Turns | None] = ContextVar("batch_turns", default=None)
+# The turns of the batch being routed, in a list emptied when the batch ends: a task started
+# meanwhile (a worker, a timer) copies the context, and must not take them up later.
+_batch_turns: ContextVar[list[Turns] | None] = ContextVar("batch_turns", default=None)
 
 
 async def fold_in_slices(log: LaterLog) -> None:
@@ -183,7 +186,8 @@ async def route_batch(targets: Sequence[Routed], events: Iterable[Event],
     for target in targets:
         target._open_batch()
     turns = Turns()
-    token = _batch_turns.set(turns)  # the slice a redraw working in slices goes on with
+    batch = [turns]
+    token = _batch_turns.set(batch)  # the slice a redraw working in slices goes on with
     try:
         await _handle_all(targets, events, current, turns)
         for target in targets:
@@ -193,6 +197,7 @@ async def route_batch(targets: Sequence[Routed], events: Iterable[Event],
                     await result
                 await turns.give()
     finally:
+        batch.clear()
         _batch_turns.reset(token)
 
 

@@ -257,6 +257,33 @@ async def test_a_redraw_working_in_slices_goes_on_with_the_batchs_slice() -> Non
     assert gave[0]  # the batch's slice was used up after the first piece
 
 
+async def test_a_task_started_during_a_batch_does_not_take_up_its_turns_later() -> None:
+    """A task started by a handler copies the batch's context; once the batch is over, it
+    works in slices of its own."""
+    from tui.routing import Routed, Turns, handles, route_batch
+
+    batch: list[Turns] = []
+    later: list[Turns] = []
+    go = asyncio.Event()
+
+    async def afterwards() -> None:
+        await go.wait()
+        later.append(Turns.current())
+
+    class Panel(Routed):
+        @handles(ev.ModelRequest)
+        def take(self, event: ev.ModelRequest) -> None:
+            batch.append(Turns.current())
+            tasks.append(asyncio.create_task(afterwards()))
+
+    tasks: list[asyncio.Task[None]] = []
+    await route_batch([Panel()], [ev.ModelRequest(purpose="main", chars=1, est_tokens=1,
+                                                  messages=1)])
+    go.set()
+    await tasks[0]
+    assert Turns.current() is not batch[0] and later[0] is not batch[0]
+
+
 async def test_a_batch_whose_run_was_replaced_mid_way_drops_the_rest() -> None:
     """A new run can reset the panels while a long batch yields: the old run's remaining
     events must not reach them; the redraws still run (they draw what the panels hold)."""
