@@ -88,7 +88,7 @@ async def test_results_and_transcripts_open_in_the_viewer(
         await pilot.click(run, offset=(4, top))  # a click on the call's line opens it
         await pilot.pause(0.1)
         assert not block.collapsed
-        lines = str(block.render()).splitlines()
+        lines = str(block.content()).splitlines()
         assert "6,000 chars" in lines[1]
         link = next(n for n, line in enumerate(lines) if line.strip() == "Open in viewer")
         await pilot.click(run, offset=(6, top + link))  # the link under the preview

@@ -26,7 +26,7 @@ def panels_at(app: CtxlabApp) -> tuple[Any, ...]:
     rows = [tuple(str(c) for c in timeline.get_row_at(i)) for i in range(timeline.row_count)]
     history = [str(w.render()) if isinstance(w, Static) else type(w).__name__
                for w in app.query_one(Conversation).children] + \
-        [str(item.render()) for item in app.query_one(Conversation).all_items()]
+        [item.plain() for item in app.query_one(Conversation).all_items()]
     meter = app.query_one(ContextMeter)
     return rows, history, meter.chars, app.calls
 

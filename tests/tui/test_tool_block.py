@@ -41,9 +41,9 @@ async def test_a_click_on_a_wrapped_calls_line_toggles_and_the_link_opens_the_vi
         await pilot.click(run, offset=(4, run.size.height - 1))  # its last line
         await pilot.pause()
         assert not block.collapsed
-        lines = str(block.render()).splitlines()
+        lines = str(block.content()).splitlines()
         link = next(n for n, line in enumerate(lines) if line.strip() == "Open in viewer")
-        wrapped = len(block.render().split("\n")[0].wrap(run.content_size.width - 2)) - 1
+        wrapped = len(block.content().split("\n")[0].wrap(run.content_size.width - 2)) - 1
         await pilot.click(run, offset=(6, link + wrapped))  # below the wrapped call line
         await pilot.pause()
         assert not block.collapsed and len(app.opened) == 1  # the link, not a toggle
@@ -61,7 +61,7 @@ async def test_an_error_colours_the_calls_line_not_its_preview() -> None:
         block.set_result(12, True)
         block.collapsed = False
         await pilot.pause()
-        rendered = block.render()
+        rendered = block.content()
         title, _, body = str(rendered).partition("\n")
         assert "error" in title and body
         spans = [span for span in rendered.spans if "error" in str(span.style)]

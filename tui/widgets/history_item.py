@@ -44,10 +44,6 @@ class HistoryItem:
         """What the item shows, as text (measured without its styles)."""
         return self.content().plain
 
-    def render(self) -> Content:
-        """What the item shows (as a ``Static``'s ``render`` would say)."""
-        return self.content()
-
     def changed(self) -> None:
         self.version += 1
         self._content = None

@@ -36,7 +36,7 @@ def item_matches(widget: Widget | HistoryItem, query: Query) -> bool:
         return query.tool(widget.tool_name) or \
             query.text(widget.tool_name, widget.args, result_text(widget))
     if isinstance(widget, StageMark):
-        return query.stage(widget.event.stage) or query.text(str(widget.render()))
+        return query.stage(widget.event.stage) or query.text(widget.plain())
     if isinstance(widget, Markdown):
         return query.text(widget.source)
     if isinstance(widget, Static):
