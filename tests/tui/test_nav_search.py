@@ -94,7 +94,7 @@ async def test_search_narrows_history_and_stages_in_the_demo(
         assert timeline.row_count == total
         # every item is still there; the History follows the run again: the newest shown
         history = app.query_one(Conversation)
-        entries = history.window.widgets()
+        entries = list(history.window.entries)
         assert [w for w in history.children if w.display] == entries[-WINDOW:]
         assert all(run.shown == run.items for run in history.runs())  # every item again
 
@@ -136,7 +136,7 @@ async def test_two_hundred_stage_rows_stay_responsive_while_typing(
             await history.stage(stage)
         await history.flush()
         await pilot.pause(0.2)
-        before = history.window.widgets()  # the entries, shown or parked
+        before = list(history.window.entries)  # the entries, shown or parked
         items = history.all_items()
         slowest = 0.0
         query = "stage:micro"
@@ -146,6 +146,6 @@ async def test_two_hundred_stage_rows_stay_responsive_while_typing(
             slowest = max(slowest, time.perf_counter() - started)
         assert timeline.row_count == 68
         # hidden, never rebuilt: the search looks through every item, the parked ones too
-        assert list(history.children) == history.window.widgets() == before
+        assert list(history.children) == list(history.window.entries) == before
         assert history.all_items() == items and len(history.items()) == 68
         assert slowest < 0.5, f"one key took {slowest:.2f}s"

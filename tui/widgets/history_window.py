@@ -68,10 +68,6 @@ class HistoryWindow:
     def mounted(item: Widget) -> bool:
         return item.parent is not None
 
-    def widgets(self) -> list[Widget]:
-        """Every entry, oldest first."""
-        return list(self.entries)
-
     async def add(self, items: list[Widget], following: bool) -> None:
         """New items after the others. Following the run, only the newest ``window`` are
         shown (after a burst of more than ``burst`` items, its newest ``burst``) and the
