@@ -22,7 +22,7 @@ from textual.content import Content
 
 from tui.i18n import t
 from tui.messages import OpenText
-from tui.widgets.history_item import HistoryItem
+from tui.widgets.history_item import HistoryItem, height_of
 from tui.widgets.readable import content_text
 from tui.widgets.render import as_text, head_lines, size_label
 
@@ -108,7 +108,7 @@ class ToolBlock(HistoryItem):
     def on_click(self, y: int, width: int) -> bool:
         """A click on the call's line (wrapped on a narrow screen) opens or closes the
         block; the link under the preview opens the viewer (the run's action)."""
-        if y < len(self._title(self.collapsed).wrap(max(1, width))):
+        if y < height_of(self._title_text(self.collapsed), max(1, width)):
             self.collapsed = not self.collapsed
             return True
         return False
